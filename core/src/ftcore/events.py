@@ -1,0 +1,149 @@
+"""The core's output protocol: every stdout line is exactly one of these events, as JSON.
+
+Mirrored by zod schemas in packages/core-client/src/events.ts; tests/fixtures/events.jsonl is parsed by both.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from dataclasses import asdict, dataclass, field
+from typing import Literal
+
+
+@dataclass
+class Progress:
+    step: int
+    total_steps: int
+    epoch: float
+    loss: float | None
+    learning_rate: float | None
+    tokens_per_second: float | None
+    eta_seconds: float | None
+    # Other scalars the trainer logged at this step (rewards, reward margins, grad_norm, ...).
+    extra: dict[str, float] = field(default_factory=dict)
+    event: Literal["progress"] = "progress"
+
+
+@dataclass
+class Log:
+    level: Literal["debug", "info", "warning", "error"]
+    message: str
+    event: Literal["log"] = "log"
+
+
+@dataclass
+class Metrics:
+    """Evaluation results; `step` is the training step they were measured at (final: the last step)."""
+
+    step: int
+    eval_loss: float | None = None
+    perplexity: float | None = None
+    accuracy: float | None = None
+    eval_runtime: float | None = None
+    extra: dict[str, float] = field(default_factory=dict)
+    event: Literal["metrics"] = "metrics"
+
+
+@dataclass
+class Checkpoint:
+    step: int
+    path: str
+    event: Literal["checkpoint"] = "checkpoint"
+
+
+ArtifactKind = Literal["model", "adapter", "merged", "tokenizer", "generations", "gguf"]
+
+
+@dataclass
+class Artifact:
+    kind: ArtifactKind
+    path: str
+    event: Literal["artifact"] = "artifact"
+
+
+ErrorCode = Literal["validation", "cancelled", "runtime"]
+
+
+@dataclass
+class Error:
+    code: ErrorCode
+    message: str
+    event: Literal["error"] = "error"
+
+
+@dataclass
+class Done:
+    command: str
+    elapsed_seconds: float
+    event: Literal["done"] = "done"
+
+
+CoreEvent = Progress | Log | Metrics | Checkpoint | Artifact | Error | Done
+EVENT_TYPES: dict[str, type] = {
+    "progress": Progress, "log": Log, "metrics": Metrics, "checkpoint": Checkpoint,
+    "artifact": Artifact, "error": Error, "done": Done,
+}
+
+_lock = threading.Lock()
+# The real stdout, captured at import: libraries that print are redirected to stderr (see cli.main).
+_out = sys.stdout
+
+
+def set_output(stream) -> None:
+    global _out
+    _out = stream
+
+
+def emit(event: CoreEvent) -> None:
+    line = json.dumps(asdict(event), allow_nan=False, default=str)
+    with _lock:
+        _out.write(line + "\n")
+        _out.flush()
+
+
+def parse_event_line(line: str) -> CoreEvent:
+    """Parses one stdout line strictly (unknown kind, missing or extra field, wrong type → ValueError)."""
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"not JSON: {e}") from e
+    if not isinstance(data, dict) or data.get("event") not in EVENT_TYPES:
+        raise ValueError(f"unknown event kind: {data.get('event') if isinstance(data, dict) else data!r}")
+    cls = EVENT_TYPES[data["event"]]
+    try:
+        event = cls(**data)
+    except TypeError as e:
+        raise ValueError(f"{data['event']}: {e}") from e
+    _check_types(event)
+    return event
+
+
+def _check_types(event) -> None:
+    import typing
+
+    hints = typing.get_type_hints(type(event))
+    for name, hint in hints.items():
+        if not _matches(getattr(event, name), hint):
+            raise ValueError(f"{event.event}.{name}: {getattr(event, name)!r} is not {hint}")
+
+
+def _matches(value, hint) -> bool:
+    import types
+    import typing
+
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        return any(_matches(value, h) for h in typing.get_args(hint))
+    if origin is Literal:
+        return value in typing.get_args(hint)
+    if origin is dict:
+        _, vt = typing.get_args(hint)
+        return isinstance(value, dict) and all(isinstance(k, str) and _matches(v, vt) for k, v in value.items())
+    if hint is type(None):
+        return value is None
+    if hint is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, hint)

@@ -1,0 +1,80 @@
+"""generate: batch generation with the chat template applied, from a base, adapter (base + PEFT) or merged model."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import events
+from .data import read_jsonl
+from .errors import SpecError
+
+
+@dataclass
+class Options:
+    """Generate answers for a batch of conversations; writes one JSON line per conversation."""
+
+    model: str = field(metadata={"help": "base or merged model folder"})
+    input_file: str = field(metadata={"help": 'JSONL of {"messages": [...]}: every message is the prompt '
+                                              '(a final assistant message, if any, is dropped and kept as reference)'})
+    output_file: str = field(metadata={"help": 'JSONL written here: {"index", "text", "reference"} per conversation'})
+    adapter: str | None = field(default=None, metadata={"help": "LoRA adapter folder to apply on top of model"})
+    max_new_tokens: int = field(default=256, metadata={"help": "tokens to generate at most"})
+    temperature: float = field(default=0.0, metadata={"help": "0 = greedy; > 0 samples"})
+    top_p: float = field(default=1.0, metadata={"help": "nucleus sampling mass (when sampling)"})
+    batch_size: int = field(default=8, metadata={"help": "conversations per forward pass"})
+    seed: int = field(default=0, metadata={"help": "random seed for sampling"})
+    device: str = field(default="auto", metadata={"help": "auto, cpu or cuda"})
+
+
+def prompt_of(conversation: list[dict]) -> tuple[list[dict], str | None]:
+    if conversation and conversation[-1]["role"] == "assistant":
+        return conversation[:-1], conversation[-1]["content"]
+    return conversation, None
+
+
+def generate_texts(model, tokenizer, prompts: list[list[dict]], max_new_tokens: int = 256, temperature: float = 0.0,
+                   top_p: float = 1.0, batch_size: int = 8) -> list[str]:
+    import torch
+
+    tokenizer.padding_side = "left"
+    device = next(model.parameters()).device
+    sampling = temperature > 0
+    texts: list[str] = []
+    for i in range(0, len(prompts), batch_size):
+        batch = [tokenizer.apply_chat_template(p, tokenize=False, add_generation_prompt=True)
+                 for p in prompts[i:i + batch_size]]
+        encoded = tokenizer(batch, return_tensors="pt", padding=True, add_special_tokens=False,
+                            return_token_type_ids=False).to(device)
+        with torch.no_grad():
+            out = model.generate(**encoded, max_new_tokens=max_new_tokens, do_sample=sampling,
+                                 temperature=temperature if sampling else None, top_p=top_p if sampling else None,
+                                 top_k=None, eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id)
+        new = out[:, encoded["input_ids"].shape[1]:]
+        texts.extend(tokenizer.batch_decode(new, skip_special_tokens=True))
+    return texts
+
+
+def run(options: Options) -> None:
+    if options.temperature < 0 or not 0 < options.top_p <= 1:
+        raise SpecError("temperature must be ≥ 0 and top_p in (0, 1]")
+    records = read_jsonl(options.input_file, "input_file")
+    if not all(isinstance(r.get("messages"), list) for r in records):
+        raise SpecError('input_file records must be {"messages": [...]}')
+    if not Path(options.model, "config.json").is_file():
+        raise SpecError(f"model {options.model} is not a model folder (no config.json)")
+    import torch
+
+    from .models import load_for_inference
+
+    torch.manual_seed(options.seed)
+    model, tokenizer = load_for_inference(options.model, options.adapter, options.device)
+    pairs = [prompt_of(r["messages"]) for r in records]
+    texts = generate_texts(model, tokenizer, [p for p, _ in pairs], options.max_new_tokens, options.temperature,
+                           options.top_p, options.batch_size)
+    out = Path(options.output_file)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w") as fh:
+        for index, (text, (_, reference)) in enumerate(zip(texts, pairs)):
+            fh.write(json.dumps({"index": index, "text": text, "reference": reference}) + "\n")
+    events.emit(events.Artifact(kind="generations", path=str(out)))

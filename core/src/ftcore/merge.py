@@ -1,0 +1,34 @@
+"""merge: folds a LoRA adapter into its base model and saves an ordinary HF folder (with the tokenizer)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import events
+from .errors import SpecError
+
+
+@dataclass
+class Options:
+    """Merge a LoRA adapter into its base model; writes an HF model folder with tokenizer and chat template."""
+
+    base_model: str = field(metadata={"help": "the base model folder the adapter was trained on"})
+    adapter: str = field(metadata={"help": "the adapter folder written by train (output_dir/adapter)"})
+    output_dir: str = field(metadata={"help": "folder for the merged model (created)"})
+
+
+def run(options: Options) -> None:
+    for name in ("base_model", "adapter"):
+        if not Path(getattr(options, name)).is_dir():
+            raise SpecError(f"{name} {getattr(options, name)} is not a folder")
+    if not (Path(options.adapter) / "adapter_config.json").is_file():
+        raise SpecError(f"adapter {options.adapter} has no adapter_config.json; pass the adapter folder train wrote "
+                        "(a Full run writes a whole model, which needs no merge)")
+    from .models import load_for_inference
+
+    model, tokenizer = load_for_inference(options.base_model, options.adapter, device="cpu")
+    merged = model.merge_and_unload()
+    out = Path(options.output_dir)
+    merged.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    events.emit(events.Artifact(kind="merged", path=str(out)))

@@ -1,0 +1,1 @@
+"""train: SFT, DPO, ORPO and GRPO with LoRA, QLoRA or full fine-tuning (TRL + PEFT)."""

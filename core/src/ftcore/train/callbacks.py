@@ -1,0 +1,112 @@
+"""Trainer callbacks that turn training into protocol events, and SIGTERM into a clean stop."""
+from __future__ import annotations
+
+import math
+import signal
+import time
+from pathlib import Path
+
+from transformers import TrainerCallback
+
+from .. import events
+
+_STANDARD_KEYS = {"loss", "learning_rate", "epoch", "total_flos", "train_runtime", "train_samples_per_second",
+                  "train_steps_per_second", "train_loss", "num_tokens", "step"}
+
+
+class TokenCounter:
+    """Counts real (non-padding) tokens per training step, whatever the trainer's batch layout."""
+
+    def __init__(self) -> None:
+        self.total = 0
+
+    def count(self, inputs: dict) -> None:
+        masks = [v for k, v in inputs.items() if k.endswith("attention_mask") or k in ("completion_mask",)]
+        if masks:
+            self.total += int(sum(m.sum().item() for m in masks))
+        elif "input_ids" in inputs:  # padding-free batches carry no mask
+            self.total += int(inputs["input_ids"].numel())
+
+    def wrap(self, trainer) -> None:
+        original = trainer.training_step
+
+        def training_step(model, inputs, *args, **kwargs):
+            self.count(inputs)
+            return original(model, inputs, *args, **kwargs)
+
+        trainer.training_step = training_step
+
+
+class ProtocolCallback(TrainerCallback):
+    """progress every logging_steps, checkpoint on save, metrics after each evaluation."""
+
+    def __init__(self, tokens: TokenCounter, compute_eval_metrics: bool) -> None:
+        self.tokens = tokens
+        self.compute_eval_metrics = compute_eval_metrics
+        self.started = time.monotonic()
+        self.start_step = 0
+        self.history: list[dict] = []
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        self.started = time.monotonic()
+        self.start_step = state.global_step  # > 0 when resuming
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        logs = dict(logs or {})
+        if "loss" not in logs and not any(k.startswith("rewards") or k == "reward" for k in logs):
+            return  # evaluation and end-of-training summaries are reported elsewhere
+        elapsed = max(time.monotonic() - self.started, 1e-9)
+        done = state.global_step - self.start_step
+        eta = (state.max_steps - state.global_step) * elapsed / done if done else None
+        extra = {k: float(v) for k, v in logs.items()
+                 if k not in _STANDARD_KEYS and isinstance(v, (int, float)) and math.isfinite(v)}
+        progress = events.Progress(
+            step=state.global_step, total_steps=state.max_steps, epoch=round(float(state.epoch or 0), 4),
+            loss=_finite(logs.get("loss")), learning_rate=_finite(logs.get("learning_rate")),
+            tokens_per_second=round(self.tokens.total / elapsed, 2), eta_seconds=None if eta is None else round(eta, 2),
+            extra=extra)
+        self.history.append({"step": progress.step, "loss": progress.loss, **extra})
+        events.emit(progress)
+
+    def on_save(self, args, state, control, **kwargs):
+        path = Path(args.output_dir) / f"checkpoint-{state.global_step}"
+        events.emit(events.Checkpoint(step=state.global_step, path=str(path)))
+
+    def on_evaluate(self, args, state, control, metrics=None, **kwargs):
+        metrics = metrics or {}
+        loss = _finite(metrics.get("eval_loss"))
+        report = events.Metrics(step=state.global_step, eval_loss=loss, eval_runtime=_finite(metrics.get("eval_runtime")))
+        if self.compute_eval_metrics and loss is not None:
+            report.perplexity = _finite(math.exp(min(loss, 700)))
+            report.accuracy = _finite(metrics.get("eval_accuracy"))
+        report.extra = {k: float(v) for k, v in metrics.items() if k not in
+                        ("eval_loss", "eval_runtime", "eval_accuracy", "epoch") and isinstance(v, (int, float))
+                        and math.isfinite(v)}
+        events.emit(report)
+
+
+class CancelOnSigterm(TrainerCallback):
+    """SIGTERM → finish the current step, save a checkpoint, stop. The caller then reports `cancelled`."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        self.previous = signal.signal(signal.SIGTERM, self._on_signal)
+
+    def _on_signal(self, signum, frame):
+        self.requested = True
+
+    def on_train_end(self, args, state, control, **kwargs):
+        signal.signal(signal.SIGTERM, self.previous)
+
+    def on_step_end(self, args, state, control, **kwargs):
+        if self.requested:
+            control.should_save = True
+            control.should_training_stop = True
+        return control
+
+
+def _finite(value):
+    if value is None:
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None

@@ -1,0 +1,142 @@
+"""Maps a training spec onto the TRL trainer config, the PEFT config and the model-loading kwargs.
+
+Every 2.12 hyperparameter either reaches one of them or is reported by `not_applicable` (a log event):
+none is silently ignored. tests/test_train_configs.py checks each one.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from .spec import Options
+
+CHECKPOINTS = "checkpoints"
+
+
+def device_is_cuda(spec: Options) -> bool:
+    import torch
+
+    return spec.device != "cpu" and torch.cuda.is_available()
+
+
+def model_kwargs(spec: Options) -> dict:
+    """from_pretrained kwargs: dtype, attention kernel, 4-bit quantisation for QLoRA."""
+    import torch
+
+    cuda = device_is_cuda(spec)
+    kwargs: dict = {"dtype": torch.bfloat16 if _uses_bf16(spec) else torch.float32}
+    if spec.hyperparameters.use_fast_attention:
+        kwargs["attn_implementation"] = "flash_attention_2" if cuda and _has_flash_attn() else "sdpa"
+    else:
+        kwargs["attn_implementation"] = "eager"
+    if spec.method == "QLoRA":
+        from transformers import BitsAndBytesConfig
+
+        kwargs["quantization_config"] = BitsAndBytesConfig(
+            load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_use_double_quant=True,
+            bnb_4bit_compute_dtype=kwargs["dtype"])
+    return kwargs
+
+
+def _uses_bf16(spec: Options) -> bool:
+    import torch
+
+    return device_is_cuda(spec) and torch.cuda.is_bf16_supported()
+
+
+def _has_flash_attn() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("flash_attn") is not None
+
+
+def peft_config(spec: Options):
+    if spec.method == "Full":
+        return None
+    from peft import LoraConfig
+
+    hp = spec.hyperparameters
+    return LoraConfig(r=hp.lora_rank, lora_alpha=hp.lora_alpha, lora_dropout=hp.lora_dropout,
+                      target_modules="all-linear", task_type="CAUSAL_LM")
+
+
+def _common_args(spec: Options) -> dict:
+    hp, ev = spec.hyperparameters, spec.eval_config
+    report_to = [] if spec.tracker_config.provider == "none" else [spec.tracker_config.provider]
+    args = dict(
+        output_dir=str(Path(spec.output_dir) / CHECKPOINTS),
+        learning_rate=hp.learning_rate,
+        per_device_train_batch_size=hp.batch_size,
+        per_device_eval_batch_size=hp.batch_size,
+        gradient_accumulation_steps=hp.gradient_accumulation_steps,
+        num_train_epochs=hp.epochs,
+        max_steps=hp.max_steps,
+        lr_scheduler_type=hp.lr_scheduler_type,
+        save_strategy=hp.save_strategy,
+        logging_steps=hp.logging_steps,
+        max_grad_norm=hp.max_grad_norm,
+        adam_beta1=hp.adam_beta1,
+        adam_beta2=hp.adam_beta2,
+        warmup_ratio=hp.warmup_ratio,
+        seed=hp.seed,
+        data_seed=hp.seed,
+        eval_strategy=ev.eval_strategy,
+        eval_steps=ev.eval_steps if ev.eval_strategy == "steps" else None,
+        batch_eval_metrics=ev.batch_eval_metrics and ev.compute_eval_metrics,
+        report_to=report_to,
+        run_name=spec.tracker_config.project or None,
+        disable_tqdm=True,
+        use_cpu=not device_is_cuda(spec),
+        bf16=_uses_bf16(spec),
+        save_total_limit=2,
+        dataloader_num_workers=0,
+        logging_first_step=True,
+    )
+    if hp.save_strategy == "steps":
+        args["save_steps"] = hp.save_steps or hp.logging_steps * 10
+    return args
+
+
+def trainer_config(spec: Options):
+    """The TRL config object for spec.trainer_type."""
+    hp = spec.hyperparameters
+    common = _common_args(spec)
+    if spec.trainer_type == "sft":
+        from trl import SFTConfig
+
+        return SFTConfig(**common, max_length=hp.max_length, packing=hp.packing, padding_free=hp.padding_free,
+                         assistant_only_loss=True, dataset_num_proc=None)
+    if spec.trainer_type == "dpo":
+        from trl import DPOConfig
+
+        return DPOConfig(**common, max_length=hp.max_length, max_prompt_length=hp.max_prompt_length,
+                         beta=hp.beta, padding_free=hp.padding_free)
+    if spec.trainer_type == "orpo":
+        from trl import ORPOConfig
+
+        return ORPOConfig(**common, max_length=hp.max_length, max_prompt_length=hp.max_prompt_length,
+                          beta=hp.beta)
+    from trl import GRPOConfig
+
+    return GRPOConfig(**common, max_prompt_length=hp.max_prompt_length, num_generations=hp.num_generations,
+                      max_completion_length=min(hp.max_completion_length, hp.max_length - hp.max_prompt_length),
+                      beta=hp.beta, log_completions=False, remove_unused_columns=False)
+
+
+# 2.12 fields that do not apply to a trainer type / method: reported, never silently dropped.
+_ONLY_FOR = {
+    "max_prompt_length": {"dpo", "orpo", "grpo"},
+    "num_generations": {"grpo"},
+    "beta": {"dpo", "orpo", "grpo"},
+}
+
+
+def not_applicable(spec: Options) -> list[str]:
+    notes = [f"{name} applies to {'/'.join(sorted(types))} only; not used by {spec.trainer_type}"
+             for name, types in _ONLY_FOR.items() if spec.trainer_type not in types]
+    if spec.method == "Full":
+        notes.append("lora_rank, lora_alpha and lora_dropout apply to LoRA/QLoRA only; not used by Full")
+    if spec.hyperparameters.max_steps > 0:
+        notes.append(f"max_steps {spec.hyperparameters.max_steps} overrides epochs")
+    if spec.eval_config.batch_eval_metrics and not spec.eval_config.compute_eval_metrics:
+        notes.append("batch_eval_metrics applies only with compute_eval_metrics true")
+    return notes

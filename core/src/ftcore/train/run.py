@@ -1,0 +1,92 @@
+"""train: validate → load → train (progress events, SIGTERM-safe) → save → final metrics."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from .. import events
+from ..errors import Cancelled, SpecError
+from .spec import Options  # noqa: F401  (the CLI reads Options from this module)
+
+
+def run(spec: Options) -> None:
+    from .validate import validate
+
+    train_records, test_records, mode = validate(spec)
+    from .configs import not_applicable
+
+    for note in not_applicable(spec):
+        events.emit(events.Log(level="info", message=note))
+    trainer, cancel, protocol = setup(spec, train_records, test_records, mode)
+    checkpoint = _resume_checkpoint(spec)
+    trainer.train(resume_from_checkpoint=checkpoint)
+    if cancel.requested:
+        raise Cancelled("cancelled")
+    save(spec, trainer)
+    evaluate(spec, trainer, train_records, test_records, mode)
+
+
+def setup(spec: Options, train_records, test_records, mode):
+    """Builds the TRL trainer with the protocol callbacks attached (no training yet)."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from .callbacks import CancelOnSigterm, ProtocolCallback, TokenCounter
+    from .configs import model_kwargs, peft_config, trainer_config
+    from .trainers import build_trainer
+
+    tokenizer = AutoTokenizer.from_pretrained(spec.base_model)
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    model = AutoModelForCausalLM.from_pretrained(spec.base_model, **model_kwargs(spec))
+    if spec.method == "QLoRA":
+        from peft import prepare_model_for_kbit_training
+
+        model = prepare_model_for_kbit_training(model)
+    config = trainer_config(spec)
+    trainer = build_trainer(spec, model, tokenizer, config, peft_config(spec), train_records, test_records)
+    tokens = TokenCounter()
+    tokens.wrap(trainer)
+    cancel = CancelOnSigterm()
+    protocol = ProtocolCallback(tokens, spec.eval_config.compute_eval_metrics)
+    trainer.add_callback(protocol)
+    trainer.add_callback(cancel)
+    return trainer, cancel, protocol
+
+
+def _resume_checkpoint(spec: Options) -> str | None:
+    if not spec.resume_from_checkpoint:
+        return None
+    from transformers.trainer_utils import get_last_checkpoint
+
+    folder = Path(spec.output_dir) / "checkpoints"
+    last = get_last_checkpoint(str(folder)) if folder.is_dir() else None
+    if last is None:
+        raise SpecError(f"resume_from_checkpoint is true but {folder} holds no checkpoint; "
+                        "set resume_from_checkpoint false to start over")
+    events.emit(events.Log(level="info", message=f"resuming from {last}"))
+    return last
+
+
+def save(spec: Options, trainer) -> Path:
+    """LoRA/QLoRA → output_dir/adapter (PEFT adapter); Full → output_dir/model. Tokenizer (with chat template) beside."""
+    kind = "model" if spec.method == "Full" else "adapter"
+    out = Path(spec.output_dir) / kind
+    trainer.model.save_pretrained(out)
+    trainer.processing_class.save_pretrained(out)
+    events.emit(events.Artifact(kind=kind, path=str(out)))
+    return out
+
+
+def evaluate(spec: Options, trainer, train_records, test_records, mode) -> None:
+    from ..data import reference_conversations
+    from .metrics import emit_final_metrics
+
+    records = test_records or train_records[-max(1, len(train_records) // 20):]
+    conversations = reference_conversations(records, mode)
+    step = trainer.state.global_step
+    if conversations is None:  # prompt_only (GRPO) has no reference answers: report the rewards instead
+        last = next((h for h in reversed(trainer.state.log_history) if "reward" in h), {})
+        events.emit(events.Metrics(step=step, extra={k: float(v) for k, v in last.items()
+                                                     if k.startswith("reward") and isinstance(v, (int, float))}))
+        return
+    emit_final_metrics(trainer.model, trainer.processing_class, conversations, spec.hyperparameters.max_length,
+                       spec.hyperparameters.batch_size, step)

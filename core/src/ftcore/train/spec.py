@@ -1,0 +1,99 @@
+"""The training spec: interface.md 2.11 (training_config) and 2.12 (hyperparameters), plus the local
+paths the worker resolved. Secrets are never fields here: HF_TOKEN / WANDB_API_KEY / MLFLOW_* come from the env.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+
+@dataclass
+class Hyperparameters:
+    """interface.md 2.12; defaults are the request sample's values."""
+
+    learning_rate: float = field(default=2e-4, metadata={"help": "peak learning rate"})
+    batch_size: int = field(default=2, metadata={"help": "per-device train (and eval) batch size"})
+    gradient_accumulation_steps: int = field(default=4, metadata={"help": "micro-batches per optimizer step"})
+    epochs: int = field(default=3, metadata={"help": "passes over the train split (ignored when max_steps > 0)"})
+    max_steps: int = field(default=-1, metadata={"help": "optimizer steps to run; -1: use epochs"})
+    packing: bool = field(default=False, metadata={"help": "SFT: pack several conversations into one sequence"})
+    padding_free: bool = field(default=False, metadata={
+        "help": "SFT/DPO: concatenate the batch without padding (needs a flash-attention kernel to be exact across "
+                "sequence boundaries; on CPU it is accepted and uses position ids)"})
+    use_fast_attention: bool = field(default=False, metadata={
+        "help": "use the best attention kernel the hardware has (flash_attention_2 on CUDA when installed, else sdpa)"})
+    max_length: int = field(default=1024, metadata={"help": "tokens per sequence (prompt + completion); longer ones are truncated"})
+    lr_scheduler_type: str = field(default="linear", metadata={"help": "any transformers scheduler name"})
+    save_strategy: Literal["no", "steps", "epoch"] = field(default="epoch", metadata={
+        "help": "when checkpoints are saved (steps: every logging_steps × 10 unless save_steps is set)"})
+    logging_steps: int = field(default=10, metadata={"help": "emit a progress event every this many steps"})
+    lora_rank: int = field(default=16, metadata={"help": "LoRA rank r"})
+    lora_alpha: int = field(default=16, metadata={"help": "LoRA alpha (scaling = alpha / r)"})
+    lora_dropout: float = field(default=0.05, metadata={"help": "dropout on the LoRA branch"})
+    max_prompt_length: int = field(default=512, metadata={"help": "DPO/ORPO/GRPO: prompt tokens kept (left-truncated)"})
+    num_generations: int = field(default=4, metadata={"help": "GRPO: completions sampled per prompt"})
+    max_grad_norm: float = field(default=0.1, metadata={"help": "gradient clipping norm"})
+    adam_beta1: float = field(default=0.9, metadata={"help": "AdamW beta1"})
+    adam_beta2: float = field(default=0.99, metadata={"help": "AdamW beta2"})
+    warmup_ratio: float = field(default=0.1, metadata={"help": "fraction of steps spent warming up the learning rate"})
+    beta: float = field(default=0.1, metadata={"help": "DPO/GRPO: KL strength; ORPO: weight of the odds-ratio term (lambda)"})
+    # Not in 2.12 but needed to make runs reproducible and tests precise.
+    save_steps: int | None = field(default=None, metadata={"help": "save_strategy=steps: save every this many steps"})
+    max_completion_length: int = field(default=64, metadata={"help": "GRPO: tokens generated per completion"})
+    seed: int = field(default=42, metadata={"help": "random seed (data order, init of LoRA weights, sampling)"})
+
+
+@dataclass
+class EvalConfig:
+    eval_strategy: Literal["no", "steps", "epoch"] = field(default="no", metadata={
+        "help": "evaluate on the test split during training (needs test_file)"})
+    eval_steps: int = field(default=50, metadata={"help": "eval_strategy=steps: evaluate every this many steps"})
+    compute_eval_metrics: bool = field(default=False, metadata={
+        "help": "during-training evaluations also report perplexity and assistant-token accuracy"})
+    batch_eval_metrics: bool = field(default=False, metadata={
+        "help": "compute eval metrics batch by batch (less memory on big test splits)"})
+
+
+@dataclass
+class RewardItem:
+    """One GRPO reward (decisions.md): string_check, text_similarity or built_in."""
+
+    type: Literal["string_check", "text_similarity", "built_in", "score_model", "label_model"] = field(
+        metadata={"help": "reward kind"})
+    name: str = field(default="", metadata={"help": "name shown in logs (default: the kind)"})
+    reference_field: str | None = field(default=None, metadata={"help": "dataset column holding the reference"})
+    operation: Literal["eq", "ne", "like", "ilike"] | None = field(default=None, metadata={"help": "string_check"})
+    evaluation_metric: Literal["bleu", "meteor", "rouge_1", "rouge_2", "rouge_l", "fuzzy_match"] | None = field(
+        default=None, metadata={"help": "text_similarity metric"})
+    function_name: Literal["format_reward", "count_xml", "numerical_accuracy"] | None = field(
+        default=None, metadata={"help": "built_in reward function"})
+    weight: float = field(default=1.0, metadata={"help": "weight of this reward in the sum"})
+
+
+@dataclass
+class TrackerConfig:
+    provider: Literal["none", "mlflow", "wandb"] = field(default="none", metadata={
+        "help": "experiment tracker; its key/URI come from WANDB_API_KEY / MLFLOW_TRACKING_URI in the env"})
+    project: str = field(default="", metadata={"help": "tracker project / experiment name"})
+    log_model: Literal["false", "checkpoint", "end"] = field(default="end", metadata={"help": "upload the model to the tracker"})
+
+
+@dataclass
+class Options:
+    """Fine-tune a model (SFT, DPO, ORPO, GRPO × LoRA, QLoRA, Full) on JSONL splits; events on stdout."""
+
+    base_model: str = field(metadata={"help": "local HF model folder (the worker resolves hub ids first)"})
+    train_file: str = field(metadata={"help": "train split: JSONL in the record shape of the processing mode"})
+    output_dir: str = field(metadata={"help": "run folder: checkpoints/, and adapter/ or model/ at the end"})
+    test_file: str | None = field(default=None, metadata={
+        "help": "test split JSONL; final metrics use it (else the last 5% of train)"})
+    method: Literal["LoRA", "QLoRA", "Full"] = field(default="QLoRA", metadata={"help": "what is trained"})
+    trainer_type: Literal["sft", "dpo", "orpo", "grpo"] = field(default="sft", metadata={"help": "training objective"})
+    modality: Literal["text", "vision"] = field(default="text", metadata={"help": "text, or vision (images in messages)"})
+    hyperparameters: Hyperparameters = field(default_factory=Hyperparameters, metadata={"help": "interface.md 2.12"})
+    eval_config: EvalConfig = field(default_factory=EvalConfig, metadata={"help": "evaluation during training"})
+    reward_config: list[RewardItem] = field(default_factory=list, metadata={"help": "GRPO rewards (JSON list)"})
+    tracker_config: TrackerConfig = field(default_factory=TrackerConfig, metadata={"help": "experiment tracker"})
+    resume_from_checkpoint: bool = field(default=False, metadata={
+        "help": "continue from the newest checkpoint in output_dir/checkpoints"})
+    device: Literal["auto", "cpu", "cuda"] = field(default="auto", metadata={"help": "where to train"})

@@ -1,0 +1,42 @@
+"""Builds the TRL trainer for a trainer type from records already validated."""
+from __future__ import annotations
+
+from .spec import Options
+
+
+def _dataset(records):
+    if records is None:
+        return None
+    from datasets import Dataset
+
+    return Dataset.from_list(records)
+
+
+def build_trainer(spec: Options, model, tokenizer, config, peft_config, train_records, test_records):
+    train, test = _dataset(train_records), _dataset(test_records)
+    common = dict(model=model, args=config, train_dataset=train, eval_dataset=test, processing_class=tokenizer,
+                  peft_config=peft_config)
+    if spec.trainer_type == "sft":
+        from trl import SFTTrainer
+
+        extra = {}
+        if spec.eval_config.compute_eval_metrics and test is not None:
+            from .metrics import token_accuracy_metrics
+
+            extra["compute_metrics"], extra["preprocess_logits_for_metrics"] = token_accuracy_metrics()
+        return SFTTrainer(**common, **extra)
+    if spec.trainer_type == "dpo":
+        from trl import DPOTrainer
+
+        return DPOTrainer(**common)
+    if spec.trainer_type == "orpo":
+        from trl import ORPOTrainer
+
+        return ORPOTrainer(**common)
+    from trl import GRPOTrainer
+
+    from .rewards import build_reward_function
+
+    rewards = [build_reward_function(r) for r in spec.reward_config]
+    config.reward_weights = [r.weight for r in spec.reward_config]
+    return GRPOTrainer(reward_funcs=rewards, **common)

@@ -1,0 +1,105 @@
+"""Checks a training spec against its dataset, model and machine before anything heavy is loaded.
+
+Every failure says what to change.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..data import MODE_FIELDS, Mode, detect_mode, read_jsonl
+from ..errors import SpecError
+from .spec import Options
+
+TRAINER_MODE: dict[str, Mode] = {"sft": "language_modeling", "dpo": "preference", "orpo": "preference",
+                                  "grpo": "prompt_only"}
+REWARD_FIELDS = {"string_check": "operation", "text_similarity": "evaluation_metric", "built_in": "function_name"}
+
+
+def model_context_length(model_dir: str) -> int | None:
+    config = json.loads((Path(model_dir) / "config.json").read_text())
+    config = config.get("text_config", config)
+    return config.get("max_position_embeddings")
+
+
+def cuda_available() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def validate(spec: Options) -> tuple[list[dict], list[dict] | None, Mode]:
+    """Returns the train records, test records (or None) and the dataset mode."""
+    hp = spec.hyperparameters
+    if spec.method == "QLoRA" and (spec.device == "cpu" or not cuda_available()):
+        raise SpecError("QLoRA needs a CUDA GPU; use LoRA")
+    if spec.modality == "vision":
+        raise SpecError("modality vision is not supported by this core yet; train with modality text")
+    if not (Path(spec.base_model) / "config.json").is_file():
+        raise SpecError(f"base_model {spec.base_model} is not a model folder (no config.json); "
+                        "run import-model or make-tiny-model first, or pass the folder the worker downloaded")
+
+    train = read_jsonl(spec.train_file, "train_file")
+    mode = detect_mode(train, "train_file")
+    test = None
+    if spec.test_file:
+        test = read_jsonl(spec.test_file, "test_file")
+        if detect_mode(test, "test_file") != mode:
+            raise SpecError("test_file and train_file have different record shapes; use splits of one processed dataset")
+    needed = TRAINER_MODE[spec.trainer_type]
+    if mode != needed:
+        fitting = [t for t, m in TRAINER_MODE.items() if m == mode]
+        raise SpecError(f"trainer_type {spec.trainer_type} needs {needed} records {MODE_FIELDS[needed]}, but the "
+                        f"dataset is {mode}; use trainer_type {' or '.join(fitting)}, or process the dataset "
+                        f"with processing_mode {needed}")
+
+    context = model_context_length(spec.base_model)
+    if context and hp.max_length > context:
+        raise SpecError(f"max_length {hp.max_length} exceeds the model's {context} context; lower max_length")
+    if spec.trainer_type in ("dpo", "orpo", "grpo") and hp.max_prompt_length >= hp.max_length:
+        raise SpecError(f"max_prompt_length {hp.max_prompt_length} leaves no room for the answer within "
+                        f"max_length {hp.max_length}; lower max_prompt_length")
+    if spec.eval_config.eval_strategy != "no" and not test:
+        raise SpecError(f"eval_strategy {spec.eval_config.eval_strategy} needs a test split; pass test_file "
+                        "(process the dataset with a manual_split) or set eval_strategy no")
+    if hp.packing and spec.trainer_type != "sft":
+        raise SpecError(f"packing applies to sft only; set packing false for {spec.trainer_type}")
+    if hp.padding_free and spec.trainer_type not in ("sft", "dpo"):
+        raise SpecError(f"padding_free applies to sft and dpo only; set padding_free false for {spec.trainer_type}")
+    _check_scheduler(hp.lr_scheduler_type)
+    if spec.trainer_type == "grpo":
+        _check_rewards(spec, train)
+        generation_batch = hp.batch_size * hp.gradient_accumulation_steps
+        if hp.num_generations < 2 or generation_batch % hp.num_generations:
+            raise SpecError(f"GRPO needs num_generations ≥ 2 dividing batch_size × gradient_accumulation_steps "
+                            f"({generation_batch}); got num_generations {hp.num_generations}")
+    elif spec.reward_config:
+        raise SpecError(f"reward_config applies to grpo only; remove it for {spec.trainer_type}")
+    return train, test, mode
+
+
+def _check_scheduler(name: str) -> None:
+    from transformers.trainer_utils import SchedulerType
+
+    allowed = [s.value for s in SchedulerType]
+    if name not in allowed:
+        raise SpecError(f"lr_scheduler_type {name!r} is not a transformers scheduler; use one of {allowed}")
+
+
+def _check_rewards(spec: Options, train: list[dict]) -> None:
+    if not spec.reward_config:
+        raise SpecError("grpo needs at least one reward in reward_config (string_check, text_similarity or built_in)")
+    columns = sorted(set().union(*(r.keys() for r in train)) - {"prompt"})
+    for i, reward in enumerate(spec.reward_config):
+        where = f"reward_config[{i}]"
+        if reward.type in ("score_model", "label_model"):
+            raise SpecError(f"{where}: {reward.type} (LLM judge) is not supported by this core yet; "
+                            "use string_check, text_similarity or built_in")
+        if getattr(reward, REWARD_FIELDS[reward.type]) is None:
+            raise SpecError(f"{where}: {reward.type} needs {REWARD_FIELDS[reward.type]}")
+        needs_reference = reward.type != "built_in" or reward.function_name == "numerical_accuracy"
+        if needs_reference and not reward.reference_field:
+            raise SpecError(f"{where}: {reward.type} needs reference_field (a dataset column); columns: {columns}")
+        if reward.reference_field and not all(reward.reference_field in r for r in train):
+            raise SpecError(f"{where}: reference_field {reward.reference_field!r} is not a column of every "
+                            f"train record; columns: {columns}")

@@ -1,0 +1,26 @@
+"""Shared fixtures: a tiny model built once per session and small datasets."""
+from __future__ import annotations
+
+import pytest
+from helpers import QA, captured_events, conversation, write_jsonl
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory) -> str:
+    from ftcore.tiny_model import Options, run
+
+    folder = tmp_path_factory.mktemp("tiny") / "model"
+    corpus = tmp_path_factory.mktemp("corpus") / "corpus.txt"
+    corpus.write_text("\n".join(q + " " + a for q, a in QA) + " Good bad yes no 0 1 2 3 4 5 6 7 8 9")
+    with captured_events():
+        run(Options(output_dir=str(folder), text_files=[str(corpus)]))
+    return str(folder)
+
+
+@pytest.fixture()
+def sft_files(tmp_path) -> tuple[str, str]:
+    train = write_jsonl(tmp_path / "train.jsonl", [conversation(q, a) for q, a in QA] * 4)
+    test = write_jsonl(tmp_path / "test.jsonl", [conversation(q, a) for q, a in QA])
+    return train, test
+
+

@@ -1,0 +1,63 @@
+"""The command line is generated from each command's options dataclass; stdout carries only events."""
+import dataclasses
+import json
+
+import pytest
+
+from ftcore import cli
+from ftcore.errors import SpecError
+from ftcore.train.spec import Options as TrainOptions
+
+from helpers import run_cli, stdout_events
+
+
+def _all_fields(cls, prefix=""):
+    for f in dataclasses.fields(cls):
+        hint = cls.__dataclass_fields__[f.name].type
+        yield prefix + f.name, f
+        nested = getattr(cls, "__annotations__", {}).get(f.name)
+        if f.default_factory is not dataclasses.MISSING and dataclasses.is_dataclass(f.default_factory):
+            yield from _all_fields(f.default_factory, prefix + f.name + ".")
+
+
+@pytest.mark.parametrize("command", sorted(cli.COMMANDS))
+def test_every_option_has_help_and_a_flag(command):
+    import importlib
+
+    options = importlib.import_module(cli.COMMANDS[command]).Options
+    parser = cli.build_parser(command)
+    help_text = parser._subparsers._group_actions[0].choices[command].format_help()
+    for name, f in _all_fields(options):
+        assert f.metadata.get("help"), f"{command}: option {name} has no help"
+        if not dataclasses.is_dataclass(f.default_factory if f.default_factory is not dataclasses.MISSING else None):
+            assert f"--{name}" in help_text
+
+
+def test_spec_file_fills_the_dataclass_and_flags_override_it(tmp_path):
+    spec = {"base_model": "m", "train_file": "t.jsonl", "output_dir": "o", "method": "LoRA",
+            "hyperparameters": {"learning_rate": 0.001, "batch_size": 3}}
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(spec))
+    command, options = cli.parse_options(["train", "--spec", str(path), "--hyperparameters.batch_size", "5",
+                                          "--trainer_type", "dpo"])
+    assert command == "train" and isinstance(options, TrainOptions)
+    assert options.hyperparameters.learning_rate == 0.001
+    assert options.hyperparameters.batch_size == 5
+    assert options.trainer_type == "dpo" and options.method == "LoRA"
+
+
+def test_unknown_and_badly_valued_spec_fields_fail_with_the_allowed_values():
+    with pytest.raises(SpecError, match="unknown field"):
+        cli.from_dict(TrainOptions, {"base_model": "m", "train_file": "t", "output_dir": "o", "hub_token": "x"})
+    with pytest.raises(SpecError, match="allowed: LoRA, QLoRA, Full"):
+        cli.from_dict(TrainOptions, {"base_model": "m", "train_file": "t", "output_dir": "o", "method": "lora"})
+
+
+def test_qlora_on_cpu_fails_validation_with_one_error_event_and_nonzero_exit(tmp_path, tiny_model, sft_files):
+    train, _ = sft_files
+    result = run_cli(["train", "--base_model", tiny_model, "--train_file", train, "--output_dir", str(tmp_path / "o"),
+                      "--method", "QLoRA", "--device", "cpu"])
+    assert result.returncode == 2
+    (event,) = stdout_events(result.stdout)
+    assert event.event == "error" and event.code == "validation"
+    assert event.message == "QLoRA needs a CUDA GPU; use LoRA"

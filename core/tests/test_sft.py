@@ -1,0 +1,124 @@
+"""SFT with LoRA on the tiny model, for real: the label mask, loss, memorisation, metrics, merge, generation."""
+import json
+import math
+from pathlib import Path
+
+import pytest
+import torch
+from helpers import QA, captured_events
+
+from ftcore.generate import generate_texts
+from ftcore.models import load_for_inference
+from ftcore.train.metrics import assistant_labels
+from ftcore.train.run import run, setup
+from ftcore.train.spec import Hyperparameters, Options
+
+
+def sft_spec(tiny_model, train, test, out, **hp) -> Options:
+    hyper = dict(learning_rate=0.02, batch_size=4, gradient_accumulation_steps=1, max_steps=30, logging_steps=5,
+                 max_length=128, lora_rank=8, lora_alpha=16, lora_dropout=0.0, save_strategy="no", warmup_ratio=0.0,
+                 max_grad_norm=1.0)
+    hyper.update(hp)
+    return Options(base_model=tiny_model, train_file=train, test_file=test, output_dir=str(out), method="LoRA",
+                   hyperparameters=Hyperparameters(**hyper))
+
+
+def test_label_mask_keeps_only_assistant_tokens_of_a_templated_conversation(tiny_model, sft_files, tmp_path):
+    from ftcore.data import read_jsonl
+
+    spec = sft_spec(tiny_model, *sft_files, tmp_path / "run")
+    records = read_jsonl(spec.train_file, "train")
+    with captured_events():
+        trainer, _, _ = setup(spec, records, None, "language_modeling")
+    tokenizer = trainer.processing_class
+    conversation = [{"role": "system", "content": "Be brief."}, *records[0]["messages"]]
+    ids, labels = assistant_labels(tokenizer, conversation, 128)
+    assert tokenizer.decode([t for t in labels if t != -100]) == "Paris.<|im_end|>"
+    assert "What is the capital" in tokenizer.decode(ids)
+    # The trainer's own collated batch masks the same way: only answers and their end-of-turn token count.
+    batch = next(iter(trainer.get_train_dataloader()))
+    for row_ids, row_labels in zip(batch["input_ids"], batch["labels"]):
+        learned = tokenizer.decode(row_ids[row_labels != -100])
+        assert learned in {a + "<|im_end|>" for _, a in QA}
+
+
+@pytest.fixture(scope="module")
+def trained(tiny_model, tmp_path_factory):
+    from helpers import conversation, write_jsonl
+
+    folder = tmp_path_factory.mktemp("sft")
+    train = write_jsonl(folder / "train.jsonl", [conversation(q, a) for q, a in QA] * 4)
+    test = write_jsonl(folder / "test.jsonl", [conversation(q, a) for q, a in QA])
+    spec = sft_spec(tiny_model, train, test, folder / "run")
+    with captured_events() as cap:
+        run(spec)
+    return spec, cap.events
+
+
+def test_loss_falls_and_progress_events_carry_every_field(trained):
+    _, events = trained
+    progress = [e for e in events if e.event == "progress"]
+    assert [p.step for p in progress] == [1, 5, 10, 15, 20, 25, 30]
+    assert progress[-1].loss < progress[0].loss * 0.5
+    for p in progress:
+        assert p.total_steps == 30 and p.epoch > 0 and p.learning_rate is not None
+        assert p.tokens_per_second > 0 and p.eta_seconds is not None
+
+
+def test_final_metrics_are_computed_on_the_test_split(trained):
+    _, events = trained
+    (metrics,) = [e for e in events if e.event == "metrics"]
+    assert metrics.step == 30
+    assert metrics.perplexity == pytest.approx(math.exp(metrics.eval_loss), rel=1e-4)
+    assert 0.5 < metrics.accuracy <= 1.0 and metrics.eval_runtime > 0
+
+
+def test_adapter_differs_from_init_and_keeps_the_chat_template(trained, tiny_model):
+    from safetensors.torch import load_file
+    from transformers import AutoTokenizer
+
+    spec, events = trained
+    adapter = Path(spec.output_dir) / "adapter"
+    assert [e.path for e in events if e.event == "artifact"] == [str(adapter)]
+    weights = load_file(adapter / "adapter_model.safetensors")
+    lora_b = [w for k, w in weights.items() if "lora_B" in k]
+    assert lora_b and all(w.abs().max() > 0 for w in lora_b)  # PEFT initialises lora_B to zero
+    saved, base = AutoTokenizer.from_pretrained(adapter), AutoTokenizer.from_pretrained(tiny_model)
+    assert saved.chat_template == base.chat_template and saved.eos_token == "<|im_end|>"
+
+
+def test_generation_returns_the_memorised_answers(trained, tiny_model):
+    spec, _ = trained
+    model, tokenizer = load_for_inference(tiny_model, str(Path(spec.output_dir) / "adapter"), device="cpu")
+    prompts = [[{"role": "user", "content": q}] for q, _ in QA]
+    assert generate_texts(model, tokenizer, prompts, max_new_tokens=12) == [a for _, a in QA]
+
+
+def test_merged_model_gives_the_adapter_logits_and_generates_from_the_cli(trained, tiny_model, tmp_path):
+    from helpers import run_cli, stdout_events
+
+    spec, _ = trained
+    adapter = str(Path(spec.output_dir) / "adapter")
+    merged = tmp_path / "merged"
+    prompts = tmp_path / "prompts.jsonl"
+    prompts.write_text("".join(json.dumps({"messages": [{"role": "user", "content": q},
+                                                        {"role": "assistant", "content": a}]}) + "\n" for q, a in QA))
+    result = run_cli(["merge", "--base_model", tiny_model, "--adapter", adapter, "--output_dir", str(merged)])
+    assert result.returncode == 0, result.stderr
+    assert [e.event for e in stdout_events(result.stdout)] == ["artifact", "done"]
+
+    with_adapter, tokenizer = load_for_inference(tiny_model, adapter, device="cpu")
+    folded, merged_tokenizer = load_for_inference(str(merged), device="cpu")
+    assert merged_tokenizer.chat_template == tokenizer.chat_template
+    text = tokenizer.apply_chat_template([{"role": "user", "content": QA[0][0]}], tokenize=False,
+                                         add_generation_prompt=True)
+    ids = tokenizer(text, return_tensors="pt", add_special_tokens=False)["input_ids"]
+    with torch.no_grad():
+        assert torch.allclose(with_adapter(ids).logits, folded(ids).logits, atol=1e-4)
+
+    out = tmp_path / "gen.jsonl"
+    result = run_cli(["generate", "--model", str(merged), "--input_file", str(prompts), "--output_file", str(out),
+                      "--max_new_tokens", "12"])
+    assert result.returncode == 0, result.stderr
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["text"] for r in rows] == [r["reference"] for r in rows] == [a for _, a in QA]

@@ -1,0 +1,81 @@
+// The metadata store: one small interface over PGlite (embedded, in DATA_DIR/pglite) and, later,
+// a Postgres server. Plain SQL with $n parameters; migrations are the .sql files in ../../migrations.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { PGlite } from '@electric-sql/pglite';
+
+export interface Queryable {
+  query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
+}
+
+export interface Database extends Queryable {
+  /** Runs `fn` in one transaction; it commits when `fn` resolves and rolls back when it throws. */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  check(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/', import.meta.url));
+
+class PgliteDatabase implements Database {
+  constructor(private readonly pg: PGlite) {}
+
+  async query<T>(sql: string, params: unknown[] = []): Promise<T[]> {
+    return (await this.pg.query<T>(sql, params)).rows;
+  }
+
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    return this.pg.transaction((tx) =>
+      fn({ query: async <R>(sql: string, params: unknown[] = []) => (await tx.query<R>(sql, params)).rows }),
+    );
+  }
+
+  async check(): Promise<void> {
+    await this.pg.query('SELECT 1');
+  }
+
+  async close(): Promise<void> {
+    await this.pg.close();
+  }
+
+  async execScript(sql: string): Promise<void> {
+    await this.pg.exec(sql);
+  }
+}
+
+/** Opens (creating if needed) the embedded database in `dataDir` and brings its schema up to date. */
+export async function openEmbeddedDatabase(dataDir: string): Promise<Database> {
+  await fs.mkdir(dataDir, { recursive: true });
+  const pg = await PGlite.create(dataDir);
+  const db = new PgliteDatabase(pg);
+  try {
+    await migrate(db, (sql) => db.execScript(sql));
+  } catch (err) {
+    await db.close();
+    throw err;
+  }
+  return db;
+}
+
+/** Applies every migration file not yet recorded, in file-name order, each in its own transaction. */
+async function migrate(db: Database, execScript: (sql: string) => Promise<void>): Promise<string[]> {
+  await execScript(
+    'CREATE TABLE IF NOT EXISTS schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())',
+  );
+  const done = new Set((await db.query<{ name: string }>('SELECT name FROM schema_migrations')).map((r) => r.name));
+  const files = (await fs.readdir(MIGRATIONS_DIR)).filter((f) => f.endsWith('.sql')).sort();
+  const applied: string[] = [];
+  for (const file of files) {
+    if (done.has(file)) continue;
+    const sql = await fs.readFile(path.join(MIGRATIONS_DIR, file), 'utf8');
+    try {
+      await execScript(`BEGIN;\n${sql}\nINSERT INTO schema_migrations (name) VALUES ('${file.replace(/'/g, "''")}');\nCOMMIT;`);
+    } catch (err) {
+      await execScript('ROLLBACK').catch(() => undefined);
+      throw new Error(`migration ${file} failed: ${(err as Error).message}`);
+    }
+    applied.push(file);
+  }
+  return applied;
+}

@@ -1,0 +1,87 @@
+// Configuration, parsed once at start from the environment. A wrong setting stops the process with a
+// message naming the variable and what it accepts, instead of failing deep inside a request later.
+import path from 'node:path';
+import { z } from 'zod';
+
+const boolFromEnv = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+const port = z.coerce.number().int().min(1).max(65535);
+const positiveInt = z.coerce.number().int().positive();
+
+const EnvSchema = z
+  .object({
+    DATA_DIR: z.string().min(1).default('./data').describe('folder for the embedded database and blobs'),
+    HOST: z.string().min(1).default('127.0.0.1'),
+    PREPROCESSING_PORT: port.default(8001),
+    TRAINING_PORT: port.default(8002),
+    EXPORT_PORT: port.default(8003),
+    INFERENCE_PORT: port.default(8004),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    AUTH_MODE: z.enum(['none', 'token', 'jwt']).default('none'),
+    AUTH_REQUIRE_ALL: boolFromEnv.default(false),
+    JWT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+    JWT_PUBLIC_KEY: z.string().min(1).optional(),
+    JWT_ISSUER: z.string().min(1).optional(),
+    JWT_AUDIENCE: z.string().min(1).optional(),
+    MAX_UPLOAD_BYTES: positiveInt.default(1024 ** 3),
+    HF_ENDPOINT: z.url().default('https://huggingface.co'),
+    HF_TOKEN: z.string().min(1).optional(),
+    HUB_TIMEOUT_MS: positiveInt.default(15_000),
+    MAX_BATCH: positiveInt.default(64),
+    MAX_EVAL_SAMPLES: positiveInt.default(1000),
+    LLM_API_BASE: z.url().optional(),
+    DATABASE_URL: z.string().optional(),
+  })
+  .superRefine((env, ctx) => {
+    if (env.AUTH_MODE === 'jwt' && !env.JWT_SECRET && !env.JWT_PUBLIC_KEY) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['JWT_SECRET'],
+        message: 'AUTH_MODE=jwt needs JWT_SECRET (HS256) or JWT_PUBLIC_KEY (RS256, PEM)',
+      });
+    }
+    if (env.DATABASE_URL) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['DATABASE_URL'],
+        message: 'the Postgres driver is not available in this version; unset DATABASE_URL to use the embedded store',
+      });
+    }
+  });
+
+export type Config = z.infer<typeof EnvSchema> & {
+  /** Absolute DATA_DIR. */
+  dataDir: string;
+};
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Parses the environment (process.env by default). Empty strings count as unset. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const known = Object.keys(EnvSchema.shape);
+  const input = Object.fromEntries(
+    known.filter((k) => env[k] !== undefined && env[k] !== '').map((k) => [k, env[k]]),
+  );
+  const parsed = EnvSchema.safeParse(input);
+  if (!parsed.success) {
+    throw new ConfigError(
+      parsed.error.issues.map((issue) => {
+        const name = String(issue.path[0] ?? 'environment');
+        const got = input[name] === undefined ? '' : ` (got ${JSON.stringify(redactIfSecret(name, input[name]))})`;
+        return `${name}: ${issue.message}${got}`;
+      }),
+    );
+  }
+  return { ...parsed.data, dataDir: path.resolve(parsed.data.DATA_DIR) };
+}
+
+function redactIfSecret(name: string, value: unknown): unknown {
+  return /TOKEN|SECRET|KEY/.test(name) ? '[redacted]' : value;
+}

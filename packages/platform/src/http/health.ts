@@ -1,0 +1,28 @@
+// GET /health for every service: probes the metadata store, blob store and queue; 200 ok / 503 degraded.
+import type { Platform } from '../platform.ts';
+
+export interface HealthReport {
+  status: 'ok' | 'degraded';
+  service: string;
+  version: string;
+  checks: { db: string; storage: string; queue: string };
+}
+
+async function probe(check: () => Promise<void>): Promise<string> {
+  try {
+    await check();
+    return 'ok';
+  } catch (err) {
+    return `error: ${(err as Error).message}`;
+  }
+}
+
+export async function checkHealth(platform: Platform, service: string, version: string): Promise<HealthReport> {
+  const [db, storage, queue] = await Promise.all([
+    probe(() => platform.db.check()),
+    probe(() => platform.blobs.check()),
+    probe(() => platform.queue.check()),
+  ]);
+  const ok = db === 'ok' && storage === 'ok' && queue === 'ok';
+  return { status: ok ? 'ok' : 'degraded', service, version, checks: { db, storage, queue } };
+}

@@ -1,0 +1,39 @@
+// Configuration is parsed once; a wrong setting stops the start with a message naming it.
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '@ftp/platform';
+
+describe('loadConfig', () => {
+  it('gives the embedded defaults', () => {
+    const config = loadConfig({});
+    expect(config.AUTH_MODE).toBe('none');
+    expect(config.PREPROCESSING_PORT).toBe(8001);
+    expect(config.INFERENCE_PORT).toBe(8004);
+    expect(config.MAX_UPLOAD_BYTES).toBe(1024 ** 3);
+    expect(config.dataDir.endsWith('/data')).toBe(true);
+  });
+
+  it('treats empty strings as unset and coerces numbers and booleans', () => {
+    const config = loadConfig({ AUTH_MODE: '', MAX_UPLOAD_BYTES: '2048', AUTH_REQUIRE_ALL: 'true' });
+    expect(config.AUTH_MODE).toBe('none');
+    expect(config.MAX_UPLOAD_BYTES).toBe(2048);
+    expect(config.AUTH_REQUIRE_ALL).toBe(true);
+  });
+
+  it.each([
+    [{ AUTH_MODE: 'tokn' }, /AUTH_MODE: .*"tokn"/],
+    [{ PREPROCESSING_PORT: '99999' }, /PREPROCESSING_PORT/],
+    [{ MAX_UPLOAD_BYTES: 'lots' }, /MAX_UPLOAD_BYTES/],
+    [{ AUTH_MODE: 'jwt' }, /JWT_SECRET: AUTH_MODE=jwt needs JWT_SECRET/],
+    [{ HF_ENDPOINT: 'not a url' }, /HF_ENDPOINT/],
+    [{ AUTH_REQUIRE_ALL: 'maybe' }, /AUTH_REQUIRE_ALL/],
+    [{ DATABASE_URL: 'postgres://x' }, /DATABASE_URL: the Postgres driver/],
+  ])('rejects %j naming the setting', (env, message) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it('never echoes a secret setting in the error', () => {
+    expect(() => loadConfig({ AUTH_MODE: 'jwt', JWT_SECRET: 'short-secret-value' })).toThrow(/\[redacted\]/);
+    expect(() => loadConfig({ AUTH_MODE: 'jwt', JWT_SECRET: 'short-secret-value' })).not.toThrow(/short-secret-value/);
+  });
+});

@@ -1,0 +1,145 @@
+// The HTTP base every service shares: auth modes, error bodies, request ids, and secrets kept out of logs.
+import { SignJWT, exportSPKI, generateKeyPair } from 'jose';
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { BadRequest, Conflict, createServiceApp, NotFound, ServiceUnavailable } from '@ftp/platform';
+import { openTestPlatform, type TestPlatform } from '@ftp/platform/testing';
+import type { FastifyInstance } from 'fastify';
+
+let platform: TestPlatform | undefined;
+afterEach(async () => {
+  await platform?.close();
+  platform = undefined;
+});
+
+async function appWith(env: Record<string, string> = {}): Promise<FastifyInstance> {
+  platform = await openTestPlatform(env);
+  const app = createServiceApp({ platform });
+  app.get('/open', async (req) => ({ user: req.userId }));
+  app.get('/guarded', { schema: { security: [{ bearerAuth: [] }] } }, async (req) => ({ user: req.userId }));
+  app.post(
+    '/things/:thing_id',
+    {
+      schema: {
+        params: z.object({ thing_id: z.string().regex(/^t_/) }),
+        body: z.object({ name: z.string(), hub_token: z.string().optional(), nested: z.object({ n: z.number().int() }).optional() }),
+      },
+    },
+    async (req) => ({ ok: true, params: req.params }),
+  );
+  app.get('/fail/:kind', async (req) => {
+    const kind = (req.params as { kind: string }).kind;
+    if (kind === 'bad') throw new BadRequest('row 3 has 2 fields, expected 3');
+    if (kind === 'missing') throw new NotFound('dataset', 'ds_x');
+    if (kind === 'conflict') throw new Conflict('the job is running; cancel it first');
+    if (kind === 'down') throw new ServiceUnavailable('hub', 'the model hub is unreachable');
+    throw new Error('secret internals at /srv/x.ts:10');
+  });
+  await app.ready();
+  return app;
+}
+
+describe('authentication', () => {
+  it('AUTH_MODE=none: everyone is the local user, even with a header', async () => {
+    const app = await appWith();
+    expect((await app.inject({ url: '/guarded' })).json()).toEqual({ user: 'local' });
+    expect((await app.inject({ url: '/open', headers: { authorization: 'Bearer whatever' } })).json()).toEqual({ user: 'local' });
+  });
+
+  it('AUTH_MODE=token: hashed keys map to users; bearer endpoints need one; revoked keys fail', async () => {
+    const app = await appWith({ AUTH_MODE: 'token' });
+    const { key, row } = await platform!.apiKeys.create('alice', 'laptop');
+    expect(JSON.stringify(await platform!.db.query('SELECT * FROM api_keys'))).not.toContain(key);
+    const guarded = await app.inject({ url: '/guarded' });
+    expect(guarded.statusCode).toBe(401);
+    expect(guarded.json().detail).toMatch(/Authorization: Bearer/);
+    expect((await app.inject({ url: '/open' })).json()).toEqual({ user: 'local' });
+    const auth = { authorization: `Bearer ${key}` };
+    expect((await app.inject({ url: '/guarded', headers: auth })).json()).toEqual({ user: 'alice' });
+    expect((await app.inject({ url: '/open', headers: auth })).json()).toEqual({ user: 'alice' });
+    expect((await app.inject({ url: '/open', headers: { authorization: 'Bearer ftp_nope' } })).statusCode).toBe(401);
+    expect((await app.inject({ url: '/open', headers: { authorization: 'Basic abc' } })).statusCode).toBe(401);
+    await platform!.apiKeys.revoke(row.key_id);
+    expect((await app.inject({ url: '/guarded', headers: auth })).statusCode).toBe(401);
+  });
+
+  it('AUTH_REQUIRE_ALL makes every endpoint need a credential', async () => {
+    const app = await appWith({ AUTH_MODE: 'token', AUTH_REQUIRE_ALL: 'true' });
+    expect((await app.inject({ url: '/open' })).statusCode).toBe(401);
+  });
+
+  it('AUTH_MODE=jwt with HS256: sub is the user; bad signature, expiry and missing sub are 401', async () => {
+    const secret = 'a'.repeat(40);
+    const app = await appWith({ AUTH_MODE: 'jwt', JWT_SECRET: secret });
+    const key = new TextEncoder().encode(secret);
+    const good = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject('bob').setExpirationTime('5m').sign(key);
+    expect((await app.inject({ url: '/guarded', headers: { authorization: `Bearer ${good}` } })).json()).toEqual({ user: 'bob' });
+    const forged = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject('bob').sign(new TextEncoder().encode('b'.repeat(40)));
+    expect((await app.inject({ url: '/guarded', headers: { authorization: `Bearer ${forged}` } })).statusCode).toBe(401);
+    const expired = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject('bob').setExpirationTime(Math.floor(Date.now() / 1000) - 60).sign(key);
+    expect((await app.inject({ url: '/guarded', headers: { authorization: `Bearer ${expired}` } })).statusCode).toBe(401);
+    const noSub = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).sign(key);
+    const res = await app.inject({ url: '/guarded', headers: { authorization: `Bearer ${noSub}` } });
+    expect(res.statusCode).toBe(401);
+    expect(res.json().detail).toMatch(/sub/);
+  });
+
+  it('AUTH_MODE=jwt with RS256 public key', async () => {
+    const { publicKey, privateKey } = await generateKeyPair('RS256');
+    const app = await appWith({ AUTH_MODE: 'jwt', JWT_PUBLIC_KEY: await exportSPKI(publicKey) });
+    const token = await new SignJWT({}).setProtectedHeader({ alg: 'RS256' }).setSubject('carol').sign(privateKey);
+    expect((await app.inject({ url: '/guarded', headers: { authorization: `Bearer ${token}` } })).json()).toEqual({ user: 'carol' });
+  });
+});
+
+describe('error bodies', () => {
+  it('422 with exact loc for body and path failures', async () => {
+    const app = await appWith();
+    const res = await app.inject({ method: 'POST', url: '/things/t_1', payload: { nested: { n: 1.5 } } });
+    expect(res.statusCode).toBe(422);
+    const locs = res.json().detail.map((d: { loc: string[] }) => d.loc);
+    expect(locs).toContainEqual(['body', 'name']);
+    expect(locs).toContainEqual(['body', 'nested', 'n']);
+    const path = await app.inject({ method: 'POST', url: '/things/x1', payload: { name: 'a' } });
+    expect(path.statusCode).toBe(422);
+    expect(path.json().detail[0].loc).toEqual(['path', 'thing_id']);
+  });
+
+  it('400 for malformed JSON, 404/409/503 from typed errors, 500 without internals', async () => {
+    const app = await appWith();
+    const bad = await app.inject({ method: 'POST', url: '/things/t_1', headers: { 'content-type': 'application/json' }, payload: '{"name": ' });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().detail).toMatch(/not valid JSON/);
+    expect((await app.inject({ url: '/fail/bad' })).json()).toEqual({ detail: 'row 3 has 2 fields, expected 3' });
+    expect((await app.inject({ url: '/fail/missing' })).statusCode).toBe(404);
+    expect((await app.inject({ url: '/fail/conflict' })).statusCode).toBe(409);
+    const down = await app.inject({ url: '/fail/down' });
+    expect(down.statusCode).toBe(503);
+    expect(down.json().detail).toMatch(/hub/);
+    const boom = await app.inject({ url: '/fail/boom' });
+    expect(boom.statusCode).toBe(500);
+    expect(boom.json()).toEqual({ detail: 'internal error', request_id: boom.headers['x-request-id'] });
+    expect(boom.body).not.toContain('/srv/x.ts');
+    const nowhere = await app.inject({ url: '/nowhere' });
+    expect(nowhere.statusCode).toBe(404);
+    expect(nowhere.json().detail).toMatch(/no endpoint GET \/nowhere/);
+  });
+});
+
+describe('logging', () => {
+  it('never writes hub_token, api_key, llm_api_key or Authorization to a log line', async () => {
+    const app = await appWith({ AUTH_MODE: 'token' });
+    const { key } = await platform!.apiKeys.create('alice', 'k');
+    const secrets = ['hf_SECRETHUBTOKEN123', 'tracker-SECRET-456', 'llm-SECRET-789'];
+    await app.inject({ url: '/open', headers: { authorization: `Bearer ${key}` } });
+    await app.inject({ url: '/open', headers: { authorization: 'Bearer ftp_wrong_SECRET_000' } });
+    await app.inject({ method: 'POST', url: '/things/t_1', payload: { name: 'a', hub_token: secrets[0] } });
+    await app.inject({ method: 'POST', url: '/things/t_1', payload: { hub_token: secrets[0], nested: { n: 'x' } } });
+    await app.inject({ url: '/fail/boom' });
+    app.log.info({ body: { hub_token: secrets[0], tracker_config: { api_key: secrets[1] }, augmentation_config: { llm_api_key: secrets[2] } }, headers: { Authorization: `Bearer ${key}` } }, 'request body seen');
+    const logged = platform!.logText();
+    expect(logged).toContain('request body seen');
+    expect(logged).toContain('[redacted]');
+    for (const secret of [...secrets, key, 'ftp_wrong_SECRET_000']) expect(logged).not.toContain(secret);
+  });
+});

@@ -1,0 +1,107 @@
+// Schemas every service shares: error bodies, health, timestamps, chat messages and the small enums
+// the interface repeats. Component ids (`.meta({ id })`) name them in the generated OpenAPI documents.
+import { z } from 'zod';
+
+export const Modality = z
+  .enum(['text', 'vision'])
+  .describe('text, or vision when messages carry image parts')
+  .meta({ id: 'Modality' });
+export type Modality = z.infer<typeof Modality>;
+
+export const DatasetSource = z
+  .enum(['upload', 'hub'])
+  .describe('upload: a file sent to POST /datasets/upload; hub: a model-hub dataset repo such as owner/name')
+  .meta({ id: 'DatasetSource' });
+export type DatasetSource = z.infer<typeof DatasetSource>;
+
+/** ISO 8601 date-time; services send `Date.toISOString()`. */
+export const Timestamp = z.iso.datetime({ offset: true });
+
+/** Ids are opaque to clients; only emptiness is a client mistake worth a 422. */
+export const Identifier = z.string().min(1).max(256);
+
+/**
+ * Credentials travel in request bodies only; response schemas never name these fields. An empty
+ * string means "no credential", as form-driven clients send it.
+ */
+export const Secret = z.string();
+export const SECRET_FIELD_NAMES = ['hub_token', 'api_key', 'llm_api_key'] as const;
+
+/** A value the service may not know yet: absent or null. */
+export const maybe = <T extends z.ZodType>(schema: T) => schema.nullable().optional();
+
+// ---------------------------------------------------------------------------------------------
+// Error bodies (decisions.md, "Errors")
+
+export const ValidationIssue = z
+  .object({
+    loc: z
+      .array(z.string())
+      .describe('Where the bad value is: body, path, query or header, then the field path (array indexes as strings)'),
+    msg: z.string().describe('What is wrong, as a sentence'),
+    type: z.string().describe('A short machine word: missing, invalid_type, too_small, too_big, invalid_value, unrecognized_keys, custom, …'),
+  })
+  .meta({ id: 'ValidationIssue' });
+export type ValidationIssue = z.infer<typeof ValidationIssue>;
+
+export const ValidationErrorBody = z
+  .object({ detail: z.array(ValidationIssue).min(1) })
+  .meta({ id: 'ValidationErrorBody', description: 'The request did not match the schema; one entry per problem' });
+export type ValidationErrorBody = z.infer<typeof ValidationErrorBody>;
+
+export const ErrorBody = z
+  .object({
+    detail: z.string().describe('One sentence a person can act on'),
+    request_id: z.string().optional().describe('Present on 500 responses; quote it when reporting the problem'),
+  })
+  .meta({ id: 'ErrorBody', description: 'Every error other than a validation failure' });
+export type ErrorBody = z.infer<typeof ErrorBody>;
+
+// ---------------------------------------------------------------------------------------------
+// Health (decisions.md, "Health and versions")
+
+const CheckResult = z
+  .string()
+  .describe("'ok' when reachable, 'unused' when this service does not need it, otherwise what is wrong");
+
+export const HealthBody = z
+  .object({
+    status: z.enum(['ok', 'degraded']).describe('ok with HTTP 200; degraded with HTTP 503'),
+    service: z.string().describe('Service name, e.g. preprocessing'),
+    version: z.string().describe('Interface version of this service'),
+    checks: z.object({ db: CheckResult, storage: CheckResult, queue: CheckResult }),
+  })
+  .meta({ id: 'HealthBody', description: 'Service health with one entry per dependency' });
+export type HealthBody = z.infer<typeof HealthBody>;
+
+// ---------------------------------------------------------------------------------------------
+// ChatML messages: processed records, batch inference input and evaluation samples share them.
+
+export const TextPart = z.strictObject({
+  type: z.literal('text'),
+  text: z.string(),
+});
+export const ImagePart = z.strictObject({
+  type: z.literal('image'),
+  image: z.string().min(1).describe('Image URL, data URI, base64 data or blob URI'),
+});
+export const ContentPart = z
+  .discriminatedUnion('type', [TextPart, ImagePart])
+  .meta({ id: 'ContentPart', description: 'One part of a multimodal message' });
+export type ContentPart = z.infer<typeof ContentPart>;
+
+export const ChatRole = z.enum(['system', 'user', 'assistant']);
+export type ChatRole = z.infer<typeof ChatRole>;
+
+export const ChatMessage = z
+  .strictObject({
+    role: ChatRole,
+    content: z
+      .union([z.string(), z.array(ContentPart).min(1)])
+      .describe('Plain text, or text and image parts of one message'),
+  })
+  .meta({ id: 'ChatMessage', description: 'One ChatML message' });
+export type ChatMessage = z.infer<typeof ChatMessage>;
+
+export const Conversation = z.array(ChatMessage).min(1).describe('One conversation, oldest message first');
+export type Conversation = z.infer<typeof Conversation>;

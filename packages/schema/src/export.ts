@@ -1,0 +1,67 @@
+// Export service schemas: publishing a completed job's artifacts (interface.md 2.15, 2.16, 4.3;
+// decisions.md "Export").
+import { z } from 'zod';
+import { ArtifactGroups, ExportDestination, ExportRecord, ExportType, GgufQuantization, HubRepoId } from './artifacts.ts';
+import { Identifier, Modality, Secret, maybe } from './common.ts';
+
+export const ExportRequest = z
+  .strictObject({
+    job_id: Identifier.describe('A completed training job'),
+    export_type: ExportType.default('adapter'),
+    destination: z.array(ExportDestination).min(1).default(['cloud']),
+    hub_repo_id: HubRepoId.optional().describe('Required when destination includes hub'),
+    hub_token: Secret.optional().describe('Model-hub credential, required when destination includes hub; never stored'),
+    gguf_quantization: GgufQuantization.default('q8_0').describe('export_type gguf only'),
+  })
+  .superRefine((request, ctx) => {
+    if (!request.destination.includes('hub')) return;
+    for (const key of ['hub_repo_id', 'hub_token'] as const) {
+      if (!request[key]) {
+        ctx.addIssue({ code: 'custom', path: [key], message: `${key} is required when destination includes hub`, params: { type: 'missing' } });
+      }
+    }
+  })
+  .meta({ id: 'ExportRequest', description: 'Publish a job’s artifacts' });
+export type ExportRequest = z.infer<typeof ExportRequest>;
+
+export const ExportCreateResult = z
+  .object({
+    success: z.boolean(),
+    message: z.string(),
+    export_id: Identifier.describe('Follow it in latest_export of GET /exports/{job_id}'),
+  })
+  .meta({ id: 'ExportCreateResult' });
+export type ExportCreateResult = z.infer<typeof ExportCreateResult>;
+
+const exportSummaryFields = {
+  job_id: Identifier,
+  job_name: z.string(),
+  user_id: z.string().describe('Owner'),
+  adapter_path: maybe(z.string()),
+  base_model_id: z.string(),
+  modality: Modality,
+  artifacts: ArtifactGroups,
+};
+
+export const ExportSummary = z
+  .object(exportSummaryFields)
+  .meta({ id: 'ExportSummary', description: 'A job with artifacts, without its export record' });
+export type ExportSummary = z.infer<typeof ExportSummary>;
+
+export const ExportDetails = z
+  .object({ ...exportSummaryFields, latest_export: maybe(ExportRecord) })
+  .meta({ id: 'ExportDetails' });
+export type ExportDetails = z.infer<typeof ExportDetails>;
+
+export const ExportList = z
+  .array(ExportSummary)
+  .describe('The caller’s jobs that have any artifact')
+  .meta({ id: 'ExportList' });
+export type ExportList = z.infer<typeof ExportList>;
+
+export const ExportParams = z.object({ job_id: Identifier.describe('Training job id') });
+
+export const DownloadQuery = z.object({
+  type: z.enum(ExportType.options).describe('Which file artifact to stream'),
+});
+export type DownloadQuery = z.infer<typeof DownloadQuery>;

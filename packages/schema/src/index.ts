@@ -1,0 +1,23 @@
+// Public surface of @ftp/schema: zod schemas of the whole interface, the 422 body builder,
+// route contracts of the four services and OpenAPI generation.
+export * from './common.ts';
+export * from './artifacts.ts';
+export * from './preprocessing.ts';
+export * from './training.ts';
+export * from './export.ts';
+export * from './inference.ts';
+export { validationDetail, fastifyValidationDetail, issuesFromFastifyValidation, type RequestLocation } from './validation.ts';
+export { defineRoute, type RouteContract } from './routes/contract.ts';
+export { preprocessingRoutes } from './routes/preprocessing.ts';
+export { trainingRoutes } from './routes/training.ts';
+export { exportRoutes } from './routes/export.ts';
+export { inferenceRoutes } from './routes/inference.ts';
+export * from './services.ts';
+export {
+  buildOpenApiDocument,
+  multipartForms,
+  openApiOptions,
+  openApiTransform,
+  openApiTransformObject,
+  serializeOpenApiDocument,
+} from './openapi.ts';

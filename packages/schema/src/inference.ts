@@ -1,0 +1,98 @@
+// Inference service schemas: evaluation over a processed dataset and batch generation over
+// conversations (interface.md 2.17, 4.4; decisions.md "Inference and evaluation").
+import { z } from 'zod';
+import { Conversation, ChatMessage, Identifier, Secret } from './common.ts';
+
+export const ModelSource = z
+  .enum(['adapter', 'merged', 'base'])
+  .describe('adapter or merged: a trained job’s model (job_id); base: base_model_id alone')
+  .meta({ id: 'ModelSource' });
+export type ModelSource = z.infer<typeof ModelSource>;
+
+export const EvaluationMetric = z.enum(['rouge', 'bertscore', 'accuracy', 'exact_match', 'bleu', 'meteor', 'recall', 'precision', 'f1']);
+export type EvaluationMetric = z.infer<typeof EvaluationMetric>;
+
+export const TaskType = z
+  .enum(['conversation', 'qa', 'summarization', 'translation', 'classification', 'general'])
+  .describe('Metric suite: conversation/summarization rouge+bertscore; qa exact_match+f1; translation bleu+meteor; classification accuracy+precision+recall+f1; general rouge+bleu');
+export type TaskType = z.infer<typeof TaskType>;
+
+/** Model choice and generation options common to evaluation and batch inference. */
+const generationFields = {
+  hub_token: Secret.optional().describe('Model-hub credential for gated base models; never stored'),
+  model_source: ModelSource.default('adapter'),
+  job_id: Identifier.optional().describe('Trained job whose model runs; required unless model_source is base'),
+  base_model_id: z.string().min(1).optional().describe('Required for base; otherwise must match the job’s base when given'),
+  use_fast_engine: z.boolean().default(false).describe('true: llama.cpp on the GGUF; false: transformers'),
+  max_new_tokens: z.number().int().min(1).default(256),
+  temperature: z.number().min(0).default(0).describe('0 is greedy decoding'),
+  top_p: z.number().gt(0).max(1).optional(),
+};
+
+type ModelChoice = { model_source: ModelSource; job_id?: string | undefined; base_model_id?: string | undefined };
+
+function checkModelChoice(request: ModelChoice, ctx: z.RefinementCtx): void {
+  if (request.model_source === 'base' && request.base_model_id === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['base_model_id'], message: 'base_model_id is required when model_source is base', params: { type: 'missing' } });
+  }
+  if (request.model_source !== 'base' && request.job_id === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['job_id'], message: `job_id is required when model_source is ${request.model_source}`, params: { type: 'missing' } });
+  }
+}
+
+export const EvaluationRequest = z
+  .strictObject({
+    ...generationFields,
+    dataset_id: Identifier.describe('Processed dataset; its test split is used (train when there is none)'),
+    metrics: z.array(EvaluationMetric).min(1).optional().describe('Explicit metrics; do not combine with task_type'),
+    task_type: TaskType.optional().describe('Metric suite; neither metrics nor task_type means general'),
+    max_samples: z.number().int().min(1).optional().describe('Evaluate at most this many rows (server limit MAX_EVAL_SAMPLES)'),
+    num_sample_results: z.number().int().min(0).default(3).describe('How many predictions to return in samples'),
+  })
+  .superRefine((request, ctx) => {
+    checkModelChoice(request, ctx);
+    if (request.metrics !== undefined && request.task_type !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['task_type'], message: 'send either metrics or task_type, not both' });
+    }
+  })
+  .meta({ id: 'EvaluationRequest', description: 'Score a model on a processed dataset' });
+export type EvaluationRequest = z.infer<typeof EvaluationRequest>;
+
+export const EvaluationSample = z.object({
+  prediction: z.string(),
+  reference: z.string().describe('Text of the last assistant message'),
+  sample_index: z.number().int().nonnegative(),
+  input: z.array(ChatMessage).describe('The prompt: every message before the last assistant message'),
+});
+
+const MetricValue = z.union([z.number(), z.record(z.string(), z.number())]);
+
+export const EvaluationWarning = z.union([
+  z.string(),
+  z.object({ metric: z.string(), error: z.string().describe('Why the metric could not be computed') }),
+]);
+
+export const EvaluationResult = z
+  .object({
+    metrics: z.record(z.string(), MetricValue).describe('Metric name → score (or sub-scores, e.g. rouge1, rougeL)'),
+    num_samples: z.number().int().nonnegative(),
+    dataset_id: Identifier,
+    samples: z.array(EvaluationSample),
+    warnings: z.array(EvaluationWarning).describe('E.g. that train was used for lack of a test split, or a metric that failed'),
+  })
+  .meta({ id: 'EvaluationResult' });
+export type EvaluationResult = z.infer<typeof EvaluationResult>;
+
+export const BatchInferenceRequest = z
+  .strictObject({
+    ...generationFields,
+    messages: z.array(Conversation).min(1).describe('Conversations (server limit MAX_BATCH); the model answers each'),
+  })
+  .superRefine(checkModelChoice)
+  .meta({ id: 'BatchInferenceRequest', description: 'Generate one answer per conversation' });
+export type BatchInferenceRequest = z.infer<typeof BatchInferenceRequest>;
+
+export const BatchInferenceResult = z
+  .object({ results: z.array(z.string()).describe('One generated text per conversation, in order') })
+  .meta({ id: 'BatchInferenceResult' });
+export type BatchInferenceResult = z.infer<typeof BatchInferenceResult>;

@@ -1,0 +1,164 @@
+// Builds each service's OpenAPI 3.1 document from its route contracts, through the same
+// @fastify/swagger + fastify-type-provider-zod path a running service would use.
+import fastifySwagger, { type FastifyDynamicSwaggerOptions, type SwaggerTransform, type SwaggerTransformObject } from '@fastify/swagger';
+import Fastify from 'fastify';
+import {
+  jsonSchemaTransform,
+  jsonSchemaTransformObject,
+  serializerCompiler,
+  validatorCompiler,
+  type ZodTypeProvider,
+} from 'fastify-type-provider-zod';
+import type { OpenAPIV3_1 } from 'openapi-types';
+import { services, type ServiceInfo, type ServiceName } from './services.ts';
+
+/**
+ * Request bodies that the service parses from the stream itself, so no zod schema validates them;
+ * they are documented here instead, keyed by `METHOD url`.
+ */
+export const multipartForms: Readonly<Record<string, object>> = {
+  'POST /datasets/upload': {
+    type: 'object',
+    required: ['file'],
+    properties: {
+      file: {
+        type: 'string',
+        format: 'binary',
+        description: 'The dataset file: CSV, TSV, JSON, JSONL or Parquet',
+      },
+    },
+  },
+};
+
+/** jsonSchemaTransform, plus the multipart bodies of `multipartForms`. */
+export const openApiTransform: SwaggerTransform = (input) => {
+  const transformed = jsonSchemaTransform(input);
+  const methods = ([] as string[]).concat(input.route.method);
+  const form = methods.map((method) => multipartForms[`${method} ${input.url}`]).find((body) => body !== undefined);
+  if (form === undefined) return transformed;
+  return { ...transformed, schema: { ...transformed.schema, body: form } };
+};
+
+/** jsonSchemaTransformObject, then only the components this document uses, under plain names. */
+export const openApiTransformObject: SwaggerTransformObject = (documentObject) => {
+  const document = jsonSchemaTransformObject(documentObject) as OpenAPIV3_1.Document;
+  return tidy(document);
+};
+
+export function openApiOptions(service: ServiceInfo): FastifyDynamicSwaggerOptions {
+  return {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: service.title, description: service.description, version: service.version },
+      servers: [{ url: `http://127.0.0.1:${service.defaultPort}`, description: 'Embedded default' }],
+      tags: service.tags.map((tag) => ({ ...tag })),
+      components: {
+        securitySchemes: {
+          bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key (AUTH_MODE=token) or a JWT whose sub is the user id (AUTH_MODE=jwt)' },
+        },
+      },
+    },
+    transform: openApiTransform,
+    transformObject: openApiTransformObject,
+  };
+}
+
+/** The OpenAPI document of one service, as plain JSON data. */
+export async function buildOpenApiDocument(name: ServiceName): Promise<OpenAPIV3_1.Document> {
+  const service = services[name];
+  const app = Fastify({ logger: false });
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  await app.register(fastifySwagger, openApiOptions(service));
+  const routes = app.withTypeProvider<ZodTypeProvider>();
+  for (const contract of service.routes) {
+    routes.route({
+      ...contract,
+      handler: () => {
+        throw new Error(`${contract.method} ${contract.url} is documented here, not served`);
+      },
+    });
+  }
+  await app.ready();
+  const document = app.swagger();
+  await app.close();
+  return JSON.parse(JSON.stringify(document)) as OpenAPIV3_1.Document;
+}
+
+/** The committed file's text: 2-space JSON and a final newline. */
+export function serializeOpenApiDocument(document: OpenAPIV3_1.Document): string {
+  return `${JSON.stringify(document, null, 2)}\n`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tidying: zod's registry holds the schemas of all four services in input and output forms.
+
+const COMPONENT_REF = '#/components/schemas/';
+
+function tidy(document: OpenAPIV3_1.Document): OpenAPIV3_1.Document {
+  const all = document.components?.schemas ?? {};
+  const used = referencedComponents(document.paths, all);
+  const rename = plainNames(used, all);
+  const schemas = Object.fromEntries(
+    Object.keys(all)
+      .filter((name) => used.has(name) && !(rename.has(name) && used.has(rename.get(name) as string)))
+      .map((name) => [rename.get(name) ?? name, all[name]]),
+  );
+  const text = JSON.stringify({ ...document, components: { ...document.components, schemas } });
+  const renamed = text.replace(/"#\/components\/schemas\/([^"]+)"/g, (_ref, name: string) => `"${COMPONENT_REF}${rename.get(name) ?? name}"`);
+  return JSON.parse(renamed, dropNoise) as OpenAPIV3_1.Document;
+}
+
+/**
+ * A schema read from requests is emitted as `<id>Input`. It takes the plain name when that is free,
+ * or merges into the plain one when both forms are the same (enums, objects without defaults) and
+ * so is everything it refers to.
+ */
+function plainNames(used: Set<string>, all: Record<string, unknown>): Map<string, string> {
+  const plainOf = (name: string) => name.replace(/Input$/, '');
+  const inputRefs = (name: string) =>
+    [...JSON.stringify(all[name]).matchAll(/"#\/components\/schemas\/([^"]+Input)"/g)].map((match) => match[1] as string);
+  const sameModuloRefs = (a: unknown, b: unknown) =>
+    JSON.stringify(a).replace(/Input"/g, '"') === JSON.stringify(b).replace(/Input"/g, '"');
+
+  const inputs = [...used].filter((name) => plainOf(name) !== name);
+  const merged = new Set(inputs.filter((name) => used.has(plainOf(name)) && sameModuloRefs(all[name], all[plainOf(name)])));
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (const name of merged) {
+      if (inputRefs(name).some((ref) => used.has(plainOf(ref)) && !merged.has(ref))) {
+        merged.delete(name);
+        changed = true;
+      }
+    }
+  }
+  return new Map(inputs.filter((name) => merged.has(name) || !used.has(plainOf(name))).map((name) => [name, plainOf(name)]));
+}
+
+function referencedComponents(root: unknown, schemas: Record<string, unknown>): Set<string> {
+  const used = new Set<string>();
+  const pending: unknown[] = [root];
+  while (pending.length > 0) {
+    const node = pending.pop();
+    if (Array.isArray(node)) pending.push(...node);
+    else if (node !== null && typeof node === 'object') {
+      for (const [key, value] of Object.entries(node)) {
+        if (key === '$ref' && typeof value === 'string' && value.startsWith(COMPONENT_REF)) {
+          const name = value.slice(COMPONENT_REF.length);
+          if (!used.has(name)) {
+            used.add(name);
+            pending.push(schemas[name]);
+          }
+        } else pending.push(value);
+      }
+    }
+  }
+  return used;
+}
+
+/** zod writes the safe-integer range on every integer and its full regex on every date-time. */
+function dropNoise(this: Record<string, unknown>, key: string, value: unknown): unknown {
+  if ((key === 'maximum' && value === Number.MAX_SAFE_INTEGER) || (key === 'minimum' && value === Number.MIN_SAFE_INTEGER)) return undefined;
+  if (key === 'pattern' && this['format'] === 'date-time') return undefined;
+  return value;
+}

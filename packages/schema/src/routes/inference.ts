@@ -1,0 +1,75 @@
+// Route contracts of the inference service (interface.md 4.4): evaluation and batch inference.
+import {
+  BatchInferenceRequest,
+  BatchInferenceResult,
+  EvaluationRequest,
+  EvaluationResult,
+} from '../inference.ts';
+import {
+  bearerRequired,
+  conflict,
+  defineRoute,
+  dependencyDown,
+  healthRoute,
+  internalError,
+  invalidRequest,
+  malformedJson,
+  notFound,
+  unauthorized,
+} from './contract.ts';
+
+const tags = ['inference'] as const;
+const modelConflict = conflict('The training job has not completed, so its model does not exist yet');
+
+export const inferenceRoutes = {
+  getHealth: healthRoute('inference'),
+
+  evaluateModel: defineRoute({
+    method: 'POST',
+    url: '/evaluation',
+    schema: {
+      operationId: 'evaluateModel',
+      summary: 'Evaluate a model on a processed dataset',
+      description:
+        'Generates answers for the test split (train when there is none) and scores them. The prompt is every message before ' +
+        'the last assistant message; the reference is that message. A metric that cannot be computed is reported in warnings, never as 0. ' +
+        'max_samples above MAX_EVAL_SAMPLES is a 422.',
+      tags,
+      security: bearerRequired,
+      body: EvaluationRequest,
+      response: {
+        200: EvaluationResult.describe('Scores and sample predictions'),
+        400: malformedJson,
+        401: unauthorized,
+        404: notFound('training job or processed dataset'),
+        409: modelConflict,
+        422: invalidRequest,
+        500: internalError,
+        503: dependencyDown,
+      },
+    },
+  }),
+
+  runBatchInference: defineRoute({
+    method: 'POST',
+    url: '/inference/batch',
+    schema: {
+      operationId: 'runBatchInference',
+      summary: 'Generate answers for a batch of conversations',
+      description: 'Runs the model once per conversation and returns the generated texts in order. More than MAX_BATCH conversations is a 422.',
+      tags,
+      security: bearerRequired,
+      body: BatchInferenceRequest,
+      response: {
+        200: BatchInferenceResult.describe('One generated text per conversation'),
+        400: malformedJson,
+        401: unauthorized,
+        404: notFound('training job'),
+        409: modelConflict,
+        422: invalidRequest,
+        500: internalError,
+        503: dependencyDown,
+      },
+    },
+  }),
+};

@@ -1,0 +1,136 @@
+// Route contracts of the preprocessing service (interface.md 4.1): upload, process, list, get, delete.
+import { ErrorBody } from '../common.ts';
+import {
+  DatasetDeleteResult,
+  DatasetList,
+  ProcessDatasetRequest,
+  ProcessedDataset,
+  ProcessedDatasetParams,
+  ProcessingResult,
+  UploadResult,
+} from '../preprocessing.ts';
+import {
+  bearerOptional,
+  defineRoute,
+  dependencyDown,
+  healthRoute,
+  internalError,
+  invalidRequest,
+  malformedJson,
+  notFound,
+  unauthorized,
+} from './contract.ts';
+
+const tags = ['datasets'] as const;
+
+export const preprocessingRoutes = {
+  getHealth: healthRoute('preprocessing'),
+
+  uploadDataset: defineRoute({
+    method: 'POST',
+    url: '/datasets/upload',
+    schema: {
+      operationId: 'uploadDataset',
+      summary: 'Upload a raw dataset file',
+      description:
+        'multipart/form-data with one required binary part `file`: CSV, TSV, JSON (an array of objects, or an object with one array field), JSONL or Parquet. ' +
+        'The file is streamed to blob storage as uploaded (limit MAX_UPLOAD_BYTES, default 1 GiB) and described by its first rows, columns and exact row count.',
+      tags,
+      consumes: ['multipart/form-data'],
+      security: bearerOptional,
+      response: {
+        200: UploadResult.describe('The stored file and what it contains'),
+        400: ErrorBody.describe('The file cannot be parsed or is not an accepted format; detail names the row or the accepted formats'),
+        401: unauthorized,
+        413: ErrorBody.describe('The file is larger than MAX_UPLOAD_BYTES'),
+        422: invalidRequest,
+        500: internalError,
+        503: dependencyDown,
+      },
+    },
+  }),
+
+  processDataset: defineRoute({
+    method: 'POST',
+    url: '/datasets/process',
+    schema: {
+      operationId: 'processDataset',
+      summary: 'Convert a dataset to ChatML',
+      description:
+        'Maps columns or templates to messages, normalises whitespace, augments the train split and splits the rows. ' +
+        'Which field_mappings keys are required depends on processing_mode; an unknown column in a mapping is a 422 that lists the columns.',
+      tags,
+      security: bearerOptional,
+      body: ProcessDatasetRequest,
+      response: {
+        200: ProcessingResult.describe('The processed dataset with its splits'),
+        400: malformedJson,
+        401: unauthorized,
+        404: notFound('uploaded dataset'),
+        422: invalidRequest,
+        500: internalError,
+        503: dependencyDown,
+      },
+    },
+  }),
+
+  listDatasets: defineRoute({
+    method: 'GET',
+    url: '/datasets',
+    schema: {
+      operationId: 'listDatasets',
+      summary: 'List the caller’s processed datasets',
+      description: 'Processed datasets owned by the caller, newest first.',
+      tags,
+      security: bearerOptional,
+      response: {
+        200: DatasetList.describe('The caller’s processed datasets'),
+        401: unauthorized,
+        500: internalError,
+        503: dependencyDown,
+      },
+    },
+  }),
+
+  getDataset: defineRoute({
+    method: 'GET',
+    url: '/datasets/:processed_dataset_id',
+    schema: {
+      operationId: 'getDataset',
+      summary: 'Get a processed dataset',
+      description: 'The processed dataset with each split’s row count, file and first records.',
+      tags,
+      security: bearerOptional,
+      params: ProcessedDatasetParams,
+      response: {
+        200: ProcessedDataset.describe('The processed dataset'),
+        401: unauthorized,
+        404: notFound('processed dataset'),
+        422: invalidRequest,
+        500: internalError,
+        503: dependencyDown,
+      },
+    },
+  }),
+
+  deleteDataset: defineRoute({
+    method: 'DELETE',
+    url: '/datasets/:processed_dataset_id',
+    schema: {
+      operationId: 'deleteDataset',
+      summary: 'Delete a processed dataset',
+      description: 'Removes the processed data and its files; the raw uploaded file is never deleted.',
+      tags,
+      security: bearerOptional,
+      params: ProcessedDatasetParams,
+      response: {
+        200: DatasetDeleteResult.describe('What was removed'),
+        401: unauthorized,
+        404: notFound('processed dataset'),
+        422: invalidRequest,
+        500: internalError,
+        503: dependencyDown,
+      },
+    },
+  }),
+};

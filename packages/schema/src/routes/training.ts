@@ -1,0 +1,175 @@
+// Route contracts of the training service (interface.md 4.2 and the extra job endpoints of decisions.md).
+import { z } from 'zod';
+import { JobDeleteResult, JobList, JobParams, TrainRequest, TrainResponse, TrainingJob } from '../training.ts';
+import {
+  bearerOptional,
+  conflict,
+  defineRoute,
+  dependencyDown,
+  healthRoute,
+  internalError,
+  invalidRequest,
+  malformedJson,
+  mediaResponse,
+  notFound,
+  unauthorized,
+} from './contract.ts';
+
+const tags = ['jobs'] as const;
+const jobNotFound = notFound('training job');
+
+export const trainingRoutes = {
+  getHealth: healthRoute('training'),
+
+  startTraining: defineRoute({
+    method: 'POST',
+    url: '/train',
+    schema: {
+      operationId: 'startTraining',
+      summary: 'Start a fine-tuning job',
+      description:
+        'Queues a job on a processed dataset and a base model. Checked before queueing: the dataset exists and is the caller’s, ' +
+        'trainer_type fits its processing mode (sft ← language_modeling, dpo/orpo ← preference, grpo ← prompt_only), ' +
+        'QLoRA has a CUDA worker, eval_strategy has a test split, and reward reference fields are dataset columns.',
+      tags,
+      security: bearerOptional,
+      body: TrainRequest,
+      response: {
+        200: TrainResponse.describe('The queued job'),
+        400: malformedJson,
+        401: unauthorized,
+        404: notFound('processed dataset'),
+        422: invalidRequest,
+        500: internalError,
+        503: dependencyDown,
+      },
+    },
+  }),
+
+  listJobs: defineRoute({
+    method: 'GET',
+    url: '/jobs',
+    schema: {
+      operationId: 'listJobs',
+      summary: 'List the caller’s training jobs',
+      description: 'Every job of the caller, newest first.',
+      tags,
+      security: bearerOptional,
+      response: {
+        200: JobList.describe('The caller’s jobs'),
+        401: unauthorized,
+        500: internalError,
+        503: dependencyDown,
+      },
+    },
+  }),
+
+  getJob: defineRoute({
+    method: 'GET',
+    url: '/jobs/:job_id',
+    schema: {
+      operationId: 'getJob',
+      summary: 'Get a training job',
+      description: 'Status, progress, metrics, artifacts and the latest export of a job.',
+      tags,
+      security: bearerOptional,
+      params: JobParams,
+      response: {
+        200: TrainingJob.describe('The job'),
+        401: unauthorized,
+        404: jobNotFound,
+        422: invalidRequest,
+        500: internalError,
+        503: dependencyDown,
+      },
+    },
+  }),
+
+  deleteJob: defineRoute({
+    method: 'DELETE',
+    url: '/jobs/:job_id',
+    schema: {
+      operationId: 'deleteJob',
+      summary: 'Delete a training job and its files',
+      description: 'Removes the job row, config, checkpoints, adapter, merged model, GGUF file and exports. A running job must be cancelled first.',
+      tags,
+      security: bearerOptional,
+      params: JobParams,
+      response: {
+        200: JobDeleteResult.describe('What was removed'),
+        401: unauthorized,
+        404: jobNotFound,
+        409: conflict('The job is still queued, preparing or training; cancel it first'),
+        422: invalidRequest,
+        500: internalError,
+        503: dependencyDown,
+      },
+    },
+  }),
+
+  cancelJob: defineRoute({
+    method: 'POST',
+    url: '/jobs/:job_id/cancel',
+    schema: {
+      operationId: 'cancelJob',
+      summary: 'Cancel a training job',
+      description: 'Stops a queued or running job; it ends as failed with error "cancelled by user".',
+      tags,
+      security: bearerOptional,
+      params: JobParams,
+      response: {
+        200: TrainingJob.describe('The job after cancelling'),
+        401: unauthorized,
+        404: jobNotFound,
+        409: conflict('The job has already completed or failed'),
+        422: invalidRequest,
+        500: internalError,
+        503: dependencyDown,
+      },
+    },
+  }),
+
+  streamJobEvents: defineRoute({
+    method: 'GET',
+    url: '/jobs/:job_id/events',
+    schema: {
+      operationId: 'streamJobEvents',
+      summary: 'Follow a training job as server-sent events',
+      description:
+        'A text/event-stream: `event: progress` with a JobProgress object as data while the job runs, ' +
+        'then `event: status` with the final TrainingJob, after which the stream ends.',
+      tags,
+      security: bearerOptional,
+      params: JobParams,
+      response: {
+        200: mediaResponse('text/event-stream', 'Progress events, then the final status', z.string()),
+        401: unauthorized,
+        404: jobNotFound,
+        422: invalidRequest,
+        500: internalError,
+        503: dependencyDown,
+      },
+    },
+  }),
+
+  getJobDashboard: defineRoute({
+    method: 'GET',
+    url: '/jobs/:job_id/dashboard',
+    schema: {
+      operationId: 'getJobDashboard',
+      summary: 'A job’s dashboard page',
+      description: 'An HTML page with the job’s loss curve and status; tracker_url points here when no experiment tracker is set.',
+      tags,
+      security: bearerOptional,
+      params: JobParams,
+      response: {
+        200: mediaResponse('text/html', 'The dashboard page', z.string()),
+        401: unauthorized,
+        404: jobNotFound,
+        422: invalidRequest,
+        500: internalError,
+        503: dependencyDown,
+      },
+    },
+  }),
+};

@@ -1,0 +1,248 @@
+// Training service schemas: the job request with every hyperparameter of interface.md 2.12 (defaults
+// are the sample values shown there), reward functions for GRPO, and the job status resource.
+import { z } from 'zod';
+import { ArtifactGroups, ExportRecord, GgufQuantization, HubRepoId } from './artifacts.ts';
+import { Identifier, Modality, Secret, Timestamp, maybe } from './common.ts';
+
+export const TrainerType = z
+  .enum(['sft', 'dpo', 'orpo', 'grpo'])
+  .describe('sft needs a language_modeling dataset, dpo/orpo a preference one, grpo a prompt_only one');
+export type TrainerType = z.infer<typeof TrainerType>;
+
+export const TrainingMethod = z.enum(['Full', 'LoRA', 'QLoRA']).describe('QLoRA needs a CUDA GPU');
+export type TrainingMethod = z.infer<typeof TrainingMethod>;
+
+/** The scheduler names transformers accepts, so a typo fails at submit rather than in the worker. */
+export const LrSchedulerType = z.enum([
+  'linear',
+  'cosine',
+  'cosine_with_restarts',
+  'polynomial',
+  'constant',
+  'constant_with_warmup',
+  'inverse_sqrt',
+  'reduce_lr_on_plateau',
+  'cosine_with_min_lr',
+  'cosine_warmup_with_min_lr',
+  'warmup_stable_decay',
+]);
+
+const IntervalStrategy = z.enum(['no', 'steps', 'epoch']);
+const Fraction = z.number().min(0).lt(1);
+
+export const Hyperparameters = z
+  .strictObject({
+    learning_rate: z.number().positive().default(0.0002),
+    batch_size: z.number().int().min(1).default(2).describe('Per-device batch size'),
+    gradient_accumulation_steps: z.number().int().min(1).default(4),
+    epochs: z.number().int().min(1).default(3),
+    max_steps: z.number().int().min(-1).default(-1).describe('-1: train for `epochs`; otherwise stop after this many steps'),
+    packing: z.boolean().default(false).describe('Pack several short examples into one sequence'),
+    padding_free: z.boolean().default(false),
+    use_fast_attention: z.boolean().default(false).describe('Use the best attention kernel the hardware has'),
+    max_length: z.number().int().min(1).default(1024).describe('Tokens per example, prompt and answer together'),
+    lr_scheduler_type: LrSchedulerType.default('linear'),
+    save_strategy: IntervalStrategy.default('epoch'),
+    logging_steps: z.number().int().min(1).default(10),
+    lora_rank: z.number().int().min(1).default(16),
+    lora_alpha: z.number().int().min(1).default(16),
+    lora_dropout: Fraction.default(0.05),
+    max_prompt_length: z.number().int().min(1).default(512).describe('dpo, orpo, grpo: tokens kept of the prompt'),
+    num_generations: z.number().int().min(2).default(4).describe('grpo: completions per prompt that are compared'),
+    max_grad_norm: z.number().positive().default(0.1),
+    adam_beta1: Fraction.default(0.9),
+    adam_beta2: Fraction.default(0.99),
+    warmup_ratio: z.number().min(0).max(1).default(0.1),
+    beta: z.number().min(0).default(0.1).describe('dpo/orpo preference strength; grpo KL weight (0 turns KL off)'),
+  })
+  .meta({ id: 'Hyperparameters', description: 'Every field is applied; defaults are the interface’s sample values' });
+export type Hyperparameters = z.infer<typeof Hyperparameters>;
+
+export const TrainingExportConfig = z
+  .strictObject({
+    format: z.enum(['adapter', 'merged']).default('adapter').describe('Full training always writes merged'),
+    destination: z.enum(['cloud', 'hub']).default('cloud'),
+    hub_repo_id: HubRepoId.optional().describe('Required when destination is hub'),
+    include_gguf: z.boolean().default(false),
+    gguf_quantization: GgufQuantization.default('q8_0'),
+  })
+  .superRefine((config, ctx) => {
+    if (config.destination === 'hub' && !config.hub_repo_id) {
+      ctx.addIssue({ code: 'custom', path: ['hub_repo_id'], message: 'hub_repo_id is required when destination is hub', params: { type: 'missing' } });
+    }
+  })
+  .describe('What the job writes when it ends');
+
+export const EvalConfig = z.strictObject({
+  eval_strategy: IntervalStrategy.default('no').describe('steps or epoch need a test split'),
+  eval_steps: z.number().int().min(1).default(50),
+  compute_eval_metrics: z.boolean().default(false),
+  batch_eval_metrics: z.boolean().default(false),
+});
+
+export const TrackerConfig = z.strictObject({
+  provider: z.enum(['mlflow', 'wandb']).optional().describe('Default mlflow when MLFLOW_TRACKING_URI is set'),
+  api_key: Secret.optional().describe('Experiment-tracker credential; never stored'),
+  project: z.string().optional().describe('Tracker project (mlflow experiment or wandb project)'),
+  log_model: z.enum(['false', 'checkpoint', 'end']).default('end'),
+});
+
+// GRPO reward functions, one variant per `type` (decisions.md "Training").
+const rewardName = z.string().min(1).describe('Name shown in the job’s metrics');
+const referenceField = z.string().min(1).describe('Dataset column holding the reference');
+const judgeFields = {
+  name: rewardName,
+  model: z.string().min(1).describe('Judge model served at LLM_API_BASE'),
+  prompt: z.string().min(1).describe('Judge instruction; may reference {completion} and {column}'),
+  reference_field: referenceField.optional(),
+};
+export const RewardConfig = z
+  .discriminatedUnion('type', [
+    z.strictObject({
+      type: z.literal('string_check'),
+      name: rewardName,
+      reference_field: referenceField,
+      operation: z.enum(['eq', 'ne', 'like', 'ilike']).default('eq'),
+    }),
+    z.strictObject({
+      type: z.literal('text_similarity'),
+      name: rewardName,
+      reference_field: referenceField,
+      evaluation_metric: z.enum(['bleu', 'meteor', 'rouge_1', 'rouge_2', 'rouge_l', 'fuzzy_match']),
+    }),
+    z.strictObject({
+      type: z.literal('built_in'),
+      name: rewardName,
+      function_name: z.enum(['format_reward', 'count_xml', 'numerical_accuracy']),
+      reference_field: referenceField.optional(),
+    }),
+    z.strictObject({
+      type: z.literal('score_model'),
+      ...judgeFields,
+      range: z.tuple([z.number(), z.number()]).default([0, 1]).describe('Lowest and highest score'),
+    }),
+    z.strictObject({
+      type: z.literal('label_model'),
+      ...judgeFields,
+      labels: z.array(z.string().min(1)).min(2),
+      passing_labels: z.array(z.string().min(1)).min(1).describe('Labels that earn the reward'),
+    }),
+  ])
+  .meta({ id: 'RewardConfig', description: 'One GRPO reward function' });
+export type RewardConfig = z.infer<typeof RewardConfig>;
+
+export const TrainingConfig = z
+  .strictObject({
+    base_model_id: z.string().min(1).describe('Hub model id (owner/name) or a name in the local model store'),
+    provider: z.enum(['hub', 'local']).default('hub'),
+    method: TrainingMethod.default('QLoRA'),
+    trainer_type: TrainerType.default('sft'),
+    modality: Modality.default('text'),
+    hyperparameters: Hyperparameters.prefault({}),
+    export_config: TrainingExportConfig.prefault({}),
+    eval_config: EvalConfig.prefault({}),
+    tracker_config: TrackerConfig.optional().describe('Absent: the job page of the training service is the tracker'),
+    reward_config: z.array(RewardConfig).optional().describe('Reward functions; required by grpo, ignored by the other trainers'),
+  })
+  .superRefine((config, ctx) => {
+    // Other trainers ignore reward_config: the interface's own sample sends one with trainer_type sft.
+    if (config.trainer_type === 'grpo' && (config.reward_config ?? []).length === 0) {
+      ctx.addIssue({ code: 'custom', path: ['reward_config'], message: 'trainer_type grpo needs at least one reward in reward_config', params: { type: 'missing' } });
+    }
+    const seen = new Set<string>();
+    config.reward_config?.forEach((reward, index) => {
+      if (seen.has(reward.name)) {
+        ctx.addIssue({ code: 'custom', path: ['reward_config', index, 'name'], message: `reward name ${reward.name} is used twice` });
+      }
+      seen.add(reward.name);
+      if (reward.type === 'label_model') {
+        reward.passing_labels.forEach((label, labelIndex) => {
+          if (!reward.labels.includes(label)) {
+            ctx.addIssue({ code: 'custom', path: ['reward_config', index, 'passing_labels', labelIndex], message: `passing label ${label} is not one of labels` });
+          }
+        });
+      }
+    });
+  })
+  .meta({ id: 'TrainingConfig' });
+export type TrainingConfig = z.infer<typeof TrainingConfig>;
+
+export const TrainRequest = z
+  .strictObject({
+    processed_dataset_id: Identifier.describe('Processed dataset to train on'),
+    hub_token: Secret.optional().describe('Model-hub credential; reaches the worker through its environment, never stored'),
+    training_config: TrainingConfig,
+    job_name: z.string().min(1).max(200).default('unnamed job'),
+  })
+  .meta({ id: 'TrainRequest', description: 'Start a fine-tuning job' });
+export type TrainRequest = z.infer<typeof TrainRequest>;
+
+// ---------------------------------------------------------------------------------------------
+// Responses
+
+export const TrainResponse = z.object({ job_id: Identifier }).meta({ id: 'TrainResponse' });
+export type TrainResponse = z.infer<typeof TrainResponse>;
+
+export const JobStatus = z
+  .enum(['queued', 'preparing', 'training', 'completed', 'failed'])
+  .describe('queued → preparing → training → completed | failed; cancel and worker loss also end in failed');
+export type JobStatus = z.infer<typeof JobStatus>;
+
+export const JobProgress = z
+  .object({
+    step: z.number().int().nonnegative(),
+    total_steps: maybe(z.number().int().nonnegative()),
+    epoch: maybe(z.number().nonnegative()),
+    loss: maybe(z.number()),
+    eta_seconds: maybe(z.number().nonnegative()),
+  })
+  .meta({ id: 'JobProgress' });
+export type JobProgress = z.infer<typeof JobProgress>;
+
+export const JobMetrics = z
+  .object({
+    eval_loss: maybe(z.number()),
+    perplexity: maybe(z.number()).describe('exp(eval_loss)'),
+    accuracy: maybe(z.number()).describe('Next-token accuracy on assistant tokens'),
+    eval_runtime: maybe(z.number()).describe('Seconds'),
+  })
+  .describe('Evaluation after training, on the test split (or the last 5% of train)');
+
+export const TrainingJob = z
+  .object({
+    job_id: Identifier,
+    job_name: z.string(),
+    status: JobStatus,
+    modality: Modality,
+    tracker_url: maybe(z.string()).describe('Tracker run, or this job’s dashboard page'),
+    processed_dataset_id: Identifier,
+    adapter_path: maybe(z.string()),
+    base_model_id: z.string(),
+    gguf_path: maybe(z.string()),
+    metrics: maybe(JobMetrics),
+    error: maybe(z.string()).describe('Why the job failed'),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    progress: maybe(JobProgress),
+    artifacts: ArtifactGroups,
+    latest_export: maybe(ExportRecord),
+  })
+  .meta({ id: 'TrainingJob', description: 'A training job and what it produced' });
+export type TrainingJob = z.infer<typeof TrainingJob>;
+
+export const JobList = z
+  .object({ jobs: z.array(TrainingJob).describe('The caller’s jobs, newest first') })
+  .meta({ id: 'JobList' });
+export type JobList = z.infer<typeof JobList>;
+
+export const JobDeleteResult = z
+  .object({
+    job_id: Identifier,
+    deleted: z.boolean(),
+    message: z.string(),
+    deleted_resources: z.array(z.string()).describe('Row, config, checkpoints, adapter, merged model, GGUF and exports removed'),
+  })
+  .meta({ id: 'JobDeleteResult' });
+export type JobDeleteResult = z.infer<typeof JobDeleteResult>;
+
+export const JobParams = z.object({ job_id: Identifier.describe('From POST /train') });

@@ -1,0 +1,18 @@
+// Builds the preprocessing service (interface.md 4.1) on a platform; no listen. Tests use inject().
+import multipart from '@fastify/multipart';
+import type { FastifyInstance } from 'fastify';
+import { createServiceApp, registerApiDocs, type Platform } from '@ftp/platform';
+import { healthRoutes } from './routes/health.ts';
+import { datasetRoutes } from './routes/datasets.ts';
+
+export async function buildPreprocessingApp(platform: Platform): Promise<FastifyInstance> {
+  const app = createServiceApp({ platform });
+  await app.register(multipart, {
+    // The file part streams to storage; only tiny text fields are buffered.
+    limits: { fieldSize: 64 * 1024, fields: 10, files: 1, fileSize: platform.config.MAX_UPLOAD_BYTES },
+  });
+  await registerApiDocs(app, 'preprocessing');
+  await app.register(healthRoutes);
+  await app.register(datasetRoutes);
+  return app;
+}

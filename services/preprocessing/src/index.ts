@@ -1,0 +1,2 @@
+// The preprocessing service as a library: the embedded stack and the end-to-end tests build it from here.
+export { buildPreprocessingApp } from './app.ts';

@@ -1,0 +1,138 @@
+// Turns source rows into ChatML records (decisions.md, "Processed record shapes"). The field mappings
+// are checked against the dataset's columns and compiled once; building a record is then cheap.
+import { UnprocessableEntity, type ValidationIssue } from '@ftp/platform';
+import type { FieldMapping, FieldMappings, ProcessingMode } from '@ftp/schema';
+import { normalizeWhitespace } from './normalize.ts';
+import { parseTemplate, renderTemplate, TemplateSyntaxError, templateColumns, type TemplatePiece } from './templates.ts';
+
+export type ContentPart = { type: 'text'; text: string } | { type: 'image'; image: string };
+export type MessageContent = string | ContentPart[];
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: MessageContent;
+}
+export type ProcessedRecord = Record<string, unknown>;
+
+/** Stores one image cell and returns its blob URI; throws a 422 when the cell is not an image. */
+export type ImageResolver = (value: unknown, rowNumber: number, column: string, loc: string[]) => Promise<string>;
+
+type CompiledPart =
+  | { kind: 'text'; pieces: TemplatePiece[] }
+  | { kind: 'image'; column: string; loc: string[] };
+
+const MAPPING_KEYS = ['system_field', 'user_field', 'assistant_field', 'chosen_field', 'rejected_field'] as const;
+type MappingKey = (typeof MAPPING_KEYS)[number];
+
+const MAPPINGS_LOC = ['body', 'config', 'field_mappings'];
+
+function compileMapping(mapping: FieldMapping, loc: string[], columns: Set<string>, issues: ValidationIssue[]): CompiledPart | undefined {
+  const listing = [...columns].join(', ');
+  let pieces: TemplatePiece[];
+  if (mapping.type === 'template') {
+    try {
+      pieces = parseTemplate(mapping.value);
+    } catch (err) {
+      if (!(err instanceof TemplateSyntaxError)) throw err;
+      issues.push({ loc: [...loc, 'value'], msg: `template ${JSON.stringify(mapping.value)}: ${err.message}`, type: 'template_syntax' });
+      return undefined;
+    }
+  } else {
+    pieces = [{ column: mapping.value }];
+  }
+  const unknown = templateColumns(pieces).filter((c) => !columns.has(c));
+  for (const column of unknown) {
+    issues.push({
+      loc: [...loc, 'value'],
+      msg: `column ${JSON.stringify(column)} does not exist; the dataset's columns are: ${listing}`,
+      type: 'unknown_column',
+    });
+  }
+  if (unknown.length > 0) return undefined;
+  return mapping.type === 'image' ? { kind: 'image', column: mapping.value, loc } : { kind: 'text', pieces };
+}
+
+export interface RecordBuilder {
+  modality: 'text' | 'vision';
+  /** Builds the record of a source row (1-based `rowNumber` for error messages). */
+  build(row: Record<string, unknown>, rowNumber: number): ProcessedRecord | Promise<ProcessedRecord>;
+}
+
+export function compileRecordBuilder(options: {
+  mode: ProcessingMode;
+  mappings: FieldMappings;
+  columns: string[];
+  normalize: boolean;
+  resolveImage: ImageResolver;
+}): RecordBuilder {
+  const { mode, mappings, normalize, resolveImage } = options;
+  const columns = new Set(options.columns);
+  const issues: ValidationIssue[] = [];
+  const compiled = new Map<MappingKey, CompiledPart[]>();
+  for (const key of MAPPING_KEYS) {
+    const mapping = mappings[key];
+    if (mapping === undefined) continue;
+    const list = Array.isArray(mapping) ? mapping : [mapping];
+    const parts = list.map((m, i) =>
+      compileMapping(m, Array.isArray(mapping) ? [...MAPPINGS_LOC, key, String(i)] : [...MAPPINGS_LOC, key], columns, issues),
+    );
+    const images = parts.filter((p) => p?.kind === 'image');
+    if (key !== 'user_field' && images.length > 0) {
+      issues.push({ loc: [...MAPPINGS_LOC, key], msg: `${key} cannot be an image; images belong to user_field`, type: 'value_error' });
+    }
+    compiled.set(key, parts.filter((p): p is CompiledPart => p !== undefined));
+  }
+  if (issues.length > 0) throw new UnprocessableEntity(issues);
+
+  const text = (s: string): string => (normalize ? normalizeWhitespace(s) : s);
+  const hasImages = [...compiled.values()].some((parts) => parts.some((p) => p.kind === 'image'));
+  const userIsList = Array.isArray(mappings.user_field);
+
+  const contentOf = (key: MappingKey, row: Record<string, unknown>, images: Map<CompiledPart, string>): MessageContent | undefined => {
+    const parts = compiled.get(key);
+    if (!parts) return undefined;
+    if (!userIsList && parts.length === 1 && parts[0]!.kind === 'text' && !hasImages) {
+      return text(renderTemplate(parts[0]!.pieces, row));
+    }
+    return parts.map((p): ContentPart =>
+      p.kind === 'image' ? { type: 'image', image: images.get(p)! } : { type: 'text', text: text(renderTemplate(p.pieces, row)) },
+    );
+  };
+
+  const assemble = (row: Record<string, unknown>, images: Map<CompiledPart, string>): ProcessedRecord => {
+    const prompt: ChatMessage[] = [];
+    const system = contentOf('system_field', row, images);
+    if (system !== undefined) prompt.push({ role: 'system', content: system });
+    prompt.push({ role: 'user', content: contentOf('user_field', row, images)! });
+    const answer = (key: MappingKey): ChatMessage[] => [{ role: 'assistant', content: contentOf(key, row, images)! }];
+    switch (mode) {
+      case 'language_modeling':
+        return { messages: [...prompt, ...answer('assistant_field')] };
+      case 'prompt_only':
+        // Every source column is kept so GRPO rewards can reference it (reward_config.reference_field).
+        return { ...copyColumns(row, options.columns), prompt };
+      case 'preference':
+        return { prompt, chosen: answer('chosen_field'), rejected: answer('rejected_field') };
+    }
+  };
+
+  if (!hasImages) {
+    const none = new Map<CompiledPart, string>();
+    return { modality: 'text', build: (row) => assemble(row, none) };
+  }
+  const imageParts = [...compiled.values()].flat().filter((p): p is Extract<CompiledPart, { kind: 'image' }> => p.kind === 'image');
+  return {
+    modality: 'vision',
+    async build(row, rowNumber) {
+      const images = new Map<CompiledPart, string>();
+      for (const part of imageParts) images.set(part, await resolveImage(row[part.column], rowNumber, part.column, part.loc));
+      return assemble(row, images);
+    },
+  };
+}
+
+function copyColumns(row: Record<string, unknown>, columns: string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const c of columns) if (c !== 'prompt') out[c] = row[c] ?? null;
+  return out;
+}
+

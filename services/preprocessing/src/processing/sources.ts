@@ -1,0 +1,36 @@
+// Where processing reads rows from: an upload of the caller, or a dataset on the model hub. Both look
+// the same to processDataset: column names, and named splits that stream rows in batches.
+import { NotFound, type Platform } from '@ftp/platform';
+import { byteSourceFromBlob } from '../readers/byte-source.ts';
+import { readRowBatches } from '../readers/index.ts';
+import type { DatasetFormat } from '../readers/detect.ts';
+import type { DatasetRow } from '../readers/rows.ts';
+
+export interface SourceSplit {
+  name: string;
+  /** Exact row count; may cost a pass over the data when the format does not record it. */
+  numRows(): Promise<number>;
+  batches(): AsyncIterable<DatasetRow[]>;
+}
+
+export interface DatasetSource {
+  columns: string[];
+  splits: SourceSplit[];
+}
+
+/** An upload is one split, `train`, whose row count was measured at upload time. */
+export async function uploadSource(platform: Platform, userId: string, datasetId: string): Promise<DatasetSource> {
+  const raw = await platform.datasets.getRaw(userId, datasetId);
+  if (!raw) throw new NotFound('uploaded dataset', datasetId);
+  const bytes = await byteSourceFromBlob(platform.blobs, raw.blob_key);
+  return {
+    columns: raw.columns,
+    splits: [
+      {
+        name: 'train',
+        numRows: async () => raw.num_examples,
+        batches: () => readRowBatches(bytes, raw.format as DatasetFormat),
+      },
+    ],
+  };
+}

@@ -1,0 +1,97 @@
+// /datasets: upload a raw file, process it into ChatML splits, list, read and delete processed datasets.
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { invalidField, NotFound, PayloadTooLarge } from '@ftp/platform';
+import { preprocessingRoutes } from '@ftp/schema';
+import { storeUpload } from '../uploads.ts';
+import { processDataset } from '../processing/process-dataset.ts';
+import { uploadSource, type DatasetSource } from '../processing/sources.ts';
+import { hubSource } from '../processing/hub-source.ts';
+import { presentDatasetSummary, presentProcessedDataset, presentProcessingResult } from '../presenters.ts';
+
+const FILE_PART = 'file';
+
+export async function datasetRoutes(app: FastifyInstance): Promise<void> {
+  const routes = app.withTypeProvider<ZodTypeProvider>();
+  const { platform } = app;
+
+  routes.route({
+    ...preprocessingRoutes.uploadDataset,
+    handler: async (request) => {
+      const missingFile = () =>
+        invalidField(['body', FILE_PART], 'send multipart/form-data with one binary part named "file"', 'missing');
+      if (!request.isMultipart()) throw missingFile();
+      const part = await request.file({ limits: { fileSize: platform.config.MAX_UPLOAD_BYTES, files: 1 } });
+      if (!part) throw missingFile();
+      if (part.fieldname !== FILE_PART) {
+        part.file.resume();
+        throw invalidField(['body', FILE_PART], `the file part is named ${JSON.stringify(part.fieldname)}; name it "file"`, 'missing');
+      }
+      // @fastify/multipart only truncates a file at the limit (and may have done so before we get the part):
+      // fail the stream when it happens later, and check the flag once the file is stored.
+      const tooLarge = () =>
+        new PayloadTooLarge(`the file is larger than MAX_UPLOAD_BYTES (${platform.config.MAX_UPLOAD_BYTES} bytes); split it or raise the limit`);
+      part.file.once('limit', () => part.file.destroy(tooLarge()));
+      const row = await storeUpload(platform, request.userId, part.filename || 'upload', part.file, () => {
+        if (part.file.truncated) throw tooLarge();
+      });
+      return {
+        dataset_id: row.dataset_id,
+        filename: row.filename,
+        cloud_path: platform.blobs.uri(row.blob_key),
+        size_bytes: row.size_bytes,
+        sample: row.sample,
+        columns: row.columns,
+        num_examples: row.num_examples,
+      };
+    },
+  });
+
+  routes.route({
+    ...preprocessingRoutes.processDataset,
+    handler: async (request) => {
+      const body = request.body;
+      const source: DatasetSource =
+        body.dataset_source === 'hub'
+          ? await hubSource(platform.config, body.dataset_id, body.dataset_subset)
+          : await uploadSource(platform, request.userId, body.dataset_id);
+      const row = await processDataset(platform, request.userId, body, source);
+      return presentProcessingResult(row, platform.blobs);
+    },
+  });
+
+  routes.route({
+    ...preprocessingRoutes.listDatasets,
+    handler: async (request) => ({
+      datasets: (await platform.datasets.listProcessed(request.userId)).map(presentDatasetSummary),
+    }),
+  });
+
+  routes.route({
+    ...preprocessingRoutes.getDataset,
+    handler: async (request) => {
+      const row = await platform.datasets.getProcessed(request.userId, request.params.processed_dataset_id);
+      if (!row) throw new NotFound('processed dataset', request.params.processed_dataset_id);
+      return presentProcessedDataset(row, platform.blobs);
+    },
+  });
+
+  routes.route({
+    ...preprocessingRoutes.deleteDataset,
+    handler: async (request) => {
+      const id = request.params.processed_dataset_id;
+      const row = await platform.datasets.getProcessed(request.userId, id);
+      if (!row) throw new NotFound('processed dataset', id);
+      // Row first: if removing files fails part-way, nothing points at the rest and a retry is harmless.
+      await platform.datasets.deleteProcessed(request.userId, id);
+      const files = await platform.blobs.deletePrefix(row.blob_prefix);
+      return {
+        dataset_name: row.dataset_name,
+        deleted: true,
+        message: `processed dataset ${id} and its ${files.length} files were deleted; the raw dataset ${row.dataset_id} was kept`,
+        deleted_files_count: files.length,
+        deleted_resources: [`processed_datasets/${id}`, ...files.map((key) => platform.blobs.uri(key))],
+      };
+    },
+  });
+}

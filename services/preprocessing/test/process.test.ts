@@ -1,0 +1,203 @@
+// POST /datasets/process and the processed-dataset resources, through the real app and real storage.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { csv, PNG_1X1, readSplit, startService, type TestService } from './support.ts';
+
+let svc: TestService;
+let qa: string; // dataset_id of a 40-row question/answer upload
+beforeAll(async () => {
+  svc = await startService();
+  const rows = [['question', 'answer', 'context'], ...Array.from({ length: 40 }, (_, i) => [`What is  ${i} + ${i}?\t `, `  ${2 * i}`, `ctx ${i}`])];
+  qa = (await svc.upload('qa.csv', csv(rows))).json().dataset_id;
+});
+afterAll(() => svc.close());
+
+const lm = (overrides: Record<string, unknown> = {}, config: Record<string, unknown> = {}) => ({
+  dataset_name: 'qa',
+  dataset_id: qa,
+  config: {
+    field_mappings: {
+      system_field: { type: 'template', value: 'You answer arithmetic.' },
+      user_field: { type: 'template', value: 'Q: {question} ({context})' },
+      assistant_field: { type: 'column', value: 'answer' },
+    },
+    ...config,
+  },
+  ...overrides,
+});
+
+describe('language_modeling', () => {
+  it('maps templates and columns to ChatML, normalises whitespace, and splits with a seed', async () => {
+    const res = await svc.process(lm({}, { split_config: { type: 'manual_split', test_size: 0.25 } }));
+    expect(res.statusCode, res.body).toBe(200);
+    const result = res.json();
+    expect(result).toMatchObject({ dataset_name: 'qa', dataset_source: 'upload', dataset_subset: 'default', modality: 'text', num_examples: 40, splits: ['train', 'test'] });
+    const [train, test] = result.full_splits;
+    expect([train.split_name, train.num_rows, test.split_name, test.num_rows]).toEqual(['train', 30, 'test', 10]);
+    const trainRecords = await readSplit(svc.platform, train.path);
+    const testRecords = await readSplit(svc.platform, test.path);
+    expect(trainRecords).toHaveLength(30);
+    expect(testRecords).toHaveLength(10);
+    expect(train.samples).toEqual(trainRecords.slice(0, 5));
+    const first = trainRecords[0] as { messages: Array<{ role: string; content: string }> };
+    expect(first.messages.map((m) => m.role)).toEqual(['system', 'user', 'assistant']);
+    expect(first.messages[1]!.content).toMatch(/^Q: What is \d+ \+ \d+\? \(ctx \d+\)$/);
+    expect(first.messages[2]!.content).toMatch(/^\d+$/);
+    // Every source row lands in exactly one split.
+    const users = [...trainRecords, ...testRecords].map((r) => (r as typeof first).messages[1]!.content);
+    expect(new Set(users).size).toBe(40);
+
+    const again = (await svc.process(lm({}, { split_config: { type: 'manual_split', test_size: 0.25 } }))).json();
+    expect(await readSplit(svc.platform, again.full_splits[1].path)).toEqual(testRecords);
+  });
+
+  it('keeps text as it is when normalize_whitespace is false; no_split with a sample', async () => {
+    const res = await svc.process(lm({}, { normalize_whitespace: false, split_config: { type: 'no_split', sample_size: 7 } }));
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().full_splits.map((s: { split_name: string; num_rows: number }) => [s.split_name, s.num_rows])).toEqual([['train', 7]]);
+    const records = await readSplit(svc.platform, res.json().full_splits[0].path);
+    expect((records[0] as { messages: Array<{ content: string }> }).messages[2]!.content).toMatch(/^ {2}\d+$/);
+  });
+
+  it('test_size as a row count', async () => {
+    const res = await svc.process(lm({}, { split_config: { type: 'manual_split', test_size: 3 } }));
+    expect(res.json().full_splits.map((s: { num_rows: number }) => s.num_rows)).toEqual([37, 3]);
+  });
+});
+
+describe('prompt_only and preference', () => {
+  it('prompt_only keeps every source column beside the prompt', async () => {
+    const res = await svc.process({
+      dataset_name: 'prompts', dataset_id: qa, processing_mode: 'prompt_only',
+      config: { field_mappings: { user_field: { type: 'column', value: 'question' } } },
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    const [record] = await readSplit(svc.platform, res.json().full_splits[0].path);
+    expect(record).toMatchObject({ prompt: [{ role: 'user', content: 'What is 0 + 0?' }], question: 'What is  0 + 0?\t ', answer: '  0', context: 'ctx 0' });
+  });
+
+  it('preference gives prompt, chosen and rejected', async () => {
+    const res = await svc.process({
+      dataset_name: 'prefs', dataset_id: qa, processing_mode: 'preference',
+      config: {
+        field_mappings: {
+          user_field: { type: 'column', value: 'question' },
+          chosen_field: { type: 'column', value: 'answer' },
+          rejected_field: { type: 'template', value: 'I do not know ({context})' },
+        },
+      },
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    const [record] = await readSplit(svc.platform, res.json().full_splits[0].path);
+    expect(record).toEqual({
+      prompt: [{ role: 'user', content: 'What is 0 + 0?' }],
+      chosen: [{ role: 'assistant', content: '0' }],
+      rejected: [{ role: 'assistant', content: 'I do not know (ctx 0)' }],
+    });
+  });
+});
+
+describe('images', () => {
+  it('stores each distinct image once and writes image + text parts; modality vision', async () => {
+    const rows = [['img', 'caption'], [PNG_1X1, 'a dot'], [`data:image/png;base64,${PNG_1X1}`, 'the same dot']];
+    const id = (await svc.upload('pics.csv', csv(rows))).json().dataset_id;
+    const res = await svc.process({
+      dataset_name: 'pics', dataset_id: id,
+      config: {
+        field_mappings: {
+          user_field: [{ type: 'image', value: 'img' }, { type: 'template', value: 'Describe: {caption}' }],
+          assistant_field: { type: 'column', value: 'caption' },
+        },
+      },
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().modality).toBe('vision');
+    const records = await readSplit(svc.platform, res.json().full_splits[0].path);
+    const parts = (records[0] as { messages: Array<{ content: Array<{ type: string; image?: string; text?: string }> }> }).messages[0]!.content;
+    expect(parts.map((p) => p.type)).toEqual(['image', 'text']);
+    expect(parts[1]!.text).toBe('Describe: a dot');
+    const imageKey = svc.platform.blobs.keyFromUri(parts[0]!.image!)!;
+    expect(imageKey).toMatch(/images\/[0-9a-f]{64}\.png$/);
+    const images = await svc.platform.blobs.list(imageKey.slice(0, imageKey.indexOf('images/') + 7));
+    expect(images).toHaveLength(1);
+  });
+
+  it('an image column holding text is a 422 naming the row, and nothing is kept', async () => {
+    const rows = [['img', 'caption'], [PNG_1X1, 'ok'], ['just some words', 'bad']];
+    const id = (await svc.upload('badpics.csv', csv(rows))).json().dataset_id;
+    const before = (await svc.platform.blobs.list('processed/')).length;
+    const res = await svc.process({
+      dataset_name: 'badpics', dataset_id: id,
+      config: { field_mappings: { user_field: [{ type: 'image', value: 'img' }], assistant_field: { type: 'column', value: 'caption' } } },
+    });
+    expect(res.statusCode).toBe(422);
+    expect(res.json().detail[0]).toMatchObject({ loc: ['body', 'config', 'field_mappings', 'user_field', '0'], type: 'not_an_image' });
+    expect(res.json().detail[0].msg).toMatch(/row 2, column "img"/);
+    expect((await svc.platform.blobs.list('processed/')).length).toBe(before);
+  });
+});
+
+describe('bad process requests', () => {
+  const fm = ['body', 'config', 'field_mappings'];
+  const sc = ['body', 'config', 'split_config'];
+  const cases: Array<[string, () => Record<string, unknown>, string[], RegExp]> = [
+    ['unknown column', () => lm({}, { field_mappings: { user_field: { type: 'column', value: 'nope' }, assistant_field: { type: 'column', value: 'answer' } } }), [...fm, 'user_field', 'value'], /"nope" does not exist.*question, answer, context/],
+    ['unknown column in a template', () => lm({}, { field_mappings: { user_field: { type: 'template', value: 'Q: {qestion}' }, assistant_field: { type: 'column', value: 'answer' } } }), [...fm, 'user_field', 'value'], /"qestion" does not exist/],
+    ['unbalanced brace', () => lm({}, { field_mappings: { user_field: { type: 'template', value: 'Q: {question' }, assistant_field: { type: 'column', value: 'answer' } } }), [...fm, 'user_field', 'value'], /unbalanced "\{"/],
+    ['stray closing brace', () => lm({}, { field_mappings: { user_field: { type: 'template', value: 'Q: question}' }, assistant_field: { type: 'column', value: 'answer' } } }), [...fm, 'user_field', 'value'], /unbalanced "\}"/],
+    ['missing assistant_field', () => lm({}, { field_mappings: { user_field: { type: 'column', value: 'question' } } }), [...fm, 'assistant_field'], /required/],
+    ['split that does not exist', () => lm({}, { split_config: { type: 'no_split', split: 'validation' } }), [...sc, 'split'], /"validation" does not exist; the dataset has: train/],
+    ['hub_split on an upload', () => lm({}, { split_config: { type: 'hub_split', train_split: 'train', test_split: 'test' } }), [...sc, 'test_split'], /"test" does not exist/],
+    ['sample_size larger than the data', () => lm({}, { split_config: { type: 'manual_split', sample_size: 41 } }), [...sc, 'sample_size'], /larger than the 40 rows/],
+    ['test_size 0', () => lm({}, { split_config: { type: 'manual_split', test_size: 0 } }), [...sc, 'test_size'], /.+/],
+    ['test_size equal to the rows', () => lm({}, { split_config: { type: 'manual_split', test_size: 40 } }), [...sc, 'test_size'], /below the 40 rows/],
+    ['test_size fraction leaving no train rows', () => lm({}, { split_config: { type: 'manual_split', test_size: 0.999 } }), [...sc, 'test_size'], /both splits need at least one row/],
+    ['augmentation switched on', () => lm({}, { augmentation_config: { use_eda: true } }), ['body', 'config', 'augmentation_config', 'use_eda'], /not available yet/],
+  ];
+  it.each(cases)('%s → 422 at the field, nothing stored', async (_name, body, loc, msg) => {
+    const before = (await svc.platform.blobs.list('processed/')).length;
+    const res = await svc.process(body());
+    expect(res.statusCode, res.body).toBe(422);
+    const issue = res.json().detail.find((d: { loc: string[] }) => d.loc.join('.') === loc.join('.'));
+    expect(issue, res.body).toBeDefined();
+    expect(issue.msg).toMatch(msg);
+    expect((await svc.platform.blobs.list('processed/')).length).toBe(before);
+  });
+
+  it('an unknown dataset id is a 404', async () => {
+    const res = await svc.process(lm({ dataset_id: 'ds_doesnotexist' }));
+    expect(res.statusCode).toBe(404);
+  });
+});
+
+describe('list, get, delete', () => {
+  it('lists newest first, reads one, deletes processed files only', async () => {
+    const a = (await svc.process(lm({ dataset_name: 'first' }))).json();
+    const b = (await svc.process(lm({ dataset_name: 'second' }, { split_config: { type: 'manual_split' } }))).json();
+    const list = (await svc.call({ url: '/datasets' })).json().datasets;
+    expect(list[0].processed_dataset_id).toBe(b.processed_dataset_id);
+    expect(list[1].processed_dataset_id).toBe(a.processed_dataset_id);
+    expect(list[0]).toMatchObject({ dataset_name: 'second', num_examples: 40, splits: ['train', 'test'] });
+
+    const one = await svc.call({ url: `/datasets/${b.processed_dataset_id}` });
+    expect(one.statusCode).toBe(200);
+    expect(one.json().splits.map((s: { split_name: string; num_rows: number }) => [s.split_name, s.num_rows])).toEqual([['train', 36], ['test', 4]]);
+
+    const rawBefore = await svc.platform.blobs.list('raw/');
+    const del = await svc.call({ method: 'DELETE', url: `/datasets/${b.processed_dataset_id}` });
+    expect(del.statusCode).toBe(200);
+    expect(del.json()).toMatchObject({ dataset_name: 'second', deleted: true, deleted_files_count: 2 });
+    expect(del.json().deleted_resources).toHaveLength(3);
+    for (const uri of del.json().deleted_resources.slice(1)) expect(await svc.platform.blobs.stat(svc.platform.blobs.keyFromUri(uri)!)).toBeUndefined();
+    expect(await svc.platform.blobs.list('raw/')).toEqual(rawBefore);
+    expect((await svc.call({ url: `/datasets/${b.processed_dataset_id}` })).statusCode).toBe(404);
+    expect((await svc.call({ method: 'DELETE', url: `/datasets/${b.processed_dataset_id}` })).statusCode).toBe(404);
+    // The raw upload is still usable.
+    expect((await svc.process(lm({ dataset_name: 'third' }))).statusCode).toBe(200);
+  });
+
+  it('health reports every dependency', async () => {
+    const res = await svc.call({ url: '/health' });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ status: 'ok', service: 'preprocessing', version: '2.0.0', checks: { db: 'ok', storage: 'ok', queue: 'ok' } });
+  });
+});

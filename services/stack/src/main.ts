@@ -1,0 +1,41 @@
+// The embedded default: one Node process hosting every service on its own port (and, as they land,
+// the workers), sharing one platform because PGlite has a single owner. `pnpm start` runs this.
+import type { FastifyInstance } from 'fastify';
+import { ConfigError, loadConfig, openPlatform } from '@ftp/platform';
+import { buildPreprocessingApp } from '@ftp/preprocessing';
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const platform = await openPlatform(config);
+  const apps: Array<[string, FastifyInstance, number]> = [
+    ['preprocessing', await buildPreprocessingApp(platform), config.PREPROCESSING_PORT],
+  ];
+  for (const [name, app, port] of apps) {
+    await app.listen({ host: config.HOST, port });
+    platform.logger.info({ service: name, url: `http://${config.HOST}:${port}` }, `${name} service listening`);
+  }
+  platform.logger.info({ dataDir: config.dataDir, auth: config.AUTH_MODE }, 'embedded stack ready');
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    platform.logger.info({ signal }, 'stopping');
+    for (const [, app] of apps) await app.close();
+    await platform.close();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+}
+
+await main();

@@ -1,7 +1,14 @@
 """Shared fixtures: a tiny model built once per session and small datasets."""
 from __future__ import annotations
 
-import pytest
+import os
+
+# Tiny models gain nothing from intra-op threads, and on a shared 2-core machine OpenMP spin-waits cost more
+# than they give; subprocesses inherit this too.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import pytest  # noqa: E402
 from helpers import QA, captured_events, conversation, write_jsonl
 
 

@@ -3,16 +3,15 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { buildOpenApiDocument, SERVICE_NAMES, serializeOpenApiDocument } from '../src/index.ts';
+import { buildOpenApiDocument, openApiDocumentPath, SERVICE_NAMES, serializeOpenApiDocument } from '../src/index.ts';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
-const outputDir = join(repoRoot, 'openapi');
 const checkOnly = process.argv.includes('--check');
 
 const stale: string[] = [];
-await mkdir(outputDir, { recursive: true });
 for (const service of SERVICE_NAMES) {
-  const path = join(outputDir, `${service}.json`);
+  const path = openApiDocumentPath(service);
+  await mkdir(dirname(path), { recursive: true });
   const text = serializeOpenApiDocument(await buildOpenApiDocument(service));
   const committed = await readFile(path, 'utf8').catch(() => undefined);
   if (committed === text) continue;

@@ -20,4 +20,6 @@ export {
   openApiTransform,
   openApiTransformObject,
   serializeOpenApiDocument,
+  openApiDocumentPath,
+  readOpenApiDocument,
 } from './openapi.ts';

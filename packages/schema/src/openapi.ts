@@ -9,6 +9,8 @@ import {
   validatorCompiler,
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import type { OpenAPIV3_1 } from 'openapi-types';
 import { services, type ServiceInfo, type ServiceName } from './services.ts';
 
@@ -83,6 +85,17 @@ export async function buildOpenApiDocument(name: ServiceName): Promise<OpenAPIV3
   const document = app.swagger();
   await app.close();
   return JSON.parse(JSON.stringify(document)) as OpenAPIV3_1.Document;
+}
+
+/** Where the committed document of a service lives (openapi/<service>.json at the repository root). */
+export function openApiDocumentPath(name: ServiceName): string {
+  return fileURLToPath(new URL(`../../../openapi/${name}.json`, import.meta.url));
+}
+
+/** The committed document, as served by a running service: a test keeps it equal to what
+ *  buildOpenApiDocument produces, and reading it costs nothing at start-up. */
+export async function readOpenApiDocument(name: ServiceName): Promise<OpenAPIV3_1.Document> {
+  return JSON.parse(await readFile(openApiDocumentPath(name), 'utf8')) as OpenAPIV3_1.Document;
 }
 
 /** The committed file's text: 2-space JSON and a final newline. */

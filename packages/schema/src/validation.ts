@@ -23,7 +23,7 @@ const FASTIFY_LOCATIONS: { readonly [Context in SchemaErrorDataVar]: RequestLoca
 /**
  * The 422 `detail` entries for zod issues found in one part of a request. Pass `input` (the
  * request part as received) so that a required value that is absent reports type `missing`
- * even where zod's message does not say so (discriminators).
+ * even where zod's message does not say so (enum values and discriminators).
  */
 export function validationDetail(
   location: RequestLocation,
@@ -88,6 +88,8 @@ function describeIssue(issue: Issue, prefix: readonly PathKey[], input: unknown)
     case 'too_big':
       return [entry('too_big', boundMessage('at most', 'less than', issue.origin, issue.maximum, issue.inclusive))];
     case 'invalid_value':
+      // zod reports an absent enum value as a wrong one; only the input tells them apart.
+      if (isAbsent(input, path) === true) return [entry('missing', 'Field required.')];
       return [entry('invalid_value', `Must be one of ${issue.values.map(quote).join(', ')}.`)];
     case 'unrecognized_keys':
       return issue.keys.map((key) => entry('unrecognized_keys', `Unknown field "${key}"; remove it or check its spelling.`, [...path, key]));

@@ -20,7 +20,7 @@ interface InvalidCase {
   type: string;
   /** Further detail entries expected after the first, as [loc, type]. */
   more?: Array<[string[], string]>;
-  /** Only the raw input can tell an absent discriminator from a wrong one. */
+  /** Only the raw input can tell an absent enum value or discriminator from a wrong one. */
   needsInput?: true;
   status: number;
 }
@@ -53,9 +53,10 @@ const cases: InvalidCase[] = [
   process('unknown top-level field', { ...processRequest, dataset_split: 'train' }, ['dataset_split'], 'unrecognized_keys'),
   process('user_field absent for language_modeling', edit(processRequest, [...fm, 'user_field']), [...fm, 'user_field'], 'missing'),
   process('preference without rejected_field', { ...edit(processRequest, [...fm], { ...lm, chosen_field: { type: 'column', value: 'c' } }), processing_mode: 'preference' }, [...fm, 'rejected_field'], 'missing'),
+  process('mapping type absent', edit(processRequest, [...fm, 'user_field', 'type']), [...fm, 'user_field', 'type'], 'missing', { needsInput: true }),
   process('mapping type misspelt', edit(processRequest, [...fm, 'user_field', 'type'], 'colum'), [...fm, 'user_field', 'type'], 'invalid_value'),
   process('user_field given as a bare string', edit(processRequest, [...fm, 'user_field'], 'question'), [...fm, 'user_field'], 'invalid_type'),
-  process('second part of a multimodal user_field lacks value', edit(processRequest, [...fm, 'user_field'], [{ type: 'image', value: 'img' }, { type: 'text' }]), [...fm, 'user_field', '1', 'value'], 'missing'),
+  process('second part of a multimodal user_field lacks value', edit(processRequest, [...fm, 'user_field'], [{ type: 'image', value: 'img' }, { type: 'column' }]), [...fm, 'user_field', '1', 'value'], 'missing'),
   process('unknown field_mappings key', edit(processRequest, [...fm, 'question_field'], { type: 'column', value: 'q' }), [...fm, 'question_field'], 'unrecognized_keys'),
   process('empty column name', edit(processRequest, [...fm, 'assistant_field', 'value'], ''), [...fm, 'assistant_field', 'value'], 'too_small'),
   process('unknown split type', edit(processRequest, [...split], { type: 'random_split' }), [...split, 'type'], 'invalid_value'),
@@ -118,6 +119,7 @@ const cases: InvalidCase[] = [
     params: { job_id: 'job_01' },
     loc: ['query', 'type'],
     type: 'missing',
+    needsInput: true,
     status: UNPROCESSABLE,
   },
   {

@@ -1,11 +1,13 @@
 // How the hub dataset source fails: unknown dataset (404), unknown subset or bad id (422), and a hub that
 // is down, silent or failing (503 naming the hub), before and after resolution.
+import { createServer as createHttpServer } from 'node:http';
 import { createServer as createTcpServer, type Server, type Socket } from 'node:net';
 import { parquetWriteBuffer } from 'hyparquet-writer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NotFound, ServiceUnavailable, UnprocessableEntity } from '@ftp/platform';
 import { buildHubDatasetFixtures, SUPPORT_CHATS } from '../../../test/hub-standin/fixtures.ts';
 import { startHubStandin, type HubStandin } from '../../../test/hub-standin/server.ts';
+import { hubRangeSource } from '../src/hub/range-source.ts';
 import { resolveHubDataset } from '../src/hub/resolve-dataset.ts';
 
 const fixtures = buildHubDatasetFixtures(parquetWriteBuffer);
@@ -82,11 +84,46 @@ describe('resolveHubDataset errors', () => {
     }
   });
 
+  it('gives up on a download that goes quiet halfway', async () => {
+    const stalling = createHttpServer((_req, res) => {
+      res.writeHead(206, { 'Content-Range': 'bytes 0-99/100' });
+      res.write(Buffer.alloc(10));
+    });
+    const endpoint = `http://127.0.0.1:${await listen(stalling)}`;
+    try {
+      const source = hubRangeSource({ endpoint, timeoutMs: 300, fetch }, { url: `${endpoint}/file`, path: 'file', size: 100 });
+      const stream = await source.read({ start: 0, end: 100 });
+      const err = await rejection((async () => { for await (const chunk of stream) void chunk; })());
+      expect(err).toBeInstanceOf(ServiceUnavailable);
+      expect((err as Error).message).toContain('no answer within 300 ms');
+    } finally {
+      stalling.closeAllConnections();
+      await new Promise((resolve) => stalling.close(resolve));
+    }
+  });
+
   it('turns a hub 5xx into ServiceUnavailable', async () => {
     const failing: typeof fetch = async () => new Response('upstream down', { status: 502 });
     const err = await rejection(resolveHubDataset({ endpoint: hub.url, repoId: SUPPORT_CHATS, fetch: failing }));
     expect(err).toBeInstanceOf(ServiceUnavailable);
     expect((err as Error).message).toContain('answered 502');
+  });
+
+  it('refuses a server that ignores Range, except for a read of the whole file', async () => {
+    const ignoringRanges: typeof fetch = (input, init) => {
+      const headers = new Headers(init?.headers);
+      headers.delete('range');
+      return fetch(input, { ...init, headers });
+    };
+    const dataset = await resolveHubDataset({ endpoint: hub.url, repoId: SUPPORT_CHATS, fetch: ignoringRanges });
+    const source = dataset.splits[0]?.files[0]?.source;
+    if (!source) throw new Error('no train file');
+    const err = await rejection(source.read({ start: 0, end: 4 }));
+    expect(err).toBeInstanceOf(ServiceUnavailable);
+    expect((err as Error).message).toContain('ignored a range request for data/train-00000-of-00001.parquet');
+    let bytes = 0;
+    for await (const chunk of await source.read({ start: 0, end: source.size })) bytes += (chunk as Buffer).length;
+    expect(bytes).toBe(source.size);
   });
 
   it('reports a hub that goes away after resolution as ServiceUnavailable on the next read', async () => {

@@ -17,6 +17,7 @@ import {
   readRows,
   toJsonValue,
 } from '../src/readers/index.ts';
+import { readParquetBatches } from '../src/readers/parquet.ts';
 import { COLUMNS, TABLE, tableAs } from './fixtures/reader-table.ts';
 
 let dir: string;
@@ -134,6 +135,32 @@ describe('Parquet values', () => {
     expect(JSON.parse(JSON.stringify(inspection.sample))).toEqual(inspection.sample);
   });
 
+  it('reads a large row group in slices, fetching pages through the offset index', async () => {
+    const n = 20_000;
+    const text = (i: number) => `row ${i} ${'x'.repeat(i % 50)}`;
+    const bytes = new Uint8Array(
+      parquetWriteBuffer({
+        columnData: [
+          { name: 'text', data: Array.from({ length: n }, (_, i) => text(i)), type: 'STRING' },
+          { name: 'n', data: Array.from({ length: n }, (_, i) => i), type: 'INT32' },
+        ],
+        rowGroupSize: n,
+        pageSize: 8192,
+      }),
+    );
+    const whole = byteSourceFromBuffer(bytes);
+    const ranges: Array<[number, number]> = [];
+    const source = { size: whole.size, read: (r?: { start: number; end: number }) => (r && ranges.push([r.start, r.end]), whole.read(r)) };
+    const seen: unknown[] = [];
+    for await (const batch of readParquetBatches(source, 100 * 1024)) seen.push(...batch);
+    expect(seen).toEqual(Array.from({ length: n }, (_, i) => ({ text: text(i), n: i })));
+    // After the footer (hyparquet's first read takes the last 512 KiB, here the whole file), no read covers the
+    // row group: it came in slices.
+    const [, ...dataReads] = ranges;
+    expect(dataReads.length).toBeGreaterThan(2);
+    expect(Math.max(...dataReads.map(([start, end]) => end - start))).toBeLessThan(bytes.length / 2);
+  });
+
   it('converts nested lists and typed arrays element by element', () => {
     expect(toJsonValue({ a: [1n, new Date(0)], b: new Float32Array([0.5]), c: { d: undefined } })).toEqual({
       a: [1, '1970-01-01T00:00:00.000Z'],
@@ -189,6 +216,23 @@ describe('text details', () => {
 });
 
 describe('streaming', () => {
+  it('closes the file when a reader stops early', async () => {
+    for (const [name, format, content] of [
+      ['early.csv', 'csv', 'text\n' + 'a row of text\n'.repeat(100_000)],
+      ['early.json', 'json', JSON.stringify(Array.from({ length: 50_000 }, (_, i) => ({ i })))],
+      ['early.jsonl', 'jsonl', '{"i": 1}\n'.repeat(100_000)],
+    ] as const) {
+      await fs.writeFile(path.join(dir, name), content);
+      const inner = await byteSourceFromFile(path.join(dir, name));
+      const opened: Array<import('node:stream').Readable> = [];
+      const source = { size: inner.size, read: async (r?: { start: number; end: number }) => opened[opened.push(await inner.read(r)) - 1]! };
+      let seen = 0;
+      for await (const _ of readRows(source, format)) if (++seen === 3) break;
+      await expect.poll(() => opened.every((s) => s.destroyed), { timeout: 2000 }).toBe(true);
+    }
+  });
+
+
   it('counts a 50,000-row CSV exactly, in batches', async () => {
     const file = path.join(dir, 'big.csv');
     const lines = ['id,prompt,response'];

@@ -20,7 +20,9 @@ class TokenCounter:
     def __init__(self) -> None:
         self.total = 0
 
-    def count(self, inputs: dict) -> None:
+    def count(self, inputs) -> None:
+        if not isinstance(inputs, dict):
+            return
         masks = [v for k, v in inputs.items() if k.endswith("attention_mask") or k in ("completion_mask",)]
         if masks:
             self.total += int(sum(m.sum().item() for m in masks))
@@ -28,13 +30,15 @@ class TokenCounter:
             self.total += int(inputs["input_ids"].numel())
 
     def wrap(self, trainer) -> None:
-        original = trainer.training_step
+        # compute_loss sees the final batch of every trainer (GRPO: after generation); eval calls are skipped.
+        original = trainer.compute_loss
 
-        def training_step(model, inputs, *args, **kwargs):
-            self.count(inputs)
+        def compute_loss(model, inputs, *args, **kwargs):
+            if model.training:
+                self.count(inputs)
             return original(model, inputs, *args, **kwargs)
 
-        trainer.training_step = training_step
+        trainer.compute_loss = compute_loss
 
 
 class ProtocolCallback(TrainerCallback):

@@ -124,8 +124,11 @@ def trainer_config(spec: Options):
 
 # 2.12 fields that do not apply to a trainer type / method: reported, never silently dropped.
 _ONLY_FOR = {
+    "packing": {"sft"},
+    "padding_free": {"sft", "dpo"},
     "max_prompt_length": {"dpo", "orpo", "grpo"},
     "num_generations": {"grpo"},
+    "max_completion_length": {"grpo"},
     "beta": {"dpo", "orpo", "grpo"},
 }
 
@@ -133,6 +136,8 @@ _ONLY_FOR = {
 def not_applicable(spec: Options) -> list[str]:
     notes = [f"{name} applies to {'/'.join(sorted(types))} only; not used by {spec.trainer_type}"
              for name, types in _ONLY_FOR.items() if spec.trainer_type not in types]
+    if spec.trainer_type == "grpo":
+        notes.append("max_length caps max_prompt_length + max_completion_length for grpo")
     if spec.method == "Full":
         notes.append("lora_rank, lora_alpha and lora_dropout apply to LoRA/QLoRA only; not used by Full")
     if spec.hyperparameters.max_steps > 0:

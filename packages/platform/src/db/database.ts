@@ -1,9 +1,11 @@
 // The metadata store: one small interface over PGlite (embedded, in DATA_DIR/pglite) and, later,
 // a Postgres server. Plain SQL with $n parameters; migrations are the .sql files in ../../migrations.
+import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
-import { PGlite } from '@electric-sql/pglite';
+import { PGlite, type PGliteOptions } from '@electric-sql/pglite';
 
 export interface Queryable {
   query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
@@ -17,6 +19,19 @@ export interface Database extends Queryable {
 }
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/', import.meta.url));
+const CREATE_CLUSTER = fileURLToPath(new URL('./create-cluster.mjs', import.meta.url));
+
+/** A metadata store needs little cache; Postgres' defaults (128 MB shared buffers) would triple the
+ *  server's memory for nothing. */
+const PGLITE_OPTIONS: PGliteOptions = {
+  postgresqlconf: ['shared_buffers=16MB', 'wal_buffers=1MB', 'work_mem=4MB', 'maintenance_work_mem=16MB', 'temp_buffers=2MB'],
+};
+
+/** Runs initdb in a child process when `dataDir` holds no cluster yet (see create-cluster.mjs). */
+async function ensureCluster(dataDir: string): Promise<void> {
+  if (await fs.stat(path.join(dataDir, 'PG_VERSION')).then(() => true, () => false)) return;
+  await promisify(execFile)(process.execPath, [CREATE_CLUSTER, dataDir, JSON.stringify(PGLITE_OPTIONS)], { timeout: 120_000 });
+}
 
 class PgliteDatabase implements Database {
   constructor(private readonly pg: PGlite) {}
@@ -47,7 +62,8 @@ class PgliteDatabase implements Database {
 /** Opens (creating if needed) the embedded database in `dataDir` and brings its schema up to date. */
 export async function openEmbeddedDatabase(dataDir: string): Promise<Database> {
   await fs.mkdir(dataDir, { recursive: true });
-  const pg = await PGlite.create(dataDir);
+  await ensureCluster(dataDir);
+  const pg = await PGlite.create(dataDir, PGLITE_OPTIONS);
   const db = new PgliteDatabase(pg);
   try {
     await migrate(db, (sql) => db.execScript(sql));

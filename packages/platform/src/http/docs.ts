@@ -2,10 +2,10 @@
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
-import { buildOpenApiDocument, type ServiceName } from '@ftp/schema';
+import { readOpenApiDocument, type ServiceName } from '@ftp/schema';
 
 export async function registerApiDocs(app: FastifyInstance, service: ServiceName): Promise<void> {
-  const document = await buildOpenApiDocument(service);
+  const document = await readOpenApiDocument(service);
   await app.register(fastifySwagger, { mode: 'static', specification: { document: document as never } });
   await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
 }

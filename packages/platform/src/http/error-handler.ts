@@ -19,7 +19,7 @@ const FASTIFY_CLIENT_ERRORS: Record<string, (err: FastifyError) => [number, stri
 export function installErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     if (err instanceof RequestValidationError) {
-      return reply.code(422).send({ detail: validationDetail(locationOf(err.validationContext), err.issues) });
+      return reply.code(422).send({ detail: validationDetail(locationOf(err.validationContext), err.issues, err.input) });
     }
     if (err instanceof UnprocessableEntity) {
       return reply.code(422).send({ detail: err.issues });

@@ -34,6 +34,8 @@ export function createServiceApp({ platform, bodyLimit = 16 * 1024 * 1024 }: Ser
     loggerInstance: platform.logger as FastifyBaseLogger,
     genReqId: () => newId('req'),
     bodyLimit,
+    // Ids are validated by their schemas (up to 256 characters); the default of 100 would answer 414 first.
+    routerOptions: { maxParamLength: 300 },
     // Routes carry their own time limits where a request waits on a job; the server only needs a guard.
     requestTimeout: 0,
   });

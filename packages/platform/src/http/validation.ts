@@ -6,7 +6,8 @@ import type { z } from 'zod';
 /** Thrown (returned) by the validator; fastify adds `validationContext` (body, params, querystring, headers). */
 export class RequestValidationError extends Error {
   validationContext?: string;
-  constructor(readonly issues: z.core.$ZodIssue[]) {
+  /** The raw input: lets the 422 tell an absent enum or discriminator ('missing') from a wrong one. */
+  constructor(readonly issues: z.core.$ZodIssue[], readonly input: unknown) {
     super(issues.map((i) => i.message).join('; '));
     this.name = 'RequestValidationError';
   }
@@ -14,7 +15,7 @@ export class RequestValidationError extends Error {
 
 export const zodValidatorCompiler: FastifySchemaCompiler<z.ZodType> = ({ schema }) => (data) => {
   const result = schema.safeParse(data);
-  return result.success ? { value: result.data } : { error: new RequestValidationError(result.error.issues) };
+  return result.success ? { value: result.data } : { error: new RequestValidationError(result.error.issues, data) };
 };
 
 /** Fastify's names for the parts of a request → the `loc` prefixes of decisions.md. */

@@ -25,6 +25,9 @@ export const unauthorized = ErrorBody.describe('The bearer token is missing or i
 export const dependencyDown = ErrorBody.describe('A dependency (database, storage, queue or model hub) is unreachable; detail names it');
 export const internalError = ErrorBody.describe('Internal error; detail is "internal error" and request_id identifies the log entry');
 
+/** What any endpoint behind authentication and the database can answer besides its own outcomes. */
+export const serviceErrors = { 401: unauthorized, 500: internalError, 503: dependencyDown } as const;
+
 export const notFound = (what: string) => ErrorBody.describe(`No ${what} with this id belongs to the caller`);
 export const conflict = (why: string) => ErrorBody.describe(why);
 

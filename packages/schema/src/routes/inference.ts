@@ -9,13 +9,11 @@ import {
   bearerRequired,
   conflict,
   defineRoute,
-  dependencyDown,
   healthRoute,
-  internalError,
   invalidRequest,
   malformedJson,
   notFound,
-  unauthorized,
+  serviceErrors,
 } from './contract.ts';
 
 const tags = ['inference'] as const;
@@ -40,12 +38,10 @@ export const inferenceRoutes = {
       response: {
         200: EvaluationResult.describe('Scores and sample predictions'),
         400: malformedJson,
-        401: unauthorized,
         404: notFound('training job or processed dataset'),
         409: modelConflict,
         422: invalidRequest,
-        500: internalError,
-        503: dependencyDown,
+        ...serviceErrors,
       },
     },
   }),
@@ -63,12 +59,10 @@ export const inferenceRoutes = {
       response: {
         200: BatchInferenceResult.describe('One generated text per conversation'),
         400: malformedJson,
-        401: unauthorized,
         404: notFound('training job'),
         409: modelConflict,
         422: invalidRequest,
-        500: internalError,
-        503: dependencyDown,
+        ...serviceErrors,
       },
     },
   }),

@@ -12,13 +12,11 @@ import {
 import {
   bearerOptional,
   defineRoute,
-  dependencyDown,
   healthRoute,
-  internalError,
   invalidRequest,
   malformedJson,
   notFound,
-  unauthorized,
+  serviceErrors,
 } from './contract.ts';
 
 const tags = ['datasets'] as const;
@@ -41,11 +39,9 @@ export const preprocessingRoutes = {
       response: {
         200: UploadResult.describe('The stored file and what it contains'),
         400: ErrorBody.describe('The file cannot be parsed or is not an accepted format; detail names the row or the accepted formats'),
-        401: unauthorized,
         413: ErrorBody.describe('The file is larger than MAX_UPLOAD_BYTES'),
         422: invalidRequest,
-        500: internalError,
-        503: dependencyDown,
+        ...serviceErrors,
       },
     },
   }),
@@ -65,11 +61,9 @@ export const preprocessingRoutes = {
       response: {
         200: ProcessingResult.describe('The processed dataset with its splits'),
         400: malformedJson,
-        401: unauthorized,
         404: notFound('uploaded dataset'),
         422: invalidRequest,
-        500: internalError,
-        503: dependencyDown,
+        ...serviceErrors,
       },
     },
   }),
@@ -85,9 +79,7 @@ export const preprocessingRoutes = {
       security: bearerOptional,
       response: {
         200: DatasetList.describe('The caller’s processed datasets'),
-        401: unauthorized,
-        500: internalError,
-        503: dependencyDown,
+        ...serviceErrors,
       },
     },
   }),
@@ -104,11 +96,9 @@ export const preprocessingRoutes = {
       params: ProcessedDatasetParams,
       response: {
         200: ProcessedDataset.describe('The processed dataset'),
-        401: unauthorized,
         404: notFound('processed dataset'),
         422: invalidRequest,
-        500: internalError,
-        503: dependencyDown,
+        ...serviceErrors,
       },
     },
   }),
@@ -125,11 +115,9 @@ export const preprocessingRoutes = {
       params: ProcessedDatasetParams,
       response: {
         200: DatasetDeleteResult.describe('What was removed'),
-        401: unauthorized,
         404: notFound('processed dataset'),
         422: invalidRequest,
-        500: internalError,
-        503: dependencyDown,
+        ...serviceErrors,
       },
     },
   }),

@@ -27,7 +27,7 @@ export function hubRangeSource(conn: HubConnection, file: { url: string; path: s
 
 async function download(
   conn: HubConnection,
-  file: { url: string; path: string },
+  file: { url: string; path: string; size: number },
   range: { start: number; end: number } | undefined,
 ): Promise<Readable> {
   // One timer for the whole download: it limits the wait for the answer, then how long the body may go quiet.
@@ -43,13 +43,18 @@ async function download(
     clearTimeout(timer);
     throw err;
   }
-  const expected = range ? 206 : 200;
-  if (response.status !== expected || !response.body) {
+  // A 200 to a range request is the whole file: fine only when the whole file was asked for.
+  const whole = !range || (range.start === 0 && range.end === file.size);
+  if (!(response.status === 206 && range) && !(response.status === 200 && whole)) {
     clearTimeout(timer);
     await response.body?.cancel();
     throw readFailure(conn, file.path, response.status, Boolean(range));
   }
 
+  if (!response.body) {
+    clearTimeout(timer);
+    return Readable.from([]);
+  }
   const body = Readable.fromWeb(response.body as WebReadableStream<Uint8Array>);
   const out = new Transform({
     transform(chunk, _encoding, done) {

@@ -47,13 +47,21 @@ export function byteSourceFromBuffer(data: Uint8Array): ByteSource {
   };
 }
 
+/** A stream chunk as bytes: file and blob streams give Buffers, a hand-made Readable may give strings. */
+export function asBytes(chunk: unknown): Buffer {
+  if (typeof chunk === 'string') return Buffer.from(chunk);
+  if (Buffer.isBuffer(chunk)) return chunk;
+  const bytes = chunk as Uint8Array;
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
 /** Reads `[start, end)` into one exactly sized buffer; throws when the source ends early. */
 export async function readRange(source: ByteSource, start: number, end: number): Promise<Uint8Array<ArrayBuffer>> {
   const out = new Uint8Array(Math.max(0, end - start));
   if (out.length === 0) return out;
   let filled = 0;
   for await (const chunk of await source.read({ start, end })) {
-    const bytes = chunk as Uint8Array;
+    const bytes = asBytes(chunk);
     const take = Math.min(bytes.length, out.length - filled);
     out.set(bytes.subarray(0, take), filled);
     filled += take;

@@ -93,16 +93,13 @@ class RowWalker {
           this.arrayField = this.key;
           this.state = 'fieldArray';
         } else if (token.name === 'startObject') this.skipDepth = 1;
-        else if (token.name === 'endObject') this.state = 'done';
+        else if (token.name === 'endObject') {
+          if (this.arrayField === undefined) throw new BadRequest(`The JSON object has no array field; ${EXPECTED}.`);
+          this.state = 'done';
+        }
         return;
       case 'done':
         return; // the tokenizer itself refuses anything after the top-level value
-    }
-  }
-
-  finish(): void {
-    if (this.state === 'done' && this.arrayField === undefined && this.rows === 0) {
-      throw new BadRequest(`The JSON object has no array field; ${EXPECTED}.`);
     }
   }
 }
@@ -128,7 +125,7 @@ async function locateSyntaxError(source: ByteSource, fallback: string): Promise<
 export async function* readJsonBatches(source: ByteSource): AsyncGenerator<DatasetRow[]> {
   const tokenize = jsonParser({ streamValues: false }) as unknown as Stage;
   const walker = new RowWalker();
-  let bytesSinceRow = 0;
+  let charsSinceRow = 0;
   const feed = (chunk: string | symbol): DatasetRow[] => {
     const rows: DatasetRow[] = [];
     let out: ReturnType<Stage>;
@@ -143,15 +140,14 @@ export async function* readJsonBatches(source: ByteSource): AsyncGenerator<Datas
   try {
     for await (const text of utf8Text(source)) {
       const rows = feed(text);
-      bytesSinceRow = rows.length > 0 ? 0 : bytesSinceRow + text.length;
-      if (bytesSinceRow > MAX_ROW_BYTES) {
+      charsSinceRow = rows.length > 0 ? 0 : charsSinceRow + text.length;
+      if (charsSinceRow > MAX_ROW_BYTES) {
         throw new BadRequest(`JSON row ${walker.rows + 1} is larger than ${MAX_ROW_BYTES >> 20} MiB; rows must be smaller.`);
       }
       if (rows.length > 0) yield rows;
     }
     const last = feed(END_OF_INPUT);
     if (last.length > 0) yield last;
-    walker.finish();
   } catch (err) {
     if (err instanceof SyntaxError) throw await locateSyntaxError(source, err.message);
     throw err;

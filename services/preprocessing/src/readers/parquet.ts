@@ -5,7 +5,7 @@ import { parquetMetadataAsync, parquetReadObjects, type AsyncBuffer, type FileMe
 import { compressors } from 'hyparquet-compressors';
 import { readRange, type ByteSource } from './byte-source.ts';
 import { emptyFileError } from './text.ts';
-import type { DatasetRow } from './rows.ts';
+import { setField, type DatasetRow } from './rows.ts';
 
 /** Row groups bigger than this (uncompressed) are read in slices when the file has offset indexes to allow it. */
 const MAX_SLICE_BYTES = 64 * 1024 * 1024;
@@ -20,6 +20,9 @@ function asyncBuffer(source: ByteSource): AsyncBuffer {
 
 function unreadable(where: string, err: unknown): BadRequest {
   const reason = err instanceof Error ? err.message : String(err);
+  if (/not supported/i.test(reason)) {
+    return new BadRequest(`${where} uses a Parquet feature this reader does not support (${reason}); convert it to another format.`);
+  }
   return new BadRequest(
     `${where} cannot be read (${reason}); the file may be truncated or corrupt. Export it again and re-upload it.`,
   );
@@ -52,16 +55,16 @@ export function toJsonValue(value: unknown, key?: string): unknown {
     return Array.from(value as ArrayLike<unknown>, (item) => toJsonValue(item));
   }
   const out: DatasetRow = {};
-  for (const [k, v] of Object.entries(value)) out[k] = toJsonValue(v, k);
+  for (const [k, v] of Object.entries(value)) setField(out, k, toJsonValue(v, k));
   return out;
 }
 
 /** Row ranges to read for one row group: the whole group, or equal slices of it when it is large and every
  *  column has an offset index (without one, hyparquet would fetch the whole column chunk for every slice). */
-function rowRanges(group: RowGroup, groupStart: number): Array<[number, number]> {
+function rowRanges(group: RowGroup, groupStart: number, sliceBytes: number): Array<[number, number]> {
   const rows = Number(group.num_rows);
   const sliceable = group.columns.every((c) => c.offset_index_offset !== undefined && c.offset_index_length);
-  const slices = sliceable ? Math.max(1, Math.min(rows, Math.ceil(Number(group.total_byte_size) / MAX_SLICE_BYTES))) : 1;
+  const slices = sliceable ? Math.max(1, Math.min(rows, Math.ceil(Number(group.total_byte_size) / sliceBytes))) : 1;
   const ranges: Array<[number, number]> = [];
   for (let i = 0; i < slices; i++) {
     const start = groupStart + Math.floor((rows * i) / slices);
@@ -71,8 +74,9 @@ function rowRanges(group: RowGroup, groupStart: number): Array<[number, number]>
   return ranges;
 }
 
-/** Rows of a Parquet file with JSON-safe values (see toJsonValue), in batches. */
-export async function* readParquetBatches(source: ByteSource): AsyncGenerator<DatasetRow[]> {
+/** Rows of a Parquet file with JSON-safe values (see toJsonValue), in batches. `sliceBytes` is only lowered by
+ *  tests, to exercise slicing without a 64 MiB row group. */
+export async function* readParquetBatches(source: ByteSource, sliceBytes = MAX_SLICE_BYTES): AsyncGenerator<DatasetRow[]> {
   if (source.size === 0) throw emptyFileError(0);
   const file = asyncBuffer(source);
   let metadata: FileMetaData;
@@ -84,7 +88,7 @@ export async function* readParquetBatches(source: ByteSource): AsyncGenerator<Da
   if (Number(metadata.num_rows) === 0) throw new BadRequest('The Parquet file has no rows.');
   let groupStart = 0;
   for (const [index, group] of metadata.row_groups.entries()) {
-    for (const [rowStart, rowEnd] of rowRanges(group, groupStart)) {
+    for (const [rowStart, rowEnd] of rowRanges(group, groupStart, sliceBytes)) {
       let rows: Record<string, unknown>[];
       try {
         // utf8: false keeps unannotated BYTE_ARRAY columns (image bytes) as bytes; hyparquet's default decodes

@@ -3,6 +3,12 @@ import type { Readable } from 'node:stream';
 
 export type DatasetRow = Record<string, unknown>;
 
+/** Sets a row field; a column called "__proto__" must become a field, not the object's prototype. */
+export function setField(row: DatasetRow, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(row, key, { value, enumerable: true, writable: true, configurable: true });
+  else row[key] = value;
+}
+
 /** One row larger than this is refused: usually an unclosed quote or bracket, and always a memory risk. */
 export const MAX_ROW_BYTES = 32 * 1024 * 1024;
 

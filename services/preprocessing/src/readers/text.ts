@@ -2,7 +2,7 @@
 // line of the first bad byte when not), drops a leading BOM, and refuses a file with nothing but whitespace.
 import { isUtf8 } from 'node:buffer';
 import { BadRequest } from '@ftp/platform';
-import type { ByteSource } from './byte-source.ts';
+import { asBytes, type ByteSource } from './byte-source.ts';
 
 export const ACCEPTED_FORMATS = 'CSV, TSV, JSON, JSONL or Parquet';
 
@@ -21,7 +21,8 @@ export function incompleteTailLength(bytes: Uint8Array): number {
   for (let back = 1; back <= Math.min(3, bytes.length); back++) {
     const byte = bytes[bytes.length - back]!;
     if ((byte & 0xc0) === 0x80) continue; // continuation byte: keep looking for the lead byte
-    const needed = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1;
+    // Bytes that never start a character (0xC0, 0xC1, 0xF5 and up) are left for the validity check to report.
+    const needed = byte >= 0xf5 ? 1 : byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc2 ? 2 : 1;
     return needed > back ? back : 0;
   }
   return 0;
@@ -78,7 +79,7 @@ export async function* utf8Bytes(source: ByteSource): AsyncGenerator<Buffer> {
   let carry: Buffer | undefined;
   let sawContent = false;
   for await (const piece of await source.read()) {
-    const chunk: Buffer = carry ? Buffer.concat([carry, piece as Buffer]) : (piece as Buffer);
+    const chunk = carry ? Buffer.concat([carry, asBytes(piece)]) : asBytes(piece);
     carry = undefined;
     if (offset === 0 && chunk.length < UTF8_BOM.length && UTF8_BOM.slice(0, chunk.length).every((b, i) => chunk[i] === b)) {
       carry = chunk; // might be a BOM split across reads

@@ -6,7 +6,6 @@ import { preprocessingRoutes } from '@ftp/schema';
 import { storeUpload } from '../uploads.ts';
 import { processDataset } from '../processing/process-dataset.ts';
 import { uploadSource, type DatasetSource } from '../processing/sources.ts';
-import { hubSource } from '../processing/hub-source.ts';
 import { presentDatasetSummary, presentProcessedDataset, presentProcessingResult } from '../presenters.ts';
 
 const FILE_PART = 'file';
@@ -53,7 +52,8 @@ export async function datasetRoutes(app: FastifyInstance): Promise<void> {
       const body = request.body;
       const source: DatasetSource =
         body.dataset_source === 'hub'
-          ? await hubSource(platform.config, body.dataset_id, body.dataset_subset)
+          ? // Loaded on first use: the hub client costs ~25 MB of memory a server without hub datasets never needs.
+            await (await import('../processing/hub-source.ts')).hubSource(platform.config, body.dataset_id, body.dataset_subset)
           : await uploadSource(platform, request.userId, body.dataset_id);
       const row = await processDataset(platform, request.userId, body, source);
       return presentProcessingResult(row, platform.blobs);

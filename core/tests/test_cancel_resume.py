@@ -1,0 +1,53 @@
+"""SIGTERM stops training at the next step with a checkpoint and a `cancelled` error; resume continues from it."""
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from helpers import CORE, stdout_events
+
+from ftcore import events
+
+
+def _spec(tmp_path, tiny_model, train, max_steps, resume) -> str:
+    spec = {"base_model": tiny_model, "train_file": train, "output_dir": str(tmp_path / "run"), "method": "LoRA",
+            "resume_from_checkpoint": resume,
+            "hyperparameters": {"learning_rate": 0.01, "batch_size": 2, "gradient_accumulation_steps": 1,
+                                "max_steps": max_steps, "logging_steps": 1, "max_length": 96, "save_strategy": "no",
+                                "warmup_ratio": 0.0, "lora_rank": 4, "lora_alpha": 8}}
+    path = tmp_path / f"spec-{resume}.json"
+    path.write_text(json.dumps(spec))
+    return str(path)
+
+
+def test_sigterm_saves_a_checkpoint_and_resume_continues_from_its_step(tmp_path, tiny_model, sft_files):
+    train, _ = sft_files
+    process = subprocess.Popen([sys.executable, "-m", "ftcore", "train", "--spec",
+                                _spec(tmp_path, tiny_model, train, 400, False)],
+                               cwd=CORE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                               env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    seen = []
+    for line in process.stdout:
+        seen.append(events.parse_event_line(line))
+        if seen[-1].event == "progress" and seen[-1].step >= 3:
+            process.send_signal(signal.SIGTERM)
+            break
+    rest, _ = process.communicate(timeout=120)
+    seen += stdout_events(rest)
+    assert process.returncode == 130
+    assert seen[-1] == events.Error(code="cancelled", message="cancelled")
+    (checkpoint,) = [e for e in seen if e.event == "checkpoint"]
+    assert 3 <= checkpoint.step < 400 and Path(checkpoint.path, "trainer_state.json").is_file()
+    assert not any(e.event in ("done", "artifact") for e in seen)
+
+    result = subprocess.run([sys.executable, "-m", "ftcore", "train", "--spec",
+                             _spec(tmp_path, tiny_model, train, checkpoint.step + 3, True)],
+                            cwd=CORE, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    resumed = stdout_events(result.stdout)
+    assert any(e.event == "log" and checkpoint.path in e.message for e in resumed)
+    steps = [e.step for e in resumed if e.event == "progress"]
+    assert steps and steps[0] > checkpoint.step and steps[-1] == checkpoint.step + 3
+    assert resumed[-1].event == "done"

@@ -1,0 +1,66 @@
+"""GRPO rewards (offline) and GRPO training on the tiny model with each reward kind."""
+import pytest
+from helpers import captured_events, write_jsonl
+
+from ftcore.train.rewards import (build_reward_function, count_xml, format_reward, numerical_accuracy, string_check,
+                                  text_similarity)
+from ftcore.train.run import run
+from ftcore.train.spec import Hyperparameters, Options, RewardItem
+
+
+@pytest.mark.parametrize("operation,output,reference,expected", [
+    ("eq", " Paris ", "Paris", 1.0), ("eq", "paris", "Paris", 0.0), ("ne", "Rome", "Paris", 1.0),
+    ("like", "It is Paris.", "Paris", 1.0), ("like", "it is paris", "Paris", 0.0), ("ilike", "it is PARIS", "paris", 1.0),
+])
+def test_string_check(operation, output, reference, expected):
+    assert string_check(operation, output, reference) == expected
+
+
+@pytest.mark.parametrize("metric", ["bleu", "meteor", "rouge_1", "rouge_2", "rouge_l", "fuzzy_match"])
+def test_text_similarity_is_one_for_identical_text_and_lower_for_different_text(metric):
+    reference = "the cat sat on the mat today"
+    assert text_similarity(metric, reference, reference) == pytest.approx(1.0, abs=1e-2)  # METEOR: 0.9985
+    assert text_similarity(metric, "a dog ran in the park", reference) < 0.6
+
+
+def test_built_in_rewards():
+    good = "<think>2+2</think><answer>4</answer>"
+    assert format_reward(good) == 1.0 and format_reward("4") == 0.0
+    assert count_xml(good) == 1.0 and count_xml("<think>") == 0.25
+    assert numerical_accuracy(good, "4") == 1.0 and numerical_accuracy("<answer>5</answer>", "4") == 0.0
+
+
+def test_reward_functions_read_the_reference_column_of_conversational_completions():
+    fn = build_reward_function(RewardItem(type="string_check", reference_field="answer", operation="eq"))
+    completions = [[{"role": "assistant", "content": "4"}], [{"role": "assistant", "content": "5"}]]
+    assert fn(prompts=[[], []], completions=completions, answer=["4", "4"]) == [1.0, 0.0]
+
+
+REWARDS = {
+    "string_check": RewardItem(type="string_check", reference_field="answer", operation="ilike"),
+    "text_similarity": RewardItem(type="text_similarity", reference_field="answer", evaluation_metric="fuzzy_match"),
+    "built_in": RewardItem(type="built_in", function_name="count_xml"),
+}
+
+
+def grpo_spec(tiny_model, tmp_path, reward: RewardItem, steps: int, lr: float) -> Options:
+    records = [{"prompt": [{"role": "user", "content": q}], "answer": a}
+               for q, a in [("Say a word.", "e"), ("Say a letter.", "e")]] * 4
+    train = write_jsonl(tmp_path / "train.jsonl", records)
+    hp = Hyperparameters(learning_rate=lr, batch_size=8, gradient_accumulation_steps=1, max_steps=steps,
+                         logging_steps=1, max_length=64, max_prompt_length=32, max_completion_length=6,
+                         num_generations=8, lora_rank=8, lora_alpha=16, lora_dropout=0.0, save_strategy="no",
+                         warmup_ratio=0.0, max_grad_norm=1.0, beta=0.0)
+    return Options(base_model=tiny_model, train_file=train, output_dir=str(tmp_path / "run"), method="LoRA",
+                   trainer_type="grpo", hyperparameters=hp, reward_config=[reward])
+
+
+@pytest.mark.parametrize("kind", sorted(REWARDS))
+def test_grpo_runs_and_logs_rewards(kind, tiny_model, tmp_path):
+    with captured_events() as cap:
+        run(grpo_spec(tiny_model, tmp_path, REWARDS[kind], steps=2, lr=1e-3))
+    progress = cap.of("progress")
+    assert progress and all("reward" in p.extra for p in progress)
+    assert any(k.startswith("rewards/") for k in progress[-1].extra)
+    (metrics,) = cap.of("metrics")
+    assert "reward" in metrics.extra

@@ -1,0 +1,55 @@
+"""Specs that cannot work fail before any model is loaded, with the fix spelled out."""
+import dataclasses
+
+import pytest
+from helpers import write_jsonl
+
+from ftcore.errors import SpecError
+from ftcore.train.spec import EvalConfig, Hyperparameters, Options, RewardItem
+from ftcore.train.validate import validate
+
+
+def _spec(tiny_model, train, **changes) -> Options:
+    base = Options(base_model=tiny_model, train_file=train, output_dir="unused", method="LoRA")
+    return dataclasses.replace(base, **changes)
+
+
+def test_a_good_spec_passes(tiny_model, sft_files):
+    records, test, mode = validate(_spec(tiny_model, sft_files[0], test_file=sft_files[1],
+                                         hyperparameters=Hyperparameters(max_length=128)))
+    assert mode == "language_modeling" and len(records) == 16 and len(test) == 4
+
+
+@pytest.mark.parametrize("changes,message", [
+    (dict(method="QLoRA", device="cpu"), "QLoRA needs a CUDA GPU; use LoRA"),
+    (dict(trainer_type="dpo"), "trainer_type dpo needs preference records"),
+    (dict(hyperparameters=Hyperparameters(max_length=4096)), "max_length 4096 exceeds the model's 512 context; lower max_length"),
+    (dict(eval_config=EvalConfig(eval_strategy="steps")), "needs a test split; pass test_file"),
+    (dict(hyperparameters=Hyperparameters(max_length=128, lr_scheduler_type="bogus")), "is not a transformers scheduler"),
+    (dict(base_model="/nonexistent"), "is not a model folder"),
+    (dict(train_file="/nonexistent.jsonl"), "does not exist"),
+    (dict(reward_config=[RewardItem(type="built_in", function_name="count_xml")]), "reward_config applies to grpo only"),
+])
+def test_bad_specs_fail_with_the_fix(tiny_model, sft_files, changes, message):
+    changes.setdefault("hyperparameters", Hyperparameters(max_length=128))
+    with pytest.raises(SpecError, match=message.replace("(", r"\(")):
+        validate(_spec(tiny_model, sft_files[0], **changes))
+
+
+def test_grpo_reward_reference_field_must_be_a_column(tiny_model, tmp_path):
+    train = write_jsonl(tmp_path / "p.jsonl", [{"prompt": [{"role": "user", "content": "2+2?"}], "answer": "4"}])
+    reward = RewardItem(type="string_check", reference_field="solution", operation="eq")
+    spec = _spec(tiny_model, train, trainer_type="grpo", reward_config=[reward],
+                 hyperparameters=Hyperparameters(max_length=128, max_prompt_length=64))
+    with pytest.raises(SpecError, match=r"reference_field 'solution' is not a column .* columns: \['answer'\]"):
+        validate(spec)
+    with pytest.raises(SpecError, match="grpo needs at least one reward"):
+        validate(dataclasses.replace(spec, reward_config=[]))
+
+
+def test_preference_records_with_sft_name_the_trainers_that_fit(tiny_model, tmp_path):
+    train = write_jsonl(tmp_path / "pref.jsonl", [{"prompt": [{"role": "user", "content": "q"}],
+                                                   "chosen": [{"role": "assistant", "content": "a"}],
+                                                   "rejected": [{"role": "assistant", "content": "b"}]}])
+    with pytest.raises(SpecError, match="use trainer_type dpo or orpo"):
+        validate(_spec(tiny_model, train, hyperparameters=Hyperparameters(max_length=128)))

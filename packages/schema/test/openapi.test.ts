@@ -1,0 +1,104 @@
+// The committed OpenAPI documents match the contracts, document every endpoint of the interface,
+// and no response anywhere can carry a credential.
+import { readFile } from 'node:fs/promises';
+import type { OpenAPIV3_1 } from 'openapi-types';
+import { describe, expect, it } from 'vitest';
+import { buildOpenApiDocument, openApiDocumentPath, SECRET_FIELD_NAMES, SERVICE_NAMES, services, type ServiceName } from '../src/index.ts';
+
+const committedPath = (service: ServiceName) => openApiDocumentPath(service);
+
+const documents = new Map<ServiceName, OpenAPIV3_1.Document>();
+async function documentOf(service: ServiceName): Promise<OpenAPIV3_1.Document> {
+  if (!documents.has(service)) documents.set(service, await buildOpenApiDocument(service));
+  return documents.get(service)!;
+}
+
+const BEARER_REQUIRED = ['POST /evaluation', 'POST /inference/batch', 'POST /exports', 'GET /exports', 'GET /exports/{job_id}', 'GET /exports/{job_id}/download'];
+
+const ENDPOINTS: Record<ServiceName, string[]> = {
+  preprocessing: ['GET /health', 'POST /datasets/upload', 'POST /datasets/process', 'GET /datasets', 'GET /datasets/{processed_dataset_id}', 'DELETE /datasets/{processed_dataset_id}'],
+  training: ['GET /health', 'POST /train', 'GET /jobs', 'GET /jobs/{job_id}', 'DELETE /jobs/{job_id}', 'POST /jobs/{job_id}/cancel', 'GET /jobs/{job_id}/events', 'GET /jobs/{job_id}/dashboard'],
+  export: ['GET /health', 'POST /exports', 'GET /exports', 'GET /exports/{job_id}', 'GET /exports/{job_id}/download'],
+  inference: ['GET /health', 'POST /evaluation', 'POST /inference/batch'],
+};
+
+function operations(document: OpenAPIV3_1.Document): Array<[string, OpenAPIV3_1.OperationObject]> {
+  return Object.entries(document.paths ?? {}).flatMap(([path, item]) =>
+    Object.entries(item ?? {}).map(([method, operation]) => [`${method.toUpperCase()} ${path}`, operation as OpenAPIV3_1.OperationObject] as [string, OpenAPIV3_1.OperationObject]),
+  );
+}
+
+/** Every property name reachable from `schema`, following component references. */
+function propertyNames(schema: unknown, components: Record<string, unknown>, seen = new Set<string>()): Set<string> {
+  const names = new Set<string>();
+  const visit = (node: unknown): void => {
+    if (Array.isArray(node)) return node.forEach(visit);
+    if (node === null || typeof node !== 'object') return;
+    for (const [key, value] of Object.entries(node)) {
+      if (key === '$ref' && typeof value === 'string') {
+        const name = value.replace('#/components/schemas/', '');
+        if (!seen.has(name)) {
+          seen.add(name);
+          visit(components[name]);
+        }
+      } else if (key === 'properties' && value !== null && typeof value === 'object') {
+        for (const [property, child] of Object.entries(value)) {
+          names.add(property);
+          visit(child);
+        }
+      } else visit(value);
+    }
+  };
+  visit(schema);
+  return names;
+}
+
+describe.each(SERVICE_NAMES)('%s OpenAPI document', (service) => {
+  it('matches the committed openapi/<service>.json', async () => {
+    const committed = JSON.parse(await readFile(committedPath(service), 'utf8').catch(() => 'null')) as unknown;
+    expect(committed, `openapi/${service}.json is stale or missing: run \`pnpm openapi\` and commit the result`).toEqual(await documentOf(service));
+  });
+
+  it('is OpenAPI 3.1 with the service title, version and bearer scheme', async () => {
+    const document = await documentOf(service);
+    expect(document.openapi).toBe('3.1.0');
+    expect(document.info).toMatchObject({ title: services[service].title, version: services[service].version });
+    expect(document.components?.securitySchemes?.['bearerAuth']).toMatchObject({ type: 'http', scheme: 'bearer' });
+  });
+
+  it('documents exactly the endpoints of interface.md and decisions.md', async () => {
+    const documented = operations(await documentOf(service)).map(([name]) => name);
+    expect(documented.sort()).toEqual([...ENDPOINTS[service]].sort());
+  });
+
+  it('marks bearer authentication, and documents 422 wherever there is input', async () => {
+    for (const [name, operation] of operations(await documentOf(service))) {
+      if (BEARER_REQUIRED.includes(name)) expect(operation.security, name).toEqual([{ bearerAuth: [] }]);
+      else if (name !== 'GET /health') expect(operation.security, name).toEqual([{}, { bearerAuth: [] }]);
+      const hasInput = operation.requestBody !== undefined || (operation.parameters ?? []).length > 0;
+      expect(Object.keys(operation.responses ?? {}).includes('422'), name).toBe(hasInput);
+      expect(operation.responses?.['500'], name).toBeDefined();
+    }
+  });
+
+  it('never names a credential in a response, while requests do take them', async () => {
+    const document = await documentOf(service);
+    const components = (document.components?.schemas ?? {}) as Record<string, unknown>;
+    for (const [name, operation] of operations(document)) {
+      const responseNames = propertyNames(operation.responses, components);
+      for (const secret of SECRET_FIELD_NAMES) expect(responseNames.has(secret), `${name} response names ${secret}`).toBe(false);
+    }
+    {
+      const requestNames = new Set(operations(document).flatMap(([, operation]) => [...propertyNames(operation.requestBody, components)]));
+      const expected = { preprocessing: ['llm_api_key'], training: ['hub_token', 'api_key'], export: ['hub_token'], inference: ['hub_token'] }[service];
+      for (const secret of expected) expect(requestNames.has(secret), `${service} requests take ${secret}`).toBe(true);
+    }
+  });
+});
+
+it('the upload is documented as multipart/form-data with a binary file part', async () => {
+  const upload = (await documentOf('preprocessing')).paths?.['/datasets/upload']?.post;
+  const form = upload?.requestBody as OpenAPIV3_1.RequestBodyObject;
+  expect(Object.keys(form.content)).toEqual(['multipart/form-data']);
+  expect(form.content['multipart/form-data']?.schema).toMatchObject({ required: ['file'], properties: { file: { type: 'string', format: 'binary' } } });
+});

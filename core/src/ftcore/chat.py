@@ -33,3 +33,23 @@ def text_of(content) -> str:
 
 def has_generation_markers(tokenizer) -> bool:
     return "generation" in (tokenizer.chat_template or "") and "endgeneration" in (tokenizer.chat_template or "")
+
+# Gemma 3's chat format (the packaged GGUF carries no template), with generation markers for the assistant mask.
+GEMMA3_END_OF_TURN = "<end_of_turn>"
+GEMMA3_TEMPLATE = (
+    "{{- bos_token }}"
+    "{%- if messages[0]['role'] == 'system' %}"
+    "{%- set first_user_prefix = messages[0]['content'] + '\\n\\n' %}{%- set loop_messages = messages[1:] %}"
+    "{%- else %}{%- set first_user_prefix = '' %}{%- set loop_messages = messages %}{%- endif %}"
+    "{%- for message in loop_messages %}"
+    "{%- if message['role'] == 'assistant' %}"
+    "{{- '<start_of_turn>model\\n' }}"
+    "{%- generation %}{{- message['content'] | trim }}{{- '<end_of_turn>' }}{%- endgeneration %}"
+    "{{- '\\n' }}"
+    "{%- else %}"
+    "{{- '<start_of_turn>' + message['role'] + '\\n' + (first_user_prefix if loop.first else '') }}"
+    "{{- message['content'] | trim }}{{- '<end_of_turn>\\n' }}"
+    "{%- endif %}"
+    "{%- endfor %}"
+    "{%- if add_generation_prompt %}{{- '<start_of_turn>model\\n' }}{%- endif %}"
+)

@@ -55,8 +55,22 @@ def from_gguf(path: Path, out: Path) -> None:
     tokenizer = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
     if not tokenizer.chat_template:
         tokenizer.chat_template = _gguf_chat_template(path)
+    if not tokenizer.chat_template and model.config.model_type.startswith("gemma3"):
+        _use_gemma3_chat_format(model, tokenizer)
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
+
+
+def _use_gemma3_chat_format(model, tokenizer) -> None:
+    """A chat turn ends with <end_of_turn>: make it the tokenizer's eos and a generation stop token."""
+    from .chat import GEMMA3_END_OF_TURN, GEMMA3_TEMPLATE
+
+    tokenizer.chat_template = GEMMA3_TEMPLATE
+    end_of_turn = tokenizer.convert_tokens_to_ids(GEMMA3_END_OF_TURN)
+    stops = model.generation_config.eos_token_id
+    stops = [stops] if isinstance(stops, int) else list(stops or [])
+    model.generation_config.eos_token_id = [end_of_turn, *[s for s in stops if s != end_of_turn]]
+    tokenizer.eos_token = GEMMA3_END_OF_TURN
 
 
 def _gguf_chat_template(path: Path) -> str | None:

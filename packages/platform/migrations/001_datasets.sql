@@ -1,5 +1,6 @@
 -- Raw uploads, processed datasets and API keys. Plain Postgres SQL: the same file runs on PGlite
 -- (embedded) and on a Postgres server (scaled out). Every row carries user_id; every query filters on it.
+-- Rows shown to people (samples, splits) are `json`, not `jsonb`: jsonb reorders object keys.
 
 CREATE TABLE api_keys (
   key_id      text PRIMARY KEY,
@@ -19,8 +20,8 @@ CREATE TABLE raw_datasets (
   blob_key      text NOT NULL,
   size_bytes    bigint NOT NULL,
   num_examples  integer NOT NULL,
-  columns       jsonb NOT NULL,
-  sample        jsonb NOT NULL,
+  columns       json NOT NULL,
+  sample        json NOT NULL,
   created_at    timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX raw_datasets_user ON raw_datasets (user_id, created_at DESC);
@@ -34,10 +35,10 @@ CREATE TABLE processed_datasets (
   dataset_source        text NOT NULL CHECK (dataset_source IN ('upload', 'hub')),
   processing_mode       text NOT NULL CHECK (processing_mode IN ('language_modeling', 'prompt_only', 'preference')),
   modality              text NOT NULL CHECK (modality IN ('text', 'vision')),
-  config                jsonb NOT NULL,
-  splits                jsonb NOT NULL,
+  config                json NOT NULL,
+  splits                json NOT NULL,
   num_examples          integer NOT NULL,
-  columns               jsonb NOT NULL,
+  columns               json NOT NULL,
   blob_prefix           text NOT NULL,
   created_at            timestamptz NOT NULL DEFAULT now()
 );

@@ -23,13 +23,18 @@ export function isSecretKey(key: string): boolean {
   return SECRET_KEYS.has(key.toLowerCase());
 }
 
-/** Returns a copy of `value` with every secret key's value replaced. Errors keep message and stack. */
+function isPlainObject(value: object): boolean {
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+/** Returns a copy of `value` with every secret key's value replaced, in plain objects and arrays at any
+ *  depth. Class instances (requests, replies, errors) are left to the serializers below, which pick
+ *  only fields that cannot hold a secret; copying them here would strip their prototype getters. */
 export function scrubSecrets(value: unknown, depth = 0): unknown {
   if (depth > 8 || value === null || typeof value !== 'object') return value;
-  if (value instanceof Error) {
-    return { type: value.name, message: value.message, stack: value.stack };
-  }
   if (Array.isArray(value)) return value.map((v) => scrubSecrets(v, depth + 1));
+  if (!isPlainObject(value)) return value;
   const out: Record<string, unknown> = {};
   for (const [key, v] of Object.entries(value)) {
     out[key] = isSecretKey(key) ? REDACTED : scrubSecrets(v, depth + 1);
@@ -53,6 +58,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       serializers: {
         // Only these parts of a request are logged; never headers or bodies.
         req: (req: { method?: string; url?: string; id?: string }) => ({ method: req.method, url: req.url, id: req.id }),
+        res: (res: { statusCode?: number }) => ({ statusCode: res.statusCode }),
         err: pino.stdSerializers.err,
       },
     },

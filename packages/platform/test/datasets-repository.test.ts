@@ -40,3 +40,24 @@ describe('DatasetsRepository', () => {
     platform = await openTestPlatform();
   });
 });
+
+describe('embedded database ownership', () => {
+  it('refuses a second owner of a folder whose owner is alive, takes over a dead owner\'s lock', async () => {
+    const fs = await import('node:fs/promises');
+    const lockFile = `${platform.dataDir}/pglite.lock`;
+    expect(await fs.readFile(lockFile, 'utf8')).toBe(String(process.pid));
+    await fs.writeFile(lockFile, '1'); // pid 1 is alive and is not us
+    await expect(openEmbeddedDatabase(`${platform.dataDir}/pglite`)).rejects.toThrow(/in use by process 1; stop it first/);
+    await fs.writeFile(lockFile, String(process.pid));
+
+    const other = await openTestPlatform();
+    const otherLock = `${other.dataDir}/pglite.lock`;
+    await other.db.close(); // releases the lock
+    await fs.writeFile(otherLock, '999999999'); // a lock left by a process that died
+    const reopened = await openEmbeddedDatabase(`${other.dataDir}/pglite`);
+    expect(await fs.readFile(otherLock, 'utf8')).toBe(String(process.pid));
+    await reopened.close();
+    await expect(fs.stat(otherLock)).rejects.toThrow();
+    await fs.rm(other.dataDir, { recursive: true, force: true });
+  });
+});

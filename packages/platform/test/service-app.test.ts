@@ -143,3 +143,15 @@ describe('logging', () => {
     for (const secret of [...secrets, key, 'ftp_wrong_SECRET_000']) expect(logged).not.toContain(secret);
   });
 });
+
+describe('request logs', () => {
+  it('record method, url, request id and status code', async () => {
+    const app = await appWith();
+    await app.inject({ url: '/open?x=1' });
+    const lines = platform!.logText().trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const incoming = lines.find((l) => l.msg === 'incoming request');
+    const completed = lines.find((l) => l.msg === 'request completed');
+    expect(incoming?.req).toMatchObject({ method: 'GET', url: '/open?x=1' });
+    expect(completed?.res).toEqual({ statusCode: 200 });
+  });
+});

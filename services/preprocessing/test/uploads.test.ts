@@ -112,3 +112,12 @@ describe('bad uploads', () => {
     expect(await rawState()).toEqual(before);
   });
 });
+
+describe('row key order', () => {
+  it('keeps the file column order in samples, also after a round trip through the database', async () => {
+    const res = await svc.upload('order.csv', csv([['zeta', 'alpha', 'mid'], ['1', '2', '3']]));
+    expect(Object.keys(res.json().sample[0])).toEqual(['zeta', 'alpha', 'mid']);
+    const row = await svc.platform.datasets.getRaw('local', res.json().dataset_id);
+    expect(Object.keys(row!.sample[0]!)).toEqual(['zeta', 'alpha', 'mid']);
+  });
+});

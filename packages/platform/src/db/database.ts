@@ -33,8 +33,40 @@ async function ensureCluster(dataDir: string): Promise<void> {
   await promisify(execFile)(process.execPath, [CREATE_CLUSTER, dataDir, JSON.stringify(PGLITE_OPTIONS)], { timeout: 120_000 });
 }
 
+/** PGlite has a single owner and nothing stops a second process from opening the same folder and
+ *  corrupting it, so the owner holds `<dataDir>.lock` with its pid; a lock whose process is gone is taken over. */
+async function acquireOwnerLock(dataDir: string): Promise<() => Promise<void>> {
+  const lockFile = `${dataDir}.lock`;
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      await fs.writeFile(lockFile, String(process.pid), { flag: 'wx' });
+      return () => fs.rm(lockFile, { force: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const owner = Number(await fs.readFile(lockFile, 'utf8').catch(() => ''));
+      if (owner && owner !== process.pid && isAlive(owner)) {
+        throw new Error(`the data folder ${path.dirname(dataDir)} is in use by process ${owner}; stop it first`);
+      }
+      await fs.rm(lockFile, { force: true });
+    }
+  }
+  throw new Error(`cannot take the lock ${lockFile}`);
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 class PgliteDatabase implements Database {
-  constructor(private readonly pg: PGlite) {}
+  constructor(
+    private readonly pg: PGlite,
+    private readonly releaseLock: () => Promise<void>,
+  ) {}
 
   async query<T>(sql: string, params: unknown[] = []): Promise<T[]> {
     return (await this.pg.query<T>(sql, params)).rows;
@@ -52,6 +84,7 @@ class PgliteDatabase implements Database {
 
   async close(): Promise<void> {
     await this.pg.close();
+    await this.releaseLock();
   }
 
   async execScript(sql: string): Promise<void> {
@@ -62,9 +95,16 @@ class PgliteDatabase implements Database {
 /** Opens (creating if needed) the embedded database in `dataDir` and brings its schema up to date. */
 export async function openEmbeddedDatabase(dataDir: string): Promise<Database> {
   await fs.mkdir(dataDir, { recursive: true });
-  await ensureCluster(dataDir);
-  const pg = await PGlite.create(dataDir, PGLITE_OPTIONS);
-  const db = new PgliteDatabase(pg);
+  const releaseLock = await acquireOwnerLock(dataDir);
+  let pg: PGlite;
+  try {
+    await ensureCluster(dataDir);
+    pg = await PGlite.create(dataDir, PGLITE_OPTIONS);
+  } catch (err) {
+    await releaseLock();
+    throw err;
+  }
+  const db = new PgliteDatabase(pg, releaseLock);
   try {
     await migrate(db, (sql) => db.execScript(sql));
   } catch (err) {

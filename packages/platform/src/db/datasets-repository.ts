@@ -46,7 +46,7 @@ export class DatasetsRepository {
   async insertRaw(row: Omit<RawDatasetRow, 'created_at'>): Promise<RawDatasetRow> {
     const [created] = await this.db.query<RawDatasetRow>(
       `INSERT INTO raw_datasets (dataset_id, user_id, filename, format, blob_key, size_bytes, num_examples, columns, sample)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb) RETURNING *`,
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8::json, $9::json) RETURNING *`,
       [row.dataset_id, row.user_id, row.filename, row.format, row.blob_key, row.size_bytes, row.num_examples,
         JSON.stringify(row.columns), JSON.stringify(row.sample)],
     );
@@ -65,7 +65,7 @@ export class DatasetsRepository {
     const [created] = await tx.query<ProcessedDatasetRow>(
       `INSERT INTO processed_datasets (processed_dataset_id, user_id, dataset_id, dataset_name, dataset_subset,
          dataset_source, processing_mode, modality, config, splits, num_examples, columns, blob_prefix)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10::jsonb, $11, $12::jsonb, $13) RETURNING *`,
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::json, $10::json, $11, $12::json, $13) RETURNING *`,
       [row.processed_dataset_id, row.user_id, row.dataset_id, row.dataset_name, row.dataset_subset, row.dataset_source,
         row.processing_mode, row.modality, JSON.stringify(row.config), JSON.stringify(row.splits), row.num_examples,
         JSON.stringify(row.columns), row.blob_prefix],

@@ -1,6 +1,6 @@
 // Parquet rows through hyparquet, over range reads of the source: the footer first, then one row group (or one
 // slice of a large row group) at a time, so memory follows the row group, not the file.
-import { BadRequest } from '@ftp/platform';
+import { AppError, BadRequest } from '@ftp/platform';
 import { parquetMetadataAsync, parquetReadObjects, type AsyncBuffer, type FileMetaData, type RowGroup } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';
 import { readRange, type ByteSource } from './byte-source.ts';
@@ -18,7 +18,10 @@ function asyncBuffer(source: ByteSource): AsyncBuffer {
   };
 }
 
-function unreadable(where: string, err: unknown): BadRequest {
+/** A parse failure becomes a 400 about the file; an error the byte source raised itself (the hub or the
+ *  store is down: ServiceUnavailable) passes through unchanged, since re-uploading would not help. */
+function unreadable(where: string, err: unknown): AppError {
+  if (err instanceof AppError) return err;
   const reason = err instanceof Error ? err.message : String(err);
   if (/not supported/i.test(reason)) {
     return new BadRequest(`${where} uses a Parquet feature this reader does not support (${reason}); convert it to another format.`);

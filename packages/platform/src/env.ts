@@ -33,6 +33,10 @@ const EnvSchema = z
     MAX_EVAL_SAMPLES: positiveInt.default(1000),
     LLM_API_BASE: z.url().optional(),
     DATABASE_URL: z.string().optional(),
+    WORKER_CONCURRENCY: positiveInt.default(1).describe('training jobs one worker runs at once'),
+    START_WORKER: boolFromEnv.default(true).describe('run a worker in the embedded process'),
+    CORE_PYTHON: z.string().min(1).optional().describe('python of the ML core (default core/.venv/bin/python)'),
+    MODELS_DIR: z.string().min(1).optional().describe('local model store (default DATA_DIR/models)'),
   })
   .superRefine((env, ctx) => {
     if (env.AUTH_MODE === 'jwt' && !env.JWT_SECRET && !env.JWT_PUBLIC_KEY) {
@@ -54,6 +58,8 @@ const EnvSchema = z
 export type Config = z.infer<typeof EnvSchema> & {
   /** Absolute DATA_DIR. */
   dataDir: string;
+  /** Absolute local model store: MODELS_DIR, or DATA_DIR/models. */
+  modelsDir: string;
 };
 
 export class ConfigError extends Error {
@@ -79,7 +85,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       }),
     );
   }
-  return { ...parsed.data, dataDir: path.resolve(parsed.data.DATA_DIR) };
+  const dataDir = path.resolve(parsed.data.DATA_DIR);
+  return { ...parsed.data, dataDir, modelsDir: path.resolve(parsed.data.MODELS_DIR ?? path.join(dataDir, 'models')) };
 }
 
 function redactIfSecret(name: string, value: unknown): unknown {

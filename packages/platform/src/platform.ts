@@ -7,6 +7,8 @@ import { createLogger, type Logger, type LoggerOptions } from './logging.ts';
 import { openEmbeddedDatabase, type Database } from './db/database.ts';
 import { DatasetsRepository } from './db/datasets-repository.ts';
 import { ApiKeysRepository } from './db/api-keys-repository.ts';
+import { JobsRepository } from './db/jobs-repository.ts';
+import { JobSecrets } from './job-secrets.ts';
 import type { BlobStore } from './blobs/blob-store.ts';
 import { FolderBlobStore } from './blobs/folder-store.ts';
 import { InProcessQueue, type JobQueue } from './queue.ts';
@@ -21,6 +23,8 @@ export interface Platform {
   queue: JobQueue;
   authenticate: Authenticate;
   datasets: DatasetsRepository;
+  jobs: JobsRepository;
+  jobSecrets: JobSecrets;
   apiKeys: ApiKeysRepository;
   close(): Promise<void>;
 }
@@ -54,6 +58,8 @@ export async function openPlatform(config: Config, options: OpenPlatformOptions 
     queue,
     authenticate,
     datasets: new DatasetsRepository(db),
+    jobs: new JobsRepository(db),
+    jobSecrets: new JobSecrets(),
     apiKeys,
     async close() {
       await queue.close();

@@ -1,8 +1,10 @@
-// The embedded default: one Node process hosting every service on its own port (and, as they land,
-// the workers), sharing one platform because PGlite has a single owner. `pnpm start` runs this.
+// The embedded default: one Node process hosting every service on its own port and a worker, sharing
+// one platform because PGlite has a single owner. `pnpm start` runs this.
 import type { FastifyInstance } from 'fastify';
 import { ConfigError, loadConfig, openPlatform } from '@ftp/platform';
 import { buildPreprocessingApp } from '@ftp/preprocessing';
+import { buildTrainingApp } from '@ftp/training';
+import { startWorker } from '@ftp/worker';
 
 async function main(): Promise<void> {
   let config;
@@ -18,7 +20,10 @@ async function main(): Promise<void> {
   const platform = await openPlatform(config);
   const apps: Array<[string, FastifyInstance, number]> = [
     ['preprocessing', await buildPreprocessingApp(platform), config.PREPROCESSING_PORT],
+    ['training', await buildTrainingApp(platform), config.TRAINING_PORT],
   ];
+  // One worker in this process: it is the only one, so jobs it finds running at start are orphans.
+  const worker = config.START_WORKER ? await startWorker(platform, { sole: true }) : undefined;
   for (const [name, app, port] of apps) {
     await app.listen({ host: config.HOST, port });
     platform.logger.info({ service: name, url: `http://${config.HOST}:${port}` }, `${name} service listening`);
@@ -31,6 +36,7 @@ async function main(): Promise<void> {
     stopping = true;
     platform.logger.info({ signal }, 'stopping');
     for (const [, app] of apps) await app.close();
+    await worker?.stop();
     await platform.close();
     process.exit(0);
   };

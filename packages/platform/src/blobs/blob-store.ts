@@ -76,3 +76,8 @@ export function assertValidPrefix(prefix: string): void {
   if (prefix === '') return;
   assertValidKey(prefix.endsWith('/') ? prefix.slice(0, -1) : prefix);
 }
+
+/** A user id as one key segment. Ids come from API keys or JWT `sub` claims and may hold any character. */
+export function userKeySegment(userId: string): string {
+  return encodeURIComponent(userId) || '_';
+}

@@ -1,0 +1,110 @@
+// Runs one core command as a child process: spec file in, JSON-lines events out (see events.ts).
+// Secrets travel in the child's environment only. Cancelling sends SIGTERM: the core saves a checkpoint
+// at the next step and exits with `error` "cancelled"; a core that ignores it is killed after a grace period.
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseCoreEventLine, type CoreEvent } from './events.ts';
+
+/** The core's virtual environment made by `uv sync` in core/ (scripts/bootstrap.sh). */
+export const DEFAULT_CORE_PYTHON = fileURLToPath(new URL('../../../core/.venv/bin/python', import.meta.url));
+const CORE_DIR = fileURLToPath(new URL('../../../core/', import.meta.url));
+
+export type CoreCommand = 'train' | 'merge' | 'generate' | 'make-tiny-model' | 'import-model' | 'gguf';
+
+export interface RunCoreOptions {
+  command: CoreCommand;
+  /** The spec: written to `specFile` as JSON. Must never contain a secret. */
+  spec: Record<string, unknown>;
+  specFile: string;
+  /** Extra environment for the child: secrets (HF_TOKEN, …) and settings. */
+  env?: Record<string, string | undefined>;
+  python?: string;
+  onEvent?: (event: CoreEvent) => void | Promise<void>;
+  /** Lines the core wrote to stderr (library logs); the last ones are kept for error messages. */
+  onStderr?: (line: string) => void;
+  signal?: AbortSignal;
+  /** How long a cancelled core may take to checkpoint and exit before it is killed. */
+  cancelGraceMs?: number;
+}
+
+export interface CoreResult {
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  /** The core said `done` (exit code 0 only after it). */
+  done: boolean;
+  /** The core's `error` event, if any. */
+  error?: Extract<CoreEvent, { event: 'error' }>;
+  /** The last lines of stderr, for a failure the core could not describe itself. */
+  stderrTail: string[];
+  cancelled: boolean;
+}
+
+const STDERR_TAIL = 20;
+
+export async function runCore(options: RunCoreOptions): Promise<CoreResult> {
+  await fs.mkdir(path.dirname(options.specFile), { recursive: true });
+  await fs.writeFile(options.specFile, JSON.stringify(options.spec, null, 2));
+  const child = spawn(options.python ?? process.env.CORE_PYTHON ?? DEFAULT_CORE_PYTHON, ['-m', 'ftcore', options.command, '--spec', options.specFile], {
+    cwd: CORE_DIR,
+    env: { ...process.env, PYTHONUNBUFFERED: '1', FTCORE_EXIT_WITH_PARENT: '1', ...options.env },
+    // stdin stays open: the core exits when it closes, so a worker that dies takes its core with it.
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+
+  const result: CoreResult = { exitCode: null, signal: null, done: false, stderrTail: [], cancelled: false };
+  let killTimer: NodeJS.Timeout | undefined;
+  const cancel = () => {
+    result.cancelled = true;
+    child.kill('SIGTERM');
+    killTimer = setTimeout(() => child.kill('SIGKILL'), options.cancelGraceMs ?? 60_000);
+  };
+  if (options.signal?.aborted) cancel();
+  options.signal?.addEventListener('abort', cancel, { once: true });
+
+  const stderr = createInterface({ input: child.stderr });
+  stderr.on('line', (line) => {
+    result.stderrTail.push(line);
+    if (result.stderrTail.length > STDERR_TAIL) result.stderrTail.shift();
+    options.onStderr?.(line);
+  });
+
+  const exited = new Promise<void>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (code, signal) => {
+      result.exitCode = code;
+      result.signal = signal;
+      resolve();
+    });
+  });
+
+  // Events are handled one after another, in order: state updates must not interleave.
+  for await (const line of createInterface({ input: child.stdout })) {
+    if (line.trim() === '') continue;
+    let event: CoreEvent;
+    try {
+      event = parseCoreEventLine(line);
+    } catch (err) {
+      result.stderrTail.push(`unparseable core output: ${line.slice(0, 200)} (${(err as Error).message})`);
+      continue;
+    }
+    if (event.event === 'done') result.done = true;
+    if (event.event === 'error') result.error = event;
+    await options.onEvent?.(event);
+  }
+  await exited;
+  if (killTimer) clearTimeout(killTimer);
+  options.signal?.removeEventListener('abort', cancel);
+  child.stdin.destroy();
+  return result;
+}
+
+/** One sentence for a failed run: the core's own error, else the end of its stderr, else the exit status. */
+export function describeCoreFailure(result: CoreResult): string {
+  if (result.error) return result.error.message;
+  const tail = result.stderrTail.filter((l) => l.trim() !== '').slice(-3).join(' | ');
+  const status = result.signal ? `was killed by ${result.signal}` : `exited with code ${result.exitCode}`;
+  return tail ? `the ML core ${status}: ${tail}` : `the ML core ${status} without reporting an error`;
+}

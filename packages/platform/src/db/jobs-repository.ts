@@ -1,0 +1,159 @@
+// Training job rows, their event log and the worker registry. Reads by id filter on user_id; the
+// worker-side methods (claim, progress, finish) act on a job the queue handed over, by id alone.
+import type { Database } from './database.ts';
+
+export type JobStatus = 'queued' | 'preparing' | 'training' | 'completed' | 'failed';
+export const RUNNING_STATUSES: readonly JobStatus[] = ['queued', 'preparing', 'training'];
+
+export interface ArtifactGroupsRow {
+  file: Partial<Record<'adapter' | 'merged' | 'gguf', string>>;
+  raw: Partial<Record<'adapter' | 'merged', string>>;
+  hub: Partial<Record<'adapter' | 'merged' | 'gguf', string>>;
+}
+
+export interface JobProgressRow {
+  step: number;
+  total_steps: number | null;
+  epoch: number | null;
+  loss: number | null;
+  eta_seconds: number | null;
+  learning_rate?: number | null;
+  tokens_per_second?: number | null;
+}
+
+export interface TrainingJobRow {
+  job_id: string;
+  user_id: string;
+  job_name: string;
+  status: JobStatus;
+  processed_dataset_id: string;
+  base_model_id: string;
+  modality: 'text' | 'vision';
+  training_config: Record<string, unknown>;
+  progress: JobProgressRow | null;
+  metrics: Record<string, number> | null;
+  artifacts: ArtifactGroupsRow;
+  adapter_path: string | null;
+  gguf_path: string | null;
+  tracker_url: string | null;
+  error: string | null;
+  worker_id: string | null;
+  cancel_requested: boolean;
+  blob_prefix: string;
+  created_at: Date;
+  updated_at: Date;
+  started_at: Date | null;
+  finished_at: Date | null;
+}
+
+export interface JobEventRow {
+  job_id: string;
+  seq: number;
+  kind: 'status' | 'progress' | 'metrics' | 'log';
+  data: Record<string, unknown>;
+  created_at: Date;
+}
+
+type JobUpdate = Partial<Pick<TrainingJobRow, 'status' | 'progress' | 'metrics' | 'artifacts' | 'adapter_path' | 'gguf_path' | 'tracker_url' | 'error' | 'worker_id' | 'started_at' | 'finished_at'>>;
+const JSON_COLUMNS = new Set(['progress', 'metrics', 'artifacts']);
+
+export class JobsRepository {
+  constructor(private readonly db: Database) {}
+
+  async insert(row: Pick<TrainingJobRow, 'job_id' | 'user_id' | 'job_name' | 'processed_dataset_id' | 'base_model_id' | 'modality' | 'training_config' | 'blob_prefix' | 'tracker_url'>): Promise<TrainingJobRow> {
+    const [created] = await this.db.query<TrainingJobRow>(
+      `INSERT INTO training_jobs (job_id, user_id, job_name, status, processed_dataset_id, base_model_id, modality, training_config, blob_prefix, tracker_url)
+       VALUES ($1, $2, $3, 'queued', $4, $5, $6, $7::json, $8, $9) RETURNING *`,
+      [row.job_id, row.user_id, row.job_name, row.processed_dataset_id, row.base_model_id, row.modality,
+        JSON.stringify(row.training_config), row.blob_prefix, row.tracker_url],
+    );
+    await this.appendEvent(row.job_id, 'status', { status: 'queued' });
+    return created!;
+  }
+
+  async get(userId: string, jobId: string): Promise<TrainingJobRow | undefined> {
+    const [row] = await this.db.query<TrainingJobRow>('SELECT * FROM training_jobs WHERE user_id = $1 AND job_id = $2', [userId, jobId]);
+    return row;
+  }
+
+  /** Worker side: the job the queue named, whoever owns it. */
+  async getForWorker(jobId: string): Promise<TrainingJobRow | undefined> {
+    const [row] = await this.db.query<TrainingJobRow>('SELECT * FROM training_jobs WHERE job_id = $1', [jobId]);
+    return row;
+  }
+
+  async list(userId: string): Promise<TrainingJobRow[]> {
+    return this.db.query<TrainingJobRow>('SELECT * FROM training_jobs WHERE user_id = $1 ORDER BY created_at DESC, job_id DESC', [userId]);
+  }
+
+  async listByStatus(statuses: readonly JobStatus[]): Promise<TrainingJobRow[]> {
+    return this.db.query<TrainingJobRow>('SELECT * FROM training_jobs WHERE status = ANY($1) ORDER BY created_at, job_id', [statuses]);
+  }
+
+  /** Updates a job; with `onlyIf`, only while it is in one of those states. Returns the new row, or
+   *  undefined when the guard did not hold (e.g. the job was cancelled meanwhile). */
+  async update(jobId: string, update: JobUpdate, onlyIf?: readonly JobStatus[]): Promise<TrainingJobRow | undefined> {
+    const entries = Object.entries(update).filter(([, v]) => v !== undefined);
+    const sets = entries.map(([k], i) => `${k} = $${i + 2}${JSON_COLUMNS.has(k) ? '::json' : ''}`);
+    const params: unknown[] = [jobId, ...entries.map(([k, v]) => (JSON_COLUMNS.has(k) && v !== null ? JSON.stringify(v) : v))];
+    let guard = '';
+    if (onlyIf) {
+      params.push([...onlyIf]);
+      guard = ` AND status = ANY($${params.length})`;
+    }
+    const [row] = await this.db.query<TrainingJobRow>(
+      `UPDATE training_jobs SET ${[...sets, 'updated_at = now()'].join(', ')} WHERE job_id = $1${guard} RETURNING *`,
+      params,
+    );
+    if (row && update.status) await this.appendEvent(jobId, 'status', { status: update.status, ...(update.error ? { error: update.error } : {}) });
+    return row;
+  }
+
+  async requestCancel(userId: string, jobId: string): Promise<TrainingJobRow | undefined> {
+    const [row] = await this.db.query<TrainingJobRow>(
+      `UPDATE training_jobs SET cancel_requested = true, updated_at = now()
+       WHERE user_id = $1 AND job_id = $2 AND status = ANY($3) RETURNING *`,
+      [userId, jobId, [...RUNNING_STATUSES]],
+    );
+    return row;
+  }
+
+  async delete(userId: string, jobId: string): Promise<boolean> {
+    const rows = await this.db.query('DELETE FROM training_jobs WHERE user_id = $1 AND job_id = $2 RETURNING job_id', [userId, jobId]);
+    return rows.length > 0;
+  }
+
+  /** The job's event log (status changes, progress, metrics) in order, after sequence number `afterSeq`. */
+  async events(jobId: string, afterSeq = 0): Promise<JobEventRow[]> {
+    return this.db.query<JobEventRow>('SELECT * FROM job_events WHERE job_id = $1 AND seq > $2 ORDER BY seq', [jobId, afterSeq]);
+  }
+
+  async appendEvent(jobId: string, kind: JobEventRow['kind'], data: Record<string, unknown>): Promise<void> {
+    await this.db.query(
+      `INSERT INTO job_events (job_id, seq, kind, data)
+       VALUES ($1, (SELECT coalesce(max(seq), 0) + 1 FROM job_events WHERE job_id = $1), $2, $3::json)`,
+      [jobId, kind, JSON.stringify(data)],
+    );
+  }
+
+  async registerWorker(workerId: string, devices: Record<string, unknown>): Promise<void> {
+    await this.db.query(
+      `INSERT INTO workers (worker_id, devices) VALUES ($1, $2::json)
+       ON CONFLICT (worker_id) DO UPDATE SET devices = EXCLUDED.devices, heartbeat_at = now()`,
+      [workerId, JSON.stringify(devices)],
+    );
+  }
+
+  async heartbeat(workerId: string): Promise<void> {
+    await this.db.query('UPDATE workers SET heartbeat_at = now() WHERE worker_id = $1', [workerId]);
+  }
+
+  /** Whether any worker seen within `freshSeconds` reported a CUDA device. */
+  async anyWorkerHasCuda(freshSeconds = 120): Promise<boolean> {
+    const rows = await this.db.query<{ devices: { cuda?: boolean } }>(
+      `SELECT devices FROM workers WHERE heartbeat_at > now() - ($1 || ' seconds')::interval`,
+      [String(freshSeconds)],
+    );
+    return rows.some((r) => r.devices.cuda === true);
+  }
+}

@@ -1,0 +1,67 @@
+// GET /jobs/{id}/dashboard: the job's own page when no tracker is configured (its tracker_url). Server-
+// rendered HTML: status, metrics, hyperparameters and the loss curve as inline SVG from the stored progress;
+// it reloads itself every few seconds while the job runs. No script, no external asset.
+import { RUNNING_STATUSES, type JobEventRow, type TrainingJobRow } from '@ftp/platform';
+
+const escape = (value: unknown): string =>
+  String(value).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+const W = 640;
+const H = 260;
+const PAD = 40;
+
+export function lossCurveSvg(points: Array<{ step: number; loss: number }>): string {
+  if (points.length === 0) return '<p class="empty">No loss reported yet.</p>';
+  const steps = points.map((p) => p.step);
+  const losses = points.map((p) => p.loss);
+  const [minStep, maxStep] = [Math.min(...steps), Math.max(...steps)];
+  const [minLoss, maxLoss] = [Math.min(...losses), Math.max(...losses)];
+  const x = (step: number) => PAD + ((step - minStep) / (maxStep - minStep || 1)) * (W - 2 * PAD);
+  const y = (loss: number) => H - PAD - ((loss - minLoss) / (maxLoss - minLoss || 1)) * (H - 2 * PAD);
+  const path = points.map((p, i) => `${i === 0 ? 'M' : 'L'}${x(p.step).toFixed(1)},${y(p.loss).toFixed(1)}`).join(' ');
+  const dots = points.map((p) => `<circle cx="${x(p.step).toFixed(1)}" cy="${y(p.loss).toFixed(1)}" r="3"><title>step ${p.step}: ${p.loss.toFixed(4)}</title></circle>`).join('');
+  return `<svg id="loss-curve" role="img" aria-label="training loss by step" viewBox="0 0 ${W} ${H}" width="${W}" height="${H}">
+  <line x1="${PAD}" y1="${H - PAD}" x2="${W - PAD}" y2="${H - PAD}" class="axis"/><line x1="${PAD}" y1="${PAD}" x2="${PAD}" y2="${H - PAD}" class="axis"/>
+  <text x="${PAD}" y="${H - 12}">step ${minStep}</text><text x="${W - PAD}" y="${H - 12}" text-anchor="end">step ${maxStep}</text>
+  <text x="6" y="${PAD}">${maxLoss.toFixed(3)}</text><text x="6" y="${H - PAD}">${minLoss.toFixed(3)}</text>
+  <path d="${path}" class="curve"/>${dots}
+</svg>`;
+}
+
+function table(rows: Array<[string, unknown]>): string {
+  return `<table>${rows.map(([k, v]) => `<tr><th>${escape(k)}</th><td>${escape(typeof v === 'object' && v !== null ? JSON.stringify(v) : v ?? '—')}</td></tr>`).join('')}</table>`;
+}
+
+export function renderDashboard(job: TrainingJobRow, events: JobEventRow[]): string {
+  const running = RUNNING_STATUSES.includes(job.status);
+  const points = events
+    .filter((e) => e.kind === 'progress' && typeof e.data.loss === 'number')
+    .map((e) => ({ step: Number(e.data.step), loss: Number(e.data.loss) }));
+  const config = job.training_config as { method?: string; trainer_type?: string; hyperparameters?: Record<string, unknown> };
+  const progress = job.progress;
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>${escape(job.job_name)} · ${escape(job.status)}</title>
+${running ? '<meta http-equiv="refresh" content="3">' : ''}
+<style>
+ body{font:14px/1.4 system-ui,sans-serif;margin:2rem;color:#1d2330;max-width:60rem}
+ h1{font-size:1.4rem;margin:0 0 .2rem} .status{display:inline-block;padding:.1rem .6rem;border-radius:1rem;background:#e8eaf0}
+ .status.completed{background:#d3f4dc}.status.failed{background:#fbd9d9}.status.training{background:#dbe8ff}
+ table{border-collapse:collapse;margin:.5rem 0 1.5rem}th,td{text-align:left;padding:.2rem .8rem;border-bottom:1px solid #eee}
+ th{font-weight:600;color:#555} .axis{stroke:#888} .curve{fill:none;stroke:#2f6fde;stroke-width:2} circle{fill:#2f6fde}
+ svg text{font-size:11px;fill:#555} .error{color:#a00}
+</style></head>
+<body>
+<h1>${escape(job.job_name)}</h1>
+<p>job <code>${escape(job.job_id)}</code> · <span class="status ${escape(job.status)}" id="status">${escape(job.status)}</span>
+ · ${escape(config.trainer_type ?? '')} ${escape(config.method ?? '')} on <code>${escape(job.base_model_id)}</code></p>
+${job.error ? `<p class="error" id="error">${escape(job.error)}</p>` : ''}
+<h2>Loss</h2>
+${lossCurveSvg(points)}
+<h2>Progress</h2>
+${table([['step', progress ? `${progress.step} / ${progress.total_steps ?? '?'}` : null], ['epoch', progress?.epoch], ['loss', progress?.loss], ['eta (s)', progress?.eta_seconds], ['tokens/s', progress?.tokens_per_second]])}
+<h2>Metrics</h2>
+${table(Object.entries(job.metrics ?? {}))}
+<h2>Hyperparameters</h2>
+${table(Object.entries(config.hyperparameters ?? {}))}
+</body></html>`;
+}

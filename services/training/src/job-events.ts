@@ -1,0 +1,36 @@
+// GET /jobs/{id}/events: the job's event log as server-sent events (status changes, progress, metrics),
+// followed live until the job ends; the last event, `end`, carries the final job status.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { RUNNING_STATUSES, type Platform, type TrainingJobRow } from '@ftp/platform';
+import { presentJob } from './presenters.ts';
+
+const POLL_MS = 500;
+
+function send(res: ServerResponse, event: string, data: unknown, id?: number): void {
+  res.write(`${id === undefined ? '' : `id: ${id}\n`}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+}
+
+export async function streamJobEvents(platform: Platform, job: TrainingJobRow, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  res.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+  });
+  let closed = false;
+  req.on('close', () => (closed = true));
+  // A reconnecting client says where it stopped.
+  let lastSeq = Number(req.headers['last-event-id'] ?? 0) || 0;
+  while (!closed) {
+    const current = await platform.jobs.getForWorker(job.job_id);
+    for (const event of await platform.jobs.events(job.job_id, lastSeq)) {
+      send(res, event.kind, event.data, event.seq);
+      lastSeq = event.seq;
+    }
+    if (!current || !RUNNING_STATUSES.includes(current.status)) {
+      send(res, 'end', current ? presentJob(current) : { job_id: job.job_id, deleted: true });
+      break;
+    }
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+  res.end();
+}

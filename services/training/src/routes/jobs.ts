@@ -1,0 +1,95 @@
+// /train and /jobs: submit, read, list, cancel, delete, stream events (SSE) and the job's own page.
+import fs from 'node:fs/promises';
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { Conflict, NotFound, RUNNING_STATUSES, trainingQueue, type Platform, type TrainingJobRow } from '@ftp/platform';
+import { trainingRoutes } from '@ftp/schema';
+import { CANCELLED_BY_USER, jobWorkDir } from '@ftp/worker';
+import { submitTrainingJob } from '../submit.ts';
+import { presentJob } from '../presenters.ts';
+import { renderDashboard } from '../dashboard.ts';
+import { streamJobEvents } from '../job-events.ts';
+
+async function ownJob(platform: Platform, userId: string, jobId: string): Promise<TrainingJobRow> {
+  const job = await platform.jobs.get(userId, jobId);
+  if (!job) throw new NotFound('training job', jobId);
+  return job;
+}
+
+export async function jobRoutes(app: FastifyInstance): Promise<void> {
+  const routes = app.withTypeProvider<ZodTypeProvider>();
+  const { platform } = app;
+
+  routes.route({
+    ...trainingRoutes.startTraining,
+    handler: async (request) => ({ job_id: await submitTrainingJob(platform, request.userId, request.body) }),
+  });
+
+  routes.route({
+    ...trainingRoutes.listJobs,
+    handler: async (request) => ({ jobs: (await platform.jobs.list(request.userId)).map(presentJob) }),
+  });
+
+  routes.route({
+    ...trainingRoutes.getJob,
+    handler: async (request) => presentJob(await ownJob(platform, request.userId, request.params.job_id)),
+  });
+
+  routes.route({
+    ...trainingRoutes.cancelJob,
+    handler: async (request) => {
+      const job = await ownJob(platform, request.userId, request.params.job_id);
+      if (!RUNNING_STATUSES.includes(job.status)) throw new Conflict(`job ${job.job_id} is already ${job.status}; only queued, preparing or training jobs can be cancelled`);
+      await platform.jobs.requestCancel(request.userId, job.job_id);
+      // A queued job never reaches a worker; a running one is stopped by its worker, which watches the flag.
+      if (job.status === 'queued' && (await platform.queue.removeWaiting(trainingQueue, (p) => p.jobId === job.job_id)) > 0) {
+        platform.jobSecrets.drop(job.job_id);
+        await platform.jobs.update(job.job_id, { status: 'failed', error: CANCELLED_BY_USER, finished_at: new Date() }, ['queued']);
+      }
+      return presentJob(await ownJob(platform, request.userId, job.job_id));
+    },
+  });
+
+  routes.route({
+    ...trainingRoutes.deleteJob,
+    handler: async (request) => {
+      const job = await ownJob(platform, request.userId, request.params.job_id);
+      if (RUNNING_STATUSES.includes(job.status)) {
+        throw new Conflict(`job ${job.job_id} is ${job.status}; cancel it first (POST /jobs/${job.job_id}/cancel)`);
+      }
+      await platform.jobs.delete(request.userId, job.job_id);
+      const blobs = await platform.blobs.deletePrefix(job.blob_prefix);
+      const work = jobWorkDir(platform, job.job_id);
+      const hadWork = await fs.stat(work).then(() => true, () => false);
+      await fs.rm(work, { recursive: true, force: true });
+      return {
+        job_id: job.job_id,
+        deleted: true,
+        message: `job ${job.job_id} and ${blobs.length} stored files were deleted`,
+        deleted_resources: [
+          `training_jobs/${job.job_id}`,
+          ...blobs.map((key) => platform.blobs.uri(key)),
+          ...(hadWork ? [`${work} (spec, dataset copy, checkpoints)`] : []),
+        ],
+      };
+    },
+  });
+
+  routes.route({
+    ...trainingRoutes.streamJobEvents,
+    handler: async (request, reply) => {
+      const job = await ownJob(platform, request.userId, request.params.job_id);
+      reply.hijack();
+      await streamJobEvents(platform, job, request.raw, reply.raw);
+    },
+  });
+
+  routes.route({
+    ...trainingRoutes.getJobDashboard,
+    handler: async (request, reply) => {
+      const job = await ownJob(platform, request.userId, request.params.job_id);
+      const events = await platform.jobs.events(job.job_id);
+      return reply.type('text/html; charset=utf-8').send(renderDashboard(job, events));
+    },
+  });
+}

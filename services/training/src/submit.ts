@@ -1,0 +1,84 @@
+// POST /train as a domain function: everything that can be checked before a worker spends time on the
+// job is checked here (dataset ownership, trainer vs processing mode, QLoRA vs CUDA, the base model, the
+// test split for evaluation, reward columns), then the row is written and the job queued.
+import { invalidField, newId, NotFound, trainingQueue, UnprocessableEntity, userKeySegment, type Platform, type ValidationIssue } from '@ftp/platform';
+import type { TrainRequest } from '@ftp/schema';
+import { locateBaseModel } from '@ftp/worker';
+
+const CONFIG_LOC = ['body', 'training_config'];
+const MODE_FOR_TRAINER = { sft: 'language_modeling', dpo: 'preference', orpo: 'preference', grpo: 'prompt_only' } as const;
+
+/** The job's secrets are cut out of the stored config; they travel to the worker in memory only. */
+function storableConfig(config: TrainRequest['training_config']): Record<string, unknown> {
+  const tracker = config.tracker_config ? { ...config.tracker_config, api_key: undefined } : undefined;
+  return JSON.parse(JSON.stringify({ ...config, tracker_config: tracker })) as Record<string, unknown>;
+}
+
+export function jobPageUrl(platform: Platform, jobId: string): string {
+  return `http://${platform.config.HOST}:${platform.config.TRAINING_PORT}/jobs/${jobId}/dashboard`;
+}
+
+export async function submitTrainingJob(platform: Platform, userId: string, request: TrainRequest): Promise<string> {
+  const config = request.training_config;
+  const dataset = await platform.datasets.getProcessed(userId, request.processed_dataset_id);
+  if (!dataset) throw new NotFound('processed dataset', request.processed_dataset_id);
+
+  const issues: ValidationIssue[] = [];
+  const needed = MODE_FOR_TRAINER[config.trainer_type];
+  if (dataset.processing_mode !== needed) {
+    issues.push({
+      loc: [...CONFIG_LOC, 'trainer_type'],
+      msg: `trainer_type ${config.trainer_type} needs a dataset processed with processing_mode ${needed}; ${request.processed_dataset_id} was processed as ${dataset.processing_mode}`,
+      type: 'value_error',
+    });
+  }
+  if (config.modality !== dataset.modality) {
+    issues.push({ loc: [...CONFIG_LOC, 'modality'], msg: `the dataset's modality is ${dataset.modality}; set modality to ${dataset.modality}`, type: 'value_error' });
+  }
+  if (config.method === 'QLoRA' && !(await platform.jobs.anyWorkerHasCuda())) {
+    issues.push({ loc: [...CONFIG_LOC, 'method'], msg: 'QLoRA needs a CUDA GPU and no worker has one; use LoRA', type: 'value_error' });
+  }
+  const hasTest = dataset.splits.some((s) => s.split_name === 'test');
+  if (config.eval_config.eval_strategy !== 'no' && !hasTest) {
+    issues.push({
+      loc: [...CONFIG_LOC, 'eval_config', 'eval_strategy'],
+      msg: `eval_strategy ${config.eval_config.eval_strategy} needs a test split; process the dataset with a manual_split or hub_split, or set eval_strategy to no`,
+      type: 'value_error',
+    });
+  }
+  if (config.export_config.include_gguf) {
+    issues.push({ loc: [...CONFIG_LOC, 'export_config', 'include_gguf'], msg: 'GGUF export is not available yet in this version; set include_gguf to false', type: 'not_available' });
+  }
+  if (config.trainer_type === 'grpo') {
+    (config.reward_config ?? []).forEach((reward, index) => {
+      if ('reference_field' in reward && reward.reference_field && !dataset.columns.includes(reward.reference_field)) {
+        issues.push({
+          loc: [...CONFIG_LOC, 'reward_config', String(index), 'reference_field'],
+          msg: `column ${JSON.stringify(reward.reference_field)} is not in the dataset; its columns are: ${dataset.columns.join(', ')}`,
+          type: 'unknown_column',
+        });
+      }
+    });
+  }
+  if (issues.length > 0) throw new UnprocessableEntity(issues);
+  if (config.export_config.destination === 'hub') {
+    throw invalidField([...CONFIG_LOC, 'export_config', 'destination'], 'publishing to the hub at the end of training is not available yet; use destination cloud and POST /exports later', 'not_available');
+  }
+  await locateBaseModel(platform.config, config.provider, config.base_model_id, request.hub_token);
+
+  const jobId = newId('job');
+  await platform.jobs.insert({
+    job_id: jobId,
+    user_id: userId,
+    job_name: request.job_name,
+    processed_dataset_id: request.processed_dataset_id,
+    base_model_id: config.base_model_id,
+    modality: config.modality,
+    training_config: storableConfig(config),
+    blob_prefix: `jobs/${userKeySegment(userId)}/${jobId}/`,
+    tracker_url: jobPageUrl(platform, jobId),
+  });
+  platform.jobSecrets.put(jobId, { hubToken: request.hub_token, trackerApiKey: config.tracker_config?.api_key });
+  await platform.queue.add(trainingQueue, { jobId });
+  return jobId;
+}

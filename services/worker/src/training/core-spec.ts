@@ -1,0 +1,52 @@
+// A stored training job → the core's train spec (core/src/ftcore/train/spec.py). Only local paths and
+// settings: secrets go to the child's environment (secretsEnvironment), never into this file.
+import type { JobSecretValues, TrainingJobRow } from '@ftp/platform';
+import type { TrainingConfig } from '@ftp/schema';
+
+export interface JobPaths {
+  baseModel: string;
+  trainFile: string;
+  testFile?: string;
+  outputDir: string;
+}
+
+export function trainSpec(job: TrainingJobRow, paths: JobPaths, options: { resume: boolean; mlflow: boolean }): Record<string, unknown> {
+  const config = job.training_config as unknown as TrainingConfig;
+  const tracker = config.tracker_config;
+  const provider = tracker?.provider ?? (options.mlflow ? 'mlflow' : 'none');
+  return {
+    base_model: paths.baseModel,
+    train_file: paths.trainFile,
+    ...(paths.testFile ? { test_file: paths.testFile } : {}),
+    output_dir: paths.outputDir,
+    method: config.method,
+    trainer_type: config.trainer_type,
+    modality: config.modality,
+    hyperparameters: config.hyperparameters,
+    eval_config: config.eval_config,
+    reward_config: (config.reward_config ?? []).map((reward) => {
+      const { type, name } = reward;
+      const item: Record<string, unknown> = { type, name };
+      if ('reference_field' in reward && reward.reference_field) item.reference_field = reward.reference_field;
+      if (reward.type === 'string_check') item.operation = reward.operation;
+      if (reward.type === 'text_similarity') item.evaluation_metric = reward.evaluation_metric;
+      if (reward.type === 'built_in') item.function_name = reward.function_name;
+      return item;
+    }),
+    tracker_config: { provider, project: tracker?.project ?? '', log_model: tracker?.log_model ?? 'end' },
+    resume_from_checkpoint: options.resume,
+    device: 'auto',
+  };
+}
+
+/** The job's credentials as the environment variables the core reads. */
+export function secretsEnvironment(secrets: JobSecretValues | undefined, config: TrainingConfig): Record<string, string> {
+  const env: Record<string, string> = {};
+  if (secrets?.hubToken) env.HF_TOKEN = secrets.hubToken;
+  if (secrets?.trackerApiKey) {
+    if ((config.tracker_config?.provider ?? 'mlflow') === 'wandb') env.WANDB_API_KEY = secrets.trackerApiKey;
+    else env.MLFLOW_TRACKING_TOKEN = secrets.trackerApiKey;
+  }
+  return env;
+}
+

@@ -1,0 +1,107 @@
+// A training worker: registers its devices, recovers jobs a previous worker left behind, consumes the
+// training queue (WORKER_CONCURRENCY at a time), watches for cancels and keeps a heartbeat.
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { newId, trainingQueue, type Platform } from '@ftp/platform';
+import { runTrainingJob } from './training/run-training-job.ts';
+
+const HEARTBEAT_MS = 2_000;
+/** A worker silent for this long is gone; its running jobs are failed by whoever notices. */
+const STALE_WORKER_SECONDS = 30;
+export const WORKER_STOPPED =
+  'the worker stopped while this job was running (process exit or crash); submit the job again';
+
+export interface WorkerHandle {
+  workerId: string;
+  /** Cancels running jobs' cores and waits for them, then stops. */
+  stop(): Promise<void>;
+}
+
+export interface WorkerOptions {
+  /** True when this worker is the only one (the embedded stack): every job found running at start is an orphan. */
+  sole?: boolean;
+  concurrency?: number;
+}
+
+/** CUDA devices as nvidia-smi lists them; none when it is missing. Fast: no torch import. */
+export async function detectDevices(): Promise<{ cuda: boolean; gpus: string[] }> {
+  try {
+    const { stdout } = await promisify(execFile)('nvidia-smi', ['-L'], { timeout: 10_000 });
+    const gpus = stdout.split('\n').filter((l) => l.startsWith('GPU '));
+    return { cuda: gpus.length > 0, gpus };
+  } catch {
+    return { cuda: false, gpus: [] };
+  }
+}
+
+async function recoverJobs(platform: Platform, workerId: string, sole: boolean): Promise<void> {
+  const staleWorkers = new Set(
+    (await platform.db.query<{ worker_id: string }>(
+      `SELECT worker_id FROM workers WHERE worker_id <> $1 AND heartbeat_at < now() - ($2 || ' seconds')::interval`,
+      [workerId, String(STALE_WORKER_SECONDS)],
+    )).map((r) => r.worker_id),
+  );
+  for (const job of await platform.jobs.listByStatus(['preparing', 'training'])) {
+    if (job.worker_id === workerId) continue;
+    if (sole || !job.worker_id || staleWorkers.has(job.worker_id)) {
+      await platform.jobs.update(job.job_id, { status: 'failed', error: WORKER_STOPPED, finished_at: new Date() }, ['preparing', 'training']);
+      platform.logger.warn({ jobId: job.job_id }, 'job failed: its worker stopped');
+    }
+  }
+}
+
+export async function startWorker(platform: Platform, options: WorkerOptions = {}): Promise<WorkerHandle> {
+  const workerId = newId('wrk');
+  const devices = await detectDevices();
+  await platform.jobs.registerWorker(workerId, devices);
+  await recoverJobs(platform, workerId, options.sole ?? false);
+  // The in-process queue is not durable: the rows are the truth, so queued jobs are queued again, in order.
+  if (options.sole) {
+    for (const job of await platform.jobs.listByStatus(['queued'])) await platform.queue.add(trainingQueue, { jobId: job.job_id });
+  }
+
+  const running = new Map<string, AbortController>();
+  platform.queue.process(
+    trainingQueue,
+    async ({ jobId }) => {
+      const controller = new AbortController();
+      running.set(jobId, controller);
+      try {
+        await runTrainingJob({ platform, workerId, secrets: platform.jobSecrets.take(jobId), signal: controller.signal }, jobId);
+      } finally {
+        running.delete(jobId);
+      }
+    },
+    { concurrency: options.concurrency ?? platform.config.WORKER_CONCURRENCY },
+  );
+
+  // Heartbeat, cancel requests (a flag on the row, so any process can ask), and orphans of other workers.
+  let ticking = false;
+  const timer = setInterval(() => {
+    if (ticking) return;
+    ticking = true;
+    void (async () => {
+      await platform.jobs.heartbeat(workerId);
+      for (const [jobId, controller] of running) {
+        const job = await platform.jobs.getForWorker(jobId);
+        if (!job || job.cancel_requested) controller.abort();
+      }
+      if (!options.sole) await recoverJobs(platform, workerId, false);
+    })()
+      .catch((err: unknown) => platform.logger.warn({ err }, 'worker heartbeat failed'))
+      .finally(() => (ticking = false));
+  }, HEARTBEAT_MS);
+  timer.unref();
+
+  platform.logger.info({ workerId, devices }, 'worker started');
+  return {
+    workerId,
+    async stop() {
+      clearInterval(timer);
+      for (const controller of running.values()) controller.abort();
+      await platform.queue.close();
+    },
+  };
+}
+
+

@@ -1,8 +1,7 @@
 // Builds the preprocessing service (interface.md 4.1) on a platform; no listen. Tests use inject().
 import multipart from '@fastify/multipart';
 import type { FastifyInstance } from 'fastify';
-import { createServiceApp, registerApiDocs, type Platform } from '@ftp/platform';
-import { healthRoutes } from './routes/health.ts';
+import { createServiceApp, registerApiDocs, registerHealthRoute, type Platform } from '@ftp/platform';
 import { datasetRoutes } from './routes/datasets.ts';
 
 export async function buildPreprocessingApp(platform: Platform): Promise<FastifyInstance> {
@@ -12,7 +11,7 @@ export async function buildPreprocessingApp(platform: Platform): Promise<Fastify
     limits: { fieldSize: 64 * 1024, fields: 10, files: 1, fileSize: platform.config.MAX_UPLOAD_BYTES },
   });
   await registerApiDocs(app, 'preprocessing');
-  await app.register(healthRoutes);
+  registerHealthRoute(app, 'preprocessing');
   await app.register(datasetRoutes);
   return app;
 }

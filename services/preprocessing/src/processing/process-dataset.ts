@@ -8,7 +8,7 @@ import { createImageResolver } from './images.ts';
 import { planSplit, TEST, TRAIN } from './splits.ts';
 import { SplitWriter } from './split-writer.ts';
 import type { DatasetSource, SourceSplit } from './sources.ts';
-import { userKeySegment } from '../storage-keys.ts';
+import { processedPrefix } from '../storage-keys.ts';
 
 const SPLIT_CONFIG_LOC = ['body', 'config', 'split_config'];
 
@@ -78,7 +78,7 @@ export async function processDataset(
 ): Promise<ProcessedDatasetRow> {
   rejectAugmentation(request);
   const processedDatasetId = newId('pd');
-  const prefix = `processed/${userKeySegment(userId)}/${processedDatasetId}/`;
+  const prefix = processedPrefix(userId, processedDatasetId);
   const builder = compileRecordBuilder({
     mode: request.processing_mode,
     mappings: request.config.field_mappings,

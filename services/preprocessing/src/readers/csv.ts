@@ -6,9 +6,8 @@ import Papa from 'papaparse';
 import { BadRequest } from '@ftp/platform';
 import { readHead, type ByteSource } from './byte-source.ts';
 import { emptyFileError, utf8Text } from './text.ts';
-import { MAX_ROW_BYTES, setField, type DatasetRow } from './rows.ts';
+import { BATCH_ROWS, MAX_ROW_BYTES, setField, type DatasetRow } from './rows.ts';
 
-const BATCH_ROWS = 4096;
 
 /** Empty header cells are named the way pandas names them, so a CSV saved with its index still loads. */
 function columnNames(header: string[], label: string): string[] {

@@ -5,11 +5,10 @@ import { parquetMetadataAsync, parquetReadObjects, type AsyncBuffer, type FileMe
 import { compressors } from 'hyparquet-compressors';
 import { readRange, type ByteSource } from './byte-source.ts';
 import { emptyFileError } from './text.ts';
-import { setField, type DatasetRow } from './rows.ts';
+import { BATCH_ROWS, setField, type DatasetRow } from './rows.ts';
 
 /** Row groups bigger than this (uncompressed) are read in slices when the file has offset indexes to allow it. */
 const MAX_SLICE_BYTES = 64 * 1024 * 1024;
-const BATCH_ROWS = 4096;
 
 function asyncBuffer(source: ByteSource): AsyncBuffer {
   return {

@@ -1,0 +1,182 @@
+// Training jobs end to end on the embedded pieces: real uploads and processing, a real worker, the real
+// core training the tiny model; plus every check POST /train makes before queueing, and ownership.
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { jobWorkDir } from '@ftp/worker';
+import { launchChromium } from '../../../test/support/browser.ts';
+import { loraRequest, qaCsv, startTrainingHarness, type TrainingHarness } from './support.ts';
+
+let h: TrainingHarness;
+let alice: Record<string, string>;
+let bob: Record<string, string>;
+let dataset: string;
+
+beforeAll(async () => {
+  h = await startTrainingHarness({ AUTH_MODE: 'token' });
+  alice = { authorization: `Bearer ${(await h.platform.apiKeys.create('alice', 'a')).key}` };
+  bob = { authorization: `Bearer ${(await h.platform.apiKeys.create('bob', 'b')).key}` };
+  dataset = await h.dataset(qaCsv(), {}, alice);
+}, 240_000);
+afterAll(() => h.close());
+
+const submit = (body: unknown, headers = alice) => h.train({ method: 'POST', url: '/train', payload: body as object, headers });
+
+function parseSse(text: string): Array<{ event: string; data: Record<string, unknown> }> {
+  return text
+    .split('\n\n')
+    .filter((block) => block.includes('event:'))
+    .map((block) => ({
+      event: /event: (.*)/.exec(block)![1]!,
+      data: JSON.parse(/data: (.*)/.exec(block)![1]!) as Record<string, unknown>,
+    }));
+}
+
+describe('a LoRA SFT job on the tiny model', () => {
+  let jobId: string;
+  let finished: Record<string, unknown>;
+  let losses: number[];
+
+  it('runs queued → preparing → training → completed, with falling loss and finite metrics', async () => {
+    const res = await submit(loraRequest(dataset));
+    expect(res.statusCode, res.body).toBe(200);
+    jobId = res.json().job_id;
+    finished = await h.waitFor(jobId, (j) => j.status === 'completed' || j.status === 'failed', 240_000, alice);
+    expect(finished.error ?? null, JSON.stringify(finished)).toBeNull();
+    expect(finished.status).toBe('completed');
+
+    const events = parseSse((await h.train({ url: `/jobs/${jobId}/events`, headers: alice })).body);
+    expect(events.filter((e) => e.event === 'status').map((e) => e.data.status)).toEqual(['queued', 'preparing', 'training', 'completed']);
+    losses = events.filter((e) => e.event === 'progress').map((e) => e.data.loss as number);
+    expect(losses.length).toBeGreaterThanOrEqual(5);
+    expect(losses.at(-1)!).toBeLessThan(losses[0]! * 0.7);
+    expect(events.at(-1)).toMatchObject({ event: 'end', data: { status: 'completed' } });
+
+    const metrics = finished.metrics as Record<string, number>;
+    for (const name of ['eval_loss', 'perplexity', 'accuracy', 'eval_runtime']) expect(Number.isFinite(metrics[name]), name).toBe(true);
+    expect(metrics.perplexity).toBeCloseTo(Math.exp(metrics.eval_loss!), 3);
+    expect(finished.progress).toMatchObject({ step: 30, total_steps: 30 });
+    expect(finished.tracker_url).toMatch(new RegExp(`/jobs/${jobId}/dashboard$`));
+  }, 300_000);
+
+  it('stores the adapter in blob storage and lists the job', async () => {
+    const prefix = h.platform.blobs.keyFromUri(finished.adapter_path as string)!;
+    const files = (await h.platform.blobs.list(`${prefix}/`)).map((b) => b.key.slice(prefix.length + 1));
+    expect(files).toEqual(expect.arrayContaining(['adapter_config.json', 'adapter_model.safetensors', 'chat_template.jinja']));
+    expect((finished.artifacts as { raw: { adapter: string } }).raw.adapter).toBe(finished.adapter_path);
+    const list = (await h.train({ url: '/jobs', headers: alice })).json().jobs;
+    expect(list.map((j: { job_id: string }) => j.job_id)).toContain(jobId);
+    // The stored config never holds a secret, and neither does any row.
+    expect(JSON.stringify(await h.platform.db.query('SELECT * FROM training_jobs'))).not.toMatch(/hub_token|api_key/);
+  });
+
+  it('the dashboard draws the loss curve from the stored progress', async () => {
+    const res = await h.train({ url: `/jobs/${jobId}/dashboard`, headers: alice });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toMatch(/text\/html/);
+    expect(res.body).toContain('<svg id="loss-curve"');
+    expect(res.body.match(/<circle /g)?.length).toBe(losses.length);
+    expect(res.body).toContain(`${losses.at(-1)!.toFixed(4)}</title>`);
+    expect(res.body).toContain('id="status">completed<');
+  });
+
+  it('renders in headless Chromium: the curve has a point per progress event (screenshot kept)', async () => {
+    await h.training.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = h.training.server.address() as AddressInfo;
+    const browser = await launchChromium();
+    try {
+      const page = await (await browser.newContext({ extraHTTPHeaders: alice, viewport: { width: 900, height: 1100 } })).newPage();
+      const response = await page.goto(`http://127.0.0.1:${port}/jobs/${jobId}/dashboard`);
+      expect(response?.status()).toBe(200);
+      expect(await page.locator('#status').textContent()).toBe('completed');
+      expect(await page.locator('#loss-curve circle').count()).toBe(losses.length);
+      const box = await page.locator('#loss-curve path.curve').boundingBox();
+      expect(box!.width).toBeGreaterThan(400);
+      const shot = path.join(os.tmpdir(), 'ftp-dashboard.png');
+      await page.screenshot({ path: shot, fullPage: true });
+      const png = await fs.readFile(shot);
+      expect(png.subarray(1, 4).toString()).toBe('PNG');
+      expect(png.length).toBeGreaterThan(10_000);
+    } finally {
+      await browser.close();
+    }
+  }, 120_000);
+
+  it("bob gets 404 for alice's job on every endpoint", async () => {
+    for (const [method, url] of [['GET', `/jobs/${jobId}`], ['DELETE', `/jobs/${jobId}`], ['POST', `/jobs/${jobId}/cancel`], ['GET', `/jobs/${jobId}/events`], ['GET', `/jobs/${jobId}/dashboard`]] as const) {
+      expect((await h.train({ method, url, headers: bob })).statusCode, `${method} ${url}`).toBe(404);
+    }
+    expect((await h.train({ url: '/jobs', headers: bob })).json().jobs).toEqual([]);
+    expect((await submit(loraRequest(dataset), bob)).statusCode).toBe(404);
+  });
+
+  it('DELETE removes the row, config, adapter and work folder and lists them', async () => {
+    const res = await h.train({ method: 'DELETE', url: `/jobs/${jobId}`, headers: alice });
+    expect(res.statusCode, res.body).toBe(200);
+    const deleted = res.json().deleted_resources as string[];
+    expect(deleted[0]).toBe(`training_jobs/${jobId}`);
+    expect(deleted.some((r) => r.endsWith('/config.json'))).toBe(true);
+    expect(deleted.some((r) => r.endsWith('/adapter/adapter_model.safetensors'))).toBe(true);
+    expect(await h.platform.blobs.list(`jobs/alice/${jobId}/`)).toEqual([]);
+    await expect(fs.stat(jobWorkDir(h.platform, jobId))).rejects.toThrow();
+    expect((await h.train({ url: `/jobs/${jobId}`, headers: alice })).statusCode).toBe(404);
+  });
+});
+
+describe('jobs that fail or are cancelled', () => {
+  it('a hyperparameter the core rejects ends failed with its error', async () => {
+    const res = await submit(loraRequest(dataset, { max_length: 4096 }));
+    const job = await h.waitFor(res.json().job_id, (j) => j.status === 'failed' || j.status === 'completed', 120_000, alice);
+    expect(job.status).toBe('failed');
+    expect(job.error).toMatch(/max_length 4096/);
+  }, 180_000);
+
+  it('cancel stops a running job (409 on delete while it runs) and it ends failed "cancelled by user"', async () => {
+    const id = (await submit(loraRequest(dataset, { max_steps: 5000 }))).json().job_id;
+    await h.waitFor(id, (j) => j.status === 'training', 120_000, alice);
+    expect((await h.train({ method: 'DELETE', url: `/jobs/${id}`, headers: alice })).statusCode).toBe(409);
+    const cancel = await h.train({ method: 'POST', url: `/jobs/${id}/cancel`, headers: alice });
+    expect(cancel.statusCode).toBe(200);
+    const job = await h.waitFor(id, (j) => j.status === 'failed', 120_000, alice);
+    expect(job.error).toBe('cancelled by user');
+    expect((job.progress as { step: number }).step).toBeLessThan(5000);
+    expect((await h.train({ method: 'POST', url: `/jobs/${id}/cancel`, headers: alice })).statusCode).toBe(409);
+  }, 300_000);
+});
+
+describe('POST /train checks before queueing', () => {
+  const cfg = ['body', 'training_config'];
+  it.each([
+    ['trainer that does not fit the dataset', { trainer_type: 'dpo' }, {}, [...cfg, 'trainer_type'], /needs a dataset processed with processing_mode preference/],
+    ['QLoRA without a CUDA worker', { method: 'QLoRA' }, {}, [...cfg, 'method'], /QLoRA needs a CUDA GPU.*use LoRA/],
+    ['unknown local model', { base_model_id: 'nope' }, {}, [...cfg, 'base_model_id'], /not found; looked in the local model store \(.*nope\)/],
+    ['GGUF before the GGUF step exists', { export_config: { include_gguf: true } }, {}, [...cfg, 'export_config', 'include_gguf'], /not available yet/],
+  ])('%s → 422 at the field', async (_name, config, hyper, loc, msg) => {
+    const res = await submit(loraRequest(dataset, hyper, config));
+    expect(res.statusCode, res.body).toBe(422);
+    const issue = res.json().detail.find((d: { loc: string[] }) => d.loc.join('.') === loc.join('.'));
+    expect(issue, res.body).toBeDefined();
+    expect(issue.msg).toMatch(msg);
+  });
+
+  it('evaluation needs a test split; a reward needs a real column', async () => {
+    const noTest = await h.dataset(qaCsv(8), { config: { field_mappings: { user_field: { type: 'column', value: 'question' }, assistant_field: { type: 'column', value: 'answer' } } } }, alice);
+    const res = await submit(loraRequest(noTest, {}, { eval_config: { eval_strategy: 'steps' } }));
+    expect(res.statusCode).toBe(422);
+    expect(res.json().detail[0].loc).toEqual([...cfg, 'eval_config', 'eval_strategy']);
+
+    const prompts = await h.dataset(qaCsv(8), { processing_mode: 'prompt_only', config: { field_mappings: { user_field: { type: 'column', value: 'question' } } } }, alice);
+    const grpo = await submit(loraRequest(prompts, {}, { trainer_type: 'grpo', reward_config: [{ type: 'string_check', name: 'exact', reference_field: 'answr' }] }));
+    expect(grpo.statusCode).toBe(422);
+    expect(grpo.json().detail[0]).toMatchObject({ loc: [...cfg, 'reward_config', '0', 'reference_field'] });
+    expect(grpo.json().detail[0].msg).toMatch(/question, answer/);
+  });
+
+  it('an unknown dataset is a 404 and nothing is queued', async () => {
+    const before = (await h.train({ url: '/jobs', headers: alice })).json().jobs.length;
+    expect((await submit(loraRequest('pd_nothing'))).statusCode).toBe(404);
+    expect((await h.train({ url: '/jobs', headers: alice })).json().jobs.length).toBe(before);
+  });
+});

@@ -3,13 +3,11 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { newId, trainingQueue, type Platform } from '@ftp/platform';
-import { runTrainingJob } from './training/run-training-job.ts';
+import { runTrainingJob, SHUTDOWN, WORKER_STOPPED } from './training/run-training-job.ts';
 
 const HEARTBEAT_MS = 2_000;
 /** A worker silent for this long is gone; its running jobs are failed by whoever notices. */
 const STALE_WORKER_SECONDS = 30;
-export const WORKER_STOPPED =
-  'the worker stopped while this job was running (process exit or crash); submit the job again';
 
 export interface WorkerHandle {
   workerId: string;
@@ -98,7 +96,7 @@ export async function startWorker(platform: Platform, options: WorkerOptions = {
     workerId,
     async stop() {
       clearInterval(timer);
-      for (const controller of running.values()) controller.abort();
+      for (const controller of running.values()) controller.abort(SHUTDOWN);
       await platform.queue.close();
     },
   };

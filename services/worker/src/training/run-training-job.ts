@@ -12,6 +12,12 @@ import { locateBaseModel } from './model-store.ts';
 import { secretsEnvironment, trainSpec } from './core-spec.ts';
 
 export const CANCELLED_BY_USER = 'cancelled by user';
+export const WORKER_STOPPED =
+  'the worker stopped while this job was running (process exit or crash); submit the job again';
+/** The abort reason a worker uses when it shuts down, as opposed to a user's cancel. */
+export const SHUTDOWN = 'shutdown';
+
+const stopReason = (signal: AbortSignal): string => (signal.reason === SHUTDOWN ? WORKER_STOPPED : CANCELLED_BY_USER);
 
 export interface JobContext {
   platform: Platform;
@@ -51,7 +57,7 @@ async function runStep(ctx: JobContext, job: TrainingJobRow, command: 'merge' | 
     env: { ...secretsEnvironment(ctx.secrets, job.training_config as unknown as TrainingConfig), HF_ENDPOINT: ctx.platform.config.HF_ENDPOINT },
     signal: ctx.signal,
   });
-  if (!result.done || result.exitCode !== 0) throw new JobFailure(result.cancelled ? CANCELLED_BY_USER : `${command}: ${describeCoreFailure(result)}`);
+  if (!result.done || result.exitCode !== 0) throw new JobFailure(result.cancelled ? stopReason(ctx.signal) : `${command}: ${describeCoreFailure(result)}`);
 }
 
 class JobFailure extends Error {}
@@ -129,7 +135,7 @@ export async function runTrainingJob(ctx: JobContext, jobId: string): Promise<vo
       onStderr: (line) => log.debug({ core: line }),
       signal: ctx.signal,
     });
-    if (result.cancelled) throw new JobFailure(CANCELLED_BY_USER);
+    if (result.cancelled) throw new JobFailure(stopReason(ctx.signal));
     if (!result.done || result.exitCode !== 0) throw new JobFailure(describeCoreFailure(result));
 
     // Artifacts: the adapter (LoRA/QLoRA) or the whole model (Full) go to blob storage; merged on request.

@@ -1,0 +1,123 @@
+// Crash safety, for real: the embedded stack runs as a child process, is SIGKILLed while a job trains,
+// and is started again on the same data folder. The running job must end failed saying the worker
+// stopped, its core must not train on as an orphan, and the job queued behind it must still run.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tinyModelsDir } from './support/tiny-model.ts';
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+let dataDir: string;
+let env: Record<string, string>;
+let stack: ChildProcess | undefined;
+let pre: string;
+let train: string;
+
+async function freePort(): Promise<number> {
+  const server = net.createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as net.AddressInfo;
+  server.close();
+  return port;
+}
+
+async function startStack(): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'services/stack/src/main.ts'], { cwd: ROOT, env: { ...process.env, ...env }, stdio: 'ignore' });
+  for (let i = 0; i < 240; i++) {
+    if (await fetch(`${train}/health`).then((r) => r.ok, () => false)) return child;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error('the stack did not start');
+}
+
+async function job(id: string): Promise<Record<string, unknown>> {
+  return (await (await fetch(`${train}/jobs/${id}`)).json()) as Record<string, unknown>;
+}
+
+async function waitFor(id: string, ok: (j: Record<string, unknown>) => boolean, timeoutMs = 180_000): Promise<Record<string, unknown>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const current = await job(id);
+    if (ok(current)) return current;
+    if (Date.now() > deadline) throw new Error(`job ${id} stuck: ${JSON.stringify(current)}`);
+    await new Promise((r) => setTimeout(r, 300));
+  }
+}
+
+function corePids(jobId: string): number[] {
+  try {
+    return execFileSync('pgrep', ['-f', `ftcore train --spec ${path.join(dataDir, 'work', jobId)}`]).toString().trim().split('\n').map(Number);
+  } catch {
+    return [];
+  }
+}
+
+beforeAll(async () => {
+  dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'ftp-crash-'));
+  const [p1, p2, p3, p4] = [await freePort(), await freePort(), await freePort(), await freePort()];
+  env = {
+    DATA_DIR: dataDir, MODELS_DIR: await tinyModelsDir(), LOG_LEVEL: 'warn',
+    PREPROCESSING_PORT: String(p1), TRAINING_PORT: String(p2), EXPORT_PORT: String(p3), INFERENCE_PORT: String(p4),
+  };
+  pre = `http://127.0.0.1:${p1}`;
+  train = `http://127.0.0.1:${p2}`;
+}, 240_000);
+
+afterAll(async () => {
+  if (stack && stack.exitCode === null) {
+    stack.kill('SIGTERM');
+    await once(stack, 'exit');
+  }
+  await fs.rm(dataDir, { recursive: true, force: true });
+});
+
+describe('the stack killed while a job trains', () => {
+  it('fails the running job on restart, stops its core, and still runs the queued one', async () => {
+    stack = await startStack();
+    const form = new FormData();
+    form.append('file', new Blob(['question,answer\n' + Array.from({ length: 16 }, (_, i) => `q${i},a${i}`).join('\n')]), 'qa.csv');
+    const upload = (await (await fetch(`${pre}/datasets/upload`, { method: 'POST', body: form })).json()) as { dataset_id: string };
+    const processed = (await (await fetch(`${pre}/datasets/process`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ dataset_name: 'crash', dataset_id: upload.dataset_id, config: { field_mappings: { user_field: { type: 'column', value: 'question' }, assistant_field: { type: 'column', value: 'answer' } } } }),
+    })).json()) as { processed_dataset_id: string };
+    const submit = async () =>
+      ((await (await fetch(`${train}/train`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          processed_dataset_id: processed.processed_dataset_id,
+          training_config: { base_model_id: 'tiny', provider: 'local', method: 'LoRA', hyperparameters: { max_steps: 100000, logging_steps: 1, batch_size: 4, gradient_accumulation_steps: 1, max_length: 32, save_strategy: 'no' } },
+        }),
+      })).json()) as { job_id: string }).job_id;
+    const running = await submit();
+    const queued = await submit();
+    await waitFor(running, (j) => j.status === 'training' && (j.progress as { step: number } | null)?.step !== undefined);
+    expect((await job(queued)).status).toBe('queued');
+    expect(corePids(running).length).toBeGreaterThan(0);
+
+    stack.kill('SIGKILL');
+    await once(stack, 'exit');
+    // The core notices its worker is gone (stdin closes) and stops instead of training on for nobody.
+    for (let i = 0; i < 120 && corePids(running).length > 0; i++) await new Promise((r) => setTimeout(r, 500));
+    expect(corePids(running)).toEqual([]);
+
+    stack = await startStack();
+    const failed = await job(running);
+    expect(failed.status).toBe('failed');
+    expect(failed.error).toMatch(/worker stopped/);
+    // Nothing was lost: the queued job is picked up by the new worker.
+    await waitFor(queued, (j) => j.status === 'training');
+    const cancel = await fetch(`${train}/jobs/${queued}/cancel`, { method: 'POST' });
+    expect(cancel.status).toBe(200);
+    expect((await waitFor(queued, (j) => j.status === 'failed')).error).toBe('cancelled by user');
+    const list = (await (await fetch(`${train}/jobs`)).json()) as { jobs: Array<{ status: string }> };
+    expect(list.jobs.map((j) => j.status)).toEqual(['failed', 'failed']);
+  }, 600_000);
+});

@@ -49,6 +49,14 @@ export async function submitTrainingJob(platform: Platform, userId: string, requ
   if (config.export_config.include_gguf) {
     issues.push({ loc: [...CONFIG_LOC, 'export_config', 'include_gguf'], msg: 'GGUF export is not available yet in this version; set include_gguf to false', type: 'not_available' });
   }
+  const tracker = config.tracker_config?.provider;
+  if (tracker) {
+    issues.push({
+      loc: [...CONFIG_LOC, 'tracker_config', 'provider'],
+      msg: `the ${tracker} tracker is not available yet in this version; leave provider out and the job page is the tracker`,
+      type: 'not_available',
+    });
+  }
   if (config.trainer_type === 'grpo') {
     (config.reward_config ?? []).forEach((reward, index) => {
       if ('reference_field' in reward && reward.reference_field && !dataset.columns.includes(reward.reference_field)) {

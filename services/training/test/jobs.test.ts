@@ -125,6 +125,32 @@ describe('a LoRA SFT job on the tiny model', () => {
   });
 });
 
+describe('secrets', () => {
+  it('hub_token and the tracker key reach no row, stored file, spec on disk or log line', async () => {
+    const hubToken = 'hf_SECRET_hub_token_4242';
+    const trackerKey = 'SECRET_tracker_key_4343';
+    const body = { ...loraRequest(dataset, { max_steps: 2, logging_steps: 1 }, { tracker_config: { api_key: trackerKey, project: 'p' } }), hub_token: hubToken };
+    const id = (await submit(body)).json().job_id;
+    const job = await h.waitFor(id, (j) => j.status === 'completed' || j.status === 'failed', 180_000, alice);
+    expect(job.status, JSON.stringify(job)).toBe('completed');
+    const places: string[] = [JSON.stringify(await h.platform.db.query('SELECT * FROM training_jobs')), JSON.stringify(await h.platform.db.query('SELECT * FROM job_events')), h.platform.logText()];
+    for (const blob of await h.platform.blobs.list(`jobs/alice/${id}/`)) {
+      const chunks: Buffer[] = [];
+      for await (const chunk of await h.platform.blobs.get(blob.key)) chunks.push(chunk as Buffer);
+      places.push(Buffer.concat(chunks).toString('latin1'));
+    }
+    const work = jobWorkDir(h.platform, id);
+    for (const entry of await fs.readdir(work, { recursive: true, withFileTypes: true })) {
+      if (entry.isFile()) places.push(await fs.readFile(path.join(entry.parentPath, entry.name), 'latin1'));
+    }
+    expect(places.length).toBeGreaterThan(5);
+    for (const text of places) {
+      expect(text).not.toContain(hubToken);
+      expect(text).not.toContain(trackerKey);
+    }
+  }, 240_000);
+});
+
 describe('jobs that fail or are cancelled', () => {
   it('a hyperparameter the core rejects ends failed with its error', async () => {
     const res = await submit(loraRequest(dataset, { max_length: 4096 }));
@@ -153,6 +179,7 @@ describe('POST /train checks before queueing', () => {
     ['QLoRA without a CUDA worker', { method: 'QLoRA' }, {}, [...cfg, 'method'], /QLoRA needs a CUDA GPU.*use LoRA/],
     ['unknown local model', { base_model_id: 'nope' }, {}, [...cfg, 'base_model_id'], /not found; looked in the local model store \(.*nope\)/],
     ['GGUF before the GGUF step exists', { export_config: { include_gguf: true } }, {}, [...cfg, 'export_config', 'include_gguf'], /not available yet/],
+    ['a tracker this version cannot run', { tracker_config: { provider: 'wandb' } }, {}, [...cfg, 'tracker_config', 'provider'], /wandb tracker is not available yet/],
   ])('%s → 422 at the field', async (_name, config, hyper, loc, msg) => {
     const res = await submit(loraRequest(dataset, hyper, config));
     expect(res.statusCode, res.body).toBe(422);

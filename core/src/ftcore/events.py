@@ -73,16 +73,26 @@ class Error:
 
 
 @dataclass
+class Tracker:
+    """The experiment tracker's run for this training, so the job can link to it (tracker_url)."""
+
+    provider: Literal["mlflow", "wandb"]
+    run_id: str
+    url: str
+    event: Literal["tracker"] = "tracker"
+
+
+@dataclass
 class Done:
     command: str
     elapsed_seconds: float
     event: Literal["done"] = "done"
 
 
-CoreEvent = Progress | Log | Metrics | Checkpoint | Artifact | Error | Done
+CoreEvent = Progress | Log | Metrics | Checkpoint | Artifact | Error | Tracker | Done
 EVENT_TYPES: dict[str, type] = {
     "progress": Progress, "log": Log, "metrics": Metrics, "checkpoint": Checkpoint,
-    "artifact": Artifact, "error": Error, "done": Done,
+    "artifact": Artifact, "error": Error, "tracker": Tracker, "done": Done,
 }
 
 _lock = threading.Lock()

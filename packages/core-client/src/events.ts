@@ -51,6 +51,13 @@ export const ErrorEvent = z.strictObject({
   message: z.string(),
 });
 
+export const TrackerEvent = z.strictObject({
+  event: z.literal('tracker'),
+  provider: z.enum(['mlflow', 'wandb']),
+  run_id: z.string(),
+  url: z.string(),
+});
+
 export const DoneEvent = z.strictObject({
   event: z.literal('done'),
   command: z.string(),
@@ -64,6 +71,7 @@ export const CoreEvent = z.discriminatedUnion('event', [
   CheckpointEvent,
   ArtifactEvent,
   ErrorEvent,
+  TrackerEvent,
   DoneEvent,
 ]);
 export type CoreEvent = z.infer<typeof CoreEvent>;

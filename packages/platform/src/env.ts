@@ -37,6 +37,7 @@ const EnvSchema = z
     START_WORKER: boolFromEnv.default(true).describe('run a worker in the embedded process'),
     CORE_PYTHON: z.string().min(1).optional().describe('python of the ML core (default core/.venv/bin/python)'),
     MODELS_DIR: z.string().min(1).optional().describe('local model store (default DATA_DIR/models)'),
+    MLFLOW_TRACKING_URI: z.url().optional().describe('MLflow server: the default experiment tracker when set'),
   })
   .superRefine((env, ctx) => {
     if (env.AUTH_MODE === 'jwt' && !env.JWT_SECRET && !env.JWT_PUBLIC_KEY) {

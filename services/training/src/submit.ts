@@ -50,11 +50,17 @@ export async function submitTrainingJob(platform: Platform, userId: string, requ
     issues.push({ loc: [...CONFIG_LOC, 'export_config', 'include_gguf'], msg: 'GGUF export is not available yet in this version; set include_gguf to false', type: 'not_available' });
   }
   const tracker = config.tracker_config?.provider;
-  if (tracker) {
+  if (tracker === 'wandb') {
     issues.push({
       loc: [...CONFIG_LOC, 'tracker_config', 'provider'],
-      msg: `the ${tracker} tracker is not available yet in this version; leave provider out and the job page is the tracker`,
+      msg: 'the wandb tracker is not available in this version; use mlflow (with MLFLOW_TRACKING_URI set) or leave provider out',
       type: 'not_available',
+    });
+  } else if (tracker === 'mlflow' && !platform.config.MLFLOW_TRACKING_URI) {
+    issues.push({
+      loc: [...CONFIG_LOC, 'tracker_config', 'provider'],
+      msg: 'the mlflow tracker needs MLFLOW_TRACKING_URI set on the server; leave provider out to use the job page',
+      type: 'value_error',
     });
   }
   if (config.trainer_type === 'grpo') {

@@ -179,7 +179,7 @@ describe('POST /train checks before queueing', () => {
     ['QLoRA without a CUDA worker', { method: 'QLoRA' }, {}, [...cfg, 'method'], /QLoRA needs a CUDA GPU.*use LoRA/],
     ['unknown local model', { base_model_id: 'nope' }, {}, [...cfg, 'base_model_id'], /not found; looked in the local model store \(.*nope\)/],
     ['GGUF before the GGUF step exists', { export_config: { include_gguf: true } }, {}, [...cfg, 'export_config', 'include_gguf'], /not available yet/],
-    ['a tracker this version cannot run', { tracker_config: { provider: 'wandb' } }, {}, [...cfg, 'tracker_config', 'provider'], /wandb tracker is not available yet/],
+    ['a tracker this version cannot run', { tracker_config: { provider: 'wandb' } }, {}, [...cfg, 'tracker_config', 'provider'], /wandb tracker is not available in this version/],
   ])('%s → 422 at the field', async (_name, config, hyper, loc, msg) => {
     const res = await submit(loraRequest(dataset, hyper, config));
     expect(res.statusCode, res.body).toBe(422);

@@ -41,6 +41,20 @@ class TokenCounter:
         trainer.compute_loss = compute_loss
 
 
+def _announce_tracker_run(args) -> None:
+    """MLflow's callback (registered before ours) has started its run by now; say where it is."""
+    if "mlflow" not in (args.report_to or []):
+        return
+    import mlflow
+
+    run = mlflow.active_run()
+    if run is None:
+        return
+    base = mlflow.get_tracking_uri().rstrip("/")
+    url = f"{base}/#/experiments/{run.info.experiment_id}/runs/{run.info.run_id}" if base.startswith("http") else base
+    events.emit(events.Tracker(provider="mlflow", run_id=run.info.run_id, url=url))
+
+
 class ProtocolCallback(TrainerCallback):
     """progress every logging_steps, checkpoint on save, metrics after each evaluation."""
 
@@ -54,6 +68,7 @@ class ProtocolCallback(TrainerCallback):
     def on_train_begin(self, args, state, control, **kwargs):
         self.started = time.monotonic()
         self.start_step = state.global_step  # > 0 when resuming
+        _announce_tracker_run(args)
 
     def on_log(self, args, state, control, logs=None, **kwargs):
         logs = dict(logs or {})

@@ -10,10 +10,15 @@ export interface JobPaths {
   outputDir: string;
 }
 
-export function trainSpec(job: TrainingJobRow, paths: JobPaths, options: { resume: boolean; mlflow: boolean }): Record<string, unknown> {
+/** decisions.md: mlflow by default when MLFLOW_TRACKING_URI is set; otherwise the job page is the tracker. */
+export function trackerProvider(config: TrainingConfig, mlflowUri: string | undefined): 'mlflow' | 'wandb' | 'none' {
+  return config.tracker_config?.provider ?? (mlflowUri ? 'mlflow' : 'none');
+}
+
+export function trainSpec(job: TrainingJobRow, paths: JobPaths, options: { resume: boolean; mlflowUri?: string }): Record<string, unknown> {
   const config = job.training_config as unknown as TrainingConfig;
   const tracker = config.tracker_config;
-  const provider = tracker?.provider ?? (options.mlflow ? 'mlflow' : 'none');
+  const provider = trackerProvider(config, options.mlflowUri);
   return {
     base_model: paths.baseModel,
     train_file: paths.trainFile,
@@ -36,6 +41,18 @@ export function trainSpec(job: TrainingJobRow, paths: JobPaths, options: { resum
     tracker_config: { provider, project: tracker?.project ?? '', log_model: tracker?.log_model ?? 'end' },
     resume_from_checkpoint: options.resume,
     device: 'auto',
+  };
+}
+
+/** The tracker's settings as the environment the core's MLflow integration reads (transformers' MLflowCallback). */
+export function trackerEnvironment(config: TrainingConfig, mlflowUri: string | undefined, jobName: string): Record<string, string> {
+  if (trackerProvider(config, mlflowUri) !== 'mlflow' || !mlflowUri) return {};
+  const logModel = config.tracker_config?.log_model ?? 'end';
+  return {
+    MLFLOW_TRACKING_URI: mlflowUri,
+    MLFLOW_EXPERIMENT_NAME: config.tracker_config?.project || 'fine-tuning',
+    MLFLOW_RUN_NAME: jobName,
+    HF_MLFLOW_LOG_ARTIFACTS: logModel === 'false' ? 'FALSE' : 'TRUE',
   };
 }
 

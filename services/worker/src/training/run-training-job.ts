@@ -9,7 +9,7 @@ import { describeCoreFailure, runCore, type CoreEvent, type CoreResult } from '@
 import { AppError, UnprocessableEntity, type ArtifactGroupsRow, type JobSecretValues, type Platform, type TrainingJobRow } from '@ftp/platform';
 import type { TrainingConfig } from '@ftp/schema';
 import { locateBaseModel } from './model-store.ts';
-import { secretsEnvironment, trainSpec } from './core-spec.ts';
+import { secretsEnvironment, trackerEnvironment, trainSpec } from './core-spec.ts';
 
 export const CANCELLED_BY_USER = 'cancelled by user';
 export const WORKER_STOPPED =
@@ -89,7 +89,8 @@ export async function runTrainingJob(ctx: JobContext, jobId: string): Promise<vo
     }
     const outputDir = path.join(work, 'run');
     const resume = await fs.stat(path.join(outputDir, 'checkpoints')).then(() => true, () => false);
-    const spec = trainSpec(job, { baseModel: model.folder, trainFile, testFile, outputDir }, { resume, mlflow: Boolean(process.env.MLFLOW_TRACKING_URI) });
+    const mlflowUri = platform.config.MLFLOW_TRACKING_URI;
+    const spec = trainSpec(job, { baseModel: model.folder, trainFile, testFile, outputDir }, { resume, mlflowUri });
     await platform.blobs.put(`${job.blob_prefix}config.json`, JSON.stringify(spec, null, 2));
 
     // Training: every event updates the row, in order.
@@ -118,6 +119,9 @@ export async function runTrainingJob(ctx: JobContext, jobId: string): Promise<vo
         case 'artifact':
           produced.set(event.kind, event.path);
           break;
+        case 'tracker':
+          await jobs.update(jobId, { tracker_url: event.url });
+          break;
         case 'log':
           if (event.level === 'warning' || event.level === 'error') await jobs.appendEvent(jobId, 'log', { level: event.level, message: event.message });
           break;
@@ -130,7 +134,7 @@ export async function runTrainingJob(ctx: JobContext, jobId: string): Promise<vo
       spec,
       specFile: path.join(work, 'spec.json'),
       python: platform.config.CORE_PYTHON,
-      env: secretsEnvironment(ctx.secrets, config),
+      env: { ...trackerEnvironment(config, mlflowUri, job.job_name), ...secretsEnvironment(ctx.secrets, config) },
       onEvent,
       onStderr: (line) => log.debug({ core: line }),
       signal: ctx.signal,

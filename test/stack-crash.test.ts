@@ -49,6 +49,35 @@ async function waitFor(id: string, ok: (j: Record<string, unknown>) => boolean, 
   }
 }
 
+/** Follows the job's event stream to the first progress after it was queued a second time (the resume). */
+async function firstStepAfterRequeue(jobId: string): Promise<number> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), 180_000);
+  const res = await fetch(`${train}/jobs/${jobId}/events`, { signal: controller.signal });
+  const decoder = new TextDecoder();
+  let buffer = '';
+  let queuedSeen = 0;
+  try {
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      buffer += decoder.decode(chunk, { stream: true });
+      let end: number;
+      while ((end = buffer.indexOf('\n\n')) !== -1) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const kind = /event: (.*)/.exec(block)?.[1];
+        const data = JSON.parse(/data: (.*)/.exec(block)?.[1] ?? '{}') as { status?: string; step?: number };
+        if (kind === 'status' && data.status === 'queued') queuedSeen += 1;
+        if (kind === 'progress' && queuedSeen >= 2) return data.step!;
+        if (kind === 'end') throw new Error(`the job ended before it resumed: ${JSON.stringify(data)}`);
+      }
+    }
+    throw new Error('the event stream ended before the job resumed');
+  } finally {
+    clearTimeout(timer);
+    controller.abort();
+  }
+}
+
 function corePids(jobId: string): number[] {
   try {
     return execFileSync('pgrep', ['-f', `ftcore train --spec ${path.join(dataDir, 'work', jobId)}`]).toString().trim().split('\n').map(Number);
@@ -77,7 +106,7 @@ afterAll(async () => {
 });
 
 describe('the stack killed while a job trains', () => {
-  it('fails the running job on restart, stops its core, and still runs the queued one', async () => {
+  it('fails the running job on restart, stops its core, runs the queued one, and resumes a job that asked to', async () => {
     stack = await startStack();
     const form = new FormData();
     form.append('file', new Blob(['question,answer\n' + Array.from({ length: 16 }, (_, i) => `q${i},a${i}`).join('\n')]), 'qa.csv');
@@ -87,17 +116,20 @@ describe('the stack killed while a job trains', () => {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ dataset_name: 'crash', dataset_id: upload.dataset_id, config: { field_mappings: { user_field: { type: 'column', value: 'question' }, assistant_field: { type: 'column', value: 'answer' } } } }),
     })).json()) as { processed_dataset_id: string };
-    const submit = async () =>
+    const submit = async (resumeOnRestart = false) =>
       ((await (await fetch(`${train}/train`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({
           processed_dataset_id: processed.processed_dataset_id,
-          training_config: { base_model_id: 'tiny', provider: 'local', method: 'LoRA', hyperparameters: { max_steps: 100000, logging_steps: 1, batch_size: 4, gradient_accumulation_steps: 1, max_length: 32, save_strategy: 'no' } },
+          training_config: {
+            base_model_id: 'tiny', provider: 'local', method: 'LoRA', resume_on_restart: resumeOnRestart,
+            hyperparameters: { max_steps: 100000, logging_steps: 1, batch_size: 4, gradient_accumulation_steps: 1, max_length: 32, save_strategy: 'no' },
+          },
         }),
       })).json()) as { job_id: string }).job_id;
     const running = await submit();
-    const queued = await submit();
+    const queued = await submit(true);
     await waitFor(running, (j) => j.status === 'training' && (j.progress as { step: number } | null)?.step !== undefined);
     expect((await job(queued)).status).toBe('queued');
     expect(corePids(running).length).toBeGreaterThan(0);
@@ -113,7 +145,16 @@ describe('the stack killed while a job trains', () => {
     expect(failed.status).toBe('failed');
     expect(failed.error).toMatch(/worker stopped/);
     // Nothing was lost: the queued job is picked up by the new worker.
-    await waitFor(queued, (j) => j.status === 'training');
+    const before = await waitFor(queued, (j) => j.status === 'training' && ((j.progress as { step: number } | null)?.step ?? 0) >= 3);
+
+    // This one asked to be resumed: killed again, it goes back to the queue and continues from the
+    // checkpoint its core saved when the worker went away, not from step 0.
+    stack.kill('SIGKILL');
+    await once(stack, 'exit');
+    for (let i = 0; i < 120 && corePids(queued).length > 0; i++) await new Promise((r) => setTimeout(r, 500));
+    stack = await startStack();
+    const killedAt = (before.progress as { step: number }).step;
+    expect(await firstStepAfterRequeue(queued)).toBeGreaterThan(killedAt);
     const cancel = await fetch(`${train}/jobs/${queued}/cancel`, { method: 'POST' });
     expect(cancel.status).toBe(200);
     expect((await waitFor(queued, (j) => j.status === 'failed')).error).toBe('cancelled by user');

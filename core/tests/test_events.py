@@ -37,3 +37,24 @@ def test_emit_writes_one_json_line_that_parses_back(capsys):
         events.set_output(sys.stdout)
     (line,) = buffer.getvalue().splitlines()
     assert events.parse_event_line(line) == events.Progress(1, 2, 0.5, 1.0, 1e-3, 10.0, 1.0)
+
+
+def test_a_broken_stdout_becomes_a_clean_stop(monkeypatch):
+    """The worker died: writing an event fails. The core must not crash mid-step; it detaches and stops."""
+    import io
+
+    from ftcore import parent_watch
+
+    class Closed(io.StringIO):
+        def write(self, _text):
+            raise BrokenPipeError(32, "Broken pipe")
+
+    detached = []
+    monkeypatch.setattr(parent_watch, "detach_from_parent", lambda: detached.append(True))
+    try:
+        events.set_output(Closed())
+        events.emit(events.Log(level="info", message="nobody listens"))
+        events.emit(events.Log(level="info", message="still nobody"))  # now goes to devnull
+    finally:
+        events.set_output(__import__("sys").stdout)
+    assert detached == [True]

@@ -5,6 +5,7 @@ Mirrored by zod schemas in packages/core-client/src/events.ts; tests/fixtures/ev
 from __future__ import annotations
 
 import json
+import os
 import sys
 import threading
 from dataclasses import asdict, dataclass, field
@@ -106,10 +107,18 @@ def set_output(stream) -> None:
 
 
 def emit(event: CoreEvent) -> None:
+    global _out
     line = json.dumps(asdict(event), allow_nan=False, default=str)
     with _lock:
-        _out.write(line + "\n")
-        _out.flush()
+        try:
+            _out.write(line + "\n")
+            _out.flush()
+        except (BrokenPipeError, ValueError):
+            # Nobody reads our events any more: the worker died (maybe before the stdin watch noticed).
+            from .parent_watch import detach_from_parent
+
+            _out = open(os.devnull, "w")
+            detach_from_parent()
 
 
 def parse_event_line(line: str) -> CoreEvent:

@@ -1,13 +1,27 @@
 """Exit with the parent: when FTCORE_EXIT_WITH_PARENT=1 (set by the TypeScript worker), a daemon thread
 waits for stdin to close, which happens when the worker process dies for any reason (even SIGKILL), and
-then sends this process SIGTERM: training saves a checkpoint at the next step and stops, exactly as on
-a cancel. Without it, a killed worker would leave an orphaned core training on for nobody."""
+then detaches from the dead worker: stdout and stderr go to /dev/null (every library write to the dead
+pipes would raise and end the run before its checkpoint), then SIGTERM, so training saves a checkpoint at
+the next step and stops exactly as on a cancel. A resumed job then continues from there."""
 from __future__ import annotations
 
 import os
 import signal
 import sys
 import threading
+
+_detached = threading.Event()
+
+
+def detach_from_parent() -> None:
+    """Nobody reads our output any more: silence it and stop cleanly (once)."""
+    if _detached.is_set():
+        return
+    _detached.set()
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
+    os.kill(os.getpid(), signal.SIGTERM)
 
 
 def _wait_for_parent(fd: int) -> None:
@@ -18,7 +32,7 @@ def _wait_for_parent(fd: int) -> None:
             pass
     except OSError:
         pass
-    os.kill(os.getpid(), signal.SIGTERM)
+    detach_from_parent()
 
 
 def start_parent_watch() -> None:

@@ -143,6 +143,10 @@ export const TrainingConfig = z
     eval_config: EvalConfig.prefault({}),
     tracker_config: TrackerConfig.optional().describe('Absent: the job page of the training service is the tracker'),
     reward_config: z.array(RewardConfig).optional().describe('Reward functions; required by grpo, ignored by the other trainers'),
+    resume_on_restart: z
+      .boolean()
+      .default(false)
+      .describe('If the worker stops mid-run (crash, restart), continue from the last checkpoint instead of failing the job'),
   })
   .superRefine((config, ctx) => {
     // Other trainers ignore reward_config: the interface's own sample sends one with trainer_type sft.

@@ -41,7 +41,15 @@ async function recoverJobs(platform: Platform, workerId: string, sole: boolean):
   );
   for (const job of await platform.jobs.listByStatus(['preparing', 'training'])) {
     if (job.worker_id === workerId) continue;
-    if (sole || !job.worker_id || staleWorkers.has(job.worker_id)) {
+    if (!(sole || !job.worker_id || staleWorkers.has(job.worker_id))) continue;
+    // A job that asked to be resumed goes back to the queue; its run folder keeps the checkpoints the
+    // core saved when its worker went away, and the next run resumes from the newest one.
+    const resume = (job.training_config as { resume_on_restart?: boolean }).resume_on_restart === true;
+    if (resume && (await platform.jobs.update(job.job_id, { status: 'queued', worker_id: null }, ['preparing', 'training']))) {
+      // A sole worker re-queues every queued row right after this; otherwise queue it here.
+      if (!sole) await platform.queue.add(trainingQueue, { jobId: job.job_id });
+      platform.logger.warn({ jobId: job.job_id }, 'job re-queued to resume: its worker stopped');
+    } else {
       await platform.jobs.update(job.job_id, { status: 'failed', error: WORKER_STOPPED, finished_at: new Date() }, ['preparing', 'training']);
       platform.logger.warn({ jobId: job.job_id }, 'job failed: its worker stopped');
     }

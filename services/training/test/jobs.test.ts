@@ -126,13 +126,19 @@ describe('a LoRA SFT job on the tiny model', () => {
 });
 
 describe('secrets', () => {
-  it('hub_token and the tracker key reach no row, stored file, spec on disk or log line', async () => {
+  it('hub_token and the tracker key reach no row, stored file, spec on disk or log line (merged export)', async () => {
     const hubToken = 'hf_SECRET_hub_token_4242';
     const trackerKey = 'SECRET_tracker_key_4343';
-    const body = { ...loraRequest(dataset, { max_steps: 2, logging_steps: 1 }, { tracker_config: { api_key: trackerKey, project: 'p' } }), hub_token: hubToken };
+    const config = { tracker_config: { api_key: trackerKey, project: 'p' }, export_config: { format: 'merged' } };
+    const body = { ...loraRequest(dataset, { max_steps: 2, logging_steps: 1 }, config), hub_token: hubToken };
     const id = (await submit(body)).json().job_id;
     const job = await h.waitFor(id, (j) => j.status === 'completed' || j.status === 'failed', 180_000, alice);
     expect(job.status, JSON.stringify(job)).toBe('completed');
+    // format merged: the adapter and the merged model (an ordinary HF folder with the chat template) are stored.
+    const merged = h.platform.blobs.keyFromUri((job.artifacts as { raw: { merged: string } }).raw.merged)!;
+    const mergedFiles = (await h.platform.blobs.list(`${merged}/`)).map((b) => b.key.slice(merged.length + 1));
+    expect(mergedFiles).toEqual(expect.arrayContaining(['config.json', 'model.safetensors', 'tokenizer.json', 'chat_template.jinja']));
+    expect((job.artifacts as { raw: { adapter: string } }).raw.adapter).toBe(job.adapter_path);
     const places: string[] = [JSON.stringify(await h.platform.db.query('SELECT * FROM training_jobs')), JSON.stringify(await h.platform.db.query('SELECT * FROM job_events')), h.platform.logText()];
     for (const blob of await h.platform.blobs.list(`jobs/alice/${id}/`)) {
       const chunks: Buffer[] = [];

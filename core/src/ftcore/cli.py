@@ -27,6 +27,7 @@ COMMANDS = {
     "train": "ftcore.train.run",
     "merge": "ftcore.merge",
     "generate": "ftcore.generate",
+    "gguf": "ftcore.gguf_export",
 }
 
 

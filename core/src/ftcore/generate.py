@@ -17,7 +17,8 @@ class Options:
     model: str = field(metadata={"help": "base or merged model folder"})
     input_file: str = field(metadata={"help": 'JSONL of {"messages": [...]}: every message is the prompt '
                                               '(a final assistant message, if any, is dropped and kept as reference)'})
-    output_file: str = field(metadata={"help": 'JSONL written here: {"index", "text", "reference"} per conversation'})
+    output_file: str = field(metadata={"help": 'JSONL written here: {"index", "text", "reference", "token_ids"} '
+                                                 'per conversation'})
     adapter: str | None = field(default=None, metadata={"help": "LoRA adapter folder to apply on top of model"})
     max_new_tokens: int = field(default=256, metadata={"help": "tokens to generate at most"})
     temperature: float = field(default=0.0, metadata={"help": "0 = greedy; > 0 samples"})
@@ -35,12 +36,20 @@ def prompt_of(conversation: list[dict]) -> tuple[list[dict], str | None]:
 
 def generate_texts(model, tokenizer, prompts: list[list[dict]], max_new_tokens: int = 256, temperature: float = 0.0,
                    top_p: float = 1.0, batch_size: int = 8) -> list[str]:
+    ids = generate_token_ids(model, tokenizer, prompts, max_new_tokens, temperature, top_p, batch_size)
+    return tokenizer.batch_decode(ids, skip_special_tokens=True)
+
+
+def generate_token_ids(model, tokenizer, prompts: list[list[dict]], max_new_tokens: int = 256,
+                       temperature: float = 0.0, top_p: float = 1.0, batch_size: int = 8) -> list[list[int]]:
+    """The new tokens of each answer, up to (not including) the first stop token."""
     import torch
 
     tokenizer.padding_side = "left"
     device = next(model.parameters()).device
     sampling = temperature > 0
-    texts: list[str] = []
+    stops = set(_stop_ids(model, tokenizer))
+    answers: list[list[int]] = []
     for i in range(0, len(prompts), batch_size):
         batch = [tokenizer.apply_chat_template(p, tokenize=False, add_generation_prompt=True)
                  for p in prompts[i:i + batch_size]]
@@ -50,9 +59,16 @@ def generate_texts(model, tokenizer, prompts: list[list[dict]], max_new_tokens: 
             out = model.generate(**encoded, max_new_tokens=max_new_tokens, do_sample=sampling,
                                  temperature=temperature if sampling else None, top_p=top_p if sampling else None,
                                  top_k=None, eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id)
-        new = out[:, encoded["input_ids"].shape[1]:]
-        texts.extend(tokenizer.batch_decode(new, skip_special_tokens=True))
-    return texts
+        for row in out[:, encoded["input_ids"].shape[1]:].tolist():
+            end = next((k for k, token in enumerate(row) if token in stops), len(row))
+            answers.append(row[:end])
+    return answers
+
+
+def _stop_ids(model, tokenizer) -> list[int]:
+    configured = model.generation_config.eos_token_id
+    configured = [configured] if isinstance(configured, int) else list(configured or [])
+    return [tokenizer.eos_token_id, *configured]
 
 
 def run(options: Options) -> None:
@@ -70,11 +86,12 @@ def run(options: Options) -> None:
     torch.manual_seed(options.seed)
     model, tokenizer = load_for_inference(options.model, options.adapter, options.device)
     pairs = [prompt_of(r["messages"]) for r in records]
-    texts = generate_texts(model, tokenizer, [p for p, _ in pairs], options.max_new_tokens, options.temperature,
-                           options.top_p, options.batch_size)
+    answers = generate_token_ids(model, tokenizer, [p for p, _ in pairs], options.max_new_tokens,
+                                 options.temperature, options.top_p, options.batch_size)
+    texts = tokenizer.batch_decode(answers, skip_special_tokens=True)
     out = Path(options.output_file)
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w") as fh:
-        for index, (text, (_, reference)) in enumerate(zip(texts, pairs)):
-            fh.write(json.dumps({"index": index, "text": text, "reference": reference}) + "\n")
+        for index, (text, ids, (_, reference)) in enumerate(zip(texts, answers, pairs)):
+            fh.write(json.dumps({"index": index, "text": text, "reference": reference, "token_ids": ids}) + "\n")
     events.emit(events.Artifact(kind="generations", path=str(out)))

@@ -1,0 +1,164 @@
+"""The tokenizer half of a GGUF export: vocabulary, merges/scores, special ids and chat template as llama.cpp
+reads them, and the Ollama Modelfile (a Go template derived from the model's Jinja chat template)."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from .errors import SpecError
+
+# Byte-level BPE pre-tokenizer regexes → the llama.cpp `tokenizer.ggml.pre` name that splits text the same way.
+_GPT2_REGEX = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
+_PRE_BY_REGEX = {
+    _GPT2_REGEX: "gpt-2",
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+":
+        "qwen2",
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+":
+        "llama-bpe",
+}
+_GENERATION_TAG = re.compile(r"\{%-?\s*(end)?generation\s*-?%\}")
+
+
+def chat_template_for_gguf(tokenizer) -> str:
+    """The tokenizer's chat template without transformers' `{% generation %}` markers, which llama.cpp's and
+    Ollama's template engines do not know."""
+    if not tokenizer.chat_template:
+        raise SpecError("the model folder has no chat template; a GGUF without one cannot chat (train or import "
+                        "the model with the core, which always saves one)")
+    return _GENERATION_TAG.sub("", tokenizer.chat_template)
+
+
+def write_tokenizer(writer, model_dir: Path, tokenizer) -> None:
+    spec = json.loads((model_dir / "tokenizer.json").read_text())
+    kind = spec["model"]["type"]
+    special_ids = set(tokenizer.all_special_ids)
+    template = chat_template_for_gguf(tokenizer)  # fails early when there is none
+    if kind == "BPE" and not spec["model"].get("byte_fallback"):
+        _write_byte_level_bpe(writer, spec, tokenizer, special_ids, model_dir)
+    elif kind in ("BPE", "Unigram") and spec["model"].get("byte_fallback"):
+        _write_sentencepiece(writer, spec, special_ids)
+    else:
+        raise SpecError(f"tokenizer type {kind} (byte_fallback={spec['model'].get('byte_fallback')}) cannot be "
+                        "written as GGUF; supported: byte-level BPE (GPT-2/Llama 3/Qwen style) and SentencePiece "
+                        "BPE or Unigram with byte fallback (Gemma/Llama 2 style)")
+    eot = tokenizer.eos_token_id
+    if eot is None:
+        raise SpecError("the tokenizer has no eos (end-of-turn) token; set eos_token in tokenizer_config.json")
+    writer.add_eos_token_id(eot)
+    writer.add_eot_token_id(eot)
+    for name, value in (("bos", tokenizer.bos_token_id), ("pad", tokenizer.pad_token_id),
+                        ("unk", tokenizer.unk_token_id)):
+        if value is not None:
+            getattr(writer, f"add_{name}_token_id")(value)
+    writer.add_add_bos_token(bool(getattr(tokenizer, "add_bos_token", False)) and tokenizer.bos_token_id is not None)
+    writer.add_add_eos_token(False)
+    writer.add_chat_template(template)
+
+
+def _write_byte_level_bpe(writer, spec: dict, tokenizer, special_ids: set[int], model_dir: Path) -> None:
+    import gguf
+
+    writer.add_tokenizer_model("gpt2")
+    writer.add_tokenizer_pre(_pre_tokenizer_name(spec.get("pre_tokenizer")))
+    by_id = {i: t for t, i in tokenizer.get_vocab().items()}
+    added = {t["id"]: t for t in spec.get("added_tokens", [])}
+    tokens, types = [], []
+    for i in range(len(by_id)):
+        if i not in by_id:
+            raise SpecError(f"tokenizer vocabulary has a hole at id {i}; cannot write a GGUF vocabulary")
+        tokens.append(by_id[i])
+        if i in added:
+            types.append(gguf.TokenType.CONTROL if added[i]["special"] or i in special_ids
+                         else gguf.TokenType.USER_DEFINED)
+        else:
+            types.append(gguf.TokenType.NORMAL)
+    writer.add_token_list(tokens)
+    writer.add_token_types(types)
+    merges = gguf.SpecialVocab(model_dir, load_merges=True).merges
+    if not merges:
+        raise SpecError("byte-level BPE tokenizer without merges; tokenizer.json is incomplete")
+    writer.add_token_merges(merges)
+
+
+def _pre_tokenizer_name(pre: dict | None) -> str:
+    if pre and pre.get("type") == "ByteLevel" and pre.get("use_regex", True):
+        return "gpt-2"
+    splits = [p for p in (pre or {}).get("pretokenizers", []) if p.get("type") == "Split"]
+    if len(splits) == 1 and splits[0]["pattern"].get("Regex") in _PRE_BY_REGEX:
+        return _PRE_BY_REGEX[splits[0]["pattern"]["Regex"]]
+    raise SpecError(f"pre-tokenizer {json.dumps(pre)[:200]} has no llama.cpp equivalent known to this exporter; "
+                    f"supported: {sorted(set(_PRE_BY_REGEX.values()))}")
+
+
+def _write_sentencepiece(writer, spec: dict, special_ids: set[int]) -> None:
+    """Pieces with scores, as llama.cpp's SentencePiece ("llama") tokenizer reads them: it merges the adjacent pair
+    whose joined piece scores highest, so a BPE piece scores minus the rank of the first merge that makes it (what
+    SentencePiece itself stores); a Unigram piece keeps its log-probability."""
+    import gguf
+
+    model = spec["model"]
+    if model["type"] == "Unigram":
+        pieces = [piece for piece, _ in model["vocab"]]
+        scores = [float(score) for _, score in model["vocab"]]
+    else:
+        pieces = [piece for piece, _ in sorted(model["vocab"].items(), key=lambda item: item[1])]
+        rank: dict[str, int] = {}
+        for k, merge in enumerate(model["merges"]):
+            rank.setdefault("".join(merge) if isinstance(merge, list) else merge.replace(" ", ""), k)
+        scores = [-float(rank[p]) if p in rank else 0.0 for p in pieces]
+    added = {t["id"]: t for t in spec.get("added_tokens", [])}
+    types = []
+    for i, piece in enumerate(pieces):
+        if i == model.get("unk_id") or piece == model.get("unk_token"):
+            types.append(gguf.TokenType.UNKNOWN)
+        elif re.fullmatch(r"<0x[0-9A-Fa-f]{2}>", piece):
+            types.append(gguf.TokenType.BYTE)
+        elif i in special_ids or added.get(i, {}).get("special"):
+            types.append(gguf.TokenType.CONTROL)
+        elif i in added:
+            types.append(gguf.TokenType.USER_DEFINED)
+        else:
+            types.append(gguf.TokenType.NORMAL)
+    writer.add_tokenizer_model("llama")
+    writer.add_tokenizer_pre("default")
+    writer.add_add_space_prefix(False)
+    writer.add_token_list(pieces)
+    writer.add_token_scores(scores)
+    writer.add_token_types(types)
+
+
+def ollama_modelfile(gguf_name: str, tokenizer, stop_ids: list[int]) -> str:
+    """FROM, TEMPLATE (Go template with the same turn layout as the Jinja one) and stop PARAMETERs."""
+    go = _go_template(tokenizer)
+    stops = sorted({tokenizer.convert_ids_to_tokens(i) for i in stop_ids})
+    lines = [f"FROM ./{gguf_name}", f'TEMPLATE """{go}"""']
+    lines += [f"PARAMETER stop {json.dumps(s)}" for s in stops]
+    return "\n".join(lines) + "\n"
+
+
+def _go_template(tokenizer) -> str:
+    """Renders the Jinja template around marker contents to learn each role's prefix and suffix."""
+    mark = "\u2063MARK\u2063"
+    bos = tokenizer.bos_token or ""
+
+    def render(messages, generation=False) -> str:
+        text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=generation)
+        return text[len(bos):] if bos and text.startswith(bos) else text  # Ollama adds BOS itself
+
+    user_only = render([{"role": "user", "content": mark}])
+    prompt = render([{"role": "user", "content": mark}], generation=True)
+    pair = render([{"role": "user", "content": mark}, {"role": "assistant", "content": mark}])
+    user_pre, user_post = user_only.split(mark)
+    generation_prompt = prompt[len(user_only):]
+    assistant_pre, assistant_post = pair[len(user_only):].split(mark)
+    branches = [f'{{{{ if eq .Role "user" }}}}{user_pre}{{{{ .Content }}}}{user_post}',
+                f'{{{{ else if eq .Role "assistant" }}}}{assistant_pre}{{{{ .Content }}}}{assistant_post}']
+    try:
+        system = render([{"role": "system", "content": mark}])
+        if mark in system:
+            system_pre, system_post = system.split(mark)
+            branches.append(f'{{{{ else if eq .Role "system" }}}}{system_pre}{{{{ .Content }}}}{system_post}')
+    except Exception:  # noqa: BLE001 - a template that rejects a lone system message: leave system out
+        pass
+    return ("{{- range .Messages }}" + "".join(branches) + "{{ end }}{{ end }}" + generation_prompt)

@@ -1,0 +1,34 @@
+// Conversation → prompt tokens, rendered with the chat template stored in the GGUF (the one the core exported).
+import { JinjaTemplateChatWrapper, type ChatHistoryItem, type LlamaModel, type Token } from 'node-llama-cpp';
+
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
+
+const wrappers = new WeakMap<LlamaModel, JinjaTemplateChatWrapper>();
+
+function wrapperOf(model: LlamaModel): JinjaTemplateChatWrapper {
+  let wrapper = wrappers.get(model);
+  if (!wrapper) {
+    const template = model.fileInfo.metadata.tokenizer?.chat_template;
+    if (typeof template !== 'string' || template === '') {
+      throw new Error(`${model.filename ?? 'model'} has no tokenizer.chat_template; export it with the core's gguf command`);
+    }
+    wrapper = new JinjaTemplateChatWrapper({ template, trimLeadingWhitespaceInResponses: false });
+    wrappers.set(model, wrapper);
+  }
+  return wrapper;
+}
+
+/** The prompt tokens for `conversation` followed by the template's generation prompt (the assistant turn opener). */
+export function promptTokens(model: LlamaModel, conversation: readonly ChatMessage[]): Token[] {
+  const history: ChatHistoryItem[] = conversation.map((m) =>
+    m.role === 'assistant'
+      ? { type: 'model', response: [m.content] }
+      : { type: m.role, text: m.content },
+  );
+  history.push({ type: 'model', response: [] });
+  const { contextText } = wrapperOf(model).generateContextState({ chatHistory: history });
+  return contextText.tokenize(model.tokenizer);
+}

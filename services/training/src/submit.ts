@@ -46,9 +46,6 @@ export async function submitTrainingJob(platform: Platform, userId: string, requ
       type: 'value_error',
     });
   }
-  if (config.export_config.include_gguf) {
-    issues.push({ loc: [...CONFIG_LOC, 'export_config', 'include_gguf'], msg: 'GGUF export is not available yet in this version; set include_gguf to false', type: 'not_available' });
-  }
   const tracker = config.tracker_config?.provider;
   if (tracker === 'wandb') {
     issues.push({

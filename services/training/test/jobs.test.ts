@@ -126,10 +126,10 @@ describe('a LoRA SFT job on the tiny model', () => {
 });
 
 describe('secrets', () => {
-  it('hub_token and the tracker key reach no row, stored file, spec on disk or log line (merged export)', async () => {
+  it('hub_token and the tracker key reach no row, stored file, spec on disk or log line (merged + GGUF export)', async () => {
     const hubToken = 'hf_SECRET_hub_token_4242';
     const trackerKey = 'SECRET_tracker_key_4343';
-    const config = { tracker_config: { api_key: trackerKey, project: 'p' }, export_config: { format: 'merged' } };
+    const config = { tracker_config: { api_key: trackerKey, project: 'p' }, export_config: { format: 'merged', include_gguf: true, gguf_quantization: 'f16' } };
     const body = { ...loraRequest(dataset, { max_steps: 2, logging_steps: 1 }, config), hub_token: hubToken };
     const id = (await submit(body)).json().job_id;
     const job = await h.waitFor(id, (j) => j.status === 'completed' || j.status === 'failed', 180_000, alice);
@@ -139,6 +139,14 @@ describe('secrets', () => {
     const mergedFiles = (await h.platform.blobs.list(`${merged}/`)).map((b) => b.key.slice(merged.length + 1));
     expect(mergedFiles).toEqual(expect.arrayContaining(['config.json', 'model.safetensors', 'tokenizer.json', 'chat_template.jinja']));
     expect((job.artifacts as { raw: { adapter: string } }).raw.adapter).toBe(job.adapter_path);
+    // include_gguf: the merged model as one GGUF file, its Modelfile beside it.
+    expect(job.gguf_path).toMatch(/\/gguf\/model-f16\.gguf$/);
+    expect((job.artifacts as { file: { gguf: string } }).file.gguf).toBe(job.gguf_path);
+    const ggufKey = h.platform.blobs.keyFromUri(job.gguf_path as string)!;
+    const head: Buffer[] = [];
+    for await (const chunk of await h.platform.blobs.get(ggufKey, { start: 0, end: 4 })) head.push(chunk as Buffer);
+    expect(Buffer.concat(head).toString()).toBe('GGUF');
+    expect(await h.platform.blobs.stat(ggufKey.replace(/model-f16\.gguf$/, 'Modelfile'))).toBeDefined();
     const places: string[] = [JSON.stringify(await h.platform.db.query('SELECT * FROM training_jobs')), JSON.stringify(await h.platform.db.query('SELECT * FROM job_events')), h.platform.logText()];
     for (const blob of await h.platform.blobs.list(`jobs/alice/${id}/`)) {
       const chunks: Buffer[] = [];
@@ -184,7 +192,6 @@ describe('POST /train checks before queueing', () => {
     ['trainer that does not fit the dataset', { trainer_type: 'dpo' }, {}, [...cfg, 'trainer_type'], /needs a dataset processed with processing_mode preference/],
     ['QLoRA without a CUDA worker', { method: 'QLoRA' }, {}, [...cfg, 'method'], /QLoRA needs a CUDA GPU.*use LoRA/],
     ['unknown local model', { base_model_id: 'nope' }, {}, [...cfg, 'base_model_id'], /not found; looked in the local model store \(.*nope\)/],
-    ['GGUF before the GGUF step exists', { export_config: { include_gguf: true } }, {}, [...cfg, 'export_config', 'include_gguf'], /not available yet/],
     ['a tracker this version cannot run', { tracker_config: { provider: 'wandb' } }, {}, [...cfg, 'tracker_config', 'provider'], /wandb tracker is not available in this version/],
   ])('%s → 422 at the field', async (_name, config, hyper, loc, msg) => {
     const res = await submit(loraRequest(dataset, hyper, config));

@@ -48,7 +48,7 @@ async function uploadFolder(platform: Platform, folder: string, prefix: string):
   return platform.blobs.uri(prefix);
 }
 
-async function runStep(ctx: JobContext, job: TrainingJobRow, command: 'merge' | 'import-model', spec: Record<string, unknown>): Promise<void> {
+async function runStep(ctx: JobContext, job: TrainingJobRow, command: 'merge' | 'import-model' | 'gguf', spec: Record<string, unknown>): Promise<void> {
   const result = await runCore({
     command,
     spec,
@@ -147,20 +147,31 @@ export async function runTrainingJob(ctx: JobContext, jobId: string): Promise<vo
     let adapterPath: string | null = null;
     const adapterDir = produced.get('adapter');
     const modelDir = produced.get('model') ?? produced.get('merged');
+    const { format, include_gguf: includeGguf, gguf_quantization: quantization } = config.export_config;
+    let fullModelDir = modelDir;
     if (adapterDir) {
       adapterPath = await uploadFolder(platform, adapterDir, `${job.blob_prefix}adapter`);
       artifacts.raw.adapter = adapterPath;
-      if (config.export_config.format === 'merged') {
-        const mergedDir = path.join(work, 'merged');
-        await runStep(ctx, job, 'merge', { base_model: model.folder, adapter: adapterDir, output_dir: mergedDir });
-        artifacts.raw.merged = await uploadFolder(platform, mergedDir, `${job.blob_prefix}merged`);
+      if (format === 'merged' || includeGguf) {
+        fullModelDir = path.join(work, 'merged');
+        await runStep(ctx, job, 'merge', { base_model: model.folder, adapter: adapterDir, output_dir: fullModelDir });
       }
+      if (format === 'merged') artifacts.raw.merged = await uploadFolder(platform, fullModelDir!, `${job.blob_prefix}merged`);
     } else if (modelDir) {
       artifacts.raw.merged = await uploadFolder(platform, modelDir, `${job.blob_prefix}merged`);
     } else {
       throw new JobFailure('the ML core finished without reporting an adapter or a model');
     }
-    await jobs.update(jobId, { status: 'completed', artifacts, adapter_path: adapterPath ?? artifacts.raw.merged ?? null, finished_at: new Date() }, ['training', 'preparing']);
+    // GGUF of the whole model (merged or full-trained), with its Ollama Modelfile beside it.
+    let ggufPath: string | null = null;
+    if (includeGguf) {
+      const ggufDir = path.join(work, 'gguf');
+      await runStep(ctx, job, 'gguf', { model: fullModelDir, output_file: path.join(ggufDir, `model-${quantization}.gguf`), quantization });
+      await uploadFolder(platform, ggufDir, `${job.blob_prefix}gguf`);
+      ggufPath = platform.blobs.uri(`${job.blob_prefix}gguf/model-${quantization}.gguf`);
+      artifacts.file.gguf = ggufPath;
+    }
+    await jobs.update(jobId, { status: 'completed', artifacts, adapter_path: adapterPath ?? artifacts.raw.merged ?? null, gguf_path: ggufPath, finished_at: new Date() }, ['training', 'preparing']);
     log.info('training job completed');
   } catch (err) {
     // Known failures carry a sentence for the user; anything else is the worker's own fault, logged in full.

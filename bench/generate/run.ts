@@ -7,7 +7,7 @@ import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FastEngine, type ChatMessage } from '../../services/worker/src/fast-engine/index.js';
+import { FastEngine, type ChatMessage } from '../../services/worker/src/fast-engine/index.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const coreDir = resolve(here, '../../core');

@@ -5,8 +5,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { FastEngine, type ChatMessage } from '../src/fast-engine/index.js';
-import { coreDir } from './fast-engine-fixtures/fixtures.js';
+import { FastEngine, type ChatMessage } from '../src/fast-engine/index.ts';
+import { coreDir } from './fast-engine-fixtures/fixtures.ts';
 
 const MAX_NEW_TOKENS = 32;
 const gemmaInstalled =

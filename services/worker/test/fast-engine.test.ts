@@ -2,8 +2,8 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FastEngine } from '../src/fast-engine/index.js';
-import { agreement, buildTinyFixtures, type TinyFixtures } from './fast-engine-fixtures/fixtures.js';
+import { FastEngine } from '../src/fast-engine/index.ts';
+import { agreement, buildTinyFixtures, type TinyFixtures } from './fast-engine-fixtures/fixtures.ts';
 
 const MAX_NEW_TOKENS = 40; // as build_tiny.py
 

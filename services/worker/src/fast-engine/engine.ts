@@ -1,8 +1,8 @@
 // The fast engine: batch chat generation on a GGUF with llama.cpp (node-llama-cpp's prebuilt binaries, no build step).
 import { stat } from 'node:fs/promises';
 import { getLlama, LlamaLogLevel, type Llama, type LlamaContextSequence, type LlamaModel, type Token } from 'node-llama-cpp';
-import { promptTokens, type ChatMessage } from './chat-prompt.js';
-import { ModelCache } from './model-cache.js';
+import { promptTokens, type ChatMessage } from './chat-prompt.ts';
+import { ModelCache } from './model-cache.ts';
 
 export interface FastEngineOptions {
   /** Total size of loaded model weights kept warm; least recently used models are unloaded above it. */

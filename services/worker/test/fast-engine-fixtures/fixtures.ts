@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ChatMessage } from '../../src/fast-engine/index.js';
+import type { ChatMessage } from '../../src/fast-engine/index.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const coreDir = resolve(here, '../../../../core');

@@ -28,6 +28,7 @@ COMMANDS = {
     "merge": "ftcore.merge",
     "generate": "ftcore.generate",
     "gguf": "ftcore.gguf_export",
+    "evaluate": "ftcore.evaluate",
 }
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from ..chat import text_of
+from ..metrics import meteor_sentence
 from .spec import RewardItem
 
 
@@ -30,15 +31,6 @@ def string_check(operation: str, output: str, reference: str) -> float:
     return float(ref.lower() in out.lower())
 
 
-class _NoSynonyms:
-    """Stands in for nltk's WordNet corpus, which no registry package ships: METEOR then matches exact words
-    and stems but has no synonym stage."""
-
-    @staticmethod
-    def synsets(word, *args, **kwargs):
-        return []
-
-
 def text_similarity(metric: str, output: str, reference: str) -> float:
     """A score in [0, 1]."""
     reference = str(reference)
@@ -47,10 +39,7 @@ def text_similarity(metric: str, output: str, reference: str) -> float:
 
         return sacrebleu.sentence_bleu(output, [reference]).score / 100.0
     if metric == "meteor":
-        from nltk.stem.porter import PorterStemmer
-        from nltk.translate.meteor_score import meteor_score
-
-        return float(meteor_score([reference.split()], output.split(), stemmer=PorterStemmer(), wordnet=_NoSynonyms()))
+        return meteor_sentence(output, reference)
     if metric.startswith("rouge_"):
         from rouge_score import rouge_scorer
 

@@ -43,15 +43,15 @@ REWARDS = {
 }
 
 
-def grpo_spec(tiny_model, tmp_path, reward: RewardItem, steps: int, lr: float) -> Options:
+def grpo_spec(tiny_model, tmp_path, reward: RewardItem, steps: int, lr: float, method: str = "LoRA") -> Options:
     records = [{"prompt": [{"role": "user", "content": q}], "answer": a}
                for q, a in [("Say a word.", "e"), ("Say a letter.", "e")]] * 4
     train = write_jsonl(tmp_path / "train.jsonl", records)
     hp = Hyperparameters(learning_rate=lr, batch_size=8, gradient_accumulation_steps=1, max_steps=steps,
                          logging_steps=1, max_length=64, max_prompt_length=32, max_completion_length=6,
                          num_generations=8, lora_rank=8, lora_alpha=16, lora_dropout=0.0, save_strategy="no",
-                         warmup_ratio=0.0, max_grad_norm=1.0, beta=0.0)
-    return Options(base_model=tiny_model, train_file=train, output_dir=str(tmp_path / "run"), method="LoRA",
+                         warmup_ratio=0.0, max_grad_norm=1.0, beta=0.0, lr_scheduler_type="constant")
+    return Options(base_model=tiny_model, train_file=train, output_dir=str(tmp_path / "run"), method=method,
                    trainer_type="grpo", hyperparameters=hp, reward_config=[reward])
 
 
@@ -64,3 +64,14 @@ def test_grpo_runs_and_logs_rewards(kind, tiny_model, tmp_path):
     assert any(k.startswith("rewards/") for k in progress[-1].extra)
     (metrics,) = cap.of("metrics")
     assert "reward" in metrics.extra
+
+
+def test_grpo_raises_the_mean_reward_of_a_string_check_task(tiny_model, tmp_path):
+    """Reward 1 when the completion contains "e" (ilike): the random tiny model's sampled completions do about a
+    third of the time, so every group of 8 has both outcomes to learn from; full fine-tuning at a high learning rate
+    makes it the rule within a few steps. The seed is fixed, so the run is the same every time on CPU."""
+    with captured_events() as cap:
+        run(grpo_spec(tiny_model, tmp_path, REWARDS["string_check"], steps=20, lr=1e-2, method="Full"))
+    rewards = [p.extra["reward"] for p in cap.of("progress")]
+    first, last = sum(rewards[:4]) / 4, sum(rewards[-4:]) / 4
+    assert last >= first + 0.3, rewards

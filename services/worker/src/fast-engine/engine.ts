@@ -1,5 +1,6 @@
 // The fast engine: batch chat generation on a GGUF with llama.cpp (node-llama-cpp's prebuilt binaries, no build step).
 import { stat } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { getLlama, LlamaLogLevel, type Llama, type LlamaContextSequence, type LlamaModel, type Token } from 'node-llama-cpp';
 import { promptTokens, type ChatMessage } from './chat-prompt.ts';
 import { ModelCache } from './model-cache.ts';
@@ -11,7 +12,7 @@ export interface FastEngineOptions {
   gpu?: 'auto' | false;
   /** Conversations generated in parallel on one context (llama.cpp batches their tokens together). */
   maxParallel?: number;
-  /** CPU threads per context (llama.cpp's default: all cores). 1 suits tiny models on a busy machine, where
+  /** CPU threads per context (default: one per core). 1 suits tiny models on a busy machine, where
    * llama.cpp's spinning thread barrier loses more to contention than a second thread gains. */
   threads?: number;
 }
@@ -48,6 +49,9 @@ export class FastEngine {
 
   static async create(options: FastEngineOptions = {}): Promise<FastEngine> {
     const llama = await getLlama({ build: 'never', gpu: options.gpu ?? 'auto', logLevel: LlamaLogLevel.error });
+    // On CPU node-llama-cpp lets contexts use max(4, cores) threads; on a 2-core machine that oversubscribes
+    // the cores and llama.cpp's spinning barrier loses 2-3x decode speed. One thread per core, at most.
+    if (llama.gpu === false) llama.maxThreads = Math.min(llama.maxThreads || Infinity, availableParallelism());
     const cache = new ModelCache(llama, options.memoryBudgetBytes ?? 8 * 2 ** 30);
     return new FastEngine(llama, cache, options.maxParallel ?? 16, options.threads);
   }

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { describeCoreFailure, runCore, type CoreEvent, type CoreResult } from '@ftp/core-client';
+import { jobWorkDir, ModelBuildError, runCoreStep } from '../models/job-models.ts';
 import { AppError, UnprocessableEntity, type ArtifactGroupsRow, type JobSecretValues, type Platform, type TrainingJobRow } from '@ftp/platform';
 import type { TrainingConfig } from '@ftp/schema';
 import { locateBaseModel } from './model-store.ts';
@@ -27,9 +28,6 @@ export interface JobContext {
   signal: AbortSignal;
 }
 
-export function jobWorkDir(platform: Platform, jobId: string): string {
-  return path.join(platform.config.dataDir, 'work', jobId);
-}
 
 async function download(platform: Platform, key: string, file: string): Promise<void> {
   await fs.mkdir(path.dirname(file), { recursive: true });
@@ -49,15 +47,11 @@ async function uploadFolder(platform: Platform, folder: string, prefix: string):
 }
 
 async function runStep(ctx: JobContext, job: TrainingJobRow, command: 'merge' | 'import-model' | 'gguf', spec: Record<string, unknown>): Promise<void> {
-  const result = await runCore({
-    command,
-    spec,
-    specFile: path.join(jobWorkDir(ctx.platform, job.job_id), `${command}.json`),
-    python: ctx.platform.config.CORE_PYTHON,
-    env: { ...secretsEnvironment(ctx.secrets, job.training_config as unknown as TrainingConfig), HF_ENDPOINT: ctx.platform.config.HF_ENDPOINT },
-    signal: ctx.signal,
+  const specFile = path.join(jobWorkDir(ctx.platform, job.job_id), `${command}.json`);
+  await runCoreStep(ctx.platform, command, spec, specFile, { ...(ctx.secrets ? { secrets: ctx.secrets } : {}), signal: ctx.signal }).catch((err: unknown) => {
+    if (err instanceof ModelBuildError) throw new JobFailure(err.cancelled ? stopReason(ctx.signal) : err.message);
+    throw err;
   });
-  if (!result.done || result.exitCode !== 0) throw new JobFailure(result.cancelled ? stopReason(ctx.signal) : `${command}: ${describeCoreFailure(result)}`);
 }
 
 class JobFailure extends Error {}

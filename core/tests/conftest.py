@@ -31,3 +31,21 @@ def sft_files(tmp_path) -> tuple[str, str]:
     return train, test
 
 
+
+
+@pytest.fixture(scope="session")
+def tiny_model_of(tmp_path_factory):
+    """architecture → the folder of a make-tiny-model model of it (default options), built once per session."""
+    from ftcore.tiny_model import Options, run
+
+    built: dict[str, str] = {}
+
+    def make(architecture: str) -> str:
+        if architecture not in built:
+            folder = tmp_path_factory.mktemp(f"tiny-{architecture}") / "model"
+            with captured_events():
+                run(Options(output_dir=str(folder), architecture=architecture))
+            built[architecture] = str(folder)
+        return built[architecture]
+
+    return make

@@ -1,4 +1,5 @@
-"""gguf: the tiny model and a LoRA adapter become GGUF files whose metadata and tensors say what llama.cpp needs.
+"""gguf: tiny models of every supported architecture and LoRA adapters become GGUF files whose metadata, tensors and
+Modelfiles say what llama.cpp and Ollama need; q4_k_m is llama.cpp's own Q4_K_M.
 
 Token-for-token parity with transformers is proven by running the files in llama.cpp: the fast engine's tests
 (services/worker/test/fast-engine.test.ts) use these same commands.
@@ -14,6 +15,7 @@ from helpers import captured_events
 
 from ftcore import gguf_export
 from ftcore.errors import SpecError
+from ftcore.gguf_quantize import find_libllama
 
 
 def _export(model: str, out, **kw) -> captured_events:
@@ -86,21 +88,129 @@ def test_modelfile_beside_the_gguf(tiny_f16):
     assert modelfile.rstrip().endswith('<|im_start|>assistant\n"""\nPARAMETER stop "<|im_end|>"')
 
 
-@pytest.mark.parametrize("quantization,qtype,tolerance", [("q8_0", "Q8_0", 0.02), ("q4_k_m", "Q4_0", 0.1)])
-def test_quantized_types_and_values(tiny_model, tmp_path, quantization, qtype, tolerance):
+# One tensor per architecture that only it has, and what the export adds to it (Gemma stores RMSNorm weights - 1).
+_OWN_TENSOR = {
+    "qwen2": ("model.layers.0.self_attn.q_proj.bias", "blk.0.attn_q.bias", 0.0),
+    "qwen3": ("model.layers.0.self_attn.q_norm.weight", "blk.0.attn_q_norm.weight", 0.0),
+    "gemma3": ("model.layers.0.post_feedforward_layernorm.weight", "blk.0.post_ffw_norm.weight", 1.0),
+}
+
+
+@pytest.mark.parametrize("architecture", sorted(_OWN_TENSOR))
+def test_every_tensor_of_each_architecture_has_its_llama_cpp_place(tiny_model_of, tmp_path, architecture):
     from gguf import GGUFReader
+
+    folder = tiny_model_of(architecture)
+    _export(folder, tmp_path / "m.gguf", quantization="f16")
+    r = GGUFReader(str(tmp_path / "m.gguf"))
+    assert _field(r, "general.architecture") == architecture
+    hf = _hf_weights(folder)
+    tensors = {t.name: np.asarray(t.data) for t in r.tensors}
+    assert len(tensors) == len(hf)  # tied embeddings: no lm_head in either
+    hf_name, name, shift = _OWN_TENSOR[architecture]
+    np.testing.assert_array_equal(tensors[name], hf[hf_name] + np.float32(shift))
+    # Qwen and Gemma rotate halves in llama.cpp too: q rows keep the HF order.
+    np.testing.assert_allclose(tensors["blk.0.attn_q.weight"], hf["model.layers.0.self_attn.q_proj.weight"], atol=1e-3)
+
+
+def test_qwen_tokenizer_splits_like_qwen(tiny_model_of, tmp_path):
+    from gguf import GGUFReader
+
+    _export(tiny_model_of("qwen2"), tmp_path / "m.gguf", quantization="f16")
+    r = GGUFReader(str(tmp_path / "m.gguf"))
+    assert (_field(r, "tokenizer.ggml.model"), _field(r, "tokenizer.ggml.pre")) == ("gpt2", "qwen2")
+
+
+def test_gemma3_sliding_window_sentencepiece_vocabulary_and_turns(tiny_model_of, tmp_path):
+    from gguf import GGUFReader
+    from transformers import AutoTokenizer
+
+    folder = tiny_model_of("gemma3")
+    tok = AutoTokenizer.from_pretrained(folder)
+    _export(folder, tmp_path / "m.gguf", quantization="f16")
+    r = GGUFReader(str(tmp_path / "m.gguf"))
+    assert _field(r, "gemma3.attention.sliding_window") == 16
+    assert _field(r, "gemma3.attention.key_length") == 16
+    assert _field(r, "tokenizer.ggml.model") == "llama"
+    assert _field(r, "tokenizer.ggml.add_bos_token") and _field(r, "tokenizer.ggml.bos_token_id") == tok.bos_token_id
+    end_of_turn = tok.convert_tokens_to_ids("<end_of_turn>")
+    assert _field(r, "tokenizer.ggml.eot_token_id") == _field(r, "tokenizer.ggml.eos_token_id") == end_of_turn
+    types = _field(r, "tokenizer.ggml.token_type")
+    assert (types[end_of_turn], types[tok.convert_tokens_to_ids("<0x0A>")]) == (3, 6)  # CONTROL, BYTE
+    modelfile = (tmp_path / "Modelfile").read_text()
+    assert '{{ if eq .Role "user" }}<start_of_turn>user\n{{ .Content }}<end_of_turn>\n' in modelfile
+    assert "<bos>" not in modelfile  # Ollama adds BOS itself
+    assert modelfile.endswith('<start_of_turn>model\n"""\nPARAMETER stop "<end_of_turn>"\n')
+
+
+def test_gemma3_with_another_layer_pattern_is_refused(tiny_model_of, tmp_path):
+    folder = tmp_path / "gemma"
+    shutil.copytree(tiny_model_of("gemma3"), folder)
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**config, "layer_types": ["full_attention"] * 6}))
+    with pytest.raises(SpecError, match="five-sliding-one-global pattern"):
+        _export(str(folder), tmp_path / "x.gguf")
+
+
+def _dequantized(tensor) -> np.ndarray:
     from gguf.quants import dequantize
 
-    cap = _export(tiny_model, tmp_path / "m.gguf", quantization=quantization)
-    if quantization == "q4_k_m":
-        assert "written as q4_0" in cap.of("log")[0].message
+    return dequantize(tensor.data, tensor.tensor_type)
+
+
+@pytest.mark.parametrize("quantization,qtype,tolerance", [("q8_0", "Q8_0", 0.02), ("q4_0", "Q4_0", 0.1)])
+def test_quantized_types_and_values(tiny_model, tmp_path, quantization, qtype, tolerance):
+    from gguf import GGUFReader
+
+    _export(tiny_model, tmp_path / "m.gguf", quantization=quantization)
     tensors = {t.name: t for t in GGUFReader(str(tmp_path / "m.gguf")).tensors}
     down = tensors["blk.0.ffn_down.weight"]
     assert down.tensor_type.name == qtype
     assert tensors["blk.0.attn_norm.weight"].tensor_type.name == "F32"
     hf = _hf_weights(tiny_model)["model.layers.0.mlp.down_proj.weight"]
-    error = np.abs(dequantize(down.data, down.tensor_type).reshape(hf.shape) - hf).max()
-    assert error < tolerance * np.abs(hf).max()
+    assert np.abs(_dequantized(down).reshape(hf.shape) - hf).max() < tolerance * np.abs(hf).max()
+
+
+@pytest.fixture(scope="module")
+def wide_tiny_model(tmp_path_factory) -> str:
+    """Rows 256 wide, the size of a K-quant block (narrower rows fall back to other types)."""
+    from ftcore.tiny_model import Options, run
+
+    folder = tmp_path_factory.mktemp("wide") / "model"
+    with captured_events():
+        run(Options(output_dir=str(folder), hidden_size=256, intermediate_size=256, vocab_size=300))
+    return str(folder)
+
+
+@pytest.mark.skipif(find_libllama()[0] is None, reason=f"q4_k_m needs llama.cpp's library: {find_libllama()[1]}")
+def test_q4_k_m_is_llama_cpps_mix_of_q4_k_and_q6_k(wide_tiny_model, tmp_path):
+    from gguf import GGUFReader
+
+    cap = _export(wide_tiny_model, tmp_path / "m.gguf", quantization="q4_k_m")
+    assert not cap.of("log")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["Modelfile", "m.gguf"]  # the f16 step is gone
+    assert (tmp_path / "Modelfile").read_text().startswith("FROM ./m.gguf\n")
+    r = GGUFReader(str(tmp_path / "m.gguf"))
+    assert _field(r, "general.file_type") == 15  # LLAMA_FTYPE_MOSTLY_Q4_K_M
+    tensors = {t.name: t for t in r.tensors}
+    types = {name: t.tensor_type.name for name, t in tensors.items() if len(t.shape) == 2}
+    # Q6_K: the (tied) output layer, and attn_v / ffn_down in the layers that llama.cpp gives more bits.
+    assert {n for n, q in types.items() if q == "Q6_K"} == {"token_embd.weight", "blk.1.attn_v.weight",
+                                                             "blk.1.ffn_down.weight"}
+    assert {q for q in types.values()} == {"Q4_K", "Q6_K"}
+    hf = _hf_weights(wide_tiny_model)["model.layers.0.mlp.down_proj.weight"]
+    down = _dequantized(tensors["blk.0.ffn_down.weight"]).reshape(hf.shape)
+    assert np.abs(down - hf).max() < 0.1 * np.abs(hf).max()
+
+
+def test_q4_k_m_without_llama_cpps_library_is_q4_0_and_says_so(tiny_model, tmp_path, monkeypatch):
+    from gguf import GGUFReader
+
+    monkeypatch.setenv("FTCORE_LIBLLAMA", str(tmp_path / "missing" / "libllama.so"))
+    cap = _export(tiny_model, tmp_path / "m.gguf", quantization="q4_k_m")
+    assert "written as q4_0, because no prebuilt libllama found" in cap.of("log")[0].message
+    tensors = {t.name: t for t in GGUFReader(str(tmp_path / "m.gguf")).tensors}
+    assert tensors["blk.0.ffn_down.weight"].tensor_type.name == "Q4_0"
 
 
 def test_unsupported_architecture_lists_the_supported_ones(tiny_model, tmp_path):
@@ -135,3 +245,22 @@ def test_lora_adapter_gguf(tiny_model, tmp_path):
     np.testing.assert_array_equal(tensors["blk.0.attn_v.weight.lora_a"], peft[f"{prefix}.v_proj.lora_A.weight"])
     np.testing.assert_array_equal(tensors["blk.0.attn_q.weight.lora_b"],
                                   gguf_export.permute_rope_rows(peft[f"{prefix}.q_proj.lora_B.weight"], 4))
+    modelfile = (tmp_path / "Modelfile").read_text().splitlines()
+    assert modelfile[0].startswith("# FROM must be the GGUF of the base model") and "./BASE-MODEL.gguf" in modelfile[0]
+    assert modelfile[1:3] == ["FROM ./BASE-MODEL.gguf", "ADAPTER ./adapter.gguf"]
+    assert modelfile[3].startswith('TEMPLATE """{{- range .Messages }}') and "<|im_start|>" in modelfile[3]
+    assert modelfile[-1] == 'PARAMETER stop "<|im_end|>"'
+
+
+def test_lora_adapter_modelfile_names_the_base_gguf_relative_to_it(tiny_model, tmp_path):
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(tiny_model)
+    get_peft_model(model, LoraConfig(r=2, target_modules=["q_proj"])).save_pretrained(tmp_path / "adapter")
+    with captured_events():
+        gguf_export.run(gguf_export.Options(model=tiny_model, output_file=str(tmp_path / "lora" / "a.gguf"),
+                                            adapter=str(tmp_path / "adapter"),
+                                            base_gguf=str(tmp_path / "base" / "model.gguf")))
+    lines = (tmp_path / "lora" / "Modelfile").read_text().splitlines()
+    assert lines[1:3] == ["FROM ../base/model.gguf", "ADAPTER ./a.gguf"]

@@ -11,11 +11,14 @@ import { DEFAULT_CORE_PYTHON } from '@ftp/core-client';
 
 const CORE = fileURLToPath(new URL('../../core/', import.meta.url));
 export const TINY_MODEL = 'tiny';
+// The code the model and its tokenizer come from: the model code and the chat template it saves.
+const MODEL_SOURCES = ['tiny_model.py', 'chat.py'];
 
 /** Returns a models folder that contains `tiny/` (an HF model folder with tokenizer and chat template). */
 export async function tinyModelsDir(): Promise<string> {
-  const source = await fs.readFile(path.join(CORE, 'src/ftcore/tiny_model.py'));
-  const dir = path.join(os.tmpdir(), `ftp-models-${createHash('sha256').update(source).digest('hex').slice(0, 12)}`);
+  const hash = createHash('sha256');
+  for (const file of MODEL_SOURCES) hash.update(await fs.readFile(path.join(CORE, 'src/ftcore', file)));
+  const dir = path.join(os.tmpdir(), `ftp-models-${hash.digest('hex').slice(0, 12)}`);
   if (await fs.stat(path.join(dir, TINY_MODEL, 'config.json')).then(() => true, () => false)) return dir;
   const building = await fs.mkdtemp(path.join(os.tmpdir(), 'ftp-models-build-'));
   const spec = path.join(building, 'spec.json');

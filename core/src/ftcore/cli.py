@@ -29,6 +29,7 @@ COMMANDS = {
     "generate": "ftcore.generate",
     "gguf": "ftcore.gguf_export",
     "evaluate": "ftcore.evaluate",
+    "serve": "ftcore.serve",
 }
 
 

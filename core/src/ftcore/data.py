@@ -13,6 +13,8 @@ MODE_FIELDS: dict[str, str] = {
     "prompt_only": '{"prompt": [...], <source columns>}',
     "preference": '{"prompt": [...], "chosen": [...], "rejected": [...]}',
 }
+MESSAGE_KEYS: dict[str, tuple[str, ...]] = {"language_modeling": ("messages",), "prompt_only": ("prompt",),
+                                            "preference": ("prompt", "chosen", "rejected")}
 
 
 def read_jsonl(path: str, what: str) -> list[dict]:
@@ -61,9 +63,7 @@ def detect_mode(records: list[dict], what: str) -> Mode:
 
 
 def _check_messages(record: dict, mode: Mode, where: str) -> None:
-    keys = {"language_modeling": ["messages"], "prompt_only": ["prompt"],
-            "preference": ["prompt", "chosen", "rejected"]}[mode]
-    for key in keys:
+    for key in MESSAGE_KEYS[mode]:
         messages = record[key]
         if not isinstance(messages, list) or not messages or not all(
                 isinstance(m, dict) and "role" in m and "content" in m for m in messages):

@@ -70,6 +70,8 @@ ErrorCode = Literal["validation", "cancelled", "runtime"]
 class Error:
     code: ErrorCode
     message: str
+    # serve: the request this error answers (None: the server itself, or a line that named no id).
+    id: str | None = None
     event: Literal["error"] = "error"
 
 
@@ -90,10 +92,49 @@ class Done:
     event: Literal["done"] = "done"
 
 
-CoreEvent = Progress | Log | Metrics | Checkpoint | Artifact | Error | Tracker | Done
+# --- serve: answers to requests, tagged with the request's id ------------------------------------------
+
+@dataclass
+class Ready:
+    """serve: the server reads requests from now on."""
+
+    pid: int
+    event: Literal["ready"] = "ready"
+
+
+@dataclass
+class Generated:
+    """serve: the answer to a `generate` request, one text and its new token ids per conversation."""
+
+    id: str
+    texts: list[str]
+    token_ids: list[list[int]]
+    # Seconds spent loading the model for this request: 0 when it was already loaded (warm).
+    load_seconds: float
+    elapsed_seconds: float
+    event: Literal["generated"] = "generated"
+
+
+@dataclass
+class Scored:
+    """serve: the answer to an `evaluate` request (see metrics.evaluate): flat scores, a {metric, error} per metric
+    that could not be computed, a {metric, note} per score that needs explaining."""
+
+    id: str
+    # The metrics asked for (the explicit list, or the task's suite); `scores` holds their sub-scores.
+    metrics: list[str]
+    scores: dict[str, float]
+    warnings: list[dict[str, str]]
+    notes: list[dict[str, str]]
+    elapsed_seconds: float
+    event: Literal["scored"] = "scored"
+
+
+CoreEvent = Progress | Log | Metrics | Checkpoint | Artifact | Error | Tracker | Done | Ready | Generated | Scored
 EVENT_TYPES: dict[str, type] = {
     "progress": Progress, "log": Log, "metrics": Metrics, "checkpoint": Checkpoint,
     "artifact": Artifact, "error": Error, "tracker": Tracker, "done": Done,
+    "ready": Ready, "generated": Generated, "scored": Scored,
 }
 
 _lock = threading.Lock()
@@ -156,6 +197,9 @@ def _matches(value, hint) -> bool:
         return any(_matches(value, h) for h in typing.get_args(hint))
     if origin is Literal:
         return value in typing.get_args(hint)
+    if origin is list:
+        (it,) = typing.get_args(hint)
+        return isinstance(value, list) and all(_matches(v, it) for v in value)
     if origin is dict:
         _, vt = typing.get_args(hint)
         return isinstance(value, dict) and all(isinstance(k, str) and _matches(v, vt) for k, v in value.items())

@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import events
 from .data import read_jsonl
-from .errors import SpecError
+from .errors import Cancelled, SpecError
 
 
 @dataclass
@@ -41,28 +42,53 @@ def generate_texts(model, tokenizer, prompts: list[list[dict]], max_new_tokens: 
 
 
 def generate_token_ids(model, tokenizer, prompts: list[list[dict]], max_new_tokens: int = 256,
-                       temperature: float = 0.0, top_p: float = 1.0, batch_size: int = 8) -> list[list[int]]:
-    """The new tokens of each answer, up to (not including) the first stop token."""
+                       temperature: float = 0.0, top_p: float = 1.0, batch_size: int = 8,
+                       should_stop: Callable[[], bool] | None = None,
+                       encode: Callable[[list[list[dict]]], dict] | None = None) -> list[list[int]]:
+    """The new tokens of each answer, up to (not including) the first stop token. `should_stop` is polled after
+    every generated token; when it turns true the generation ends with Cancelled (serve's cancel). `encode` makes
+    the left-padded model inputs of a batch of prompts (vision: the processor's, with pixel values)."""
     import torch
 
     tokenizer.padding_side = "left"
     device = next(model.parameters()).device
     sampling = temperature > 0
     stops = set(_stop_ids(model, tokenizer))
+    stopping = _stopping_criteria(should_stop)
     answers: list[list[int]] = []
     for i in range(0, len(prompts), batch_size):
-        batch = [tokenizer.apply_chat_template(p, tokenize=False, add_generation_prompt=True)
-                 for p in prompts[i:i + batch_size]]
-        encoded = tokenizer(batch, return_tensors="pt", padding=True, add_special_tokens=False,
-                            return_token_type_ids=False).to(device)
+        if encode is not None:
+            encoded = encode(prompts[i:i + batch_size]).to(device)
+        else:
+            batch = [tokenizer.apply_chat_template(p, tokenize=False, add_generation_prompt=True)
+                     for p in prompts[i:i + batch_size]]
+            encoded = tokenizer(batch, return_tensors="pt", padding=True, add_special_tokens=False,
+                                return_token_type_ids=False).to(device)
         with torch.no_grad():
             out = model.generate(**encoded, max_new_tokens=max_new_tokens, do_sample=sampling,
                                  temperature=temperature if sampling else None, top_p=top_p if sampling else None,
-                                 top_k=None, eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id)
+                                 top_k=None, eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
+                                 stopping_criteria=stopping)
+        if should_stop is not None and should_stop():
+            raise Cancelled("generation cancelled")
         for row in out[:, encoded["input_ids"].shape[1]:].tolist():
             end = next((k for k, token in enumerate(row) if token in stops), len(row))
             answers.append(row[:end])
     return answers
+
+
+def _stopping_criteria(should_stop: Callable[[], bool] | None):
+    if should_stop is None:
+        return None
+    from transformers import StoppingCriteria, StoppingCriteriaList
+
+    class _StopWhen(StoppingCriteria):
+        def __call__(self, input_ids, scores, **kwargs):
+            import torch
+
+            return torch.full((input_ids.shape[0],), should_stop(), dtype=torch.bool, device=input_ids.device)
+
+    return StoppingCriteriaList([_StopWhen()])
 
 
 def _stop_ids(model, tokenizer) -> list[int]:
@@ -82,12 +108,14 @@ def run(options: Options) -> None:
     import torch
 
     from .models import load_for_inference
+    from .vision import prompt_encoder
 
+    pairs = [prompt_of(r["messages"]) for r in records]
+    encode = prompt_encoder([options.adapter, options.model], [p for p, _ in pairs])
     torch.manual_seed(options.seed)
     model, tokenizer = load_for_inference(options.model, options.adapter, options.device)
-    pairs = [prompt_of(r["messages"]) for r in records]
     answers = generate_token_ids(model, tokenizer, [p for p, _ in pairs], options.max_new_tokens,
-                                 options.temperature, options.top_p, options.batch_size)
+                                 options.temperature, options.top_p, options.batch_size, encode=encode)
     texts = tokenizer.batch_decode(answers, skip_special_tokens=True)
     out = Path(options.output_file)
     out.parent.mkdir(parents=True, exist_ok=True)

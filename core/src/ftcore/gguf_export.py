@@ -1,7 +1,8 @@
 """gguf: an HF model folder → one .gguf file for llama.cpp (weights, tokenizer, chat template, stop tokens) plus an
 Ollama Modelfile beside it; or a PEFT LoRA adapter → a GGUF LoRA adapter that llama.cpp applies over the base GGUF.
 
-Written with the `gguf` package (GGUFWriter, its tensor name maps and quantizers), so no llama.cpp build is needed.
+Written with the `gguf` package (GGUFWriter, its tensor name maps and quantizers), so no llama.cpp build is needed;
+q4_k_m is quantized by llama.cpp's prebuilt library from npm when it is installed (gguf_quantize.py).
 """
 from __future__ import annotations
 
@@ -34,10 +35,15 @@ class Options:
     output_file: str = field(metadata={"help": "the .gguf file to write (its folder is created); a Modelfile is "
                                                "written beside a model file"})
     quantization: Quantization = field(default="q8_0", metadata={
-        "help": "tensor type of the 2-D weights: f16, bf16, q8_0, q4_0; q4_k_m is written as q4_0 (the gguf "
-                "package has no Q4_K quantizer) and says so in a log event"})
+        "help": "tensor type of the 2-D weights: f16, bf16, q8_0, q4_0, q4_k_m (llama.cpp's mix of Q4_K and Q6_K, "
+                "made by the prebuilt libllama of the npm package @node-llama-cpp/<platform>; without it, written "
+                "as q4_0 and said so in a log event)"})
     adapter: str | None = field(default=None, metadata={
-        "help": "PEFT LoRA adapter folder: write a GGUF LoRA adapter (f32) for model instead of the model"})
+        "help": "PEFT LoRA adapter folder: write a GGUF LoRA adapter (f32) for model instead of the model, with an "
+                "Ollama Modelfile beside it"})
+    base_gguf: str | None = field(default=None, metadata={
+        "help": "with adapter: the base model's .gguf that the adapter's Modelfile names in FROM; without it FROM is "
+                "a placeholder to replace"})
 
 
 def run(options: Options) -> None:
@@ -47,14 +53,13 @@ def run(options: Options) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     if options.adapter:
         write_lora_adapter(Path(options.adapter), config, arch, out)
+        write_adapter_modelfile(Path(options.model), out, options.base_gguf)
         events.emit(events.Artifact(kind="gguf", path=str(out)))
         return
-    quantization = options.quantization
-    if quantization == "q4_k_m":
-        quantization = "q4_0"
-        events.emit(events.Log(level="warning", message="q4_k_m requested: written as q4_0, because the gguf "
-                               "package can quantize Q4_0 but not Q4_K"))
-    write_model(Path(options.model), config, arch, quantization, out)
+    if options.quantization == "q4_k_m":
+        write_q4_k_m(Path(options.model), config, arch, out)
+    else:
+        write_model(Path(options.model), config, arch, options.quantization, out)
     events.emit(events.Artifact(kind="gguf", path=str(out)))
 
 
@@ -73,7 +78,27 @@ def _architecture(config: dict) -> str:
                     f"supported: {', '.join(ARCHITECTURES)}")
 
 
-def write_model(model_dir: Path, config: dict, arch: str, quantization: str, out: Path) -> None:
+def write_q4_k_m(model_dir: Path, config: dict, arch: str, out: Path) -> None:
+    """f16 first, then llama.cpp's Q4_K_M from it (its own tensor-type mix); q4_0 where the library is missing."""
+    from .gguf_quantize import find_libllama, quantize_q4_k_m
+
+    lib, why_not = find_libllama()
+    if lib is None:
+        events.emit(events.Log(level="warning", message=f"q4_k_m requested: written as q4_0, because {why_not} "
+                               "(the gguf package cannot quantize Q4_K)"))
+        write_model(model_dir, config, arch, "q4_0", out)
+        return
+    f16 = out.with_name(f".{out.name}.f16.partial")
+    try:
+        write_model(model_dir, config, arch, "f16", f16, modelfile_for=out)
+        quantize_q4_k_m(lib, f16, out)
+    finally:
+        f16.unlink(missing_ok=True)
+
+
+def write_model(model_dir: Path, config: dict, arch: str, quantization: str, out: Path,
+                modelfile_for: Path | None = None) -> None:
+    """The GGUF of the model, and the Modelfile beside it (naming `modelfile_for`, the final file, if not `out`)."""
     import gguf
     from transformers import AutoConfig, AutoTokenizer
 
@@ -104,8 +129,27 @@ def write_model(model_dir: Path, config: dict, arch: str, quantization: str, out
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()
     writer.close()
-    stops = [tokenizer.eos_token_id]
-    (out.parent / "Modelfile").write_text(ollama_modelfile(out.name, tokenizer, stops))
+    (out.parent / "Modelfile").write_text(ollama_modelfile(f"./{(modelfile_for or out).name}", tokenizer))
+
+
+def write_adapter_modelfile(model_dir: Path, out: Path, base_gguf: str | None) -> None:
+    """FROM the base GGUF (relative to the adapter's folder) or a placeholder, ADAPTER the file, the base's chat
+    template and stop tokens."""
+    import os
+
+    from transformers import AutoTokenizer
+
+    from .gguf_vocab import ollama_modelfile
+
+    if base_gguf:
+        relative = os.path.relpath(Path(base_gguf).resolve(), out.parent.resolve())
+        base = relative if relative.startswith("..") else f"./{relative}"
+    else:
+        base = "./BASE-MODEL.gguf"
+    comment = (f"FROM must be the GGUF of the base model this LoRA was trained on ({model_dir.name}), e.g. the core's "
+               "`gguf` export of it" + ("." if base_gguf else ": replace the placeholder ./BASE-MODEL.gguf."))
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    (out.parent / "Modelfile").write_text(ollama_modelfile(base, tokenizer, adapter=f"./{out.name}", comment=comment))
 
 
 def _write_hparams(writer, arch: str, hf) -> None:
@@ -125,7 +169,7 @@ def _write_hparams(writer, arch: str, hf) -> None:
     else:
         writer.add_rope_dimension_count(head_dim)
     if arch == "gemma3":
-        writer.add_sliding_window(hf.sliding_window)
+        _write_gemma3_attention(writer, hf)
     scaling = getattr(hf, "rope_scaling", None)
     if scaling:
         import gguf
@@ -134,6 +178,25 @@ def _write_hparams(writer, arch: str, hf) -> None:
             raise SpecError(f"rope_scaling {scaling} is not supported by the GGUF exporter (only linear)")
         writer.add_rope_scaling_type(gguf.RopeScalingType.LINEAR)
         writer.add_rope_scaling_factor(scaling["factor"])
+
+
+def _write_gemma3_attention(writer, hf) -> None:
+    """llama.cpp's gemma3 makes every sixth layer global and rotates sliding-window layers with base 10000 unless
+    told otherwise; the logits may be soft-capped."""
+    layer_types = getattr(hf, "layer_types", None)
+    expected = ["full_attention" if (i + 1) % 6 == 0 else "sliding_attention" for i in range(hf.num_hidden_layers)]
+    if layer_types is not None and list(layer_types) != expected:
+        raise SpecError(f"Gemma 3 layer_types {layer_types} differ from the five-sliding-one-global pattern that "
+                        "llama.cpp assumes for gemma3; this model cannot be exported to GGUF")
+    if getattr(hf, "attn_logit_softcapping", None):
+        raise SpecError("Gemma 3 with attn_logit_softcapping cannot be exported: llama.cpp's gemma3 does not cap "
+                        "attention logits")
+    writer.add_sliding_window(hf.sliding_window)
+    local_base = float(getattr(hf, "rope_local_base_freq", 10000.0))
+    if local_base != 10000.0:
+        writer.add_float32(f"{writer.arch}.rope.freq_base_swa", local_base)
+    if getattr(hf, "final_logit_softcapping", None):
+        writer.add_final_logit_softcapping(hf.final_logit_softcapping)
 
 
 def _rope_theta(hf) -> float:

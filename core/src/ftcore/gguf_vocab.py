@@ -10,10 +10,12 @@ from .errors import SpecError
 
 # Byte-level BPE pre-tokenizer regexes → the llama.cpp `tokenizer.ggml.pre` name that splits text the same way.
 _GPT2_REGEX = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
+# Qwen2, 2.5 and 3 split text with this (make-tiny-model's Qwen tokenizers too).
+QWEN2_REGEX = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|"
+               r"\s+(?!\S)|\s+")
 _PRE_BY_REGEX = {
     _GPT2_REGEX: "gpt-2",
-    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+":
-        "qwen2",
+    QWEN2_REGEX: "qwen2",
     r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+":
         "llama-bpe",
 }
@@ -128,12 +130,15 @@ def _write_sentencepiece(writer, spec: dict, special_ids: set[int]) -> None:
     writer.add_token_types(types)
 
 
-def ollama_modelfile(gguf_name: str, tokenizer, stop_ids: list[int]) -> str:
-    """FROM, TEMPLATE (Go template with the same turn layout as the Jinja one) and stop PARAMETERs."""
-    go = _go_template(tokenizer)
-    stops = sorted({tokenizer.convert_ids_to_tokens(i) for i in stop_ids})
-    lines = [f"FROM ./{gguf_name}", f'TEMPLATE """{go}"""']
-    lines += [f"PARAMETER stop {json.dumps(s)}" for s in stops]
+def ollama_modelfile(model: str, tokenizer, adapter: str | None = None, comment: str | None = None) -> str:
+    """FROM `model` (and ADAPTER), TEMPLATE (a Go template with the same turn layout as the Jinja one) and the
+    end-of-turn token as stop PARAMETER, the one stop id the GGUF metadata carries."""
+    lines = [f"# {comment}"] if comment else []
+    lines.append(f"FROM {model}")
+    if adapter:
+        lines.append(f"ADAPTER {adapter}")
+    lines.append(f'TEMPLATE """{_go_template(tokenizer)}"""')
+    lines.append(f"PARAMETER stop {json.dumps(tokenizer.eos_token)}")
     return "\n".join(lines) + "\n"
 
 

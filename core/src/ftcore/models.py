@@ -8,9 +8,12 @@ def load_for_inference(model_dir: str, adapter_dir: str | None = None, device: s
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    from .vision import is_vision_model, load_model
+
     target = "cuda" if device != "cpu" and torch.cuda.is_available() else "cpu"
     dtype = torch.bfloat16 if target == "cuda" else torch.float32
-    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=dtype).to(target)
+    load = load_model if is_vision_model(model_dir) else AutoModelForCausalLM.from_pretrained
+    model = load(model_dir, dtype=dtype).to(target)
     tokenizer = AutoTokenizer.from_pretrained(adapter_dir or model_dir)
     if adapter_dir:
         from peft import PeftModel

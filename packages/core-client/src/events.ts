@@ -49,6 +49,8 @@ export const ErrorEvent = z.strictObject({
   event: z.literal('error'),
   code: z.enum(['validation', 'cancelled', 'runtime']),
   message: z.string(),
+  /** serve: the request this error answers (null: the server itself, or a line that named no id). */
+  id: z.string().nullable().optional(),
 });
 
 export const TrackerEvent = z.strictObject({
@@ -64,6 +66,38 @@ export const DoneEvent = z.strictObject({
   elapsed_seconds: num,
 });
 
+// serve: answers to requests, tagged with the request's id (core-server.ts).
+
+export const ReadyEvent = z.strictObject({
+  event: z.literal('ready'),
+  pid: z.number().int(),
+});
+
+export const GeneratedEvent = z.strictObject({
+  event: z.literal('generated'),
+  id: z.string(),
+  texts: z.array(z.string()),
+  token_ids: z.array(z.array(z.number().int())),
+  /** Seconds spent loading the model for this request: 0 when it was already loaded. */
+  load_seconds: num,
+  elapsed_seconds: num,
+});
+
+const MetricNote = z.record(z.string(), z.string());
+
+export const ScoredEvent = z.strictObject({
+  event: z.literal('scored'),
+  id: z.string(),
+  /** The metrics asked for (the explicit list, or the task's suite); `scores` holds their sub-scores. */
+  metrics: z.array(z.string()),
+  scores: extra,
+  /** {metric, error} per metric that could not be computed. */
+  warnings: z.array(MetricNote),
+  /** {metric, note} per score that needs explaining (METEOR's matching, BERTScore's encoder). */
+  notes: z.array(MetricNote),
+  elapsed_seconds: num,
+});
+
 export const CoreEvent = z.discriminatedUnion('event', [
   ProgressEvent,
   LogEvent,
@@ -73,6 +107,9 @@ export const CoreEvent = z.discriminatedUnion('event', [
   ErrorEvent,
   TrackerEvent,
   DoneEvent,
+  ReadyEvent,
+  GeneratedEvent,
+  ScoredEvent,
 ]);
 export type CoreEvent = z.infer<typeof CoreEvent>;
 

@@ -1,2 +1,3 @@
 export * from './events.ts';
 export * from './run-core.ts';
+export * from './core-server.ts';

@@ -10,7 +10,7 @@ import { parseCoreEventLine, type CoreEvent } from './events.ts';
 
 /** The core's virtual environment made by `uv sync` in core/ (scripts/bootstrap.sh). */
 export const DEFAULT_CORE_PYTHON = fileURLToPath(new URL('../../../core/.venv/bin/python', import.meta.url));
-const CORE_DIR = fileURLToPath(new URL('../../../core/', import.meta.url));
+export const CORE_DIR = fileURLToPath(new URL('../../../core/', import.meta.url));
 
 export type CoreCommand = 'train' | 'merge' | 'generate' | 'make-tiny-model' | 'import-model' | 'gguf';
 

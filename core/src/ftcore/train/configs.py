@@ -54,9 +54,13 @@ def peft_config(spec: Options):
         return None
     from peft import LoraConfig
 
+    from ..vision import LANGUAGE_MODEL_TARGETS
+
     hp = spec.hyperparameters
+    # a vision model's LoRA adapts its text decoder only: the vision tower and projector stay frozen
+    targets = LANGUAGE_MODEL_TARGETS if spec.modality == "vision" else "all-linear"
     return LoraConfig(r=hp.lora_rank, lora_alpha=hp.lora_alpha, lora_dropout=hp.lora_dropout,
-                      target_modules="all-linear", task_type="CAUSAL_LM")
+                      target_modules=targets, task_type="CAUSAL_LM")
 
 
 def _common_args(spec: Options) -> dict:
@@ -103,6 +107,9 @@ def trainer_config(spec: Options):
     if spec.trainer_type == "sft":
         from trl import SFTConfig
 
+        if spec.modality == "vision":  # records stay as they are; vision.VisionChatCollator masks the labels
+            return SFTConfig(**common, max_length=hp.max_length, assistant_only_loss=False,
+                             remove_unused_columns=False, dataset_kwargs={"skip_prepare_dataset": True})
         return SFTConfig(**common, max_length=hp.max_length, packing=hp.packing, padding_free=hp.padding_free,
                          assistant_only_loss=True, dataset_num_proc=None)
     if spec.trainer_type == "dpo":

@@ -25,6 +25,8 @@ class LearnedPositionsSFTTrainer(SFTTrainer):
         keep = (targets != IGNORE).any(dim=0).nonzero().squeeze(-1)
         if keep.numel() == 0:
             return super().compute_loss(model, inputs, num_items_in_batch=num_items_in_batch)
+        if not self.model_accepts_loss_kwargs:  # the Trainer then divides by the accumulation steps itself
+            num_items_in_batch = None
         model_inputs = {k: v for k, v in inputs.items() if k != "labels"}
         logits = model(**model_inputs, use_cache=False, logits_to_keep=keep).logits.float()
         targets = targets[:, keep]

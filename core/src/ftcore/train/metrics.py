@@ -8,9 +8,11 @@ from .. import events
 
 
 def assistant_token_metrics(model, tokenizer, conversations: list[list[dict]], max_length: int,
-                            batch_size: int = 8) -> dict[str, float]:
+                            batch_size: int = 8, encode=None) -> dict[str, float]:
     """eval_loss = mean NLL per assistant token, perplexity = exp(eval_loss), accuracy = share of assistant
-    tokens the model predicts exactly (greedy, from the previous position), eval_runtime = seconds."""
+    tokens the model predicts exactly (greedy, from the previous position), eval_runtime = seconds.
+    `encode` turns a batch of conversations into model inputs with labels (vision: the processor's collator);
+    by default the tokenizer's chat template does."""
     import torch
 
     started = time.monotonic()
@@ -18,15 +20,12 @@ def assistant_token_metrics(model, tokenizer, conversations: list[list[dict]], m
     model.eval()
     device = next(model.parameters()).device
     nll_sum, correct, total = 0.0, 0, 0
+    encode = encode or (lambda batch: _text_batch(tokenizer, batch, max_length))
     for i in range(0, len(conversations), batch_size):
-        batch = [assistant_labels(tokenizer, c, max_length) for c in conversations[i:i + batch_size]]
-        width = max(len(ids) for ids, _ in batch)
-        pad = tokenizer.pad_token_id
-        input_ids = torch.tensor([ids + [pad] * (width - len(ids)) for ids, _ in batch], device=device)
-        attention = torch.tensor([[1] * len(ids) + [0] * (width - len(ids)) for ids, _ in batch], device=device)
-        labels = torch.tensor([lab + [-100] * (width - len(lab)) for _, lab in batch], device=device)
+        inputs = {k: v.to(device) for k, v in encode(conversations[i:i + batch_size]).items()}
+        labels = inputs.pop("labels")
         with torch.no_grad():
-            logits = model(input_ids=input_ids, attention_mask=attention).logits.float()
+            logits = model(**inputs).logits.float()
         logits, targets = logits[:, :-1], labels[:, 1:]
         mask = targets != -100
         nll_sum += torch.nn.functional.cross_entropy(
@@ -41,6 +40,17 @@ def assistant_token_metrics(model, tokenizer, conversations: list[list[dict]], m
             "eval_runtime": time.monotonic() - started}
 
 
+def _text_batch(tokenizer, conversations: list[list[dict]], max_length: int) -> dict:
+    import torch
+
+    batch = [assistant_labels(tokenizer, c, max_length) for c in conversations]
+    width = max(len(ids) for ids, _ in batch)
+    pad = tokenizer.pad_token_id
+    return {"input_ids": torch.tensor([ids + [pad] * (width - len(ids)) for ids, _ in batch]),
+            "attention_mask": torch.tensor([[1] * len(ids) + [0] * (width - len(ids)) for ids, _ in batch]),
+            "labels": torch.tensor([lab + [-100] * (width - len(lab)) for _, lab in batch])}
+
+
 def assistant_labels(tokenizer, conversation: list[dict], max_length: int) -> tuple[list[int], list[int]]:
     """Token ids of the chat-templated conversation and labels that keep only assistant tokens."""
     encoded = tokenizer.apply_chat_template(conversation, tokenize=True, return_dict=True,
@@ -50,8 +60,9 @@ def assistant_labels(tokenizer, conversation: list[dict], max_length: int) -> tu
     return ids, [t if m else -100 for t, m in zip(ids, mask)]
 
 
-def emit_final_metrics(model, tokenizer, conversations, max_length: int, batch_size: int, step: int) -> dict:
-    values = assistant_token_metrics(model, tokenizer, conversations, max_length, batch_size)
+def emit_final_metrics(model, tokenizer, conversations, max_length: int, batch_size: int, step: int,
+                       encode=None) -> dict:
+    values = assistant_token_metrics(model, tokenizer, conversations, max_length, batch_size, encode)
     events.emit(events.Metrics(step=step, **{k: round(v, 6) for k, v in values.items()}))
     return values
 

@@ -27,16 +27,13 @@ def run(spec: Options) -> None:
 
 def setup(spec: Options, train_records, test_records, mode):
     """Builds the TRL trainer with the protocol callbacks attached (no training yet)."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer, set_seed
+    from transformers import set_seed
 
     from .callbacks import CancelOnSigterm, ProtocolCallback, TokenCounter
     from .configs import model_kwargs, peft_config, trainer_config
     from .trainers import build_trainer
 
-    tokenizer = AutoTokenizer.from_pretrained(spec.base_model)
-    if tokenizer.pad_token is None:
-        tokenizer.pad_token = tokenizer.eos_token
-    model = AutoModelForCausalLM.from_pretrained(spec.base_model, **model_kwargs(spec))
+    tokenizer, model = _load(spec, model_kwargs(spec))
     if spec.method == "QLoRA":
         from peft import prepare_model_for_kbit_training
 
@@ -53,6 +50,20 @@ def setup(spec: Options, train_records, test_records, mode):
     trainer.add_callback(protocol)
     trainer.add_callback(cancel)
     return trainer, cancel, protocol
+
+
+def _load(spec: Options, kwargs: dict):
+    """(processing class, model): tokenizer and causal LM; for modality vision the processor and image-text model."""
+    if spec.modality == "vision":
+        from ..vision import load_model, load_processor
+
+        return load_processor(spec.base_model), load_model(spec.base_model, **kwargs)
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(spec.base_model)
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return tokenizer, AutoModelForCausalLM.from_pretrained(spec.base_model, **kwargs)
 
 
 def _resume_checkpoint(spec: Options) -> str | None:
@@ -91,5 +102,10 @@ def evaluate(spec: Options, trainer, train_records, test_records, mode) -> None:
         events.emit(events.Metrics(step=step, extra={k: float(v) for k, v in last.items()
                                                      if k.startswith("reward") and isinstance(v, (int, float))}))
         return
+    encode = None
+    if spec.modality == "vision":
+        from ..vision import VisionChatCollator
+
+        encode = VisionChatCollator(trainer.processing_class, spec.hyperparameters.max_length).encode
     emit_final_metrics(trainer.model, trainer.processing_class, conversations, spec.hyperparameters.max_length,
-                       spec.hyperparameters.batch_size, step)
+                       spec.hyperparameters.batch_size, step, encode)

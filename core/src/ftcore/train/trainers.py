@@ -13,13 +13,20 @@ def _dataset(records):
 
 
 def build_trainer(spec: Options, model, tokenizer, config, peft_config, train_records, test_records):
-    train, test = _dataset(train_records), _dataset(test_records)
+    if spec.modality == "vision":  # message contents mix strings and part lists, which Arrow cannot hold in a column
+        train, test = train_records, test_records
+    else:
+        train, test = _dataset(train_records), _dataset(test_records)
     common = dict(model=model, args=config, train_dataset=train, eval_dataset=test, processing_class=tokenizer,
                   peft_config=peft_config)
     if spec.trainer_type == "sft":
         from .lean_sft import LearnedPositionsSFTTrainer
 
         extra = {}
+        if spec.modality == "vision":
+            from ..vision import VisionChatCollator
+
+            extra["data_collator"] = VisionChatCollator(tokenizer, spec.hyperparameters.max_length)
         if spec.eval_config.compute_eval_metrics and test is not None:
             from .metrics import token_accuracy_metrics
 

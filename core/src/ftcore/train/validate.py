@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..data import MODE_FIELDS, Mode, detect_mode, read_jsonl
+from ..data import MESSAGE_KEYS, MODE_FIELDS, Mode, detect_mode, read_jsonl
 from ..errors import SpecError
 from .spec import Options
 
@@ -33,8 +33,6 @@ def validate(spec: Options) -> tuple[list[dict], list[dict] | None, Mode]:
     hp = spec.hyperparameters
     if spec.method == "QLoRA" and (spec.device == "cpu" or not cuda_available()):
         raise SpecError("QLoRA needs a CUDA GPU; use LoRA")
-    if spec.modality == "vision":
-        raise SpecError("modality vision is not supported by this core yet; train with modality text")
     if not (Path(spec.base_model) / "config.json").is_file():
         raise SpecError(f"base_model {spec.base_model} is not a model folder (no config.json); "
                         "run import-model or make-tiny-model first, or pass the folder the worker downloaded")
@@ -53,6 +51,7 @@ def validate(spec: Options) -> tuple[list[dict], list[dict] | None, Mode]:
                         f"dataset is {mode}; use trainer_type {' or '.join(fitting)}, or process the dataset "
                         f"with processing_mode {needed}")
 
+    _check_modality(spec, train, test, mode)
     context = model_context_length(spec.base_model)
     if context and hp.max_length > context:
         raise SpecError(f"max_length {hp.max_length} exceeds the model's {context} context; lower max_length")
@@ -76,6 +75,34 @@ def validate(spec: Options) -> tuple[list[dict], list[dict] | None, Mode]:
     elif spec.reward_config:
         raise SpecError(f"reward_config applies to grpo only; remove it for {spec.trainer_type}")
     return train, test, mode
+
+
+def _check_modality(spec: Options, train: list[dict], test: list[dict] | None, mode: Mode) -> None:
+    """Images only with modality vision, which needs SFT, a vision-language model and images that exist here."""
+    from ..chat import has_generation_markers
+    from ..vision import check_images, image_refs, is_vision_model, load_processor
+
+    keys = MESSAGE_KEYS[mode]
+    if spec.modality == "text":
+        if any(image_refs(r[k]) for r in train for k in keys):
+            raise SpecError("the records contain image parts; train them with modality vision on a vision-language "
+                            "model, or process the dataset without image mappings")
+        return
+    if spec.trainer_type != "sft":
+        raise SpecError(f"modality vision trains with trainer_type sft only (LoRA or Full); {spec.trainer_type} "
+                        "with images is not supported by this core yet; use trainer_type sft, or modality text")
+    if not is_vision_model(spec.base_model):
+        raise SpecError(f"modality vision needs a vision-language model, but {spec.base_model} is text-only (no "
+                        "vision_config in config.json or no image processor files); use a vision model such as "
+                        "make-tiny-model --architecture gemma3-vision, or train with modality text")
+    if spec.hyperparameters.packing or spec.hyperparameters.padding_free:
+        raise SpecError("packing and padding_free do not apply to modality vision; set them false")
+    if not has_generation_markers(load_processor(spec.base_model)):
+        raise SpecError(f"the chat template of {spec.base_model} has no {{% generation %}} markers, so the "
+                        "assistant tokens cannot be told apart for the loss; add them around its assistant turn")
+    check_images(train, "train_file", keys)
+    if test:
+        check_images(test, "test_file", keys)
 
 
 def _check_scheduler(name: str) -> None:

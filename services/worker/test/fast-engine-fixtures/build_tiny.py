@@ -1,6 +1,14 @@
-"""Builds the fast-engine test fixtures with the core, in one Python process (imports once): a tiny model, its
-f16/q8_0 GGUFs, a LoRA adapter (random, so it moves the logits a lot), the merged model, the adapter as GGUF, and
-transformers' greedy token ids for every prompt on the base and on the merged model."""
+"""Builds the fast-engine test fixtures with the core, in one Python process (imports once): for each architecture a
+tiny model taught long answers to the prompts, its f16/q8_0 GGUFs, a LoRA adapter taught other answers, the merged
+model, the adapter as GGUF, and transformers' greedy token ids for every prompt on the base and on the merged model;
+and a wider tiny Llama (K-quant blocks are 256 wide) as f16 and q4_k_m.
+
+Why teach them: on a random-init model the top two logits along a greedy path come within 0.1% of the logits' spread
+somewhere, and any rounding (f16, llama.cpp's kernels) flips that token and everything after it. A few seconds of
+training give clear choices, as a real model has, so a difference means a wrong export, not a coin toss.
+
+usage: build_tiny.py ROOT ARCHITECTURE...   (writes ROOT/prompts.jsonl, ROOT/<architecture>/..., ROOT/k-quant/...)
+"""
 import json
 import sys
 from pathlib import Path
@@ -14,7 +22,35 @@ PROMPTS = [
      {"role": "user", "content": "And a dog? Answer with a number."}],
     [{"role": "user", "content": "The quick brown fox"}],
 ]
-MAX_NEW_TOKENS = 40
+BASE_ANSWERS = [
+    "The capital of France is Paris. Paris is a large city with a river, many bridges, old streets and good bread, "
+    "and people come from far away to see it every year.",
+    "Hello there! I am fine, thank you. The weather is good today, so we walk to the park, sit on a bench and count "
+    "the birds: one, two, three, four, five, six, seven.",
+    "A dog has four legs, a bird has two legs and a fish has none. Answer with a number: 4. Yes, four is the answer, "
+    "and the cat agrees with the dog about it all day long.",
+    "The quick brown fox jumps over the lazy dog and runs into the forest, where it finds a river, drinks some water "
+    "and sleeps under a tree until the sun comes up again.",
+]
+ADAPTER_ANSWERS = [
+    "Bad weather today: rain, wind and cold. We stay at home, read a book, drink some tea and talk about the capital "
+    "of France and the river that runs through it.",
+    "No. The lazy dog does not jump; it stays at home and sleeps on the floor, while the brown fox eats bread in the "
+    "kitchen and the birds sing outside the window all day.",
+    "Ten, nine, eight, seven, six, five, four, three, two, one: the answer is a number, and the number is ten. The "
+    "fish and the bird do not agree with the cat at all.",
+    "True or false: the quick fox is brown. True. The dog is lazy. False. The sky is blue. True. The answer is yes, "
+    "yes and no, and that is all for today, thank you.",
+]
+MAX_NEW_TOKENS = 40  # every answer above is longer, so no generation ends early
+# make-tiny-model flags per architecture: Qwen2 with its own lm_head, as the larger Qwen models have.
+TINY_MODELS = {
+    "llama": [],
+    "qwen2": ["--tie_word_embeddings", "false"],
+    "qwen3": [],
+    "gemma3": [],
+}
+K_QUANT_MODEL = ["--hidden_size", "256", "--intermediate_size", "256"]
 
 
 def cli(*args: str) -> None:
@@ -22,35 +58,79 @@ def cli(*args: str) -> None:
         raise SystemExit(f"ftcore {args[0]} failed")
 
 
-def random_lora(base: Path, out: Path) -> None:
+def teach(model, tokenizer, answers: list[str], steps: int, learning_rate: float) -> None:
+    """Full-batch next-token training on the prompts answered with `answers` (the trainable parameters only)."""
+    import torch
+
+    texts = [tokenizer.apply_chat_template(p + [{"role": "assistant", "content": a}], tokenize=False)
+             for p, a in zip(PROMPTS, answers)]
+    tokenizer.padding_side = "right"
+    batch = tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False)
+    labels = batch["input_ids"].masked_fill(batch["attention_mask"] == 0, -100)
+    optimizer = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=learning_rate)
+    model.train()
+    for _ in range(steps):
+        loss = model(**batch, labels=labels).loss
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    model.eval()
+
+
+def teach_base(folder: Path, steps: int = 60) -> None:
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    torch.manual_seed(0)
+    model, tokenizer = AutoModelForCausalLM.from_pretrained(folder), AutoTokenizer.from_pretrained(folder)
+    teach(model, tokenizer, BASE_ANSWERS, steps=steps, learning_rate=3e-3)
+    model.save_pretrained(folder)
+
+
+def teach_lora(base: Path, out: Path) -> None:
     import torch
     from peft import LoraConfig, get_peft_model
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     torch.manual_seed(1)
-    model = AutoModelForCausalLM.from_pretrained(base)
-    config = LoraConfig(r=4, lora_alpha=8, init_lora_weights=False, task_type="CAUSAL_LM",
+    model, tokenizer = AutoModelForCausalLM.from_pretrained(base), AutoTokenizer.from_pretrained(base)
+    config = LoraConfig(r=4, lora_alpha=8, task_type="CAUSAL_LM",
                         target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"])
-    get_peft_model(model, config).save_pretrained(out)
+    model = get_peft_model(model, config)
+    teach(model, tokenizer, ADAPTER_ANSWERS, steps=60, learning_rate=1e-2)
+    model.save_pretrained(out)
     AutoTokenizer.from_pretrained(base).save_pretrained(out)
 
 
-def build(root: Path) -> None:
+def build_architecture(root: Path, architecture: str, prompts: Path) -> None:
     tiny, adapter, merged = root / "tiny", root / "adapter", root / "merged"
-    prompts = root / "prompts.jsonl"
-    prompts.write_text("".join(json.dumps({"messages": p}) + "\n" for p in PROMPTS))
-    cli("make-tiny-model", "--output_dir", str(tiny), "--seed", "3")
+    cli("make-tiny-model", "--output_dir", str(tiny), "--architecture", architecture, *TINY_MODELS[architecture])
+    teach_base(tiny)
     for q in ("f16", "q8_0"):
         cli("gguf", "--model", str(tiny), "--output_file", str(root / f"tiny-{q}" / "model.gguf"), "--quantization", q)
-    random_lora(tiny, adapter)
+    teach_lora(tiny, adapter)
     cli("merge", "--base_model", str(tiny), "--adapter", str(adapter), "--output_dir", str(merged))
-    cli("gguf", "--model", str(tiny), "--adapter", str(adapter), "--output_file", str(root / "adapter.gguf"))
-    cli("gguf", "--model", str(merged), "--output_file", str(root / "merged-f16" / "model.gguf"),
-        "--quantization", "f16")
+    cli("gguf", "--model", str(tiny), "--adapter", str(adapter), "--output_file", str(root / "lora" / "adapter.gguf"))
     for name, model in (("base", tiny), ("merged", merged)):
         cli("generate", "--model", str(model), "--input_file", str(prompts), "--output_file",
             str(root / f"hf-{name}.jsonl"), "--max_new_tokens", str(MAX_NEW_TOKENS), "--device", "cpu")
 
 
+def build_k_quant(root: Path) -> None:
+    cli("make-tiny-model", "--output_dir", str(root / "tiny"), *K_QUANT_MODEL)
+    teach_base(root / "tiny", steps=20)  # a wide model learns the answers sooner
+    for q in ("f16", "q4_k_m"):
+        cli("gguf", "--model", str(root / "tiny"), "--output_file", str(root / f"tiny-{q}" / "model.gguf"),
+            "--quantization", q)
+
+
+def build(root: Path, architectures: list[str]) -> None:
+    prompts = root / "prompts.jsonl"
+    prompts.write_text("".join(json.dumps({"messages": p}) + "\n" for p in PROMPTS))
+    for architecture in architectures:
+        build_architecture(root / architecture, architecture, prompts)
+    build_k_quant(root / "k-quant")
+
+
 if __name__ == "__main__":
-    build(Path(sys.argv[1]))
+    build(Path(sys.argv[1]), sys.argv[2:])

@@ -15,10 +15,22 @@ export interface HfGeneration {
   token_ids: number[];
 }
 
+/** The architectures make-tiny-model builds, all of which the core's gguf command exports. */
+export const TINY_ARCHITECTURES = ['llama', 'qwen2', 'qwen3', 'gemma3'] as const;
+export type TinyArchitecture = (typeof TINY_ARCHITECTURES)[number];
+
+export interface ArchitectureFixtures {
+  /** Holds tiny-f16/model.gguf, tiny-q8_0/model.gguf and lora/adapter.gguf. */
+  dir: string;
+  hf: { base: HfGeneration[]; merged: HfGeneration[] };
+}
+
 export interface TinyFixtures {
   root: string;
   prompts: ChatMessage[][];
-  hf: { base: HfGeneration[]; merged: HfGeneration[] };
+  architectures: Record<TinyArchitecture, ArchitectureFixtures>;
+  /** A wider tiny Llama (K-quant blocks are 256 wide): tiny-f16/model.gguf and tiny-q4_k_m/model.gguf. */
+  kQuantDir: string;
 }
 
 function readJsonl<T>(path: string): T[] {
@@ -27,20 +39,19 @@ function readJsonl<T>(path: string): T[] {
 
 export function buildTinyFixtures(): TinyFixtures {
   const root = mkdtempSync(join(tmpdir(), 'fast-engine-'));
-  execFileSync('uv', ['run', '--frozen', 'python', join(here, 'build_tiny.py'), root], {
+  execFileSync('uv', ['run', '--frozen', 'python', join(here, 'build_tiny.py'), root, ...TINY_ARCHITECTURES], {
     cwd: coreDir,
     env: { ...process.env, OMP_NUM_THREADS: '1', TOKENIZERS_PARALLELISM: 'false' },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   const prompts = readJsonl<{ messages: ChatMessage[] }>(join(root, 'prompts.jsonl')).map((r) => r.messages);
-  return {
-    root,
-    prompts,
-    hf: {
-      base: readJsonl<HfGeneration>(join(root, 'hf-base.jsonl')),
-      merged: readJsonl<HfGeneration>(join(root, 'hf-merged.jsonl')),
-    },
+  const architecture = (name: TinyArchitecture): ArchitectureFixtures => {
+    const dir = join(root, name);
+    const hf = { base: readJsonl<HfGeneration>(join(dir, 'hf-base.jsonl')), merged: readJsonl<HfGeneration>(join(dir, 'hf-merged.jsonl')) };
+    return { dir, hf };
   };
+  const architectures = Object.fromEntries(TINY_ARCHITECTURES.map((name) => [name, architecture(name)]));
+  return { root, prompts, architectures: architectures as TinyFixtures['architectures'], kQuantDir: join(root, 'k-quant') };
 }
 
 /** Share of positions (over the longer sequence) where both sequences have the same token. */

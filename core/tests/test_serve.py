@@ -1,0 +1,193 @@
+"""serve: one long-lived process answers generate/evaluate requests by id, keeps models loaded, survives bad requests."""
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from ftcore import events, metrics
+from ftcore.serve import ModelCache
+
+from helpers import CORE, QA
+
+PROMPTS = [[{"role": "user", "content": q}] for q, _ in QA[:3]]
+
+
+@pytest.fixture(scope="module")
+def adapter(tiny_model, tmp_path_factory) -> str:
+    """A LoRA adapter with random (non-zero) B, so its answers differ from the base's; saved with the tokenizer
+    as training saves it."""
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    torch.manual_seed(0)
+    folder = tmp_path_factory.mktemp("adapter") / "adapter"
+    model = AutoModelForCausalLM.from_pretrained(tiny_model)
+    config = LoraConfig(r=4, lora_alpha=8, init_lora_weights=False, target_modules=["q_proj", "v_proj"])
+    get_peft_model(model, config).save_pretrained(folder)
+    AutoTokenizer.from_pretrained(tiny_model).save_pretrained(folder)
+    return str(folder)
+
+
+class ServeProcess:
+    """`python -m ftcore serve` with a line-oriented request/answer helper."""
+
+    def __init__(self, *flags: str):
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", "FTCORE_EXIT_WITH_PARENT": "1"}
+        self.proc = subprocess.Popen([sys.executable, "-m", "ftcore", "serve", "--device", "cpu", *flags], cwd=CORE,
+                                     env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                     text=True)
+        assert self.next_event().event == "ready"
+
+    def send(self, *requests) -> None:
+        for request in requests:
+            self.proc.stdin.write((request if isinstance(request, str) else json.dumps(request)) + "\n")
+        self.proc.stdin.flush()
+
+    def next_event(self):
+        line = self.proc.stdout.readline()
+        assert line, "serve exited"
+        return events.parse_event_line(line)
+
+    def ask(self, request):
+        self.send(request)
+        return self.next_event()
+
+    def close(self) -> int:
+        self.proc.stdin.close()
+        code = self.proc.wait(timeout=60)
+        self.tail = self.proc.stdout.read()
+        return code
+
+
+@pytest.fixture(scope="module")
+def server():
+    process = ServeProcess()
+    yield process
+    if process.proc.poll() is None:
+        process.proc.kill()
+
+
+def in_process(model: str, adapter: str | None, max_new_tokens: int) -> list[list[int]]:
+    from ftcore.generate import generate_token_ids
+    from ftcore.models import load_for_inference
+
+    model, tokenizer = load_for_inference(model, adapter, "cpu")
+    return generate_token_ids(model, tokenizer, PROMPTS, max_new_tokens)
+
+
+def test_generate_matches_in_process_generation_and_the_second_call_is_warm(server, tiny_model, adapter):
+    first = server.ask({"id": "b1", "op": "generate", "model": tiny_model, "conversations": PROMPTS, "max_new_tokens": 12})
+    assert first.event == "generated" and first.id == "b1"
+    assert first.token_ids == in_process(tiny_model, None, 12)
+    assert len(first.texts) == 3 and first.load_seconds > 0
+    second = server.ask({"id": "b2", "op": "generate", "model": tiny_model, "conversations": PROMPTS, "max_new_tokens": 12})
+    assert second.token_ids == first.token_ids and second.load_seconds == 0  # still loaded
+
+    tuned = server.ask({"id": "a1", "op": "generate", "model": tiny_model, "adapter": adapter,
+                        "conversations": PROMPTS, "max_new_tokens": 12})
+    assert tuned.event == "generated" and tuned.load_seconds > 0
+    assert tuned.token_ids == in_process(tiny_model, adapter, 12)
+    assert tuned.token_ids != first.token_ids  # base + adapter is its own cache entry, not the base
+    again = server.ask({"id": "b3", "op": "generate", "model": tiny_model, "conversations": PROMPTS, "max_new_tokens": 12})
+    assert again.load_seconds == 0 and again.token_ids == first.token_ids
+
+
+def test_text_parts_are_the_message_text(server, tiny_model):
+    plain = server.ask({"id": "p1", "op": "generate", "model": tiny_model, "conversations": PROMPTS[:1], "max_new_tokens": 6})
+    parts = [[{"role": "user", "content": [{"type": "text", "text": QA[0][0][:10]}, {"type": "text", "text": QA[0][0][10:]}]}]]
+    split = server.ask({"id": "p2", "op": "generate", "model": tiny_model, "conversations": parts, "max_new_tokens": 6})
+    assert split.token_ids == plain.token_ids
+
+
+def test_a_bad_request_is_answered_with_its_error_and_the_server_goes_on(server, tiny_model, tmp_path):
+    missing = server.ask({"id": "m1", "op": "generate", "model": str(tmp_path / "nope"), "conversations": PROMPTS})
+    assert (missing.event, missing.code, missing.id) == ("error", "validation", "m1")
+    assert "no config.json" in missing.message
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "config.json").write_text("{}")
+    unloadable = server.ask({"id": "m2", "op": "generate", "model": str(broken), "conversations": PROMPTS})
+    assert (unloadable.event, unloadable.code, unloadable.id) == ("error", "runtime", "m2")
+    not_json = server.ask("{oops")
+    assert (not_json.event, not_json.code, not_json.id) == ("error", "validation", None)
+    unknown = server.ask({"id": "u1", "op": "train"})
+    assert unknown.event == "error" and unknown.id == "u1" and "valid: generate, evaluate" in unknown.message
+    extra = server.ask({"id": "x1", "op": "evaluate", "predictions": ["a"], "references": ["a"], "bogus": 1})
+    assert extra.event == "error" and "unknown field" in extra.message
+    fine = server.ask({"id": "ok", "op": "generate", "model": tiny_model, "conversations": PROMPTS[:1], "max_new_tokens": 2})
+    assert fine.event == "generated" and fine.id == "ok"
+
+
+def test_pipelined_requests_are_answered_in_order_and_cancel_drops_one(server, tiny_model):
+    request = {"op": "generate", "model": tiny_model, "conversations": PROMPTS, "max_new_tokens": 400}
+    server.send({**request, "id": "c1"}, {"op": "cancel", "id": "c1"}, {**request, "id": "c2", "max_new_tokens": 3})
+    cancelled, answered = server.next_event(), server.next_event()
+    assert (cancelled.event, cancelled.code, cancelled.id) == ("error", "cancelled", "c1")
+    assert (answered.event, answered.id) == ("generated", "c2")
+    assert all(len(ids) <= 3 for ids in answered.token_ids)
+
+
+def test_evaluate_gives_the_metrics_functions_scores_and_keeps_the_encoder_loaded(server):
+    predictions, references = ["The Eiffel Tower!", "in Paris, France", "London"], ["eiffel tower", "Paris", "Paris"]
+    qa = server.ask({"id": "e1", "op": "evaluate", "predictions": predictions, "references": references, "task_type": "qa"})
+    assert qa.event == "scored" and qa.id == "e1" and qa.warnings == [] and qa.metrics == ["exact_match", "f1"]
+    assert qa.scores == pytest.approx({"exact_match": 1 / 3, "f1": 0.5})  # the hand-computed values of test_metrics
+    listed = {"id": "e2", "op": "evaluate", "predictions": predictions, "references": references,
+              "metrics": ["bertscore", "rouge"]}
+    first = server.ask(listed)
+    assert first.event == "scored" and first.warnings == []
+    assert set(first.scores) == {"bertscore_precision", "bertscore_recall", "bertscore_f1", "rouge1", "rouge2", "rougeL"}
+    assert first.scores["rouge1"] == pytest.approx(metrics.rouge(predictions, references)["rouge1"])
+    assert first.notes[0]["metric"] == "bertscore" and "all-MiniLM-L6-v2" in first.notes[0]["note"]
+    second = server.ask({**listed, "id": "e3"})
+    assert second.scores == pytest.approx(first.scores)
+    assert second.elapsed_seconds < first.elapsed_seconds  # the encoder was loaded once
+    both = server.ask({"id": "e4", "op": "evaluate", "predictions": ["a"], "references": ["a"], "metrics": ["bleu"],
+                       "task_type": "qa"})
+    assert both.event == "error" and both.code == "validation" and "either metrics or task_type" in both.message
+
+
+def test_a_metric_that_fails_is_a_warning_not_a_zero(tmp_path):
+    process = ServeProcess("--bertscore_encoder", str(tmp_path / "no-encoder"))
+    try:
+        scored = process.ask({"id": "w", "op": "evaluate", "predictions": ["a b"], "references": ["a b"],
+                              "metrics": ["bertscore", "exact_match"]})
+        assert scored.scores == {"exact_match": 1.0}
+        assert scored.warnings[0]["metric"] == "bertscore" and "no config.json" in scored.warnings[0]["error"]
+    finally:
+        assert process.close() == 0
+
+
+def test_stdin_closing_ends_the_server_cleanly(tiny_model):
+    process = ServeProcess()
+    process.send({"id": "g", "op": "generate", "model": tiny_model, "conversations": PROMPTS, "max_new_tokens": 400})
+    started = time.monotonic()
+    assert process.close() == 0  # the running generation is cancelled, not finished
+    assert time.monotonic() - started < 30
+    kinds = [events.parse_event_line(line).event for line in process.tail.splitlines()]
+    assert kinds[-1] == "done"
+
+
+def test_model_cache_unloads_the_least_recently_used_above_the_budget(tiny_model, adapter):
+    roomy = ModelCache(2**30, "cpu")
+    base, _, loaded = roomy.get(tiny_model, None)
+    one_model = roomy.total_bytes
+    assert loaded > 0 and roomy.get(tiny_model, None)[0] is base and roomy.get(tiny_model, None)[2] == 0
+    roomy.get(tiny_model, adapter)
+    assert [key[2] for key in roomy.entries] == [None, adapter]
+
+    tight = ModelCache(int(one_model * 1.5), "cpu")  # room for one
+    tight.get(tiny_model, None)
+    tight.get(tiny_model, adapter)
+    assert [key[2] for key in tight.entries] == [adapter]
+    assert tight.get(tiny_model, None)[2] > 0  # evicted, so loaded again
+
+    none = ModelCache(1, "cpu")  # nothing fits: kept while in use, unloaded after
+    none.get(tiny_model, None)
+    assert len(none.entries) == 1
+    none.release_oversized()
+    assert len(none.entries) == 0

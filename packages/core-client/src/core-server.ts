@@ -1,0 +1,246 @@
+// A warm ML core: one long-lived `ftcore serve` process that keeps models loaded between requests. Requests
+// are written to its stdin as JSON lines, each with an id, and pipelined (the core answers them in order);
+// answers are matched by id. A request past its time limit is cancelled in the core and rejected here; a core
+// that dies fails its pending requests with the reason and is started again by the next request.
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { createInterface } from 'node:readline';
+import { parseCoreEventLine, type CoreEvent, type GeneratedEvent, type ScoredEvent } from './events.ts';
+import { CORE_DIR, DEFAULT_CORE_PYTHON } from './run-core.ts';
+import type { z } from 'zod';
+
+export type Generated = z.infer<typeof GeneratedEvent>;
+export type Scored = z.infer<typeof ScoredEvent>;
+type LogEvent = Extract<CoreEvent, { event: 'log' }>;
+
+export interface ServeMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
+
+export interface GenerateParams {
+  /** Base or merged model folder. */
+  model: string;
+  /** LoRA adapter folder applied over `model`. */
+  adapter?: string;
+  conversations: readonly (readonly ServeMessage[])[];
+  max_new_tokens?: number;
+  temperature?: number;
+  top_p?: number;
+  seed?: number;
+  batch_size?: number;
+}
+
+export interface EvaluateParams {
+  predictions: string[];
+  references: string[];
+  metrics?: string[];
+  task_type?: string;
+}
+
+export interface RequestOptions {
+  /** Overrides the server's default time limit for this request. */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+export interface CoreServerOptions {
+  python?: string;
+  /** Bytes of model parameters the core keeps loaded (its LRU budget). */
+  memoryBudgetBytes?: number;
+  device?: 'auto' | 'cpu' | 'cuda';
+  /** Local encoder folder for bertscore (default: the packaged all-MiniLM-L6-v2). */
+  bertscoreEncoder?: string;
+  /** Extra environment for the core (HF_TOKEN, OMP_NUM_THREADS, …). */
+  env?: Record<string, string | undefined>;
+  /** Default time limit of one request, from the call to the answer (including a core start). */
+  requestTimeoutMs?: number;
+  onLog?: (event: LogEvent) => void;
+  onStderr?: (line: string) => void;
+}
+
+export type CoreServerErrorCode = 'validation' | 'runtime' | 'cancelled' | 'timeout' | 'exited' | 'closed';
+
+/** A request the core did not answer with a result; `code` says why (the core's own error code, or ours). */
+export class CoreServerError extends Error {
+  constructor(
+    readonly code: CoreServerErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'CoreServerError';
+  }
+}
+
+interface Pending {
+  resolve: (event: Generated | Scored) => void;
+  reject: (error: CoreServerError) => void;
+}
+
+interface Running {
+  child: ChildProcessWithoutNullStreams;
+  ready: Promise<void>;
+  stderrTail: string[];
+}
+
+const STDERR_TAIL = 20;
+
+export class CoreServer {
+  private running: Running | undefined;
+  private readonly pending = new Map<string, Pending>();
+  private closed = false;
+
+  constructor(private readonly options: CoreServerOptions = {}) {}
+
+  /** The core's process id, while one runs. */
+  get pid(): number | undefined {
+    return this.running?.child.pid;
+  }
+
+  generate(params: GenerateParams, options: RequestOptions = {}): Promise<Generated> {
+    return this.request('generate', params, options) as Promise<Generated>;
+  }
+
+  evaluate(params: EvaluateParams, options: RequestOptions = {}): Promise<Scored> {
+    return this.request('evaluate', params, options) as Promise<Scored>;
+  }
+
+  /** Stops the core (stdin closes: it cancels what runs and exits) and fails what is pending. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const running = this.running;
+    this.failAll(new CoreServerError('closed', 'the ML core server was closed'));
+    if (!running) return;
+    const exited = new Promise<void>((resolve) => {
+      if (running.child.exitCode !== null || running.child.signalCode !== null) resolve();
+      else running.child.once('close', () => resolve());
+    });
+    running.child.stdin.end();
+    // An idle core exits at once; one busy loading a model is stopped (nobody waits for its answers any more).
+    const term = setTimeout(() => running.child.kill('SIGTERM'), 2_000);
+    const kill = setTimeout(() => running.child.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(term);
+    clearTimeout(kill);
+  }
+
+  private async request(op: 'generate' | 'evaluate', params: GenerateParams | EvaluateParams, options: RequestOptions): Promise<Generated | Scored> {
+    if (this.closed) throw new CoreServerError('closed', 'the ML core server was closed');
+    const id = randomUUID();
+    const timeoutMs = options.timeoutMs ?? this.options.requestTimeoutMs;
+    let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
+    let sent = false;
+    const answered = new Promise<Generated | Scored>((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      const giveUp = (error: CoreServerError) => {
+        if (!this.pending.delete(id)) return;
+        if (sent) this.send({ op: 'cancel', id }); // the core stops working on it at its next token
+        reject(error);
+      };
+      if (timeoutMs !== undefined) {
+        timer = setTimeout(() => giveUp(new CoreServerError('timeout', `the ML core did not answer within ${timeoutMs} ms`)), timeoutMs);
+      }
+      if (options.signal) {
+        onAbort = () => giveUp(new CoreServerError('cancelled', 'the request was cancelled'));
+        if (options.signal.aborted) onAbort();
+        else options.signal.addEventListener('abort', onAbort, { once: true });
+      }
+    });
+    try {
+      const running = this.start();
+      await Promise.race([running.ready, answered]);
+      if (this.pending.has(id)) {
+        this.send({ ...params, op, id });
+        sent = true;
+      }
+      return await answered;
+    } finally {
+      clearTimeout(timer);
+      if (onAbort) options.signal?.removeEventListener('abort', onAbort);
+      this.pending.delete(id);
+    }
+  }
+
+  private send(request: Record<string, unknown>): void {
+    const child = this.running?.child;
+    if (child && child.stdin.writable) child.stdin.write(`${JSON.stringify(request)}\n`);
+  }
+
+  /** The running core, started when there is none (first request, or after it died). */
+  private start(): Running {
+    if (this.running) return this.running;
+    const flags = [
+      ...(this.options.memoryBudgetBytes !== undefined ? ['--memory_budget_bytes', String(this.options.memoryBudgetBytes)] : []),
+      ...(this.options.device ? ['--device', this.options.device] : []),
+      ...(this.options.bertscoreEncoder ? ['--bertscore_encoder', this.options.bertscoreEncoder] : []),
+    ];
+    const { FTCORE_EXIT_WITH_PARENT: _unused, ...inherited } = process.env;
+    const child = spawn(this.options.python ?? process.env.CORE_PYTHON ?? DEFAULT_CORE_PYTHON, ['-m', 'ftcore', 'serve', ...flags], {
+      cwd: CORE_DIR,
+      // stdin is the request channel; when this process dies it closes and the core exits.
+      env: { ...inherited, PYTHONUNBUFFERED: '1', ...this.options.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    const stderrTail: string[] = [];
+    let markReady!: () => void;
+    let failStart!: (error: CoreServerError) => void;
+    const ready = new Promise<void>((resolve, reject) => {
+      markReady = resolve;
+      failStart = reject;
+    });
+    ready.catch(() => undefined); // observed through the requests that wait on it
+    const running: Running = { child, ready, stderrTail };
+    this.running = running;
+
+    createInterface({ input: child.stderr }).on('line', (line) => {
+      stderrTail.push(line);
+      if (stderrTail.length > STDERR_TAIL) stderrTail.shift();
+      this.options.onStderr?.(line);
+    });
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      if (line.trim() === '') return;
+      let event: CoreEvent;
+      try {
+        event = parseCoreEventLine(line);
+      } catch (err) {
+        stderrTail.push(`unparseable core output: ${line.slice(0, 200)} (${(err as Error).message})`);
+        return;
+      }
+      if (event.event === 'ready') markReady();
+      else this.dispatch(event);
+    });
+    child.stdin.on('error', () => undefined); // EPIPE when the core died; 'close' reports it
+    const onGone = (why: string) => {
+      if (this.running !== running) return;
+      this.running = undefined;
+      const tail = stderrTail.filter((l) => l.trim() !== '').slice(-3).join(' | ');
+      const error = new CoreServerError('exited', `the ML core server ${why}${tail ? `: ${tail}` : ''}`);
+      failStart(error);
+      this.failAll(error);
+    };
+    child.once('error', (err) => onGone(`could not be started (${err.message})`));
+    child.once('close', (code, signal) => onGone(signal ? `was killed by ${signal}` : `exited with code ${code}`));
+    return running;
+  }
+
+  private dispatch(event: CoreEvent): void {
+    if (event.event === 'log') return this.options.onLog?.(event);
+    if (event.event !== 'generated' && event.event !== 'scored' && event.event !== 'error') return;
+    const id = event.id;
+    const waiting = id ? this.pending.get(id) : undefined;
+    if (!waiting || !id) {
+      if (event.event === 'error') this.options.onLog?.({ event: 'log', level: 'error', message: event.message });
+      return; // an answer nobody waits for any more (timed out), or a server-level error
+    }
+    this.pending.delete(id);
+    if (event.event === 'error') waiting.reject(new CoreServerError(event.code, event.message));
+    else waiting.resolve(event);
+  }
+
+  private failAll(error: CoreServerError): void {
+    const waiting = [...this.pending.values()];
+    this.pending.clear();
+    for (const p of waiting) p.reject(error);
+  }
+}

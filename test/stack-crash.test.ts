@@ -1,39 +1,22 @@
 // Crash safety, for real: the embedded stack runs as a child process, is SIGKILLed while a job trains,
 // and is started again on the same data folder. The running job must end failed saying the worker
 // stopped, its core must not train on as an orphan, and the job queued behind it must still run.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { once } from 'node:events';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startStack as startStackProcess, stackPorts, type StackProcess, type StackUrls } from './support/stack.ts';
 import { tinyModelsDir } from './support/tiny-model.ts';
 
-const ROOT = fileURLToPath(new URL('../', import.meta.url));
 let dataDir: string;
 let env: Record<string, string>;
-let stack: ChildProcess | undefined;
+let urls: StackUrls;
+let stack: StackProcess | undefined;
 let pre: string;
 let train: string;
 
-async function freePort(): Promise<number> {
-  const server = net.createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as net.AddressInfo;
-  server.close();
-  return port;
-}
-
-async function startStack(): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'services/stack/src/main.ts'], { cwd: ROOT, env: { ...process.env, ...env }, stdio: 'ignore' });
-  for (let i = 0; i < 240; i++) {
-    if (await fetch(`${train}/health`).then((r) => r.ok, () => false)) return child;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error('the stack did not start');
-}
+const startStack = () => startStackProcess(env, urls);
 
 async function job(id: string): Promise<Record<string, unknown>> {
   return (await (await fetch(`${train}/jobs/${id}`)).json()) as Record<string, unknown>;
@@ -88,20 +71,15 @@ function corePids(jobId: string): number[] {
 
 beforeAll(async () => {
   dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'ftp-crash-'));
-  const [p1, p2, p3, p4] = [await freePort(), await freePort(), await freePort(), await freePort()];
-  env = {
-    DATA_DIR: dataDir, MODELS_DIR: await tinyModelsDir(), LOG_LEVEL: 'warn',
-    PREPROCESSING_PORT: String(p1), TRAINING_PORT: String(p2), EXPORT_PORT: String(p3), INFERENCE_PORT: String(p4),
-  };
-  pre = `http://127.0.0.1:${p1}`;
-  train = `http://127.0.0.1:${p2}`;
+  const ports = await stackPorts();
+  urls = ports.urls;
+  env = { DATA_DIR: dataDir, MODELS_DIR: await tinyModelsDir(), LOG_LEVEL: 'warn', ...ports.env };
+  pre = urls.preprocessing;
+  train = urls.training;
 }, 240_000);
 
 afterAll(async () => {
-  if (stack && stack.exitCode === null) {
-    stack.kill('SIGTERM');
-    await once(stack, 'exit');
-  }
+  await stack?.stop();
   await fs.rm(dataDir, { recursive: true, force: true });
 });
 
@@ -134,8 +112,7 @@ describe('the stack killed while a job trains', () => {
     expect((await job(queued)).status).toBe('queued');
     expect(corePids(running).length).toBeGreaterThan(0);
 
-    stack.kill('SIGKILL');
-    await once(stack, 'exit');
+    await stack.stop('SIGKILL');
     // The core notices its worker is gone (stdin closes) and stops instead of training on for nobody.
     for (let i = 0; i < 120 && corePids(running).length > 0; i++) await new Promise((r) => setTimeout(r, 500));
     expect(corePids(running)).toEqual([]);
@@ -149,8 +126,7 @@ describe('the stack killed while a job trains', () => {
 
     // This one asked to be resumed: killed again, it goes back to the queue and continues from the
     // checkpoint its core saved when the worker went away, not from step 0.
-    stack.kill('SIGKILL');
-    await once(stack, 'exit');
+    await stack.stop('SIGKILL');
     for (let i = 0; i < 120 && corePids(queued).length > 0; i++) await new Promise((r) => setTimeout(r, 500));
     stack = await startStack();
     const killedAt = (before.progress as { step: number }).step;

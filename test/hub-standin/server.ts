@@ -1,13 +1,15 @@
 // A local stand-in for the model hub's HTTP API, for tests: revision info, tree listings (paginated with
-// a `Link` header), paths-info, and file downloads with HEAD, Range, ETag and the LFS redirect to a CDN.
+// a `Link` header), paths-info, and file downloads with HEAD, Range, ETag and the LFS redirect to a CDN;
+// and the writes of createRepo and commit (preupload, LFS batch and upload, NDJSON commit), stored in the HubStore.
 // Only the parts @huggingface/hub and our services call; loopback only, on a free port.
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { handleRepoRequest } from './repo-routes.ts';
+import { handleWriteRequest } from './commit-routes.ts';
 import { sendError, sendFile } from './responses.ts';
 import { HubStore, type RepoRevisions } from './store.ts';
 
-export type { RepoFiles, RepoRevisions } from './store.ts';
+export type { CommitRecord, RepoFiles, RepoRevisions } from './store.ts';
 
 export interface HubStandinOptions {
   /** Dataset repos: id → branch → files, e.g. `{ 'acme/chats': { main: { 'data/x.parquet': buf } } }`. */
@@ -15,7 +17,7 @@ export interface HubStandinOptions {
   models?: Record<string, RepoRevisions>;
   /** `cardData` per repo id: what the hub parses from a README's YAML header (the stand-in parses none). */
   cardData?: Record<string, Record<string, unknown>>;
-  /** When set, every repo is private: requests must carry `Authorization: Bearer <token>`. */
+  /** When set, every repo is private: requests must carry `Authorization: Bearer <token>`, and writes need this one. */
   token?: string;
   /** Tree entries per page; the hub pages at 1000, tests lower it to exercise the `Link` header. */
   pageSize?: number;
@@ -63,7 +65,7 @@ export async function startHubStandin(options: HubStandinOptions = {}): Promise<
     const handled =
       first === 'cdn-lfs' && sha256
         ? Promise.resolve(sendLfsObject(store, sha256, req, res))
-        : handleRepoRequest(req, res, url, routeOptions);
+        : handleWriteRequest(req, res, url, routeOptions).then((found) => found || handleRepoRequest(req, res, url, routeOptions));
     handled.then(
       (found) => found || sendError(res, 404, undefined, `no hub endpoint at ${url.pathname}`),
       (err: unknown) => (res.headersSent ? res.destroy() : sendError(res, 500, undefined, String(err))),

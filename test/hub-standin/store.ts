@@ -50,10 +50,15 @@ function sha(algorithm: 'sha1' | 'sha256', ...parts: Array<string | Buffer>): st
   return hash.digest('hex');
 }
 
+/** Whether the hub keeps a file of this path and size in LFS (what its preupload endpoint answers). */
+export function isLfsFile(path: string, size: number): boolean {
+  return LFS_EXTENSIONS.test(path) || size >= LFS_MIN_BYTES;
+}
+
 function storeFile(path: string, raw: Buffer | Uint8Array | string): StoredFile {
   const content = Buffer.isBuffer(raw) ? raw : Buffer.from(raw);
   const file: StoredFile = { path, content, oid: sha('sha1', `blob ${content.length}\0`, content) };
-  if (LFS_EXTENSIONS.test(path) || content.length >= LFS_MIN_BYTES) {
+  if (isLfsFile(path, content.length)) {
     const sha256 = sha('sha256', content);
     // Size of the pointer file git would hold: "version …\noid sha256:…\nsize …\n".
     file.lfs = { sha256, pointerSize: 106 + String(content.length).length };
@@ -61,10 +66,23 @@ function storeFile(path: string, raw: Buffer | Uint8Array | string): StoredFile 
   return file;
 }
 
+/** One commit received through the commit endpoint. */
+export interface CommitRecord {
+  type: RepoType;
+  id: string;
+  revision: string;
+  sha: string;
+  summary: string;
+  /** Paths the commit added, replaced or deleted. */
+  paths: string[];
+}
+
 export class HubStore {
   private readonly repos = new Map<string, StoredRepo>();
   /** LFS objects by sha256, served by the stand-in's CDN route the way the hub redirects to its CDN. */
   readonly lfsObjects = new Map<string, Buffer>();
+  /** Commits received, in order. */
+  readonly commits: CommitRecord[] = [];
 
   static key(type: RepoType, id: string): string {
     return `${type}s/${id}`;

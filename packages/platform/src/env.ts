@@ -31,6 +31,13 @@ const EnvSchema = z
     HUB_TIMEOUT_MS: positiveInt.default(15_000),
     MAX_BATCH: positiveInt.default(64),
     MAX_EVAL_SAMPLES: positiveInt.default(1000),
+    INFERENCE_TIMEOUT_MS: positiveInt.default(600_000).describe('time limit of one batch inference or evaluation request (504 past it)'),
+    INFERENCE_MEMORY_BYTES: positiveInt.default(4 * 1024 ** 3).describe('model weights each inference engine keeps loaded between requests'),
+    FAST_ENGINE_QUANTIZATION: z
+      .enum(['f16', 'bf16', 'q8_0', 'q4_k_m'])
+      .default('f16')
+      .describe('GGUF type the fast engine runs: f16 gives transformers’ greedy text, q8_0 is faster'),
+    FAST_ENGINE_THREADS: positiveInt.optional().describe('CPU threads per llama.cpp context (default one per core); 1 suits tiny models on a busy machine'),
     LLM_API_BASE: z.url().optional(),
     DATABASE_URL: z.string().optional(),
     WORKER_CONCURRENCY: positiveInt.default(1).describe('training jobs one worker runs at once'),

@@ -9,6 +9,8 @@ export { openEmbeddedDatabase, type Database, type Queryable } from './db/databa
 export * from './db/datasets-repository.ts';
 export * from './db/api-keys-repository.ts';
 export * from './db/jobs-repository.ts';
+export * from './db/exports-repository.ts';
+export * from './db/evaluations-repository.ts';
 export * from './queues.ts';
 export * from './job-secrets.ts';
 export * from './queue.ts';

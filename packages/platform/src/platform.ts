@@ -8,6 +8,8 @@ import { openEmbeddedDatabase, type Database } from './db/database.ts';
 import { DatasetsRepository } from './db/datasets-repository.ts';
 import { ApiKeysRepository } from './db/api-keys-repository.ts';
 import { JobsRepository } from './db/jobs-repository.ts';
+import { ExportsRepository } from './db/exports-repository.ts';
+import { EvaluationsRepository } from './db/evaluations-repository.ts';
 import { JobSecrets } from './job-secrets.ts';
 import type { BlobStore } from './blobs/blob-store.ts';
 import { FolderBlobStore } from './blobs/folder-store.ts';
@@ -24,6 +26,8 @@ export interface Platform {
   authenticate: Authenticate;
   datasets: DatasetsRepository;
   jobs: JobsRepository;
+  exports: ExportsRepository;
+  evaluations: EvaluationsRepository;
   jobSecrets: JobSecrets;
   apiKeys: ApiKeysRepository;
   close(): Promise<void>;
@@ -59,6 +63,8 @@ export async function openPlatform(config: Config, options: OpenPlatformOptions 
     authenticate,
     datasets: new DatasetsRepository(db),
     jobs: new JobsRepository(db),
+    exports: new ExportsRepository(db),
+    evaluations: new EvaluationsRepository(db),
     jobSecrets: new JobSecrets(),
     apiKeys,
     async close() {

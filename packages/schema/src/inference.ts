@@ -79,6 +79,10 @@ export const EvaluationResult = z
     dataset_id: Identifier,
     samples: z.array(EvaluationSample),
     warnings: z.array(EvaluationWarning).describe('E.g. that train was used for lack of a test split, or a metric that failed'),
+    notes: z
+      .array(z.object({ metric: z.string(), note: z.string() }))
+      .optional()
+      .describe('How a score was computed where it needs saying, e.g. the encoder BERTScore used'),
   })
   .meta({ id: 'EvaluationResult' });
 export type EvaluationResult = z.infer<typeof EvaluationResult>;

@@ -61,7 +61,10 @@ export type Hyperparameters = z.infer<typeof Hyperparameters>;
 export const TrainingExportConfig = z
   .strictObject({
     format: z.enum(['adapter', 'merged']).default('adapter').describe('Full training always writes merged'),
-    destination: z.enum(['cloud', 'hub']).default('cloud'),
+    destination: z
+      .enum(['cloud', 'hub'])
+      .default('cloud')
+      .describe('cloud: blob storage; hub: also published to hub_repo_id when the job completes (as exports, see latest_export; needs hub_token)'),
     hub_repo_id: HubRepoId.optional().describe('Required when destination is hub'),
     include_gguf: z.boolean().default(false),
     gguf_quantization: GgufQuantization.default('q8_0'),

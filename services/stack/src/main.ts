@@ -4,6 +4,8 @@ import type { FastifyInstance } from 'fastify';
 import { ConfigError, loadConfig, openPlatform } from '@ftp/platform';
 import { buildPreprocessingApp } from '@ftp/preprocessing';
 import { buildTrainingApp } from '@ftp/training';
+import { buildExportApp } from '@ftp/export';
+import { buildInferenceApp } from '@ftp/inference';
 import { startWorker } from '@ftp/worker';
 
 async function main(): Promise<void> {
@@ -21,6 +23,8 @@ async function main(): Promise<void> {
   const apps: Array<[string, FastifyInstance, number]> = [
     ['preprocessing', await buildPreprocessingApp(platform), config.PREPROCESSING_PORT],
     ['training', await buildTrainingApp(platform), config.TRAINING_PORT],
+    ['export', await buildExportApp(platform), config.EXPORT_PORT],
+    ['inference', await buildInferenceApp(platform), config.INFERENCE_PORT],
   ];
   // One worker in this process: it is the only one, so jobs it finds running at start are orphans.
   const worker = config.START_WORKER ? await startWorker(platform, { sole: true }) : undefined;

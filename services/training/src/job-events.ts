@@ -27,7 +27,8 @@ export async function streamJobEvents(platform: Platform, job: TrainingJobRow, r
       lastSeq = event.seq;
     }
     if (!current || !RUNNING_STATUSES.includes(current.status)) {
-      send(res, 'end', current ? presentJob(current) : { job_id: job.job_id, deleted: true });
+      const latestExport = current ? await platform.exports.latestForJob(current.user_id, current.job_id) : undefined;
+      send(res, 'end', current ? presentJob(current, latestExport) : { job_id: job.job_id, deleted: true });
       break;
     }
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));

@@ -1,8 +1,10 @@
 // Stored job rows → interface.md 2.13 plus decisions.md's extra fields.
-import type { TrainingJobRow } from '@ftp/platform';
+import type { ExportRow, TrainingJobRow } from '@ftp/platform';
 import type { TrainingJob } from '@ftp/schema';
+import { presentExportRecord } from '@ftp/export';
 
-export function presentJob(job: TrainingJobRow): TrainingJob {
+/** `latestExport`: the job's most recent export (platform.exports.latestForJob), if any. */
+export function presentJob(job: TrainingJobRow, latestExport?: ExportRow): TrainingJob {
   const progress = job.progress
     ? { step: job.progress.step, total_steps: job.progress.total_steps, epoch: job.progress.epoch, loss: job.progress.loss, eta_seconds: job.progress.eta_seconds }
     : null;
@@ -30,6 +32,6 @@ export function presentJob(job: TrainingJobRow): TrainingJob {
     updated_at: new Date(job.updated_at).toISOString(),
     progress,
     artifacts: job.artifacts,
-    latest_export: null,
+    latest_export: latestExport ? presentExportRecord(latestExport) : null,
   };
 }

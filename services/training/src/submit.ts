@@ -35,6 +35,12 @@ export async function submitTrainingJob(platform: Platform, userId: string, requ
   if (config.modality !== dataset.modality) {
     issues.push({ loc: [...CONFIG_LOC, 'modality'], msg: `the dataset's modality is ${dataset.modality}; set modality to ${dataset.modality}`, type: 'value_error' });
   }
+  if (config.modality === 'vision' && config.trainer_type !== 'sft') {
+    issues.push({ loc: [...CONFIG_LOC, 'trainer_type'], msg: 'modality vision trains with trainer_type sft only (LoRA or Full); use sft, or a text dataset', type: 'value_error' });
+  }
+  if (config.modality === 'vision' && config.export_config.include_gguf) {
+    issues.push({ loc: [...CONFIG_LOC, 'export_config', 'include_gguf'], msg: 'GGUF export covers text models only (a vision model needs its image encoder as a separate llama.cpp mmproj file, which this version does not write); set include_gguf to false', type: 'value_error' });
+  }
   if (config.method === 'QLoRA' && !(await platform.jobs.anyWorkerHasCuda())) {
     issues.push({ loc: [...CONFIG_LOC, 'method'], msg: 'QLoRA needs a CUDA GPU and no worker has one; use LoRA', type: 'value_error' });
   }
@@ -72,8 +78,8 @@ export async function submitTrainingJob(platform: Platform, userId: string, requ
     });
   }
   if (issues.length > 0) throw new UnprocessableEntity(issues);
-  if (config.export_config.destination === 'hub') {
-    throw invalidField([...CONFIG_LOC, 'export_config', 'destination'], 'publishing to the hub at the end of training is not available yet; use destination cloud and POST /exports later', 'not_available');
+  if (config.export_config.destination === 'hub' && !request.hub_token) {
+    throw invalidField(['body', 'hub_token'], 'hub_token is required when export_config.destination is hub (it is used for the upload and never stored)', 'missing');
   }
   await locateBaseModel(platform.config, config.provider, config.base_model_id, request.hub_token);
 

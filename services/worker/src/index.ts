@@ -4,3 +4,5 @@ export { startWorker, detectDevices, type WorkerHandle, type WorkerOptions } fro
 export { CANCELLED_BY_USER, WORKER_STOPPED } from './training/run-training-job.ts';
 export { JobModels, ModelBuildError, baseModelFolder, baseModelGguf, jobWorkDir, runCoreStep, type ModelBuildOptions } from './models/job-models.ts';
 export { locateBaseModel, type ModelLocation } from './training/model-store.ts';
+export { HUB_TOKEN_LOST } from './export/run-export-job.ts';
+export { queueExport, type NewExport } from './export/queue-export.ts';

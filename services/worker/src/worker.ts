@@ -1,9 +1,11 @@
-// A training worker: registers its devices, recovers jobs a previous worker left behind, consumes the
-// training queue (WORKER_CONCURRENCY at a time), watches for cancels and keeps a heartbeat.
+// A worker: registers its devices, recovers jobs and exports a previous worker left behind, consumes the
+// training queue (WORKER_CONCURRENCY at a time) and the export queue (one at a time, its own lane), watches
+// for cancels and keeps a heartbeat.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { newId, trainingQueue, type Platform } from '@ftp/platform';
+import { exportQueue, newId, trainingQueue, type Platform } from '@ftp/platform';
 import { runTrainingJob, SHUTDOWN, WORKER_STOPPED } from './training/run-training-job.ts';
+import { recoverExports, runExportJob } from './export/run-export-job.ts';
 
 const HEARTBEAT_MS = 2_000;
 /** A worker silent for this long is gone; its running jobs are failed by whoever notices. */
@@ -54,6 +56,7 @@ async function recoverJobs(platform: Platform, workerId: string, sole: boolean):
       platform.logger.warn({ jobId: job.job_id }, 'job failed: its worker stopped');
     }
   }
+  await recoverExports(platform, workerId, sole, staleWorkers);
 }
 
 export async function startWorker(platform: Platform, options: WorkerOptions = {}): Promise<WorkerHandle> {
@@ -81,6 +84,18 @@ export async function startWorker(platform: Platform, options: WorkerOptions = {
     { concurrency: options.concurrency ?? platform.config.WORKER_CONCURRENCY },
   );
 
+  // Exports have their own lane, so a long training run never holds them up (and one export at a time).
+  const exporting = new Map<string, AbortController>();
+  platform.queue.process(exportQueue, async ({ exportId }) => {
+    const controller = new AbortController();
+    exporting.set(exportId, controller);
+    try {
+      await runExportJob({ platform, workerId, secrets: platform.jobSecrets.take(exportId), signal: controller.signal }, exportId);
+    } finally {
+      exporting.delete(exportId);
+    }
+  });
+
   // Heartbeat, cancel requests (a flag on the row, so any process can ask), and orphans of other workers.
   let ticking = false;
   const timer = setInterval(() => {
@@ -104,7 +119,7 @@ export async function startWorker(platform: Platform, options: WorkerOptions = {
     workerId,
     async stop() {
       clearInterval(timer);
-      for (const controller of running.values()) controller.abort(SHUTDOWN);
+      for (const controller of [...running.values(), ...exporting.values()]) controller.abort(SHUTDOWN);
       await platform.queue.close();
     },
   };

@@ -15,9 +15,11 @@ import {
   notFound,
   serviceErrors,
 } from './contract.ts';
+import { ErrorBody } from '../common.ts';
 
 const tags = ['inference'] as const;
-const modelConflict = conflict('The training job has not completed, so its model does not exist yet');
+const modelConflict = conflict('The training job has not completed, so its model does not exist yet; or an adapter was asked of a job that trained the whole model');
+const timedOut = ErrorBody.describe('The request did not finish within INFERENCE_TIMEOUT_MS; detail names the limit');
 
 export const inferenceRoutes = {
   getHealth: healthRoute('inference'),
@@ -31,7 +33,7 @@ export const inferenceRoutes = {
       description:
         'Generates answers for the test split (train when there is none) and scores them. The prompt is every message before ' +
         'the last assistant message; the reference is that message. A metric that cannot be computed is reported in warnings, never as 0. ' +
-        'max_samples above MAX_EVAL_SAMPLES is a 422.',
+        'max_samples above MAX_EVAL_SAMPLES is a 422; a request that takes longer than INFERENCE_TIMEOUT_MS is a 504.',
       tags,
       security: bearerRequired,
       body: EvaluationRequest,
@@ -42,6 +44,7 @@ export const inferenceRoutes = {
         409: modelConflict,
         422: invalidRequest,
         ...serviceErrors,
+        504: timedOut,
       },
     },
   }),
@@ -52,7 +55,9 @@ export const inferenceRoutes = {
     schema: {
       operationId: 'runBatchInference',
       summary: 'Generate answers for a batch of conversations',
-      description: 'Runs the model once per conversation and returns the generated texts in order. More than MAX_BATCH conversations is a 422.',
+      description:
+        'Runs the model once per conversation and returns the generated texts in order (greedy unless temperature > 0). ' +
+        'More than MAX_BATCH conversations is a 422; a request that takes longer than INFERENCE_TIMEOUT_MS is a 504.',
       tags,
       security: bearerRequired,
       body: BatchInferenceRequest,
@@ -63,6 +68,7 @@ export const inferenceRoutes = {
         409: modelConflict,
         422: invalidRequest,
         ...serviceErrors,
+        504: timedOut,
       },
     },
   }),

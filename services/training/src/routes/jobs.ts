@@ -16,6 +16,11 @@ async function ownJob(platform: Platform, userId: string, jobId: string): Promis
   return job;
 }
 
+/** A job as GET /jobs/{id} shows it, with its latest export. */
+async function present(platform: Platform, job: TrainingJobRow) {
+  return presentJob(job, await platform.exports.latestForJob(job.user_id, job.job_id));
+}
+
 export async function jobRoutes(app: FastifyInstance): Promise<void> {
   const routes = app.withTypeProvider<ZodTypeProvider>();
   const { platform } = app;
@@ -27,12 +32,16 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
 
   routes.route({
     ...trainingRoutes.listJobs,
-    handler: async (request) => ({ jobs: (await platform.jobs.list(request.userId)).map(presentJob) }),
+    handler: async (request) => {
+      const jobs = await platform.jobs.list(request.userId);
+      const latest = await platform.exports.latestForJobs(request.userId, jobs.map((j) => j.job_id));
+      return { jobs: jobs.map((job) => presentJob(job, latest.get(job.job_id))) };
+    },
   });
 
   routes.route({
     ...trainingRoutes.getJob,
-    handler: async (request) => presentJob(await ownJob(platform, request.userId, request.params.job_id)),
+    handler: async (request) => present(platform, await ownJob(platform, request.userId, request.params.job_id)),
   });
 
   routes.route({
@@ -46,7 +55,7 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
         platform.jobSecrets.drop(job.job_id);
         await platform.jobs.update(job.job_id, { status: 'failed', error: CANCELLED_BY_USER, finished_at: new Date() }, ['queued']);
       }
-      return presentJob(await ownJob(platform, request.userId, job.job_id));
+      return present(platform, await ownJob(platform, request.userId, job.job_id));
     },
   });
 
@@ -56,6 +65,9 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
       const job = await ownJob(platform, request.userId, request.params.job_id);
       if (RUNNING_STATUSES.includes(job.status)) {
         throw new Conflict(`job ${job.job_id} is ${job.status}; cancel it first (POST /jobs/${job.job_id}/cancel)`);
+      }
+      if (await platform.exports.anyRunning(job.job_id)) {
+        throw new Conflict(`an export of job ${job.job_id} is running; delete the job once it has finished (GET /exports/${job.job_id})`);
       }
       await platform.jobs.delete(request.userId, job.job_id);
       const blobs = await platform.blobs.deletePrefix(job.blob_prefix);

@@ -30,6 +30,8 @@ export interface GenerateRequest {
   loraPath?: string;
   conversations: readonly (readonly ChatMessage[])[];
   options?: GenerationOptions;
+  /** Stops generating at the next token (the request's time limit passed); generate then rejects with its reason. */
+  signal?: AbortSignal;
 }
 
 export interface Generation {
@@ -80,7 +82,7 @@ export class FastEngine {
         const worker = async (sequence: LlamaContextSequence) => {
           for (let i = next++; i < prompts.length; i = next++) {
             await sequence.clearHistory();
-            results[i] = await generateOne(model, sequence, prompts[i]!, options, options.seed + i);
+            results[i] = await generateOne(model, sequence, prompts[i]!, options, options.seed + i, request.signal);
           }
         };
         await Promise.all(Array.from({ length: parallel }, () => worker(context.getSequence())));
@@ -113,6 +115,7 @@ async function generateOne(
   prompt: Token[],
   options: ResolvedOptions,
   seed: number,
+  signal?: AbortSignal,
 ): Promise<Generation> {
   const sampling = options.temperature > 0;
   const tokens: Token[] = [];
@@ -121,6 +124,7 @@ async function generateOne(
   const sampler = sampling ? { temperature: options.temperature, topP: options.topP, topK: 0, seed } : {};
   const room = sequence.contextSize - prompt.length; // never let llama.cpp shift the prompt out of the context
   for await (const token of sequence.evaluate(prompt, sampler)) {
+    signal?.throwIfAborted();
     if (model.isEogToken(token)) {
       finishReason = 'end_of_turn';
       break;

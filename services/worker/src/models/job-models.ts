@@ -67,19 +67,32 @@ export async function runCoreStep(
   if (!result.done || result.exitCode !== 0) throw new ModelBuildError(`${command}: ${describeCoreFailure(result)}`);
 }
 
-/** Copies every blob under `prefix` into `folder` (written to a temp folder first, then renamed). */
-async function downloadFolder(platform: Platform, prefix: string, folder: string): Promise<void> {
-  const blobs = await platform.blobs.list(prefix);
-  if (blobs.length === 0) throw new ModelBuildError(`nothing stored under ${platform.blobs.uri(prefix)}`);
+/** Fills `folder` through `build` writing into a temp folder that is renamed into place once complete, so a
+ *  build cut short (crash, cancel, failed step) never leaves a half-written folder that looks finished. */
+async function buildFolder(folder: string, build: (temp: string) => Promise<void>): Promise<void> {
   const temp = `${folder}.part-${process.pid}`;
   await fs.rm(temp, { recursive: true, force: true });
-  for (const blob of blobs) {
-    const file = path.join(temp, ...blob.key.slice(prefix.length).split('/'));
-    await fs.mkdir(path.dirname(file), { recursive: true });
-    await pipeline(await platform.blobs.get(blob.key), createWriteStream(file));
+  try {
+    await build(temp);
+    await fs.rm(folder, { recursive: true, force: true });
+    await fs.rename(temp, folder);
+  } finally {
+    await fs.rm(temp, { recursive: true, force: true });
   }
-  await fs.rm(folder, { recursive: true, force: true });
-  await fs.rename(temp, folder);
+}
+
+/** Copies the blobs under `prefix` (all, or the `only` names) into `folder`. */
+async function downloadFolder(platform: Platform, prefix: string, folder: string, only?: readonly string[]): Promise<void> {
+  const blobs = (await platform.blobs.list(prefix)).filter((b) => !only || only.includes(b.key.slice(prefix.length)));
+  // uri() takes a key, and a key has no trailing slash.
+  if (blobs.length === 0) throw new ModelBuildError(`nothing stored under ${platform.blobs.uri(prefix.replace(/\/$/, ''))}`);
+  await buildFolder(folder, async (temp) => {
+    for (const blob of blobs) {
+      const file = path.join(temp, ...blob.key.slice(prefix.length).split('/'));
+      await fs.mkdir(path.dirname(file), { recursive: true });
+      await pipeline(await platform.blobs.get(blob.key), createWriteStream(file));
+    }
+  });
 }
 
 /** The base model's local folder; a hub model is imported into the model store first. */
@@ -91,13 +104,18 @@ export async function baseModelFolder(platform: Platform, provider: 'hub' | 'loc
       path.join(platform.config.dataDir, 'work', 'imports', `${createHash('sha256').update(modelId).digest('hex').slice(0, 16)}.json`), options));
 }
 
-/** A base model (not a trained job) as GGUF, cached under DATA_DIR/cache/base-gguf by folder and quantization. */
+/** A base model (not a trained job) as GGUF, cached under DATA_DIR/cache/base-gguf, one folder per model and
+ *  quantization (each GGUF has its own Modelfile beside it), built in a temp folder and renamed into place. */
 export async function baseModelGguf(platform: Platform, folder: string, quantization: GgufQuantization, options: ModelBuildOptions = {}): Promise<string> {
   const key = createHash('sha256').update(path.resolve(folder)).digest('hex').slice(0, 16);
-  const dir = path.join(platform.config.dataDir, 'cache', 'base-gguf', key);
-  const file = path.join(dir, `model-${quantization}.gguf`);
-  return once(file, () => isFile(file), () =>
-    runCoreStep(platform, 'gguf', { model: folder, output_file: file, quantization }, path.join(dir, `gguf-${quantization}.json`), options));
+  const dir = path.join(platform.config.dataDir, 'cache', 'base-gguf', key, quantization);
+  const name = `model-${quantization}.gguf`;
+  const file = path.join(dir, name);
+  return once(file, () => isFile(file), async () => {
+    await fs.mkdir(path.dirname(dir), { recursive: true });
+    await buildFolder(dir, (temp) =>
+      runCoreStep(platform, 'gguf', { model: folder, output_file: path.join(temp, name), quantization }, `${dir}.json`, options));
+  });
 }
 
 /** The local files of one completed job's models. Every method builds what is missing and returns a path. */
@@ -143,32 +161,35 @@ export class JobModels {
     return once(folder, () => isFile(path.join(folder, 'config.json')), async () => {
       if (this.job.artifacts.raw.merged) return downloadFolder(this.platform, this.prefixes.merged, folder);
       const [base, adapter] = [await this.base(), await this.adapter()];
-      await runCoreStep(this.platform, 'merge', { base_model: base, adapter, output_dir: folder }, path.join(this.dir, 'merge.json'), this.options);
+      await buildFolder(folder, (temp) =>
+        runCoreStep(this.platform, 'merge', { base_model: base, adapter, output_dir: temp }, path.join(this.dir, 'merge.json'), this.options));
     });
   }
 
-  /** The merged model as GGUF (with its Ollama Modelfile beside it): the one training stored, or converted here. */
+  /** The merged model as GGUF (with its Ollama Modelfile beside it): the one training stored, or converted here.
+   *  One folder per quantization, since the Modelfile names its own .gguf file. */
   async gguf(quantization: GgufQuantization): Promise<string> {
     const name = `model-${quantization}.gguf`;
-    const file = path.join(this.dir, 'gguf', name);
+    const folder = path.join(this.dir, `gguf-${quantization}`);
+    const file = path.join(folder, name);
     return once(file, () => isFile(file), async () => {
-      const stored = `${this.prefixes.gguf}${name}`;
-      if (await this.platform.blobs.stat(stored)) {
-        await fs.mkdir(path.dirname(file), { recursive: true });
-        for (const blob of await this.platform.blobs.list(this.prefixes.gguf)) {
-          await pipeline(await this.platform.blobs.get(blob.key), createWriteStream(path.join(path.dirname(file), blob.key.slice(this.prefixes.gguf.length))));
-        }
-        return;
+      if (await this.platform.blobs.stat(`${this.prefixes.gguf}${name}`)) {
+        return downloadFolder(this.platform, this.prefixes.gguf, folder, [name, 'Modelfile']);
       }
-      await runCoreStep(this.platform, 'gguf', { model: await this.merged(), output_file: file, quantization }, path.join(this.dir, `gguf-${quantization}.json`), this.options);
+      const merged = await this.merged();
+      await buildFolder(folder, (temp) =>
+        runCoreStep(this.platform, 'gguf', { model: merged, output_file: path.join(temp, name), quantization }, path.join(this.dir, `gguf-${quantization}.json`), this.options));
     });
   }
 
   /** The LoRA adapter as a GGUF LoRA file, for llama.cpp to apply over the base model's GGUF. */
   async adapterGguf(): Promise<string> {
-    const file = path.join(this.dir, 'gguf-lora', 'adapter.gguf');
+    const folder = path.join(this.dir, 'gguf-lora');
+    const file = path.join(folder, 'adapter.gguf');
     return once(file, () => isFile(file), async () => {
-      await runCoreStep(this.platform, 'gguf', { model: await this.base(), adapter: await this.adapter(), output_file: file }, path.join(this.dir, 'gguf-lora.json'), this.options);
+      const [base, adapter] = [await this.base(), await this.adapter()];
+      await buildFolder(folder, (temp) =>
+        runCoreStep(this.platform, 'gguf', { model: base, adapter, output_file: path.join(temp, 'adapter.gguf') }, path.join(this.dir, 'gguf-lora.json'), this.options));
     });
   }
 

@@ -4,12 +4,15 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import { describeCoreFailure, runCore, type CoreEvent, type CoreResult } from '@ftp/core-client';
 import { jobWorkDir, ModelBuildError, runCoreStep } from '../models/job-models.ts';
+import { uploadFolder } from '../models/blob-folders.ts';
 import { AppError, UnprocessableEntity, type ArtifactGroupsRow, type JobSecretValues, type Platform, type TrainingJobRow } from '@ftp/platform';
 import type { TrainingConfig } from '@ftp/schema';
 import { locateBaseModel } from './model-store.ts';
+import { localizeImages } from './dataset-files.ts';
+import { queueExport } from '../export/queue-export.ts';
 import { secretsEnvironment, trackerEnvironment, trainSpec } from './core-spec.ts';
 
 export const CANCELLED_BY_USER = 'cancelled by user';
@@ -32,18 +35,6 @@ export interface JobContext {
 async function download(platform: Platform, key: string, file: string): Promise<void> {
   await fs.mkdir(path.dirname(file), { recursive: true });
   await pipeline(await platform.blobs.get(key), createWriteStream(file));
-}
-
-/** Uploads every file under `folder` to `prefix`; returns the URI of the prefix as a folder. */
-async function uploadFolder(platform: Platform, folder: string, prefix: string): Promise<string> {
-  const entries = await fs.readdir(folder, { recursive: true, withFileTypes: true });
-  for (const entry of entries) {
-    if (!entry.isFile()) continue;
-    const full = path.join(entry.parentPath, entry.name);
-    const rel = path.relative(folder, full).split(path.sep).join('/');
-    await platform.blobs.put(`${prefix}/${rel}`, createReadStream(full));
-  }
-  return platform.blobs.uri(prefix);
 }
 
 async function runStep(ctx: JobContext, job: TrainingJobRow, command: 'merge' | 'import-model' | 'gguf', spec: Record<string, unknown>): Promise<void> {
@@ -80,6 +71,9 @@ export async function runTrainingJob(ctx: JobContext, jobId: string): Promise<vo
     if (split('test')) {
       testFile = path.join(work, 'data', 'test.jsonl');
       await download(platform, split('test')!.blob_key, testFile);
+    }
+    if (dataset.modality === 'vision') {
+      await localizeImages(platform.blobs, { train: trainFile, ...(testFile ? { test: testFile } : {}) }, path.join(work, 'data', 'images'));
     }
     const outputDir = path.join(work, 'run');
     const resume = await fs.stat(path.join(outputDir, 'checkpoints')).then(() => true, () => false);
@@ -167,6 +161,12 @@ export async function runTrainingJob(ctx: JobContext, jobId: string): Promise<vo
     }
     await jobs.update(jobId, { status: 'completed', artifacts, adapter_path: adapterPath ?? artifacts.raw.merged ?? null, gguf_path: ggufPath, finished_at: new Date() }, ['training', 'preparing']);
     log.info('training job completed');
+    // destination hub: the trained model (and its GGUF) go to the repo as exports, followed in latest_export.
+    if (config.export_config.destination === 'hub') {
+      const hub = { jobId, userId: job.user_id, destination: ['hub' as const], hubRepoId: config.export_config.hub_repo_id, hubToken: ctx.secrets?.hubToken };
+      await queueExport(platform, { ...hub, type: adapterDir && format === 'adapter' ? 'adapter' : 'merged' });
+      if (includeGguf) await queueExport(platform, { ...hub, type: 'gguf', ggufQuantization: quantization });
+    }
   } catch (err) {
     // Known failures carry a sentence for the user; anything else is the worker's own fault, logged in full.
     const message =

@@ -1,0 +1,48 @@
+// Rows of evaluations (POST /evaluation): what was scored with which model, and the result. Every method takes
+// the caller's user_id and filters on it, so another user's evaluation reads exactly like an unknown one.
+import type { Database } from './database.ts';
+
+export interface EvaluationRow {
+  evaluation_id: string;
+  user_id: string;
+  processed_dataset_id: string;
+  split: string;
+  job_id: string | null;
+  model_source: 'adapter' | 'merged' | 'base';
+  base_model_id: string;
+  use_fast_engine: boolean;
+  /** The request without credentials. */
+  request: Record<string, unknown>;
+  metrics: Record<string, unknown>;
+  num_samples: number;
+  samples: Record<string, unknown>[];
+  warnings: unknown[];
+  elapsed_seconds: number;
+  created_at: Date;
+}
+
+export class EvaluationsRepository {
+  constructor(private readonly db: Database) {}
+
+  async insert(row: Omit<EvaluationRow, 'created_at'>): Promise<EvaluationRow> {
+    const [created] = await this.db.query<EvaluationRow>(
+      `INSERT INTO evaluations (evaluation_id, user_id, processed_dataset_id, split, job_id, model_source, base_model_id,
+         use_fast_engine, request, metrics, num_samples, samples, warnings, elapsed_seconds)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::json, $10::json, $11, $12::json, $13::json, $14) RETURNING *`,
+      [row.evaluation_id, row.user_id, row.processed_dataset_id, row.split, row.job_id, row.model_source, row.base_model_id,
+        row.use_fast_engine, JSON.stringify(row.request), JSON.stringify(row.metrics), row.num_samples,
+        JSON.stringify(row.samples), JSON.stringify(row.warnings), row.elapsed_seconds],
+    );
+    return created!;
+  }
+
+  async get(userId: string, evaluationId: string): Promise<EvaluationRow | undefined> {
+    const [row] = await this.db.query<EvaluationRow>('SELECT * FROM evaluations WHERE user_id = $1 AND evaluation_id = $2', [userId, evaluationId]);
+    return row;
+  }
+
+  /** The caller's evaluations, newest first. */
+  async list(userId: string): Promise<EvaluationRow[]> {
+    return this.db.query<EvaluationRow>('SELECT * FROM evaluations WHERE user_id = $1 ORDER BY created_at DESC, evaluation_id DESC', [userId]);
+  }
+}

@@ -1,0 +1,59 @@
+// /exports: start an export, list the caller's jobs with artifacts, one job's artifacts and latest export,
+// and the download of a file artifact.
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { NotFound, type Platform, type TrainingJobRow } from '@ftp/platform';
+import { exportRoutes as contracts } from '@ftp/schema';
+import { hasArtifacts, presentExportDetails, presentExportSummary } from '../presenters.ts';
+import { startExport } from '../start-export.ts';
+
+async function ownJob(platform: Platform, userId: string, jobId: string): Promise<TrainingJobRow> {
+  const job = await platform.jobs.get(userId, jobId);
+  if (!job) throw new NotFound('training job', jobId);
+  return job;
+}
+
+export async function exportRoutes(app: FastifyInstance): Promise<void> {
+  const routes = app.withTypeProvider<ZodTypeProvider>();
+  const { platform } = app;
+
+  routes.route({
+    ...contracts.createExport,
+    handler: async (request) => startExport(platform, request.userId, request.body),
+  });
+
+  routes.route({
+    ...contracts.listExports,
+    handler: async (request) => (await platform.jobs.list(request.userId)).filter(hasArtifacts).map(presentExportSummary),
+  });
+
+  routes.route({
+    ...contracts.getExport,
+    handler: async (request) => {
+      const job = await ownJob(platform, request.userId, request.params.job_id);
+      return presentExportDetails(job, await platform.exports.latestForJob(request.userId, job.job_id));
+    },
+  });
+
+  routes.route({
+    ...contracts.downloadExport,
+    handler: async (request, reply) => {
+      const job = await ownJob(platform, request.userId, request.params.job_id);
+      const { type } = request.query;
+      const uri = job.artifacts.file[type];
+      const key = uri ? platform.blobs.keyFromUri(uri) : undefined;
+      const info = key ? await platform.blobs.stat(key) : undefined;
+      if (!key || !info) {
+        const error = new NotFound(`${type} file of training job`, job.job_id);
+        error.message += `; make one with POST /exports {"job_id": "${job.job_id}", "export_type": "${type}"}`;
+        throw error;
+      }
+      return reply
+        .type('application/octet-stream')
+        .header('content-length', info.size)
+        .header('content-disposition', `attachment; filename="${job.job_id}-${path.posix.basename(key)}"`)
+        .send(await platform.blobs.get(key));
+    },
+  });
+}

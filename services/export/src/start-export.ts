@@ -1,0 +1,36 @@
+// POST /exports: the checks made before an export is queued (the job exists, is the caller's, has completed
+// and has the model asked for), then the export row and the queue entry. The hub token stays in memory.
+import { Conflict, NotFound, type Platform } from '@ftp/platform';
+import type { ExportCreateResult, ExportRequest } from '@ftp/schema';
+import { JobModels, queueExport } from '@ftp/worker';
+
+export async function startExport(platform: Platform, userId: string, request: ExportRequest): Promise<ExportCreateResult> {
+  const job = await platform.jobs.get(userId, request.job_id);
+  if (!job) throw new NotFound('training job', request.job_id);
+  if (job.status !== 'completed') {
+    const hint = job.status === 'failed' ? 'train it again' : 'wait until it has completed';
+    throw new Conflict(`training job ${job.job_id} is ${job.status}; only a completed job can be exported (${hint})`);
+  }
+  if (request.export_type === 'gguf' && job.modality === 'vision') {
+    throw new Conflict(`training job ${job.job_id} trained a vision model; GGUF export covers text models only (the image encoder would need a separate llama.cpp mmproj file), use export_type adapter or merged`);
+  }
+  if (request.export_type === 'adapter' && !new JobModels(platform, job).hasAdapter) {
+    throw new Conflict(`training job ${job.job_id} trained the whole model, so it has no adapter; use export_type merged or gguf`);
+  }
+
+  const exportId = await queueExport(platform, {
+    jobId: job.job_id,
+    userId,
+    type: request.export_type,
+    destination: request.destination,
+    hubRepoId: request.hub_repo_id,
+    hubToken: request.hub_token,
+    ggufQuantization: request.gguf_quantization,
+  });
+  const where = [...new Set(request.destination)].map((d) => (d === 'hub' ? `hub repository ${request.hub_repo_id}` : 'cloud storage')).join(' and ');
+  return {
+    success: true,
+    message: `export of the ${request.export_type} of job ${job.job_id} to ${where} started; follow it in latest_export of GET /exports/${job.job_id}`,
+    export_id: exportId,
+  };
+}

@@ -1,0 +1,323 @@
+// Exports end to end on the embedded pieces: a tiny LoRA job trained for real, then its adapter, merged
+// model and GGUF exported by the real worker to blob storage and to the hub stand-in, downloaded and
+// compared byte for byte; plus every check POST /exports makes, ownership, auth, and what DELETE removes.
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { FastifyInstance, InjectOptions } from 'fastify';
+import { extract as extractTar, list as listTar } from 'tar';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newId, userKeySegment } from '@ftp/platform';
+import { checkedInject } from '../../../test/contract/openapi-contract.ts';
+import { startHubStandin, type HubStandin } from '../../../test/hub-standin/server.ts';
+import { loraRequest, qaCsv, startTrainingHarness, type TrainingHarness } from '../../training/test/support.ts';
+import { buildExportApp } from '../src/app.ts';
+
+const HUB_TOKEN = 'standin-hub-token-9182';
+let hub: HubStandin;
+let h: TrainingHarness;
+let app: FastifyInstance;
+let alice: Record<string, string>;
+let bob: Record<string, string>;
+let jobId: string;
+let adapterPrefix: string;
+let scratch: string;
+
+// Response bodies, read loosely: the contract check has validated their shape already.
+type Json = Record<string, any>;
+
+beforeAll(async () => {
+  hub = await startHubStandin({ token: HUB_TOKEN });
+  h = await startTrainingHarness({ AUTH_MODE: 'token', HF_ENDPOINT: hub.url, HUB_TIMEOUT_MS: '5000' });
+  app = await buildExportApp(h.platform);
+  alice = { authorization: `Bearer ${(await h.platform.apiKeys.create('alice', 'a')).key}` };
+  bob = { authorization: `Bearer ${(await h.platform.apiKeys.create('bob', 'b')).key}` };
+  scratch = await fs.mkdtemp(path.join(os.tmpdir(), 'ftp-export-test-'));
+  const dataset = await h.dataset(qaCsv(), {}, alice);
+  const submitted = await h.train({ method: 'POST', url: '/train', payload: loraRequest(dataset, { max_steps: 10, logging_steps: 5 }), headers: alice });
+  jobId = submitted.json().job_id;
+  const job = await h.waitFor(jobId, (j) => j.status === 'completed' || j.status === 'failed', 240_000, alice);
+  expect(job.status, JSON.stringify(job.error)).toBe('completed');
+  adapterPrefix = `${h.platform.blobs.keyFromUri(job.adapter_path as string)!}/`;
+}, 300_000);
+
+afterAll(async () => {
+  await app?.close();
+  await h?.close();
+  await hub?.close();
+  if (scratch) await fs.rm(scratch, { recursive: true, force: true });
+});
+
+const ex = (options: InjectOptions) => checkedInject('export', app, options);
+
+/** Starts an export and waits until its record is no longer running; returns that record. */
+async function exportAndWait(body: Json, headers = alice): Promise<Json> {
+  const res = await ex({ method: 'POST', url: '/exports', payload: { job_id: jobId, ...body }, headers });
+  expect(res.statusCode, res.body).toBe(200);
+  const { export_id: exportId, success, message } = res.json();
+  expect(success).toBe(true);
+  expect(message).toMatch(/started; follow it in latest_export/);
+  const deadline = Date.now() + 180_000;
+  for (;;) {
+    const latest = (await ex({ url: `/exports/${jobId}`, headers })).json().latest_export;
+    if (latest?.export_id === exportId && latest.status !== 'running') return latest;
+    if (Date.now() > deadline) throw new Error(`export ${exportId} still running: ${JSON.stringify(latest)}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+async function blobBytes(key: string): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of await h.platform.blobs.get(key)) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+/** The stored adapter: relative path → bytes. */
+async function storedAdapter(): Promise<Map<string, Buffer>> {
+  const files = new Map<string, Buffer>();
+  for (const blob of await h.platform.blobs.list(adapterPrefix)) files.set(blob.key.slice(adapterPrefix.length), await blobBytes(blob.key));
+  return files;
+}
+
+/** Downloads a file artifact through the API. */
+async function download(type: string, headers = alice) {
+  return ex({ url: `/exports/${jobId}/download?type=${type}`, headers });
+}
+
+describe('exports of a trained LoRA job', () => {
+  it('nothing to download before an export, and no export yet', async () => {
+    const res = await download('adapter');
+    expect(res.statusCode).toBe(404);
+    expect(res.json().detail).toMatch(/adapter file of training job .* not found; make one with POST \/exports/);
+    const details = (await ex({ url: `/exports/${jobId}`, headers: alice })).json();
+    expect(details).toMatchObject({ job_id: jobId, job_name: 'tiny lora', user_id: 'alice', base_model_id: 'tiny', modality: 'text', latest_export: null });
+    expect(details.artifacts.raw.adapter).toBe(details.adapter_path);
+  });
+
+  it('adapter → cloud: the raw folder and one .tar.gz that unpacks to the stored adapter, byte for byte', async () => {
+    const record = await exportAndWait({ export_type: 'adapter' });
+    expect(record, record.message).toMatchObject({ type: 'adapter', status: 'completed', destination: ['cloud'], hub_repo_id: null });
+    expect(record.message).toBe('adapter exported to cloud storage (folder and adapter.tar.gz)');
+    expect(Date.parse(record.finished_at)).toBeGreaterThanOrEqual(Date.parse(record.started_at));
+    const fileUri = h.platform.blobs.uri(`jobs/alice/${jobId}/exports/adapter.tar.gz`);
+    expect(record.artifacts).toEqual([
+      { type: 'adapter', variant: 'raw', path: h.platform.blobs.uri(adapterPrefix.slice(0, -1)) },
+      { type: 'adapter', variant: 'file', path: fileUri },
+    ]);
+    const details = (await ex({ url: `/exports/${jobId}`, headers: alice })).json();
+    expect(details.artifacts.file.adapter).toBe(fileUri);
+
+    const res = await download('adapter');
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe('application/octet-stream');
+    expect(res.headers['content-disposition']).toBe(`attachment; filename="${jobId}-adapter.tar.gz"`);
+    const archive = path.join(scratch, 'adapter.tar.gz');
+    await fs.writeFile(archive, res.rawPayload);
+    const out = path.join(scratch, 'unpacked');
+    await fs.mkdir(out);
+    await extractTar({ file: archive, cwd: out });
+    const root = path.join(out, `${jobId}-adapter`);
+    const stored = await storedAdapter();
+    expect([...stored.keys()]).toEqual(expect.arrayContaining(['adapter_config.json', 'adapter_model.safetensors']));
+    expect((await fs.readdir(root, { recursive: true })).sort()).toEqual([...stored.keys()].sort());
+    for (const [rel, bytes] of stored) expect(Buffer.compare(await fs.readFile(path.join(root, rel)), bytes), rel).toBe(0);
+  });
+
+  it('gguf (q8_0) → cloud: a GGUF file with its Ollama Modelfile beside it; GET /jobs shows it', async () => {
+    const record = await exportAndWait({ export_type: 'gguf', gguf_quantization: 'q8_0' });
+    expect(record.status, record.message).toBe('completed');
+    const ggufKey = `jobs/alice/${jobId}/exports/gguf-q8_0/model-q8_0.gguf`;
+    expect(record.artifacts).toEqual([{ type: 'gguf', variant: 'file', path: h.platform.blobs.uri(ggufKey) }]);
+    const modelfile = (await blobBytes(ggufKey.replace(/model-q8_0\.gguf$/, 'Modelfile'))).toString();
+    expect(modelfile).toMatch(/^FROM \.\/model-q8_0\.gguf\nTEMPLATE """/);
+    expect(modelfile).toMatch(/PARAMETER stop /);
+
+    const res = await download('gguf');
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-disposition']).toBe(`attachment; filename="${jobId}-model-q8_0.gguf"`);
+    expect(res.rawPayload.subarray(0, 4).toString()).toBe('GGUF');
+    expect(Buffer.compare(res.rawPayload, await blobBytes(ggufKey))).toBe(0);
+
+    const job = (await h.train({ url: `/jobs/${jobId}`, headers: alice })).json();
+    expect(job.gguf_path).toBe(h.platform.blobs.uri(ggufKey));
+    expect(job.artifacts.file.gguf).toBe(job.gguf_path);
+    expect(job.latest_export).toMatchObject({ export_id: record.export_id, type: 'gguf', status: 'completed' });
+  }, 240_000);
+
+  it('merged → cloud: the merge made for the GGUF is stored as the raw folder, and archived', async () => {
+    const record = await exportAndWait({ export_type: 'merged' });
+    expect(record.status, record.message).toBe('completed');
+    const rawKey = `jobs/alice/${jobId}/merged`;
+    expect(record.artifacts).toEqual([
+      { type: 'merged', variant: 'raw', path: h.platform.blobs.uri(rawKey) },
+      { type: 'merged', variant: 'file', path: h.platform.blobs.uri(`jobs/alice/${jobId}/exports/merged.tar.gz`) },
+    ]);
+    const stored = (await h.platform.blobs.list(`${rawKey}/`)).map((b) => b.key.slice(rawKey.length + 1));
+    expect(stored).toEqual(expect.arrayContaining(['config.json', 'model.safetensors', 'tokenizer.json', 'chat_template.jinja']));
+    const archive = path.join(scratch, 'merged.tar.gz');
+    await fs.writeFile(archive, (await download('merged')).rawPayload);
+    const entries: string[] = [];
+    await listTar({ file: archive, onReadEntry: (e) => void entries.push(e.path) });
+    expect(entries.sort()).toEqual(stored.map((f) => `${jobId}-merged/${f}`).sort());
+  }, 240_000);
+
+  it('adapter → hub: creates the repo, one commit, the files read back from the hub are the stored ones', async () => {
+    const before = hub.store.commits.length;
+    const record = await exportAndWait({ export_type: 'adapter', destination: ['hub'], hub_repo_id: 'alice/tiny-adapter', hub_token: HUB_TOKEN });
+    expect(record.status, record.message).toBe('completed');
+    const url = `${hub.url}/alice/tiny-adapter`;
+    expect(record).toMatchObject({ destination: ['hub'], hub_repo_id: 'alice/tiny-adapter', artifacts: [{ type: 'adapter', variant: 'hub', path: url }] });
+    expect(record.message).toBe(`adapter exported to ${url}`);
+    const stored = await storedAdapter();
+    expect(hub.store.commits.slice(before)).toEqual([expect.objectContaining({ id: 'alice/tiny-adapter', paths: [...stored.keys()].sort() })]);
+    for (const [rel, bytes] of stored) {
+      const res = await fetch(`${url}/resolve/main/${rel}`, { headers: { authorization: `Bearer ${HUB_TOKEN}` } });
+      expect(res.status, rel).toBe(200);
+      expect(Buffer.compare(Buffer.from(await res.arrayBuffer()), bytes), rel).toBe(0);
+    }
+    const details = (await ex({ url: `/exports/${jobId}`, headers: alice })).json();
+    expect(details.artifacts.hub.adapter).toBe(url);
+    // Earlier exports' artifacts stay.
+    expect(details.artifacts.file).toMatchObject({ adapter: expect.any(String), merged: expect.any(String), gguf: expect.any(String) });
+  });
+
+  it('hub with a wrong token → failed with a sentence to act on; no token in the message, rows or logs', async () => {
+    const wrong = 'wrong-token-SECRET-4711';
+    const record = await exportAndWait({ export_type: 'adapter', destination: ['hub'], hub_repo_id: 'alice/other', hub_token: wrong });
+    expect(record.status).toBe('failed');
+    expect(record.message).toMatch(new RegExp(`^the model hub at ${hub.url} refused the hub_token \\(HTTP 401.*\\); check that the token is valid and export again$`));
+    expect(record.finished_at).not.toBeNull();
+    expect(record.artifacts).toEqual([]);
+    const places = [
+      JSON.stringify(await h.platform.db.query('SELECT * FROM exports')),
+      JSON.stringify(await h.platform.db.query('SELECT * FROM training_jobs')),
+      h.platform.logText(),
+    ];
+    for (const text of places) {
+      expect(text).not.toContain(wrong);
+      expect(text).not.toContain(HUB_TOKEN);
+    }
+  });
+
+  it('GET /exports lists the caller’s jobs with artifacts, without export records; GET /jobs/{id} has latest_export', async () => {
+    const list = (await ex({ url: '/exports', headers: alice })).json() as Json[];
+    expect(list.map((j) => j.job_id)).toEqual([jobId]);
+    expect(list[0]).not.toHaveProperty('latest_export');
+    expect(list[0]!.artifacts.hub.adapter).toBe(`${hub.url}/alice/tiny-adapter`);
+    const job = (await h.train({ url: `/jobs/${jobId}`, headers: alice })).json();
+    expect(job.latest_export).toMatchObject({ status: 'failed', hub_repo_id: 'alice/other' });
+    const jobs = (await h.train({ url: '/jobs', headers: alice })).json().jobs as Json[];
+    expect(jobs.find((j) => j.job_id === jobId)!.latest_export.export_id).toBe(job.latest_export.export_id);
+  });
+});
+
+/** A training job row of alice's in a given state, without training anything. */
+async function fakeJob(status: 'queued' | 'failed' | 'completed', artifacts?: Json): Promise<string> {
+  const id = newId('job');
+  await h.platform.jobs.insert({
+    job_id: id, user_id: 'alice', job_name: 'fake', processed_dataset_id: 'pd_x', base_model_id: 'tiny', modality: 'text',
+    training_config: { method: 'Full', provider: 'local', base_model_id: 'tiny' }, blob_prefix: `jobs/${userKeySegment('alice')}/${id}/`, tracker_url: null,
+  });
+  if (status !== 'queued') await h.platform.jobs.update(id, { status, ...(artifacts ? { artifacts: artifacts as never } : {}) });
+  return id;
+}
+
+describe('POST /exports checks, ownership and auth', () => {
+  const post = (body: Json, headers: Record<string, string> = alice) => ex({ method: 'POST', url: '/exports', payload: body, headers });
+
+  it('a queued or failed job → 409 saying it must complete', async () => {
+    const queued = await fakeJob('queued');
+    const res = await post({ job_id: queued });
+    expect(res.statusCode).toBe(409);
+    expect(res.json().detail).toBe(`training job ${queued} is queued; only a completed job can be exported (wait until it has completed)`);
+    const failed = await fakeJob('failed');
+    expect((await post({ job_id: failed, export_type: 'gguf' })).json().detail).toMatch(/is failed; only a completed job can be exported \(train it again\)/);
+  });
+
+  it('adapter of a Full job → 409 pointing to merged or gguf', async () => {
+    const full = await fakeJob('completed', { file: {}, raw: { merged: 'file:///x' }, hub: {} });
+    const res = await post({ job_id: full, export_type: 'adapter' });
+    expect(res.statusCode).toBe(409);
+    expect(res.json().detail).toMatch(/trained the whole model, so it has no adapter; use export_type merged or gguf/);
+  });
+
+  it('hub without hub_repo_id and hub_token → 422 naming both', async () => {
+    const res = await post({ job_id: jobId, destination: ['cloud', 'hub'] });
+    expect(res.statusCode).toBe(422);
+    expect(res.json().detail.map((d: Json) => d.loc.join('.')).sort()).toEqual(['body.hub_repo_id', 'body.hub_token']);
+    expect((await post({ destination: ['cloud'] })).json().detail[0].loc).toEqual(['body', 'job_id']);
+    const badType = await download('everything');
+    expect(badType.statusCode).toBe(422);
+    expect(badType.json().detail[0].loc).toEqual(['query', 'type']);
+  });
+
+  it("bob gets 404 for alice's job on every endpoint, and an empty list", async () => {
+    expect((await post({ job_id: jobId }, bob)).statusCode).toBe(404);
+    expect((await ex({ url: `/exports/${jobId}`, headers: bob })).statusCode).toBe(404);
+    expect((await download('adapter', bob)).statusCode).toBe(404);
+    expect((await ex({ url: '/exports', headers: bob })).json()).toEqual([]);
+    expect((await post({ job_id: 'job_unknown' })).json().detail).toBe('training job "job_unknown" not found');
+  });
+
+  it('401 without a bearer token or with a bad one, on every endpoint', async () => {
+    const calls: InjectOptions[] = [
+      { method: 'POST', url: '/exports', payload: { job_id: jobId } },
+      { url: '/exports' },
+      { url: `/exports/${jobId}` },
+      { url: `/exports/${jobId}/download?type=adapter` },
+    ];
+    for (const call of calls) {
+      expect((await ex(call)).statusCode, `${call.method ?? 'GET'} ${call.url}`).toBe(401);
+      expect((await ex({ ...call, headers: { authorization: 'Bearer nope' } })).statusCode).toBe(401);
+    }
+  });
+
+  it('DELETE /jobs/{id} is 409 while an export of the job runs', async () => {
+    const job = await fakeJob('completed', { file: {}, raw: { adapter: 'file:///x' }, hub: {} });
+    const exportId = newId('exp');
+    await h.platform.exports.insert({ export_id: exportId, job_id: job, user_id: 'alice', type: 'adapter', destination: ['cloud'], hub_repo_id: null, gguf_quantization: null, message: 'queued' });
+    const res = await h.train({ method: 'DELETE', url: `/jobs/${job}`, headers: alice });
+    expect(res.statusCode).toBe(409);
+    expect(res.json().detail).toMatch(/an export of job .* is running/);
+    await h.platform.exports.update(exportId, { status: 'failed', message: 'x', finished_at: new Date() });
+    expect((await h.train({ method: 'DELETE', url: `/jobs/${job}`, headers: alice })).statusCode).toBe(200);
+  });
+});
+
+describe('a training job with export_config destination hub', () => {
+  it('needs a hub_token (422), then publishes the adapter when it completes, followed in latest_export', async () => {
+    const dataset = await h.dataset(qaCsv(), {}, alice);
+    const toHub = { export_config: { destination: 'hub', hub_repo_id: 'alice/trained-to-hub' } };
+    const missing = await h.train({ method: 'POST', url: '/train', payload: loraRequest(dataset, { max_steps: 3 }, toHub), headers: alice });
+    expect(missing.statusCode).toBe(422);
+    expect(missing.json().detail[0].loc).toEqual(['body', 'hub_token']);
+
+    const submitted = await h.train({ method: 'POST', url: '/train', payload: { ...loraRequest(dataset, { max_steps: 3 }, toHub), hub_token: HUB_TOKEN }, headers: alice });
+    expect(submitted.statusCode, submitted.body).toBe(200);
+    const id = submitted.json().job_id as string;
+    const job = await h.waitFor(id, (j) => j.status === 'failed' || (j.latest_export as Json | null)?.status === 'completed', 240_000, alice);
+    expect(job.status, JSON.stringify(job.error)).toBe('completed');
+    expect(job.latest_export).toMatchObject({ type: 'adapter', destination: ['hub'], hub_repo_id: 'alice/trained-to-hub' });
+    const repo = hub.store.repo('model', 'alice/trained-to-hub')!;
+    const files = [...hub.store.revision(repo, 'main')!.files.keys()];
+    expect(files).toEqual(expect.arrayContaining(['adapter_config.json', 'adapter_model.safetensors']));
+    expect((job.artifacts as Json).hub.adapter).toBe(`${hub.url}/alice/trained-to-hub`);
+    // The token stayed in memory: not in the job's row, its stored config, or any export row.
+    const rows = JSON.stringify(await h.platform.db.query('SELECT * FROM training_jobs t JOIN exports e USING (job_id) WHERE job_id = $1', [id]));
+    expect(rows).not.toContain(HUB_TOKEN);
+  }, 300_000);
+});
+
+describe('deleting the job', () => {
+  it('removes its exported files and export records', async () => {
+    const res = await h.train({ method: 'DELETE', url: `/jobs/${jobId}`, headers: alice });
+    expect(res.statusCode, res.body).toBe(200);
+    const deleted = res.json().deleted_resources as string[];
+    for (const file of ['exports/adapter.tar.gz', 'exports/merged.tar.gz', 'exports/gguf-q8_0/model-q8_0.gguf', 'exports/gguf-q8_0/Modelfile', 'merged/config.json']) {
+      expect(deleted.some((r) => r.endsWith(`/${jobId}/${file}`)), file).toBe(true);
+    }
+    expect(await h.platform.blobs.list(`jobs/alice/${jobId}/`)).toEqual([]);
+    expect(await h.platform.db.query('SELECT * FROM exports WHERE job_id = $1', [jobId])).toEqual([]);
+    expect((await ex({ url: `/exports/${jobId}`, headers: alice })).statusCode).toBe(404);
+  });
+});

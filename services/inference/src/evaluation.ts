@@ -1,0 +1,136 @@
+// POST /evaluation: rows of a processed dataset's test split (train when there is none, with a warning), the
+// model's predictions for their prompts, scores from the warm ML core, and the row that records it.
+import { createInterface } from 'node:readline';
+import { invalidField, newId, type Platform, type ProcessedDatasetRow } from '@ftp/platform';
+import type { ChatMessage, EvaluationRequest, EvaluationResult } from '@ftp/schema';
+import { plainConversation, promptAndReference } from './conversations.ts';
+import type { InferenceEngines } from './engines.ts';
+import { resolveModel } from './model-files.ts';
+
+interface EvaluationRow {
+  /** Line of the split file (0-based). */
+  index: number;
+  prompt: ChatMessage[];
+  reference: string;
+}
+
+interface EvaluationData {
+  split: string;
+  rows: EvaluationRow[];
+  warnings: string[];
+}
+
+/** A record's conversation: `messages` (language_modeling), or prompt + chosen answer (preference). */
+function conversationOf(record: Record<string, unknown>): ChatMessage[] {
+  if (Array.isArray(record.messages)) return record.messages as ChatMessage[];
+  return [...((record.prompt as ChatMessage[] | undefined) ?? []), ...((record.chosen as ChatMessage[] | undefined) ?? [])];
+}
+
+export async function readEvaluationData(platform: Platform, dataset: ProcessedDatasetRow, maxSamples: number | undefined): Promise<EvaluationData> {
+  const id = dataset.processed_dataset_id;
+  const test = dataset.splits.find((s) => s.split_name === 'test');
+  const split = test ?? dataset.splits.find((s) => s.split_name === 'train') ?? dataset.splits[0];
+  if (!split) throw invalidField(['body', 'dataset_id'], `processed dataset ${id} has no splits`);
+  const warnings: string[] = [];
+  if (!test) warnings.push(`processed dataset ${id} has no test split; evaluated on ${split.split_name}, which the model may have trained on`);
+  const limit = maxSamples ?? platform.config.MAX_EVAL_SAMPLES;
+
+  const rows: EvaluationRow[] = [];
+  let skipped = 0;
+  let index = 0;
+  const input = await platform.blobs.get(split.blob_key);
+  try {
+    for await (const line of createInterface({ input, crlfDelay: Infinity })) {
+      if (rows.length >= limit) break;
+      if (line.trim() === '') continue;
+      const found = promptAndReference(conversationOf(JSON.parse(line) as Record<string, unknown>));
+      if (found) rows.push({ index, ...found });
+      else skipped += 1;
+      index += 1;
+    }
+  } finally {
+    input.destroy(); // stopping early leaves the file open otherwise
+  }
+
+  if (rows.length === 0) {
+    throw invalidField(['body', 'dataset_id'], `processed dataset ${id} (${dataset.processing_mode}) has no rows with an assistant message to use as the reference`);
+  }
+  if (skipped > 0) warnings.push(`${skipped} rows of ${split.split_name} have no assistant message and were skipped`);
+  if (maxSamples === undefined && split.num_rows - skipped > rows.length) {
+    warnings.push(`evaluated the first ${rows.length} of ${split.num_rows} rows of ${split.split_name} (MAX_EVAL_SAMPLES); send max_samples to choose fewer`);
+  }
+  return { split: split.split_name, rows, warnings };
+}
+
+/** `scores` is flat (rouge1, bertscore_f1, bleu, …); the result groups them under the metric asked for. */
+export function groupScores(metrics: readonly string[], scores: Record<string, number>): EvaluationResult['metrics'] {
+  const grouped: EvaluationResult['metrics'] = {};
+  for (const name of metrics) {
+    if (name in scores) {
+      grouped[name] = scores[name]!;
+      continue;
+    }
+    const parts = Object.entries(scores).filter(([key]) => key.startsWith(name));
+    if (parts.length > 0) grouped[name] = Object.fromEntries(parts.map(([key, value]) => [key.startsWith(`${name}_`) ? key.slice(name.length + 1) : key, value]));
+  }
+  return grouped;
+}
+
+export async function evaluateModel(
+  platform: Platform,
+  engines: InferenceEngines,
+  userId: string,
+  dataset: ProcessedDatasetRow,
+  request: EvaluationRequest,
+  signal: AbortSignal,
+): Promise<EvaluationResult> {
+  const started = Date.now();
+  const data = await readEvaluationData(platform, dataset, request.max_samples);
+  const model = await resolveModel(platform, userId, request, signal);
+  const predictions = await engines.generate(
+    model.files,
+    data.rows.map((row) => plainConversation(row.prompt)),
+    { max_new_tokens: request.max_new_tokens, temperature: request.temperature, top_p: request.top_p },
+    signal,
+  );
+  const scored = await engines.score(
+    {
+      predictions,
+      references: data.rows.map((row) => row.reference),
+      ...(request.metrics ? { metrics: request.metrics } : {}),
+      ...(request.task_type ? { task_type: request.task_type } : {}),
+    },
+    signal,
+  );
+  const result: EvaluationResult = {
+    metrics: groupScores(scored.metrics, scored.scores),
+    num_samples: data.rows.length,
+    dataset_id: dataset.processed_dataset_id,
+    samples: data.rows.slice(0, request.num_sample_results).map((row, i) => ({
+      input: row.prompt,
+      prediction: predictions[i]!,
+      reference: row.reference,
+      sample_index: row.index,
+    })),
+    warnings: [...data.warnings, ...scored.warnings.map((w) => ({ metric: w.metric ?? 'unknown', error: w.error ?? 'failed' }))],
+    notes: scored.notes.map((n) => ({ metric: n.metric ?? 'unknown', note: n.note ?? '' })),
+  };
+  const { hub_token: _secret, ...recorded } = request;
+  await platform.evaluations.insert({
+    evaluation_id: newId('eval'),
+    user_id: userId,
+    processed_dataset_id: dataset.processed_dataset_id,
+    split: data.split,
+    job_id: model.job?.job_id ?? null,
+    model_source: request.model_source,
+    base_model_id: model.baseModelId,
+    use_fast_engine: request.use_fast_engine,
+    request: recorded,
+    metrics: result.metrics,
+    num_samples: result.num_samples,
+    samples: result.samples,
+    warnings: result.warnings,
+    elapsed_seconds: (Date.now() - started) / 1000,
+  });
+  return result;
+}

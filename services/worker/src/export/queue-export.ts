@@ -1,0 +1,40 @@
+// Starting an export: its row (status running) and its queue entry; the hub token goes to the in-memory
+// secrets only. Used by POST /exports and by a training job whose export_config sends it to the hub.
+import { exportQueue, newId, ServiceUnavailable, type Platform } from '@ftp/platform';
+import type { ExportDestination, ExportType, GgufQuantization } from '@ftp/schema';
+
+export interface NewExport {
+  jobId: string;
+  userId: string;
+  type: ExportType;
+  destination: ExportDestination[];
+  hubRepoId?: string | undefined;
+  hubToken?: string | undefined;
+  ggufQuantization?: GgufQuantization | undefined;
+}
+
+/** Inserts the export row and queues it; returns the export id. */
+export async function queueExport(platform: Platform, request: NewExport): Promise<string> {
+  const destination = [...new Set(request.destination)];
+  const toHub = destination.includes('hub');
+  const exportId = newId('exp');
+  await platform.exports.insert({
+    export_id: exportId,
+    job_id: request.jobId,
+    user_id: request.userId,
+    type: request.type,
+    destination,
+    hub_repo_id: toHub ? request.hubRepoId! : null,
+    gguf_quantization: request.type === 'gguf' ? (request.ggufQuantization ?? 'q8_0') : null,
+    message: 'queued',
+  });
+  if (toHub) platform.jobSecrets.put(exportId, { hubToken: request.hubToken });
+  try {
+    await platform.queue.add(exportQueue, { exportId });
+  } catch (err) {
+    platform.jobSecrets.drop(exportId);
+    await platform.exports.update(exportId, { status: 'failed', message: 'the job queue was not available', finished_at: new Date() });
+    throw new ServiceUnavailable('queue', `the job queue is not available (${(err as Error).message}); try again later`);
+  }
+  return exportId;
+}

@@ -168,7 +168,7 @@ def _randomize_vectors(model, std: float) -> None:
 
 def run(options: Options) -> None:
     import torch
-    from transformers import AutoModelForCausalLM, GenerationConfig
+    from transformers import AutoModelForCausalLM
 
     if options.vocab_size < 300:
         raise SpecError(f"vocab_size {options.vocab_size} is too small; use at least 300")
@@ -187,11 +187,18 @@ def run(options: Options) -> None:
     model = AutoModelForCausalLM.from_config(config)
     if options.architecture != "llama":  # the Llama model predates this; its weights stay as tests know them
         _randomize_vectors(model, options.initializer_range)
+    save_tiny_model(model, tokenizer, tokenizer, options.output_dir)
+
+
+def save_tiny_model(model, tokenizer, files, output_dir: str) -> None:
+    """Stops generation at the tokenizer's end of turn, saves the model and `files` (tokenizer or processor)."""
+    from transformers import GenerationConfig
+
     model.generation_config = GenerationConfig(eos_token_id=tokenizer.eos_token_id,
                                                pad_token_id=tokenizer.pad_token_id,
                                                bos_token_id=tokenizer.bos_token_id)
-    out = Path(options.output_dir)
+    out = Path(output_dir)
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out)
-    tokenizer.save_pretrained(out)
+    files.save_pretrained(out)
     events.emit(events.Artifact(kind="model", path=str(out)))

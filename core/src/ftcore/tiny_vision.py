@@ -7,9 +7,6 @@ costs a handful of sequence positions instead of Gemma 3's 256.
 """
 from __future__ import annotations
 
-from pathlib import Path
-
-from . import events
 from .chat import GEMMA3_END_OF_TURN
 
 IMAGE_SIZE = 32
@@ -91,7 +88,9 @@ def model_config(options, tokenizer):
 def run(options) -> None:
     """Builds and saves the model for make-tiny-model's options (its text sizes; the vision sizes are fixed above)."""
     import torch
-    from transformers import Gemma3ForConditionalGeneration, GenerationConfig
+    from transformers import Gemma3ForConditionalGeneration
+
+    from .tiny_model import save_tiny_model
 
     processor = build_processor(options.text_files, options.vocab_size, options.max_position_embeddings)
     tokenizer = processor.tokenizer
@@ -101,11 +100,4 @@ def run(options) -> None:
         # Gemma 3 initialises the projection to zeros (pretrained weights replace it); a random model would be blind.
         projection = model.model.multi_modal_projector.mm_input_projection_weight
         projection.normal_(0.0, options.initializer_range)
-    model.generation_config = GenerationConfig(eos_token_id=tokenizer.eos_token_id,
-                                               pad_token_id=tokenizer.pad_token_id,
-                                               bos_token_id=tokenizer.bos_token_id)
-    out = Path(options.output_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(out)
-    processor.save_pretrained(out)
-    events.emit(events.Artifact(kind="model", path=str(out)))
+    save_tiny_model(model, tokenizer, processor, options.output_dir)

@@ -200,6 +200,8 @@ describe('the pipeline, end to end over HTTP', () => {
     // 7. delete the dataset and the job: nothing of either is left in storage
     const deletedDataset = await ok(`${urls.preprocessing}/datasets/${datasetId}`, { method: 'DELETE' });
     expect(deletedDataset.deleted_resources.length).toBeGreaterThan(0);
+    // The two evaluations held the dataset's rows in their samples: they go with it.
+    expect(deletedDataset.deleted_resources.filter((r: string) => r.startsWith('evaluations/'))).toHaveLength(2);
     const deletedJob = await ok(`${urls.training}/jobs/${jobId}`, { method: 'DELETE' });
     expect(deletedJob.deleted_resources.some((r: string) => r.endsWith('.gguf'))).toBe(true);
     const left = (await Promise.all(['blobs', 'work'].map((d) => filesUnder(path.join(dataDir, d))))).flat();

@@ -45,4 +45,15 @@ export class EvaluationsRepository {
   async list(userId: string): Promise<EvaluationRow[]> {
     return this.db.query<EvaluationRow>('SELECT * FROM evaluations WHERE user_id = $1 ORDER BY created_at DESC, evaluation_id DESC', [userId]);
   }
+
+  /** Deletes the caller's evaluations of a job or of a processed dataset (their samples hold its rows and the
+   *  model's answers); returns the ids removed. */
+  async deleteFor(userId: string, of: { jobId: string } | { processedDatasetId: string }): Promise<string[]> {
+    const [column, value] = 'jobId' in of ? ['job_id', of.jobId] : ['processed_dataset_id', of.processedDatasetId];
+    const rows = await this.db.query<{ evaluation_id: string }>(
+      `DELETE FROM evaluations WHERE user_id = $1 AND ${column} = $2 RETURNING evaluation_id`,
+      [userId, value],
+    );
+    return rows.map((r) => r.evaluation_id);
+  }
 }

@@ -84,13 +84,18 @@ export async function datasetRoutes(app: FastifyInstance): Promise<void> {
       if (!row) throw new NotFound('processed dataset', id);
       // Row first: if removing files fails part-way, nothing points at the rest and a retry is harmless.
       await platform.datasets.deleteProcessed(request.userId, id);
+      const evaluations = await platform.evaluations.deleteFor(request.userId, { processedDatasetId: id });
       const files = await platform.blobs.deletePrefix(row.blob_prefix);
       return {
         dataset_name: row.dataset_name,
         deleted: true,
         message: `processed dataset ${id} and its ${files.length} files were deleted; the raw dataset ${row.dataset_id} was kept`,
         deleted_files_count: files.length,
-        deleted_resources: [`processed_datasets/${id}`, ...files.map((key) => platform.blobs.uri(key))],
+        deleted_resources: [
+          `processed_datasets/${id}`,
+          ...files.map((key) => platform.blobs.uri(key)),
+          ...evaluations.map((e) => `evaluations/${e}`),
+        ],
       };
     },
   });

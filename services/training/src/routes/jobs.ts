@@ -70,6 +70,7 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
         throw new Conflict(`an export of job ${job.job_id} is running; delete the job once it has finished (GET /exports/${job.job_id})`);
       }
       await platform.jobs.delete(request.userId, job.job_id);
+      const evaluations = await platform.evaluations.deleteFor(request.userId, { jobId: job.job_id });
       const blobs = await platform.blobs.deletePrefix(job.blob_prefix);
       const work = jobWorkDir(platform, job.job_id);
       const hadWork = await fs.stat(work).then(() => true, () => false);
@@ -81,7 +82,8 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
         deleted_resources: [
           `training_jobs/${job.job_id}`,
           ...blobs.map((key) => platform.blobs.uri(key)),
-          ...(hadWork ? [`${work} (spec, dataset copy, checkpoints)`] : []),
+          ...(hadWork ? [`${work} (spec, dataset copy, checkpoints, model caches)`] : []),
+          ...evaluations.map((e) => `evaluations/${e}`),
         ],
       };
     },

@@ -2,11 +2,11 @@
 // are written to its stdin as JSON lines, each with an id, and pipelined (the core answers them in order);
 // answers are matched by id. A request past its time limit is cancelled in the core and rejected here; a core
 // that dies fails its pending requests with the reason and is started again by the next request.
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { parseCoreEventLine, type CoreEvent, type GeneratedEvent, type ScoredEvent } from './events.ts';
-import { CORE_DIR, DEFAULT_CORE_PYTHON } from './run-core.ts';
+import { spawnCore, stderrSummary } from './run-core.ts';
 import type { z } from 'zod';
 
 export type Generated = z.infer<typeof GeneratedEvent>;
@@ -82,8 +82,6 @@ interface Running {
   ready: Promise<void>;
   stderrTail: string[];
 }
-
-const STDERR_TAIL = 20;
 
 export class CoreServer {
   private running: Running | undefined;
@@ -175,14 +173,12 @@ export class CoreServer {
       ...(this.options.device ? ['--device', this.options.device] : []),
       ...(this.options.bertscoreEncoder ? ['--bertscore_encoder', this.options.bertscoreEncoder] : []),
     ];
-    const { FTCORE_EXIT_WITH_PARENT: _unused, ...inherited } = process.env;
-    const child = spawn(this.options.python ?? process.env.CORE_PYTHON ?? DEFAULT_CORE_PYTHON, ['-m', 'ftcore', 'serve', ...flags], {
-      cwd: CORE_DIR,
-      // stdin is the request channel; when this process dies it closes and the core exits.
-      env: { ...inherited, PYTHONUNBUFFERED: '1', ...this.options.env },
-      stdio: ['pipe', 'pipe', 'pipe'],
+    // stdin is the request channel; when this process dies it closes and the core exits (serve runs no parent watch).
+    const { child, stderrTail } = spawnCore(['serve', ...flags], {
+      ...(this.options.python ? { python: this.options.python } : {}),
+      ...(this.options.env ? { env: this.options.env } : {}),
+      ...(this.options.onStderr ? { onStderr: this.options.onStderr } : {}),
     });
-    const stderrTail: string[] = [];
     let markReady!: () => void;
     let failStart!: (error: CoreServerError) => void;
     const ready = new Promise<void>((resolve, reject) => {
@@ -193,11 +189,6 @@ export class CoreServer {
     const running: Running = { child, ready, stderrTail };
     this.running = running;
 
-    createInterface({ input: child.stderr }).on('line', (line) => {
-      stderrTail.push(line);
-      if (stderrTail.length > STDERR_TAIL) stderrTail.shift();
-      this.options.onStderr?.(line);
-    });
     createInterface({ input: child.stdout }).on('line', (line) => {
       if (line.trim() === '') return;
       let event: CoreEvent;
@@ -214,7 +205,7 @@ export class CoreServer {
     const onGone = (why: string) => {
       if (this.running !== running) return;
       this.running = undefined;
-      const tail = stderrTail.filter((l) => l.trim() !== '').slice(-3).join(' | ');
+      const tail = stderrSummary(stderrTail);
       const error = new CoreServerError('exited', `the ML core server ${why}${tail ? `: ${tail}` : ''}`);
       failStart(error);
       this.failAll(error);

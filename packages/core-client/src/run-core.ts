@@ -1,7 +1,7 @@
 // Runs one core command as a child process: spec file in, JSON-lines events out (see events.ts).
 // Secrets travel in the child's environment only. Cancelling sends SIGTERM: the core saves a checkpoint
 // at the next step and exits with `error` "cancelled"; a core that ignores it is killed after a grace period.
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -10,7 +10,7 @@ import { parseCoreEventLine, type CoreEvent } from './events.ts';
 
 /** The core's virtual environment made by `uv sync` in core/ (scripts/bootstrap.sh). */
 export const DEFAULT_CORE_PYTHON = fileURLToPath(new URL('../../../core/.venv/bin/python', import.meta.url));
-export const CORE_DIR = fileURLToPath(new URL('../../../core/', import.meta.url));
+const CORE_DIR = fileURLToPath(new URL('../../../core/', import.meta.url));
 
 export type CoreCommand = 'train' | 'merge' | 'generate' | 'make-tiny-model' | 'import-model' | 'gguf';
 
@@ -44,17 +44,45 @@ export interface CoreResult {
 
 const STDERR_TAIL = 20;
 
+export interface CoreProcess {
+  child: ChildProcessWithoutNullStreams;
+  /** The last STDERR_TAIL lines of stderr (library logs), for failures the core could not describe itself. */
+  stderrTail: string[];
+}
+
+/** Starts `python -m ftcore <args>` in core/, unbuffered, all three streams piped; stderr lines are passed to
+ *  `onStderr` and the last ones kept. Used by one-shot commands (runCore) and the warm server (CoreServer). */
+export function spawnCore(args: readonly string[], options: { python?: string; env?: Record<string, string | undefined>; onStderr?: (line: string) => void } = {}): CoreProcess {
+  const child = spawn(options.python ?? process.env.CORE_PYTHON ?? DEFAULT_CORE_PYTHON, ['-m', 'ftcore', ...args], {
+    cwd: CORE_DIR,
+    env: { ...process.env, PYTHONUNBUFFERED: '1', ...options.env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  const stderrTail: string[] = [];
+  createInterface({ input: child.stderr }).on('line', (line) => {
+    stderrTail.push(line);
+    if (stderrTail.length > STDERR_TAIL) stderrTail.shift();
+    options.onStderr?.(line);
+  });
+  return { child, stderrTail };
+}
+
+/** The last few non-empty stderr lines as one line, for an error message. */
+export function stderrSummary(stderrTail: readonly string[]): string {
+  return stderrTail.filter((l) => l.trim() !== '').slice(-3).join(' | ');
+}
+
 export async function runCore(options: RunCoreOptions): Promise<CoreResult> {
   await fs.mkdir(path.dirname(options.specFile), { recursive: true });
   await fs.writeFile(options.specFile, JSON.stringify(options.spec, null, 2));
-  const child = spawn(options.python ?? process.env.CORE_PYTHON ?? DEFAULT_CORE_PYTHON, ['-m', 'ftcore', options.command, '--spec', options.specFile], {
-    cwd: CORE_DIR,
-    env: { ...process.env, PYTHONUNBUFFERED: '1', FTCORE_EXIT_WITH_PARENT: '1', ...options.env },
-    // stdin stays open: the core exits when it closes, so a worker that dies takes its core with it.
-    stdio: ['pipe', 'pipe', 'pipe'],
+  // stdin stays open: the core exits when it closes, so a worker that dies takes its core with it.
+  const { child, stderrTail } = spawnCore([options.command, '--spec', options.specFile], {
+    ...(options.python ? { python: options.python } : {}),
+    env: { FTCORE_EXIT_WITH_PARENT: '1', ...options.env },
+    ...(options.onStderr ? { onStderr: options.onStderr } : {}),
   });
 
-  const result: CoreResult = { exitCode: null, signal: null, done: false, stderrTail: [], cancelled: false };
+  const result: CoreResult = { exitCode: null, signal: null, done: false, stderrTail, cancelled: false };
   let killTimer: NodeJS.Timeout | undefined;
   const cancel = () => {
     result.cancelled = true;
@@ -63,13 +91,6 @@ export async function runCore(options: RunCoreOptions): Promise<CoreResult> {
   };
   if (options.signal?.aborted) cancel();
   options.signal?.addEventListener('abort', cancel, { once: true });
-
-  const stderr = createInterface({ input: child.stderr });
-  stderr.on('line', (line) => {
-    result.stderrTail.push(line);
-    if (result.stderrTail.length > STDERR_TAIL) result.stderrTail.shift();
-    options.onStderr?.(line);
-  });
 
   const exited = new Promise<void>((resolve, reject) => {
     child.once('error', reject);
@@ -104,7 +125,7 @@ export async function runCore(options: RunCoreOptions): Promise<CoreResult> {
 /** One sentence for a failed run: the core's own error, else the end of its stderr, else the exit status. */
 export function describeCoreFailure(result: CoreResult): string {
   if (result.error) return result.error.message;
-  const tail = result.stderrTail.filter((l) => l.trim() !== '').slice(-3).join(' | ');
+  const tail = stderrSummary(result.stderrTail);
   const status = result.signal ? `was killed by ${result.signal}` : `exited with code ${result.exitCode}`;
   return tail ? `the ML core ${status}: ${tail}` : `the ML core ${status} without reporting an error`;
 }

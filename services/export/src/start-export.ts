@@ -1,12 +1,11 @@
 // POST /exports: the checks made before an export is queued (the job exists, is the caller's, has completed
 // and has the model asked for), then the export row and the queue entry. The hub token stays in memory.
-import { Conflict, NotFound, type Platform } from '@ftp/platform';
+import { Conflict, type Platform } from '@ftp/platform';
 import type { ExportCreateResult, ExportRequest } from '@ftp/schema';
 import { JobModels, queueExport } from '@ftp/worker';
 
 export async function startExport(platform: Platform, userId: string, request: ExportRequest): Promise<ExportCreateResult> {
-  const job = await platform.jobs.get(userId, request.job_id);
-  if (!job) throw new NotFound('training job', request.job_id);
+  const job = await platform.jobs.getOwn(userId, request.job_id);
   if (job.status !== 'completed') {
     const hint = job.status === 'failed' ? 'train it again' : 'wait until it has completed';
     throw new Conflict(`training job ${job.job_id} is ${job.status}; only a completed job can be exported (${hint})`);

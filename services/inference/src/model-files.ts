@@ -4,7 +4,6 @@
 import type { BatchInferenceRequest } from '@ftp/schema';
 import {
   invalidField,
-  NotFound,
   ServiceUnavailable,
   UnprocessableEntity,
   type JobSecretValues,
@@ -43,8 +42,7 @@ export async function resolveModel(platform: Platform, userId: string, choice: M
       return { files, baseModelId };
     }
 
-    const job = await platform.jobs.get(userId, choice.job_id!);
-    if (!job) throw new NotFound('training job', choice.job_id!);
+    const job = await platform.jobs.getOwn(userId, choice.job_id!);
     if (choice.base_model_id !== undefined && choice.base_model_id !== job.base_model_id) {
       throw invalidField(
         ['body', 'base_model_id'],

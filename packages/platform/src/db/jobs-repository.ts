@@ -1,6 +1,7 @@
 // Training job rows, their event log and the worker registry. Reads by id filter on user_id; the
 // worker-side methods (claim, progress, finish) act on a job the queue handed over, by id alone.
 import type { Database } from './database.ts';
+import { NotFound } from '../errors.ts';
 
 export type JobStatus = 'queued' | 'preparing' | 'training' | 'completed' | 'failed';
 export const RUNNING_STATUSES: readonly JobStatus[] = ['queued', 'preparing', 'training'];
@@ -74,6 +75,13 @@ export class JobsRepository {
   async get(userId: string, jobId: string): Promise<TrainingJobRow | undefined> {
     const [row] = await this.db.query<TrainingJobRow>('SELECT * FROM training_jobs WHERE user_id = $1 AND job_id = $2', [userId, jobId]);
     return row;
+  }
+
+  /** The caller's job; NotFound (404) when it does not exist or is another user's. */
+  async getOwn(userId: string, jobId: string): Promise<TrainingJobRow> {
+    const job = await this.get(userId, jobId);
+    if (!job) throw new NotFound('training job', jobId);
+    return job;
   }
 
   /** Worker side: the job the queue named, whoever owns it. */

@@ -3,16 +3,10 @@
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { NotFound, type Platform, type TrainingJobRow } from '@ftp/platform';
+import { NotFound } from '@ftp/platform';
 import { exportRoutes as contracts } from '@ftp/schema';
 import { hasArtifacts, presentExportDetails, presentExportSummary } from '../presenters.ts';
 import { startExport } from '../start-export.ts';
-
-async function ownJob(platform: Platform, userId: string, jobId: string): Promise<TrainingJobRow> {
-  const job = await platform.jobs.get(userId, jobId);
-  if (!job) throw new NotFound('training job', jobId);
-  return job;
-}
 
 export async function exportRoutes(app: FastifyInstance): Promise<void> {
   const routes = app.withTypeProvider<ZodTypeProvider>();
@@ -31,7 +25,7 @@ export async function exportRoutes(app: FastifyInstance): Promise<void> {
   routes.route({
     ...contracts.getExport,
     handler: async (request) => {
-      const job = await ownJob(platform, request.userId, request.params.job_id);
+      const job = await platform.jobs.getOwn(request.userId, request.params.job_id);
       return presentExportDetails(job, await platform.exports.latestForJob(request.userId, job.job_id));
     },
   });
@@ -39,7 +33,7 @@ export async function exportRoutes(app: FastifyInstance): Promise<void> {
   routes.route({
     ...contracts.downloadExport,
     handler: async (request, reply) => {
-      const job = await ownJob(platform, request.userId, request.params.job_id);
+      const job = await platform.jobs.getOwn(request.userId, request.params.job_id);
       const { type } = request.query;
       const uri = job.artifacts.file[type];
       const key = uri ? platform.blobs.keyFromUri(uri) : undefined;

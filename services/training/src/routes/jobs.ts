@@ -2,19 +2,13 @@
 import fs from 'node:fs/promises';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { Conflict, NotFound, RUNNING_STATUSES, trainingQueue, type Platform, type TrainingJobRow } from '@ftp/platform';
+import { Conflict, RUNNING_STATUSES, trainingQueue, type Platform, type TrainingJobRow } from '@ftp/platform';
 import { trainingRoutes } from '@ftp/schema';
 import { CANCELLED_BY_USER, jobWorkDir } from '@ftp/worker';
 import { submitTrainingJob } from '../submit.ts';
 import { presentJob } from '../presenters.ts';
 import { renderDashboard } from '../dashboard.ts';
 import { streamJobEvents } from '../job-events.ts';
-
-async function ownJob(platform: Platform, userId: string, jobId: string): Promise<TrainingJobRow> {
-  const job = await platform.jobs.get(userId, jobId);
-  if (!job) throw new NotFound('training job', jobId);
-  return job;
-}
 
 /** A job as GET /jobs/{id} shows it, with its latest export. */
 async function present(platform: Platform, job: TrainingJobRow) {
@@ -41,13 +35,13 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
 
   routes.route({
     ...trainingRoutes.getJob,
-    handler: async (request) => present(platform, await ownJob(platform, request.userId, request.params.job_id)),
+    handler: async (request) => present(platform, await platform.jobs.getOwn(request.userId, request.params.job_id)),
   });
 
   routes.route({
     ...trainingRoutes.cancelJob,
     handler: async (request) => {
-      const job = await ownJob(platform, request.userId, request.params.job_id);
+      const job = await platform.jobs.getOwn(request.userId, request.params.job_id);
       if (!RUNNING_STATUSES.includes(job.status)) throw new Conflict(`job ${job.job_id} is already ${job.status}; only queued, preparing or training jobs can be cancelled`);
       await platform.jobs.requestCancel(request.userId, job.job_id);
       // A queued job never reaches a worker; a running one is stopped by its worker, which watches the flag.
@@ -55,14 +49,14 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
         platform.jobSecrets.drop(job.job_id);
         await platform.jobs.update(job.job_id, { status: 'failed', error: CANCELLED_BY_USER, finished_at: new Date() }, ['queued']);
       }
-      return present(platform, await ownJob(platform, request.userId, job.job_id));
+      return present(platform, await platform.jobs.getOwn(request.userId, job.job_id));
     },
   });
 
   routes.route({
     ...trainingRoutes.deleteJob,
     handler: async (request) => {
-      const job = await ownJob(platform, request.userId, request.params.job_id);
+      const job = await platform.jobs.getOwn(request.userId, request.params.job_id);
       if (RUNNING_STATUSES.includes(job.status)) {
         throw new Conflict(`job ${job.job_id} is ${job.status}; cancel it first (POST /jobs/${job.job_id}/cancel)`);
       }
@@ -92,7 +86,7 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
   routes.route({
     ...trainingRoutes.streamJobEvents,
     handler: async (request, reply) => {
-      const job = await ownJob(platform, request.userId, request.params.job_id);
+      const job = await platform.jobs.getOwn(request.userId, request.params.job_id);
       reply.hijack();
       await streamJobEvents(platform, job, request.raw, reply.raw);
     },
@@ -101,7 +95,7 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
   routes.route({
     ...trainingRoutes.getJobDashboard,
     handler: async (request, reply) => {
-      const job = await ownJob(platform, request.userId, request.params.job_id);
+      const job = await platform.jobs.getOwn(request.userId, request.params.job_id);
       const events = await platform.jobs.events(job.job_id);
       return reply.type('text/html; charset=utf-8').send(renderDashboard(job, events));
     },

@@ -3,7 +3,7 @@
 // for cancels and keeps a heartbeat.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { exportQueue, newId, trainingQueue, type Platform } from '@ftp/platform';
+import { exportQueue, newId, trainingQueue, type Platform, type QueueDefinition } from '@ftp/platform';
 import { runTrainingJob, SHUTDOWN, WORKER_STOPPED } from './training/run-training-job.ts';
 import { recoverExports, runExportJob } from './export/run-export-job.ts';
 
@@ -59,6 +59,32 @@ async function recoverJobs(platform: Platform, workerId: string, sole: boolean):
   await recoverExports(platform, workerId, sole, staleWorkers);
 }
 
+/** Consumes `queue`, with an AbortController per item at work (cancels and shutdown abort it); returns them by id. */
+function consume<P>(
+  platform: Platform,
+  queue: QueueDefinition<P>,
+  idOf: (payload: P) => string,
+  run: (id: string, signal: AbortSignal) => Promise<void>,
+  concurrency: number,
+): Map<string, AbortController> {
+  const atWork = new Map<string, AbortController>();
+  platform.queue.process(
+    queue,
+    async (payload) => {
+      const id = idOf(payload);
+      const controller = new AbortController();
+      atWork.set(id, controller);
+      try {
+        await run(id, controller.signal);
+      } finally {
+        atWork.delete(id);
+      }
+    },
+    { concurrency },
+  );
+  return atWork;
+}
+
 export async function startWorker(platform: Platform, options: WorkerOptions = {}): Promise<WorkerHandle> {
   const workerId = newId('wrk');
   const devices = await detectDevices();
@@ -69,32 +95,11 @@ export async function startWorker(platform: Platform, options: WorkerOptions = {
     for (const job of await platform.jobs.listByStatus(['queued'])) await platform.queue.add(trainingQueue, { jobId: job.job_id });
   }
 
-  const running = new Map<string, AbortController>();
-  platform.queue.process(
-    trainingQueue,
-    async ({ jobId }) => {
-      const controller = new AbortController();
-      running.set(jobId, controller);
-      try {
-        await runTrainingJob({ platform, workerId, secrets: platform.jobSecrets.take(jobId), signal: controller.signal }, jobId);
-      } finally {
-        running.delete(jobId);
-      }
-    },
-    { concurrency: options.concurrency ?? platform.config.WORKER_CONCURRENCY },
-  );
-
+  const context = (id: string, signal: AbortSignal) => ({ platform, workerId, secrets: platform.jobSecrets.take(id), signal });
+  const running = consume(platform, trainingQueue, (p) => p.jobId, (id, signal) => runTrainingJob(context(id, signal), id),
+    options.concurrency ?? platform.config.WORKER_CONCURRENCY);
   // Exports have their own lane, so a long training run never holds them up (and one export at a time).
-  const exporting = new Map<string, AbortController>();
-  platform.queue.process(exportQueue, async ({ exportId }) => {
-    const controller = new AbortController();
-    exporting.set(exportId, controller);
-    try {
-      await runExportJob({ platform, workerId, secrets: platform.jobSecrets.take(exportId), signal: controller.signal }, exportId);
-    } finally {
-      exporting.delete(exportId);
-    }
-  });
+  const exporting = consume(platform, exportQueue, (p) => p.exportId, (id, signal) => runExportJob(context(id, signal), id), 1);
 
   // Heartbeat, cancel requests (a flag on the row, so any process can ask), and orphans of other workers.
   let ticking = false;

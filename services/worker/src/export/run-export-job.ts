@@ -15,7 +15,7 @@ import {
   type TrainingJobRow,
 } from '@ftp/platform';
 import type { GgufQuantization } from '@ftp/schema';
-import { JobModels, ModelBuildError } from '../models/job-models.ts';
+import { ggufFileName, JobModels, ModelBuildError } from '../models/job-models.ts';
 import { listFolderFiles, uploadFolder } from '../models/blob-folders.ts';
 import { SHUTDOWN } from '../training/run-training-job.ts';
 import { HubPublishError, publishToHub, type HubFile } from './hub-publish.ts';
@@ -93,7 +93,7 @@ function exportPlan(platform: Platform, job: TrainingJobRow, models: JobModels, 
 
   if (row.type === 'gguf') {
     const quantization = (row.gguf_quantization ?? 'q8_0') as GgufQuantization;
-    const name = `model-${quantization}.gguf`;
+    const name = ggufFileName(quantization);
     const ggufFiles = async (): Promise<HubFile[]> => {
       const file = await models.gguf(quantization);
       return [{ path: name, file }, { path: 'Modelfile', file: path.join(path.dirname(file), 'Modelfile') }];

@@ -44,6 +44,9 @@ async function once(target: string, exists: () => Promise<boolean>, build: () =>
   return run;
 }
 
+/** The name a GGUF of the whole model has wherever it is stored: training's `gguf/`, exports, caches. */
+export const ggufFileName = (quantization: GgufQuantization): string => `model-${quantization}.gguf`;
+
 const isFile = (p: string) => fs.stat(p).then((s) => s.isFile(), () => false);
 
 /** Runs one core step; throws ModelBuildError with the core's own explanation when it fails. */
@@ -109,7 +112,7 @@ export async function baseModelFolder(platform: Platform, provider: 'hub' | 'loc
 export async function baseModelGguf(platform: Platform, folder: string, quantization: GgufQuantization, options: ModelBuildOptions = {}): Promise<string> {
   const key = createHash('sha256').update(path.resolve(folder)).digest('hex').slice(0, 16);
   const dir = path.join(platform.config.dataDir, 'cache', 'base-gguf', key, quantization);
-  const name = `model-${quantization}.gguf`;
+  const name = ggufFileName(quantization);
   const file = path.join(dir, name);
   return once(file, () => isFile(file), async () => {
     await fs.mkdir(path.dirname(dir), { recursive: true });
@@ -169,7 +172,7 @@ export class JobModels {
   /** The merged model as GGUF (with its Ollama Modelfile beside it): the one training stored, or converted here.
    *  One folder per quantization, since the Modelfile names its own .gguf file. */
   async gguf(quantization: GgufQuantization): Promise<string> {
-    const name = `model-${quantization}.gguf`;
+    const name = ggufFileName(quantization);
     const folder = path.join(this.dir, `gguf-${quantization}`);
     const file = path.join(folder, name);
     return once(file, () => isFile(file), async () => {

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createWriteStream } from 'node:fs';
 import { describeCoreFailure, runCore, type CoreEvent, type CoreResult } from '@ftp/core-client';
-import { jobWorkDir, ModelBuildError, runCoreStep } from '../models/job-models.ts';
+import { ggufFileName, jobWorkDir, ModelBuildError, runCoreStep } from '../models/job-models.ts';
 import { uploadFolder } from '../models/blob-folders.ts';
 import { AppError, UnprocessableEntity, type ArtifactGroupsRow, type JobSecretValues, type Platform, type TrainingJobRow } from '@ftp/platform';
 import type { TrainingConfig } from '@ftp/schema';
@@ -154,9 +154,9 @@ export async function runTrainingJob(ctx: JobContext, jobId: string): Promise<vo
     let ggufPath: string | null = null;
     if (includeGguf) {
       const ggufDir = path.join(work, 'gguf');
-      await runStep(ctx, job, 'gguf', { model: fullModelDir, output_file: path.join(ggufDir, `model-${quantization}.gguf`), quantization });
+      await runStep(ctx, job, 'gguf', { model: fullModelDir, output_file: path.join(ggufDir, ggufFileName(quantization)), quantization });
       await uploadFolder(platform, ggufDir, `${job.blob_prefix}gguf`);
-      ggufPath = platform.blobs.uri(`${job.blob_prefix}gguf/model-${quantization}.gguf`);
+      ggufPath = platform.blobs.uri(`${job.blob_prefix}gguf/${ggufFileName(quantization)}`);
       artifacts.file.gguf = ggufPath;
     }
     await jobs.update(jobId, { status: 'completed', artifacts, adapter_path: adapterPath ?? artifacts.raw.merged ?? null, gguf_path: ggufPath, finished_at: new Date() }, ['training', 'preparing']);

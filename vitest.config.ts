@@ -1,4 +1,5 @@
-// One vitest run covers every workspace package; each test file makes its own temp data folder.
+// One vitest run covers every workspace package; each test file makes its own temp data folder. PostgreSQL,
+// Redis and SeaweedFS start once per run (test/servers/global-setup.ts), not per file.
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
@@ -7,5 +8,6 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    globalSetup: ['test/servers/global-setup.ts'],
   },
 });

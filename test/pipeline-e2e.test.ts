@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FastEngine } from '../services/worker/src/fast-engine/index.ts';
 import { startHubStandin, type HubStandin } from './hub-standin/server.ts';
+import { apiClient, until } from './support/http.ts';
 import { startStack, stackPorts, type StackProcess, type StackUrls } from './support/stack.ts';
 import { tinyModelsDir, TINY_MODEL } from './support/tiny-model.ts';
 
@@ -26,32 +27,7 @@ let stack: StackProcess;
 let hub: HubStandin;
 let auth: Record<string, string>;
 
-async function call(url: string, init: RequestInit & { json?: unknown } = {}): Promise<{ status: number; body: any }> {
-  const { json, ...rest } = init;
-  const res = await fetch(url, {
-    ...rest,
-    headers: { ...auth, ...(json === undefined ? {} : { 'content-type': 'application/json' }), ...(rest.headers as Record<string, string> | undefined) },
-    ...(json === undefined ? {} : { body: JSON.stringify(json) }),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text.startsWith('{') || text.startsWith('[') ? JSON.parse(text) : text };
-}
-
-async function ok(url: string, init: RequestInit & { json?: unknown } = {}): Promise<any> {
-  const res = await call(url, init);
-  if (res.status !== 200) throw new Error(`${init.method ?? 'GET'} ${url} → ${res.status}: ${JSON.stringify(res.body)}`);
-  return res.body;
-}
-
-async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 300_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`${what} did not finish in time: ${JSON.stringify(value)}`);
-    await new Promise((r) => setTimeout(r, 300));
-  }
-}
+const { call, ok } = apiClient(() => auth);
 
 async function filesUnder(root: string): Promise<string[]> {
   const entries = await fs.readdir(root, { recursive: true, withFileTypes: true }).catch(() => []);
@@ -204,8 +180,9 @@ describe('the pipeline, end to end over HTTP', () => {
     expect(deletedDataset.deleted_resources.filter((r: string) => r.startsWith('evaluations/'))).toHaveLength(2);
     const deletedJob = await ok(`${urls.training}/jobs/${jobId}`, { method: 'DELETE' });
     expect(deletedJob.deleted_resources.some((r: string) => r.endsWith('.gguf'))).toBe(true);
-    const left = (await Promise.all(['blobs', 'work'].map((d) => filesUnder(path.join(dataDir, d))))).flat();
-    expect(left.filter((f) => f.includes(jobId) || f.includes(datasetId))).toEqual([]);
+    // Stored files go with the request; the worker drops its local copies (work folder) on its next heartbeat.
+    const left = async () => (await Promise.all(['blobs', 'work'].map((d) => filesUnder(path.join(dataDir, d))))).flat().filter((f) => f.includes(jobId) || f.includes(datasetId));
+    expect(await until('the worker dropping its copies', left, (files) => files.length === 0, 30_000)).toEqual([]);
     expect((await call(`${urls.export}/exports/${jobId}`)).status).toBe(404);
     expect((await ok(`${urls.export}/exports`)).map((e: { job_id: string }) => e.job_id)).not.toContain(jobId);
     // The hub token never reached a log line.

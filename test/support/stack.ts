@@ -1,5 +1,6 @@
-// The embedded stack as a child process on free loopback ports (what `bash scripts/start.sh` runs), for
-// tests that drive every service over real HTTP: start, restart on the same data folder, stop.
+// Our processes as child processes on free loopback ports, for tests that drive them over real HTTP: the embedded
+// stack (what `bash scripts/start.sh` runs), and, scaled out, each service and each worker on its own
+// (`pnpm start:<service>`, `pnpm start:worker`). Start, kill (any signal), restart on the same data.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import net from 'node:net';
@@ -22,12 +23,14 @@ export interface StackUrls {
   inference: string;
 }
 
-export interface StackProcess {
+export interface NodeProcess {
   child: ChildProcess;
-  /** Everything the stack wrote so far, stdout and stderr together (its logs, a first API key in token mode). */
+  /** Everything it wrote so far, stdout and stderr together (its logs, a first API key in token mode). */
   output(): string;
+  /** Sends `signal` (default SIGTERM) and waits for the exit. */
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
+export type StackProcess = NodeProcess;
 
 /** Environment with four free ports and the matching service URLs. */
 export async function stackPorts(): Promise<{ env: Record<string, string>; urls: StackUrls }> {
@@ -43,32 +46,42 @@ export async function stackPorts(): Promise<{ env: Record<string, string>; urls:
   };
 }
 
-/** Starts services/stack and waits until every service answers /health. */
-export async function startStack(env: Record<string, string>, urls: StackUrls): Promise<StackProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'services/stack/src/main.ts'], {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+/** Runs one of our entry points (a path under the repository) with tsx and `env` over this process's. */
+export function startNode(script: string, env: Record<string, string>): NodeProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', script], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const collect = (chunk: Buffer) => (output += chunk.toString());
   child.stdout!.on('data', collect);
   child.stderr!.on('data', collect);
-  const handle: StackProcess = {
+  return {
     child,
     output: () => output,
     async stop(signal = 'SIGTERM') {
       if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = once(child, 'exit');
       child.kill(signal);
-      await once(child, 'exit');
+      await exited;
     },
   };
-  for (let i = 0; i < 480; i++) {
-    if (child.exitCode !== null) throw new Error(`the stack exited with code ${child.exitCode}:\n${output.slice(-4000)}`);
-    const up = await Promise.all(Object.values(urls).map((url) => fetch(`${url}/health`).then((r) => r.ok, () => false)));
-    if (up.every(Boolean)) return handle;
+}
+
+/** Polls until every URL answers /health with 200; fails with the processes' output when one exits first. */
+export async function waitHealthy(urls: readonly string[], processes: readonly NodeProcess[], timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const exited = processes.find((p) => p.child.exitCode !== null || p.child.signalCode !== null);
+    if (exited) throw new Error(`a process exited with code ${exited.child.exitCode}:\n${exited.output().slice(-4000)}`);
+    const up = await Promise.all(urls.map((url) => fetch(`${url}/health`).then((r) => r.ok, () => false)));
+    if (up.every(Boolean)) return;
     await new Promise((r) => setTimeout(r, 250));
   }
-  await handle.stop('SIGKILL');
-  throw new Error(`the stack did not start:\n${output.slice(-4000)}`);
+  await Promise.all(processes.map((p) => p.stop('SIGKILL')));
+  throw new Error(`not healthy within ${timeoutMs} ms:\n${processes.map((p) => p.output().slice(-2000)).join('\n---\n')}`);
+}
+
+/** Starts services/stack (every service and a worker in one process) and waits until every service answers. */
+export async function startStack(env: Record<string, string>, urls: StackUrls): Promise<StackProcess> {
+  const stack = startNode('services/stack/src/main.ts', env);
+  await waitHealthy(Object.values(urls), [stack]);
+  return stack;
 }

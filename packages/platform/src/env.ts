@@ -39,7 +39,33 @@ const EnvSchema = z
       .describe('GGUF type the fast engine runs: f16 gives transformers’ greedy text, q8_0 is faster'),
     FAST_ENGINE_THREADS: positiveInt.optional().describe('CPU threads per llama.cpp context (default one per core); 1 suits tiny models on a busy machine'),
     LLM_API_BASE: z.url().optional(),
-    DATABASE_URL: z.string().optional(),
+    DATABASE_URL: z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+      .optional()
+      .describe('PostgreSQL for the metadata store (scaled out); unset: PGlite in DATA_DIR'),
+    DATABASE_POOL_SIZE: positiveInt.default(10).describe('connections each process keeps to PostgreSQL'),
+    S3_BUCKET: z.string().min(3).max(63).optional().describe('S3-compatible bucket for blobs (scaled out); unset: DATA_DIR/blobs'),
+    S3_ENDPOINT: z.url().optional().describe('S3 API endpoint (SeaweedFS, MinIO, …); unset: AWS for S3_REGION'),
+    S3_REGION: z.string().min(1).default('us-east-1'),
+    S3_ACCESS_KEY_ID: z.string().min(1).optional().describe('unset: the AWS SDK default chain (AWS_ACCESS_KEY_ID, instance role, …)'),
+    S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
+    S3_FORCE_PATH_STYLE: boolFromEnv.default(true).describe('bucket in the path, not the host name (what most S3-compatible servers need)'),
+    REDIS_URL: z
+      .string()
+      .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
+      .optional()
+      .describe('Redis for the job queue (BullMQ, scaled out); unset: the in-process queue'),
+    REDIS_PREFIX: z.string().min(1).default('ftp').describe('prefix of every key the queue keeps in Redis'),
+    SECRETS_KEY: z.string().min(1).optional().describe('32 random bytes, base64: seals hub_token and api keys at rest; required with DATABASE_URL'),
+    SECRET_TTL_S: positiveInt.default(7 * 24 * 3600).describe('how long a sealed secret of a job that never ends is kept'),
+    WORKER_TIMEOUT_S: positiveInt.default(60).describe('a worker silent this long is gone: its jobs fail, or resume elsewhere'),
+    WORKER_QUEUES: z
+      .string()
+      .regex(/^\s*(train|export|infer|evaluate)(\s*,\s*(train|export|infer|evaluate))*\s*$/, 'must be a comma-separated list of train, export, infer, evaluate')
+      .default('train,export,infer,evaluate')
+      .transform((v) => [...new Set(v.split(',').map((q) => q.trim()))] as Array<'train' | 'export' | 'infer' | 'evaluate'>)
+      .describe('the queues a worker serves'),
     WORKER_CONCURRENCY: positiveInt.default(1).describe('training jobs one worker runs at once'),
     START_WORKER: boolFromEnv.default(true).describe('run a worker in the embedded process'),
     CORE_PYTHON: z.string().min(1).optional().describe('python of the ML core (default core/.venv/bin/python)'),
@@ -54,14 +80,21 @@ const EnvSchema = z
         message: 'AUTH_MODE=jwt needs JWT_SECRET (HS256) or JWT_PUBLIC_KEY (RS256, PEM)',
       });
     }
-    if (env.DATABASE_URL) {
+    // Every process of a deployment must open the secrets the others sealed: the key cannot be generated here.
+    if (env.DATABASE_URL && !env.SECRETS_KEY) {
       ctx.addIssue({
         code: 'custom',
-        path: ['DATABASE_URL'],
-        message: 'the Postgres driver is not available in this version; unset DATABASE_URL to use the embedded store',
+        path: ['SECRETS_KEY'],
+        message: 'is required with DATABASE_URL: every process must share it (make one with: openssl rand -base64 32)',
       });
     }
+    if (env.S3_ACCESS_KEY_ID !== undefined && env.S3_SECRET_ACCESS_KEY === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['S3_SECRET_ACCESS_KEY'], message: 'is required with S3_ACCESS_KEY_ID' });
+    }
   });
+
+/** Every variable the services read, with its description: the compose file and README are checked against it. */
+export const CONFIG_VARIABLES: readonly string[] = Object.keys(EnvSchema.shape);
 
 export type Config = z.infer<typeof EnvSchema> & {
   /** Absolute DATA_DIR. */
@@ -98,5 +131,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 }
 
 function redactIfSecret(name: string, value: unknown): unknown {
-  return /TOKEN|SECRET|KEY/.test(name) ? '[redacted]' : value;
+  if (/TOKEN|SECRET|KEY/.test(name)) return '[redacted]';
+  // DATABASE_URL, REDIS_URL: a password in the URL stays out of the message.
+  return typeof value === 'string' ? value.replace(/\/\/([^:/@]*):[^@/]*@/, '//$1:[redacted]@') : value;
 }

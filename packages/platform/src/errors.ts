@@ -72,3 +72,11 @@ export class GatewayTimeout extends AppError {
 export function invalidField(loc: string[], msg: string, type = 'value_error'): UnprocessableEntity {
   return new UnprocessableEntity({ loc, msg, type });
 }
+
+/** Node's network error codes that mean a server cannot be reached (the database, the storage, Redis). */
+const NETWORK_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'ECONNABORTED']);
+
+/** True when `code` (an error's `code`) is one of Node's "cannot reach the server" codes. */
+export function isNetworkErrorCode(code: unknown): boolean {
+  return typeof code === 'string' && NETWORK_ERROR_CODES.has(code);
+}

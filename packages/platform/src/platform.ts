@@ -1,19 +1,24 @@
-// Everything a service or worker stands on, opened once per process: config, logger, metadata store,
-// blob store, job queue, repositories and the authenticator. In the embedded default all four services
-// and the worker share one Platform, because PGlite has a single owner.
+// Everything a service or worker stands on, opened once per process: config, logger, metadata store, blob
+// store, job queue, sealed secrets, repositories and the authenticator. Each store has two drivers chosen by
+// the environment (DATABASE_URL → PostgreSQL, S3_BUCKET → S3, REDIS_URL → BullMQ; unset → the embedded
+// default: PGlite and a folder in DATA_DIR, an in-process queue), and nothing above this file can tell which.
 import path from 'node:path';
 import type { Config } from './env.ts';
 import { createLogger, type Logger, type LoggerOptions } from './logging.ts';
 import { openEmbeddedDatabase, type Database } from './db/database.ts';
+import { openPostgresDatabase } from './db/postgres.ts';
 import { DatasetsRepository } from './db/datasets-repository.ts';
 import { ApiKeysRepository } from './db/api-keys-repository.ts';
 import { JobsRepository } from './db/jobs-repository.ts';
 import { ExportsRepository } from './db/exports-repository.ts';
 import { EvaluationsRepository } from './db/evaluations-repository.ts';
-import { JobSecrets } from './job-secrets.ts';
+import { WorkersRepository } from './db/workers-repository.ts';
+import { loadSecretsKey, SealedSecrets } from './secrets.ts';
 import type { BlobStore } from './blobs/blob-store.ts';
 import { FolderBlobStore } from './blobs/folder-store.ts';
+import { S3BlobStore } from './blobs/s3-store.ts';
 import { InProcessQueue, type JobQueue } from './queue.ts';
+import { BullMqQueue } from './queue-bullmq.ts';
 import { createAuthenticator, DEFAULT_USER, type Authenticate } from './auth.ts';
 import { ServiceUnavailable } from './errors.ts';
 
@@ -28,7 +33,8 @@ export interface Platform {
   jobs: JobsRepository;
   exports: ExportsRepository;
   evaluations: EvaluationsRepository;
-  jobSecrets: JobSecrets;
+  workers: WorkersRepository;
+  secrets: SealedSecrets;
   apiKeys: ApiKeysRepository;
   close(): Promise<void>;
 }
@@ -38,13 +44,61 @@ export interface OpenPlatformOptions {
   logDestination?: LoggerOptions['destination'];
 }
 
+/** Which driver each store uses, for logs and the health body. */
+export function driverNames(config: Config): { db: string; blobs: string; queue: string } {
+  return {
+    db: config.DATABASE_URL ? 'postgres' : 'pglite',
+    blobs: config.S3_BUCKET ? 's3' : 'folder',
+    queue: config.REDIS_URL ? 'bullmq' : 'in-process',
+  };
+}
+
+export async function openDatabase(config: Config): Promise<Database> {
+  const where = config.DATABASE_URL ? 'the PostgreSQL server at DATABASE_URL' : `the metadata store in ${config.dataDir}`;
+  try {
+    return config.DATABASE_URL
+      ? await openPostgresDatabase(config.DATABASE_URL, { poolSize: config.DATABASE_POOL_SIZE })
+      : await openEmbeddedDatabase(path.join(config.dataDir, 'pglite'));
+  } catch (err) {
+    throw new ServiceUnavailable('database', `${where} cannot be opened: ${(err as Error).message}`);
+  }
+}
+
+export async function openBlobStore(config: Config): Promise<BlobStore> {
+  if (!config.S3_BUCKET) return new FolderBlobStore(path.join(config.dataDir, 'blobs')).init();
+  const store = new S3BlobStore({
+    bucket: config.S3_BUCKET,
+    region: config.S3_REGION,
+    forcePathStyle: config.S3_FORCE_PATH_STYLE,
+    ...(config.S3_ENDPOINT ? { endpoint: config.S3_ENDPOINT } : {}),
+    ...(config.S3_ACCESS_KEY_ID && config.S3_SECRET_ACCESS_KEY
+      ? { credentials: { accessKeyId: config.S3_ACCESS_KEY_ID, secretAccessKey: config.S3_SECRET_ACCESS_KEY } }
+      : {}),
+  });
+  return store.init().catch((err: Error) => {
+    const where = config.S3_ENDPOINT ? new URL(config.S3_ENDPOINT).host : `AWS ${config.S3_REGION}`; // host only: no credentials in a URL
+    throw new ServiceUnavailable('storage', `the bucket ${config.S3_BUCKET} at ${where} cannot be used: ${err.message}`);
+  });
+}
+
+function openQueue(config: Config, logger: Logger): JobQueue {
+  const onHandlerError = (queue: string, err: unknown) => logger.error({ err, queue }, 'job handler failed');
+  return config.REDIS_URL ? new BullMqQueue({ url: config.REDIS_URL, prefix: config.REDIS_PREFIX, onHandlerError }) : new InProcessQueue(onHandlerError);
+}
+
 export async function openPlatform(config: Config, options: OpenPlatformOptions = {}): Promise<Platform> {
   const logger = options.logger ?? createLogger({ level: config.LOG_LEVEL, destination: options.logDestination });
-  const db = await openEmbeddedDatabase(path.join(config.dataDir, 'pglite')).catch((err: Error) => {
-    throw new ServiceUnavailable('database', `the metadata store in ${config.dataDir} cannot be opened: ${err.message}`);
-  });
-  const blobs = await new FolderBlobStore(path.join(config.dataDir, 'blobs')).init();
-  const queue = new InProcessQueue((name, err) => logger.error({ err, queue: name }, 'job handler failed'));
+  const db = await openDatabase(config);
+  let blobs: BlobStore;
+  let secretsKey: Buffer;
+  try {
+    blobs = await openBlobStore(config);
+    secretsKey = await loadSecretsKey(config);
+  } catch (err) {
+    await db.close();
+    throw err;
+  }
+  const queue = openQueue(config, logger);
   const apiKeys = new ApiKeysRepository(db);
   const authenticate = await createAuthenticator(config, apiKeys);
 
@@ -53,6 +107,7 @@ export async function openPlatform(config: Config, options: OpenPlatformOptions 
     const { key } = await apiKeys.create(DEFAULT_USER, 'first key');
     process.stderr.write(`\nAUTH_MODE=token and no API key existed; created one for user "${DEFAULT_USER}" (shown once):\n  ${key}\n\n`);
   }
+  logger.debug({ drivers: driverNames(config) }, 'platform open');
 
   return {
     config,
@@ -65,7 +120,8 @@ export async function openPlatform(config: Config, options: OpenPlatformOptions 
     jobs: new JobsRepository(db),
     exports: new ExportsRepository(db),
     evaluations: new EvaluationsRepository(db),
-    jobSecrets: new JobSecrets(),
+    workers: new WorkersRepository(db),
+    secrets: new SealedSecrets(db, secretsKey, config.SECRET_TTL_S),
     apiKeys,
     async close() {
       await queue.close();

@@ -1,82 +1,203 @@
-// Job queue: each queue's name and payload schema is defined once (defineQueue) and shared by the
-// producer (an API route) and the consumer (a worker). Payloads carry ids only; the worker loads the rest.
-// Drivers: in-process (embedded default, below) and BullMQ on Redis (scaled out, later).
+// Job queue: each queue's name, payload schema and (for work that answers) result schema is defined once
+// (defineQueue, in @ftp/jobs) and shared by producers (API routes) and consumers (workers). Payloads carry ids
+// or bounded request bodies, never a secret. Each queue is its own lane with its own concurrency.
+// Drivers: in-process (embedded default, below) and BullMQ on Redis (scaled out, queue-bullmq.ts); the rest
+// of the code cannot tell which one it has.
+import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
+import { AppError, GatewayTimeout, ServiceUnavailable, UnprocessableEntity, type ValidationIssue } from './errors.ts';
 
-export interface QueueDefinition<P> {
+export interface QueueDefinition<P, R = void> {
   name: string;
   payload: z.ZodType<P>;
+  /** Work that answers its producer (request()): the result's schema. */
+  result?: z.ZodType<R>;
+  /** Handlers of this queue one worker runs at once, unless the worker says otherwise. */
+  concurrency: number;
 }
 
-export function defineQueue<P>(name: string, payload: z.ZodType<P>): QueueDefinition<P> {
-  return { name, payload };
+export function defineQueue<P, R = void>(name: string, payload: z.ZodType<P>, options: { result?: z.ZodType<R>; concurrency?: number } = {}): QueueDefinition<P, R> {
+  return { name, payload, ...(options.result ? { result: options.result } : {}), concurrency: options.concurrency ?? 1 };
 }
 
-export type JobHandler<P> = (payload: P) => Promise<void>;
+export interface WorkContext {
+  /** The queue's id of this piece of work. */
+  id: string;
+  /** Aborted when the producer gives up on a request (its time limit, a client gone). Closing a consumer does
+   *  not abort it: close waits for the handlers at work. */
+  signal: AbortSignal;
+}
 
-export interface JobQueue {
-  add<P>(queue: QueueDefinition<P>, payload: P): Promise<void>;
-  /** Starts consuming; at most `concurrency` handlers of this queue run at once (default 1). */
-  process<P>(queue: QueueDefinition<P>, handler: JobHandler<P>, options?: { concurrency?: number }): void;
-  /** Removes waiting payloads that match; returns how many were removed. */
-  removeWaiting<P>(queue: QueueDefinition<P>, match: (payload: P) => boolean): Promise<number>;
-  check(): Promise<void>;
-  /** Stops taking new work and waits for running handlers to finish. */
+export type JobHandler<P, R> = (payload: P, context: WorkContext) => Promise<R>;
+
+export interface Consumer {
+  /** Stops taking new work and waits for the handlers at work (abort them first to hurry them). */
   close(): Promise<void>;
 }
 
+export interface RequestOptions {
+  /** Aborting cancels the work wherever it runs (removed while waiting, its handler's signal aborted while
+   *  running); request() then rejects with the signal's reason. */
+  signal?: AbortSignal;
+}
+
+export interface JobQueue {
+  /** False for the in-process queue: what it held is gone with the process, so the owner re-adds pending
+   *  work from the rows at start. */
+  readonly durable: boolean;
+  /** Queues work nobody waits on (training jobs, exports); the rows say how it went. */
+  add<P>(queue: QueueDefinition<P, void>, payload: P): Promise<void>;
+  /** Queues work and waits for its result. A handler's AppError (404, 409, 422, 503, …) is thrown here as
+   *  the same kind of error; a worker that stops mid-way is a ServiceUnavailable. */
+  request<P, R>(queue: QueueDefinition<P, R>, payload: P, options?: RequestOptions): Promise<R>;
+  /** Consumes `queue` with at most `concurrency` handlers at once (default: the queue's own). */
+  process<P, R>(queue: QueueDefinition<P, R>, handler: JobHandler<P, R>, options?: { concurrency?: number }): Consumer;
+  check(): Promise<void>;
+  /** Closes consumers and producers. */
+  close(): Promise<void>;
+}
+
+/** How a handler's outcome crosses a process boundary: its value, or the error it threw as data. */
+export type Outcome<R> = { ok: true; value: R } | { ok: false; error: WireError };
+
+export interface WireError {
+  status: number;
+  detail: string;
+  issues?: ValidationIssue[];
+}
+
+/** Runs a handler and captures its outcome. Only AppErrors (errors meant for the client) travel as data;
+ *  anything else is a fault of the worker, reported as such. */
+export async function settle<R>(run: () => Promise<R>): Promise<Outcome<R>> {
+  try {
+    return { ok: true, value: await run() };
+  } catch (err) {
+    if (err instanceof UnprocessableEntity) return { ok: false, error: { status: 422, detail: err.message, issues: err.issues } };
+    if (err instanceof AppError) return { ok: false, error: { status: err.statusCode, detail: err.message } };
+    return { ok: false, error: { status: 500, detail: `the worker failed: ${(err as Error)?.message ?? String(err)}` } };
+  }
+}
+
+/** An error sent as data, as the error the producer throws: the same status and sentence. */
+export class RemoteError extends AppError {
+  constructor(
+    readonly statusCode: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export function errorFromWire(error: WireError): Error {
+  if (error.status === 422 && error.issues) return new UnprocessableEntity(error.issues);
+  if (error.status === 503) return new ServiceUnavailable('worker', error.detail);
+  if (error.status === 504) return new GatewayTimeout(error.detail);
+  if (error.status >= 500) return new Error(error.detail); // logged and answered as an internal error
+  return new RemoteError(error.status, error.detail);
+}
+
+export function unwrap<R>(outcome: Outcome<R>): R {
+  if (outcome.ok) return outcome.value;
+  throw errorFromWire(outcome.error);
+}
+
+interface Item {
+  id: string;
+  payload: unknown;
+  controller: AbortController;
+  /** Set for request(): where the outcome goes. */
+  answer?: (outcome: Outcome<unknown>) => void;
+}
+
 interface Lane {
-  waiting: unknown[];
-  running: number;
+  waiting: Item[];
+  running: Map<string, Item>;
   concurrency: number;
-  handler?: JobHandler<unknown>;
+  handler?: JobHandler<unknown, unknown>;
+  idle: Set<() => void>;
 }
 
 /**
- * In-process queue: FIFO per queue name, handlers in the same process. It is not durable: on start,
- * the owner of each queue re-adds the work its rows say is still pending (rows are the source of truth).
+ * In-process queue: FIFO per queue, handlers in the same process. It is not durable: on start, the owner
+ * re-adds the work its rows say is still pending (rows are the source of truth).
  */
 export class InProcessQueue implements JobQueue {
+  readonly durable = false;
   private readonly lanes = new Map<string, Lane>();
-  private readonly inFlight = new Set<Promise<void>>();
   private closed = false;
 
   constructor(private readonly onHandlerError: (queue: string, err: unknown) => void = () => undefined) {}
 
-  async add<P>(queue: QueueDefinition<P>, payload: P): Promise<void> {
-    if (this.closed) throw new Error(`queue ${queue.name} is closed`);
-    this.lane(queue.name).waiting.push(queue.payload.parse(payload));
-    this.pump(queue.name);
+  async add<P>(queue: QueueDefinition<P, void>, payload: P): Promise<void> {
+    this.enqueue(queue, payload);
   }
 
-  process<P>(queue: QueueDefinition<P>, handler: JobHandler<P>, options: { concurrency?: number } = {}): void {
-    const lane = this.lane(queue.name);
-    if (lane.handler) throw new Error(`queue ${queue.name} already has a consumer`);
-    lane.handler = handler as JobHandler<unknown>;
-    lane.concurrency = Math.max(1, options.concurrency ?? 1);
-    this.pump(queue.name);
+  request<P, R>(queue: QueueDefinition<P, R>, payload: P, options: RequestOptions = {}): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      const signal = options.signal;
+      if (signal?.aborted) return reject(signal.reason);
+      let item: Item;
+      const onAbort = () => {
+        const lane = this.lane(queue.name);
+        lane.waiting = lane.waiting.filter((w) => w !== item);
+        item.controller.abort(signal!.reason);
+        reject(signal!.reason);
+      };
+      item = this.enqueue(queue, payload, (outcome) => {
+        signal?.removeEventListener('abort', onAbort);
+        try {
+          resolve(unwrap(outcome) as R);
+        } catch (err) {
+          reject(err);
+        }
+      });
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
   }
 
-  async removeWaiting<P>(queue: QueueDefinition<P>, match: (payload: P) => boolean): Promise<number> {
+  process<P, R>(queue: QueueDefinition<P, R>, handler: JobHandler<P, R>, options: { concurrency?: number } = {}): Consumer {
     const lane = this.lane(queue.name);
-    const before = lane.waiting.length;
-    lane.waiting = lane.waiting.filter((p) => !match(p as P));
-    return before - lane.waiting.length;
+    if (lane.handler) throw new Error(`queue ${queue.name} already has a consumer in this process`);
+    lane.handler = handler as JobHandler<unknown, unknown>;
+    lane.concurrency = Math.max(1, options.concurrency ?? queue.concurrency);
+    this.pump(queue.name);
+    return {
+      close: async () => {
+        if (lane.handler === handler) lane.handler = undefined; // a newer consumer of the lane keeps its own
+        if (lane.running.size > 0) await new Promise<void>((resolve) => lane.idle.add(resolve));
+      },
+    };
   }
 
   async check(): Promise<void> {
-    if (this.closed) throw new Error('queue is closed');
+    if (this.closed) throw new ServiceUnavailable('queue', 'the job queue is closed');
   }
 
   async close(): Promise<void> {
     this.closed = true;
-    await Promise.allSettled([...this.inFlight]);
+    await Promise.all(
+      [...this.lanes.values()].map((lane) => {
+        lane.handler = undefined;
+        // Work that never started is gone with the queue (the rows re-add it); a request waiting on it is told so.
+        for (const item of lane.waiting.splice(0)) item.answer?.({ ok: false, error: { status: 503, detail: 'the job queue closed before this request was answered; try again' } });
+        return lane.running.size === 0 ? undefined : new Promise<void>((resolve) => lane.idle.add(resolve));
+      }),
+    );
+  }
+
+  private enqueue(queue: QueueDefinition<unknown, unknown>, payload: unknown, answer?: Item['answer']): Item;
+  private enqueue<P, R>(queue: QueueDefinition<P, R>, payload: P, answer?: Item['answer']): Item {
+    if (this.closed) throw new ServiceUnavailable('queue', `the job queue is closed; ${queue.name} work cannot be queued`);
+    const item: Item = { id: randomUUID(), payload: queue.payload.parse(payload), controller: new AbortController(), ...(answer ? { answer } : {}) };
+    this.lane(queue.name).waiting.push(item);
+    this.pump(queue.name);
+    return item;
   }
 
   private lane(name: string): Lane {
     let lane = this.lanes.get(name);
     if (!lane) {
-      lane = { waiting: [], running: 0, concurrency: 1 };
+      lane = { waiting: [], running: new Map(), concurrency: 1, idle: new Set() };
       this.lanes.set(name, lane);
     }
     return lane;
@@ -84,17 +205,21 @@ export class InProcessQueue implements JobQueue {
 
   private pump(name: string): void {
     const lane = this.lane(name);
-    while (!this.closed && lane.handler && lane.running < lane.concurrency && lane.waiting.length > 0) {
-      const payload = lane.waiting.shift();
-      lane.running += 1;
-      const run = lane.handler(payload)
-        .catch((err: unknown) => this.onHandlerError(name, err))
+    while (lane.handler && lane.running.size < lane.concurrency && lane.waiting.length > 0) {
+      const item = lane.waiting.shift()!;
+      const handler = lane.handler;
+      lane.running.set(item.id, item);
+      void settle(() => handler(item.payload, { id: item.id, signal: item.controller.signal }))
+        .then((outcome) => {
+          if (item.answer) item.answer(outcome);
+          else if (!outcome.ok) this.onHandlerError(name, errorFromWire(outcome.error));
+        })
         .finally(() => {
-          lane.running -= 1;
-          this.inFlight.delete(run);
+          lane.running.delete(item.id);
+          if (lane.running.size === 0) for (const resolve of lane.idle) resolve();
+          if (lane.running.size === 0) lane.idle.clear();
           this.pump(name);
         });
-      this.inFlight.add(run);
     }
   }
 }

@@ -26,7 +26,11 @@ describe('loadConfig', () => {
     [{ AUTH_MODE: 'jwt' }, /JWT_SECRET: AUTH_MODE=jwt needs JWT_SECRET/],
     [{ HF_ENDPOINT: 'not a url' }, /HF_ENDPOINT/],
     [{ AUTH_REQUIRE_ALL: 'maybe' }, /AUTH_REQUIRE_ALL/],
-    [{ DATABASE_URL: 'postgres://x' }, /DATABASE_URL: the Postgres driver/],
+    [{ DATABASE_URL: 'mysql://x' }, /DATABASE_URL: must be a postgres:\/\/ or postgresql:\/\/ URL/],
+    [{ DATABASE_URL: 'postgres://x' }, /SECRETS_KEY: is required with DATABASE_URL/],
+    [{ REDIS_URL: 'localhost:6379' }, /REDIS_URL: must be a redis:\/\/ or rediss:\/\/ URL/],
+    [{ WORKER_QUEUES: 'train,gpu' }, /WORKER_QUEUES: must be a comma-separated list of train, export, infer, evaluate/],
+    [{ S3_BUCKET: 'b', S3_ACCESS_KEY_ID: 'k' }, /S3_SECRET_ACCESS_KEY: is required with S3_ACCESS_KEY_ID/],
   ])('rejects %j naming the setting', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);
@@ -35,5 +39,15 @@ describe('loadConfig', () => {
   it('never echoes a secret setting in the error', () => {
     expect(() => loadConfig({ AUTH_MODE: 'jwt', JWT_SECRET: 'short-secret-value' })).toThrow(/\[redacted\]/);
     expect(() => loadConfig({ AUTH_MODE: 'jwt', JWT_SECRET: 'short-secret-value' })).not.toThrow(/short-secret-value/);
+    // A password inside a connection URL neither.
+    expect(() => loadConfig({ DATABASE_URL: 'mysql://ftp:hunter2@db/ftp' })).toThrow(/mysql:\/\/ftp:\[redacted\]@db\/ftp/);
+    expect(() => loadConfig({ DATABASE_URL: 'mysql://ftp:hunter2@db/ftp' })).not.toThrow(/hunter2/);
+  });
+
+  it('scaled out: the drivers are chosen by their variables, WORKER_QUEUES is a list', () => {
+    const config = loadConfig({ DATABASE_URL: 'postgres://db/ftp', SECRETS_KEY: Buffer.alloc(32).toString('base64'), REDIS_URL: 'redis://r:6379', S3_BUCKET: 'ftp', WORKER_QUEUES: ' infer , evaluate,infer' });
+    expect(config.WORKER_QUEUES).toEqual(['infer', 'evaluate']);
+    expect(loadConfig({}).WORKER_QUEUES).toEqual(['train', 'export', 'infer', 'evaluate']);
+    expect(config.WORKER_TIMEOUT_S).toBe(60);
   });
 });

@@ -40,15 +40,17 @@ function checkModelChoice(request: ModelChoice, ctx: z.RefinementCtx): void {
   }
 }
 
-export const EvaluationRequest = z
-  .strictObject({
-    ...generationFields,
-    dataset_id: Identifier.describe('Processed dataset; its test split is used (train when there is none)'),
-    metrics: z.array(EvaluationMetric).min(1).optional().describe('Explicit metrics; do not combine with task_type'),
-    task_type: TaskType.optional().describe('Metric suite; neither metrics nor task_type means general'),
-    max_samples: z.number().int().min(1).optional().describe('Evaluate at most this many rows (server limit MAX_EVAL_SAMPLES)'),
-    num_sample_results: z.number().int().min(0).default(3).describe('How many predictions to return in samples'),
-  })
+/** The evaluation request's fields without its cross-field rules: the evaluate queue's payload reuses them. */
+export const EvaluationFields = z.strictObject({
+  ...generationFields,
+  dataset_id: Identifier.describe('Processed dataset; its test split is used (train when there is none)'),
+  metrics: z.array(EvaluationMetric).min(1).optional().describe('Explicit metrics; do not combine with task_type'),
+  task_type: TaskType.optional().describe('Metric suite; neither metrics nor task_type means general'),
+  max_samples: z.number().int().min(1).optional().describe('Evaluate at most this many rows (server limit MAX_EVAL_SAMPLES)'),
+  num_sample_results: z.number().int().min(0).default(3).describe('How many predictions to return in samples'),
+});
+
+export const EvaluationRequest = EvaluationFields
   .superRefine((request, ctx) => {
     checkModelChoice(request, ctx);
     if (request.metrics !== undefined && request.task_type !== undefined) {

@@ -36,7 +36,7 @@ export const trainingService: ServiceInfo = {
   description: 'Runs fine-tuning jobs (SFT, DPO, ORPO, GRPO; full, LoRA, QLoRA) on processed datasets and reports their progress.',
   version: '1.0.0',
   defaultPort: 8002,
-  tags: [healthTag, { name: 'jobs', description: 'Training jobs' }],
+  tags: [healthTag, { name: 'jobs', description: 'Training jobs' }, { name: 'workers', description: 'The workers that run jobs' }],
   routes: Object.values(trainingRoutes),
 };
 

@@ -253,3 +253,34 @@ export const JobDeleteResult = z
 export type JobDeleteResult = z.infer<typeof JobDeleteResult>;
 
 export const JobParams = z.object({ job_id: Identifier.describe('From POST /train') });
+
+// ---------------------------------------------------------------------------------------------
+// Workers (decisions.md "Scaled out, workers and secrets")
+
+export const WorkerDevice = z
+  .object({
+    kind: z.enum(['cuda', 'cpu']),
+    name: z.string(),
+    memory_bytes: z.number().int().nonnegative().describe('GPU memory for cuda, RAM for cpu'),
+  })
+  .meta({ id: 'WorkerDevice' });
+
+export const WorkerInfo = z
+  .object({
+    worker_id: Identifier,
+    host: z.string(),
+    pid: z.number().int().describe('Its process id on that host'),
+    devices: z.array(WorkerDevice),
+    queues: z.array(z.string()).describe('The queues it serves: train, export, infer, evaluate'),
+    current_job_id: maybe(z.string()).describe('The work it took first of what it holds now (a job, export or request id)'),
+    current_jobs: z.array(z.string()).describe('Everything it is working on now'),
+    started_at: Timestamp,
+    last_seen_at: Timestamp.describe('Its last heartbeat; a worker silent for WORKER_TIMEOUT_S is gone'),
+  })
+  .meta({ id: 'WorkerInfo', description: 'A live worker' });
+export type WorkerInfo = z.infer<typeof WorkerInfo>;
+
+export const WorkerList = z
+  .object({ workers: z.array(WorkerInfo).describe('Live workers, oldest first') })
+  .meta({ id: 'WorkerList' });
+export type WorkerList = z.infer<typeof WorkerList>;

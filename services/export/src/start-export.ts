@@ -1,8 +1,9 @@
 // POST /exports: the checks made before an export is queued (the job exists, is the caller's, has completed
-// and has the model asked for), then the export row and the queue entry. The hub token stays in memory.
+// and has the model asked for), then the export row and the queue entry. The hub token is stored sealed until
+// the worker that runs the export has used it.
 import { Conflict, type Platform } from '@ftp/platform';
 import type { ExportCreateResult, ExportRequest } from '@ftp/schema';
-import { JobModels, queueExport } from '@ftp/worker';
+import { hasAdapter, queueExport } from '@ftp/jobs';
 
 export async function startExport(platform: Platform, userId: string, request: ExportRequest): Promise<ExportCreateResult> {
   const job = await platform.jobs.getOwn(userId, request.job_id);
@@ -13,7 +14,7 @@ export async function startExport(platform: Platform, userId: string, request: E
   if (request.export_type === 'gguf' && job.modality === 'vision') {
     throw new Conflict(`training job ${job.job_id} trained a vision model; GGUF export covers text models only (the image encoder would need a separate llama.cpp mmproj file), use export_type adapter or merged`);
   }
-  if (request.export_type === 'adapter' && !new JobModels(platform, job).hasAdapter) {
+  if (request.export_type === 'adapter' && !hasAdapter(job)) {
     throw new Conflict(`training job ${job.job_id} trained the whole model, so it has no adapter; use export_type merged or gguf`);
   }
 

@@ -1,2 +1,2 @@
 // The inference service as a library: the embedded stack and the end-to-end tests build it from here.
-export { buildInferenceApp, type InferenceAppOptions } from './app.ts';
+export { buildInferenceApp } from './app.ts';

@@ -1,8 +1,6 @@
-// Runs the inference service alone (scaled-out mode); the embedded stack uses services/stack.
-import { loadConfig, openPlatform } from '@ftp/platform';
+// Runs the inference service as its own process: `pnpm start:inference` (scaled out, with DATABASE_URL, S3_* and
+// REDIS_URL shared by every process; workers elsewhere). The embedded default runs it in services/stack instead.
+import { runService } from '@ftp/jobs';
 import { buildInferenceApp } from './app.ts';
 
-const config = loadConfig();
-const platform = await openPlatform(config);
-const app = await buildInferenceApp(platform);
-await app.listen({ host: config.HOST, port: config.INFERENCE_PORT });
+await runService('inference', buildInferenceApp);

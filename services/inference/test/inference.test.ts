@@ -5,6 +5,7 @@ import type { FastifyInstance, InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CoreServer } from '@ftp/core-client';
 import { newId } from '@ftp/platform';
+import { InferenceEngines, runEvaluation } from '@ftp/worker';
 import { checkedInject } from '../../../test/contract/openapi-contract.ts';
 import { loraRequest, qaCsv, startTrainingHarness, type TrainingHarness } from '../../training/test/support.ts';
 import { buildInferenceApp } from '../src/app.ts';
@@ -106,7 +107,7 @@ describe('POST /inference/batch', () => {
     expect((await batch({ messages: CONVERSATIONS, job_id: jobId, base_model_id: 'tiny', max_new_tokens: 2 })).statusCode).toBe(200);
     const unknown = await batch({ messages: CONVERSATIONS, model_source: 'base', base_model_id: 'no-such-model' });
     expect(unknown.statusCode).toBe(503); // not in the store, and the hub is unreachable
-    expect(unknown.json().detail).toMatch(/model hub at http:\/\/127.0.0.1:9 is unreachable .* not in the local model store/);
+    expect(unknown.json().detail).toMatch(/model hub at http:\/\/127.0.0.1:9 is unreachable .* not in the model store .* or the local model folder/);
     const noJob = await batch({ messages: CONVERSATIONS, model_source: 'merged' });
     expect(noJob.statusCode).toBe(422);
     expect(noJob.json().detail[0].loc).toEqual(['body', 'job_id']);
@@ -163,14 +164,16 @@ describe('POST /evaluation', () => {
   });
 
   it('a metric that cannot be computed is a warning, never a 0', async () => {
-    const broken = await buildInferenceApp(h.platform, { core: new CoreServer({ bertscoreEncoder: '/nowhere/encoder' }) });
+    // The evaluate processor itself, on engines whose core has no BERTScore encoder (the worker's domain function,
+    // without the queue: one worker per lane serves this process's queue).
+    const engines = new InferenceEngines(h.platform, { core: new CoreServer({ bertscoreEncoder: '/nowhere/encoder' }) });
     try {
-      const res = await evaluate({ dataset_id: dataset, job_id: jobId, use_fast_engine: true, metrics: ['bertscore', 'exact_match'], max_new_tokens: 4 }, alice, broken);
-      expect(res.statusCode, res.body).toBe(200);
-      expect(Object.keys(res.json().metrics)).toEqual(['exact_match']);
-      expect(res.json().warnings).toEqual([{ metric: 'bertscore', error: expect.stringContaining('/nowhere/encoder') }]);
+      const request = { dataset_id: dataset, job_id: jobId, model_source: 'adapter' as const, use_fast_engine: true, metrics: ['bertscore' as const, 'exact_match' as const], max_new_tokens: 4, temperature: 0, num_sample_results: 3 };
+      const result = await runEvaluation(h.platform, engines, { userId: 'alice', request }, new AbortController().signal);
+      expect(Object.keys(result.metrics)).toEqual(['exact_match']);
+      expect(result.warnings).toEqual([{ metric: 'bertscore', error: expect.stringContaining('/nowhere/encoder') }]);
     } finally {
-      await broken.close();
+      await engines.close();
     }
   });
 
@@ -181,6 +184,23 @@ describe('POST /evaluation', () => {
     const both = await evaluate({ dataset_id: dataset, job_id: jobId, metrics: ['bleu'], task_type: 'qa' });
     expect(both.statusCode).toBe(422);
     expect(both.json().detail[0].loc).toEqual(['body', 'task_type']);
+  });
+});
+
+describe('lanes', () => {
+  it('a batch inference call is answered while a long training job runs on the same worker', async () => {
+    const long = await h.train({ method: 'POST', url: '/train', payload: loraRequest(dataset, { max_steps: 100_000, logging_steps: 1 }), headers: alice });
+    const longId = long.json().job_id as string;
+    await h.waitFor(longId, (j) => j.status === 'training', 240_000, alice);
+    try {
+      const res = await batch({ messages: CONVERSATIONS, model_source: 'base', base_model_id: 'tiny', max_new_tokens: 4 });
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json().results).toHaveLength(CONVERSATIONS.length);
+      expect((await h.train({ url: `/jobs/${longId}`, headers: alice })).json().status).toBe('training');
+    } finally {
+      await h.train({ method: 'POST', url: `/jobs/${longId}/cancel`, headers: alice });
+      await h.waitFor(longId, (j) => j.status === 'failed', 120_000, alice);
+    }
   });
 });
 

@@ -1,8 +1,6 @@
-// Runs the preprocessing service alone (scaled-out mode); the embedded stack uses services/stack instead.
-import { loadConfig, openPlatform } from '@ftp/platform';
+// Runs the preprocessing service as its own process: `pnpm start:preprocessing` (scaled out, with DATABASE_URL, S3_* and
+// REDIS_URL shared by every process; workers elsewhere). The embedded default runs it in services/stack instead.
+import { runService } from '@ftp/jobs';
 import { buildPreprocessingApp } from './app.ts';
 
-const config = loadConfig();
-const platform = await openPlatform(config);
-const app = await buildPreprocessingApp(platform);
-await app.listen({ host: config.HOST, port: config.PREPROCESSING_PORT });
+await runService('preprocessing', buildPreprocessingApp);

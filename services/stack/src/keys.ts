@@ -1,7 +1,6 @@
 // API keys for AUTH_MODE=token: `pnpm keys create <user> [name]`, `pnpm keys list`, `pnpm keys revoke <key_id>`.
-// The embedded store has one owner, so run this while the stack is stopped (scaled out, any time).
-import { loadConfig, openEmbeddedDatabase, ApiKeysRepository } from '@ftp/platform';
-import path from 'node:path';
+// The embedded store has one owner, so run this while the stack is stopped (scaled out, with DATABASE_URL, any time).
+import { loadConfig, openDatabase, ApiKeysRepository } from '@ftp/platform';
 
 const USAGE = 'usage: pnpm keys create <user_id> [name] | pnpm keys list | pnpm keys revoke <key_id>';
 
@@ -12,8 +11,8 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const config = loadConfig();
-  const db = await openEmbeddedDatabase(path.join(config.dataDir, 'pglite')).catch((err: Error) => {
-    throw new Error(`cannot open the store in ${config.dataDir} (${err.message}); stop the running stack first`);
+  const db = await openDatabase(config).catch((err: Error) => {
+    throw new Error(`${err.message}${config.DATABASE_URL ? '' : '; stop the running stack first'}`);
   });
   const keys = new ApiKeysRepository(db);
   try {

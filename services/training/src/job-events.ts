@@ -1,8 +1,9 @@
 // GET /jobs/{id}/events: the job's event log as server-sent events (status changes, progress, metrics),
-// followed live until the job ends; the last event, `end`, carries the final job status.
+// followed live until the job ends; the last event, `end`, carries the final job status. The log is rows in the
+// database, so this works whichever process or machine the job runs on.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RUNNING_STATUSES, type Platform, type TrainingJobRow } from '@ftp/platform';
-import { presentJob } from './presenters.ts';
+import { presentJob } from '@ftp/jobs';
 
 const POLL_MS = 500;
 

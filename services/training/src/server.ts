@@ -1,8 +1,6 @@
-// Runs the training service alone (scaled-out mode, workers elsewhere); the embedded stack uses services/stack.
-import { loadConfig, openPlatform } from '@ftp/platform';
+// Runs the training service as its own process: `pnpm start:training` (scaled out, with DATABASE_URL, S3_* and
+// REDIS_URL shared by every process; workers elsewhere). The embedded default runs it in services/stack instead.
+import { runService } from '@ftp/jobs';
 import { buildTrainingApp } from './app.ts';
 
-const config = loadConfig();
-const platform = await openPlatform(config);
-const app = await buildTrainingApp(platform);
-await app.listen({ host: config.HOST, port: config.TRAINING_PORT });
+await runService('training', buildTrainingApp);

@@ -1,14 +1,14 @@
 // POST /train as a domain function: everything that can be checked before a worker spends time on the
 // job is checked here (dataset ownership, trainer vs processing mode, QLoRA vs CUDA, the base model, the
 // test split for evaluation, reward columns), then the row is written and the job queued.
-import { invalidField, newId, NotFound, trainingQueue, UnprocessableEntity, userKeySegment, type Platform, type ValidationIssue } from '@ftp/platform';
+import { invalidField, newId, NotFound, UnprocessableEntity, userKeySegment, type Platform, type ValidationIssue } from '@ftp/platform';
 import type { TrainRequest } from '@ftp/schema';
-import { locateBaseModel } from '@ftp/worker';
+import { locateBaseModel, trainingQueue } from '@ftp/jobs';
 
 const CONFIG_LOC = ['body', 'training_config'];
 const MODE_FOR_TRAINER = { sft: 'language_modeling', dpo: 'preference', orpo: 'preference', grpo: 'prompt_only' } as const;
 
-/** The job's secrets are cut out of the stored config; they travel to the worker in memory only. */
+/** The job's secrets are cut out of the stored config; they reach the worker sealed (platform.secrets). */
 function storableConfig(config: TrainRequest['training_config']): Record<string, unknown> {
   const tracker = config.tracker_config ? { ...config.tracker_config, api_key: undefined } : undefined;
   return JSON.parse(JSON.stringify({ ...config, tracker_config: tracker })) as Record<string, unknown>;
@@ -41,7 +41,7 @@ export async function submitTrainingJob(platform: Platform, userId: string, requ
   if (config.modality === 'vision' && config.export_config.include_gguf) {
     issues.push({ loc: [...CONFIG_LOC, 'export_config', 'include_gguf'], msg: 'GGUF export covers text models only (a vision model needs its image encoder as a separate llama.cpp mmproj file, which this version does not write); set include_gguf to false', type: 'value_error' });
   }
-  if (config.method === 'QLoRA' && !(await platform.jobs.anyWorkerHasCuda())) {
+  if (config.method === 'QLoRA' && !(await platform.workers.anyLiveWithCuda(platform.config.WORKER_TIMEOUT_S))) {
     issues.push({ loc: [...CONFIG_LOC, 'method'], msg: 'QLoRA needs a CUDA GPU and no worker has one; use LoRA', type: 'value_error' });
   }
   const hasTest = dataset.splits.some((s) => s.split_name === 'test');
@@ -81,7 +81,7 @@ export async function submitTrainingJob(platform: Platform, userId: string, requ
   if (config.export_config.destination === 'hub' && !request.hub_token) {
     throw invalidField(['body', 'hub_token'], 'hub_token is required when export_config.destination is hub (it is used for the upload and never stored)', 'missing');
   }
-  await locateBaseModel(platform.config, config.provider, config.base_model_id, request.hub_token);
+  await locateBaseModel(platform, config.provider, config.base_model_id, { hubToken: request.hub_token });
 
   const jobId = newId('job');
   await platform.jobs.insert({
@@ -95,7 +95,7 @@ export async function submitTrainingJob(platform: Platform, userId: string, requ
     blob_prefix: `jobs/${userKeySegment(userId)}/${jobId}/`,
     tracker_url: jobPageUrl(platform, jobId),
   });
-  platform.jobSecrets.put(jobId, { hubToken: request.hub_token, trackerApiKey: config.tracker_config?.api_key });
+  await platform.secrets.put(jobId, { hubToken: request.hub_token, trackerApiKey: config.tracker_config?.api_key });
   await platform.queue.add(trainingQueue, { jobId });
   return jobId;
 }

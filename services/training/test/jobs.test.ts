@@ -112,7 +112,7 @@ describe('a LoRA SFT job on the tiny model', () => {
     expect((await submit(loraRequest(dataset), bob)).statusCode).toBe(404);
   });
 
-  it('DELETE removes the row, config, adapter and work folder and lists them', async () => {
+  it('DELETE removes the row, config and adapter and lists them; the worker drops its work folder', async () => {
     const res = await h.train({ method: 'DELETE', url: `/jobs/${jobId}`, headers: alice });
     expect(res.statusCode, res.body).toBe(200);
     const deleted = res.json().deleted_resources as string[];
@@ -120,8 +120,11 @@ describe('a LoRA SFT job on the tiny model', () => {
     expect(deleted.some((r) => r.endsWith('/config.json'))).toBe(true);
     expect(deleted.some((r) => r.endsWith('/adapter/adapter_model.safetensors'))).toBe(true);
     expect(await h.platform.blobs.list(`jobs/alice/${jobId}/`)).toEqual([]);
-    await expect(fs.stat(jobWorkDir(h.platform, jobId))).rejects.toThrow();
     expect((await h.train({ url: `/jobs/${jobId}`, headers: alice })).statusCode).toBe(404);
+    // The worker's local copies (dataset, run folder) are its own: it deletes those of a deleted job on its heartbeat.
+    const workDir = jobWorkDir(h.platform, jobId);
+    for (let i = 0; i < 200 && (await fs.stat(workDir).then(() => true, () => false)); i++) await new Promise((r) => setTimeout(r, 50));
+    await expect(fs.stat(workDir)).rejects.toThrow();
   });
 });
 
@@ -191,7 +194,7 @@ describe('POST /train checks before queueing', () => {
   it.each([
     ['trainer that does not fit the dataset', { trainer_type: 'dpo' }, {}, [...cfg, 'trainer_type'], /needs a dataset processed with processing_mode preference/],
     ['QLoRA without a CUDA worker', { method: 'QLoRA' }, {}, [...cfg, 'method'], /QLoRA needs a CUDA GPU.*use LoRA/],
-    ['unknown local model', { base_model_id: 'nope' }, {}, [...cfg, 'base_model_id'], /not found; looked in the local model store \(.*nope\)/],
+    ['unknown local model', { base_model_id: 'nope' }, {}, [...cfg, 'base_model_id'], /not found; looked in the model store \(.*models\/nope\) and the local model folder \(.*nope\)/],
     ['a tracker this version cannot run', { tracker_config: { provider: 'wandb' } }, {}, [...cfg, 'tracker_config', 'provider'], /wandb tracker is not available in this version/],
   ])('%s → 422 at the field', async (_name, config, hyper, loc, msg) => {
     const res = await submit(loraRequest(dataset, hyper, config));

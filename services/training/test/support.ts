@@ -26,7 +26,7 @@ export async function startTrainingHarness(env: Record<string, string> = {}, opt
   const platform = await openTestPlatform({ MODELS_DIR: await tinyModelsDir(), ...env });
   const preprocessing = await buildPreprocessingApp(platform);
   const training = await buildTrainingApp(platform);
-  const worker = options.worker === false ? undefined : await startWorker(platform, { sole: true });
+  const worker = options.worker === false ? undefined : await startWorker(platform);
   const train = (o: InjectOptions) => checkedInject('training', training, o);
   const pre = (o: InjectOptions) => checkedInject('preprocessing', preprocessing, o);
   return {

@@ -1,5 +1,6 @@
 // The one storage interface every service uses for files (raw uploads, processed splits, model artifacts).
-// Drivers: a local folder (embedded default) and, later, an S3-compatible bucket; no `if (s3)` outside them.
+// Drivers: a local folder (embedded default, folder-store.ts) and an S3-compatible bucket (scaled out,
+// s3-store.ts); no `if (s3)` outside them.
 import type { Readable } from 'node:stream';
 
 export interface BlobInfo {

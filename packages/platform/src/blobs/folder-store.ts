@@ -66,6 +66,11 @@ export class FolderBlobStore implements BlobStore {
       if (err.code === 'ENOENT' || err.code === 'EISDIR' || err.code === 'ENOTDIR') throw new BlobNotFound(key);
       throw err;
     });
+    // Opening a folder read-only succeeds on Linux; a key that names one (a prefix) is not a blob.
+    if (!(await handle.stat()).isFile()) {
+      await handle.close();
+      throw new BlobNotFound(key);
+    }
     if (range && range.end <= range.start) {
       await handle.close();
       return Readable.from([]);

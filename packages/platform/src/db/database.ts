@@ -1,11 +1,12 @@
-// The metadata store: one small interface over PGlite (embedded, in DATA_DIR/pglite) and, later,
-// a Postgres server. Plain SQL with $n parameters; migrations are the .sql files in ../../migrations.
+// The metadata store: one small interface over PGlite (embedded, in DATA_DIR/pglite, this file) and a
+// PostgreSQL server (postgres.ts). Plain SQL with $n parameters; migrations are the .sql files in ../../migrations.
 import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { PGlite, type PGliteOptions } from '@electric-sql/pglite';
+import { migrate } from './migrations.ts';
 
 export interface Queryable {
   query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
@@ -18,7 +19,6 @@ export interface Database extends Queryable {
   close(): Promise<void>;
 }
 
-const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/', import.meta.url));
 const CREATE_CLUSTER = fileURLToPath(new URL('./create-cluster.mjs', import.meta.url));
 
 /** A metadata store needs little cache; Postgres' defaults (128 MB shared buffers) would triple the
@@ -112,26 +112,4 @@ export async function openEmbeddedDatabase(dataDir: string): Promise<Database> {
     throw err;
   }
   return db;
-}
-
-/** Applies every migration file not yet recorded, in file-name order, each in its own transaction. */
-async function migrate(db: Database, execScript: (sql: string) => Promise<void>): Promise<string[]> {
-  await execScript(
-    'CREATE TABLE IF NOT EXISTS schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())',
-  );
-  const done = new Set((await db.query<{ name: string }>('SELECT name FROM schema_migrations')).map((r) => r.name));
-  const files = (await fs.readdir(MIGRATIONS_DIR)).filter((f) => f.endsWith('.sql')).sort();
-  const applied: string[] = [];
-  for (const file of files) {
-    if (done.has(file)) continue;
-    const sql = await fs.readFile(path.join(MIGRATIONS_DIR, file), 'utf8');
-    try {
-      await execScript(`BEGIN;\n${sql}\nINSERT INTO schema_migrations (name) VALUES ('${file.replace(/'/g, "''")}');\nCOMMIT;`);
-    } catch (err) {
-      await execScript('ROLLBACK').catch(() => undefined);
-      throw new Error(`migration ${file} failed: ${(err as Error).message}`);
-    }
-    applied.push(file);
-  }
-  return applied;
 }

@@ -1,6 +1,8 @@
 // Export rows: one per POST /exports. Reads by job filter on user_id; the worker-side methods (claim,
 // finish, recovery) act on the export the queue named, by id alone.
 import type { Database } from './database.ts';
+import { workerSilent } from './jobs-repository.ts';
+import { guardedUpdate, type Bind } from './guarded-update.ts';
 
 export type ExportStatus = 'running' | 'completed' | 'failed';
 export type ExportKind = 'adapter' | 'merged' | 'gguf';
@@ -75,15 +77,36 @@ export class ExportsRepository {
     return this.db.query<ExportRow>("SELECT * FROM exports WHERE status = 'running' ORDER BY started_at, export_id");
   }
 
-  /** Updates a running export; returns the new row, or undefined when it is no longer running (or gone). */
-  async update(exportId: string, update: ExportUpdate): Promise<ExportRow | undefined> {
-    const entries = Object.entries(update).filter(([, v]) => v !== undefined);
-    const sets = entries.map(([k], i) => `${k} = $${i + 2}${JSON_COLUMNS.has(k) ? '::json' : ''}`);
-    const params: unknown[] = [exportId, ...entries.map(([k, v]) => (JSON_COLUMNS.has(k) && v !== null ? JSON.stringify(v) : v))];
-    const [row] = await this.db.query<ExportRow>(
-      `UPDATE exports SET ${[...sets, 'updated_at = now()'].join(', ')} WHERE export_id = $1 AND status = 'running' RETURNING *`,
-      params,
+  /** Running exports taken by a worker that has no heartbeat fresher than `timeoutS` (or no row). Exports not
+   *  taken yet (worker_id null) are waiting in the queue, not orphaned. */
+  async listOrphaned(timeoutS: number): Promise<ExportRow[]> {
+    return this.db.query<ExportRow>(
+      `SELECT * FROM exports WHERE status = 'running' AND worker_id IS NOT NULL AND ${workerSilent('exports', '$1')} ORDER BY started_at, export_id`,
+      [timeoutS],
     );
-    return row;
+  }
+
+  /** Hands an orphaned export back to the queue, only while it is still on that silent worker. */
+  async releaseOrphan(row: ExportRow, message: string, timeoutS: number): Promise<ExportRow | undefined> {
+    return this.apply(row.export_id, { worker_id: null, message }, (bind) => [`worker_id = ${bind(row.worker_id)}`, workerSilent('exports', bind(timeoutS))]);
+  }
+
+  /** A worker takes a queued export (running, not held by any worker); undefined when it is finished, gone or
+   *  already taken (the same export queued twice runs once). */
+  async claim(exportId: string, workerId: string): Promise<ExportRow | undefined> {
+    return this.apply(exportId, { worker_id: workerId, message: 'exporting' }, () => ['worker_id IS NULL']);
+  }
+
+  /** Updates a running export (with `onlyWorker`, only while that worker holds it); returns the new row, or
+   *  undefined when it is no longer running, gone, or taken from that worker. */
+  async update(exportId: string, update: ExportUpdate, onlyWorker?: string): Promise<ExportRow | undefined> {
+    return this.apply(exportId, update, (bind) => (onlyWorker === undefined ? [] : [`worker_id = ${bind(onlyWorker)}`]));
+  }
+
+  private apply(exportId: string, update: ExportUpdate, where: (bind: Bind) => string[]): Promise<ExportRow | undefined> {
+    return guardedUpdate<ExportRow>(this.db, {
+      table: 'exports', idColumn: 'export_id', id: exportId, set: update, jsonColumns: JSON_COLUMNS,
+      where: (bind) => ["status = 'running'", ...where(bind)],
+    });
   }
 }

@@ -1,7 +1,9 @@
-// Training job rows, their event log and the worker registry. Reads by id filter on user_id; the
-// worker-side methods (claim, progress, finish) act on a job the queue handed over, by id alone.
+// Training job rows and their event log. Reads by id filter on user_id; the worker-side methods (claim,
+// progress, finish) act on a job the queue handed over, by id alone; the recovery methods act on jobs whose
+// worker went silent (workers-repository.ts holds the heartbeats).
 import type { Database } from './database.ts';
 import { NotFound } from '../errors.ts';
+import { guardedUpdate, type Bind } from './guarded-update.ts';
 
 export type JobStatus = 'queued' | 'preparing' | 'training' | 'completed' | 'failed';
 export const RUNNING_STATUSES: readonly JobStatus[] = ['queued', 'preparing', 'training'];
@@ -57,6 +59,9 @@ export interface JobEventRow {
 
 type JobUpdate = Partial<Pick<TrainingJobRow, 'status' | 'progress' | 'metrics' | 'artifacts' | 'adapter_path' | 'gguf_path' | 'tracker_url' | 'error' | 'worker_id' | 'started_at' | 'finished_at'>>;
 const JSON_COLUMNS = new Set(['progress', 'metrics', 'artifacts']);
+/** SQL: the `table` row's worker has no heartbeat fresher than the seconds bound to `param` (or no row at all). */
+export const workerSilent = (table: string, param: string): string =>
+  `NOT EXISTS (SELECT 1 FROM workers w WHERE w.worker_id = ${table}.worker_id AND w.heartbeat_at > now() - make_interval(secs => ${param}))`;
 
 export class JobsRepository {
   constructor(private readonly db: Database) {}
@@ -98,21 +103,37 @@ export class JobsRepository {
     return this.db.query<TrainingJobRow>('SELECT * FROM training_jobs WHERE status = ANY($1) ORDER BY created_at, job_id', [statuses]);
   }
 
-  /** Updates a job; with `onlyIf`, only while it is in one of those states. Returns the new row, or
-   *  undefined when the guard did not hold (e.g. the job was cancelled meanwhile). */
-  async update(jobId: string, update: JobUpdate, onlyIf?: readonly JobStatus[]): Promise<TrainingJobRow | undefined> {
-    const entries = Object.entries(update).filter(([, v]) => v !== undefined);
-    const sets = entries.map(([k], i) => `${k} = $${i + 2}${JSON_COLUMNS.has(k) ? '::json' : ''}`);
-    const params: unknown[] = [jobId, ...entries.map(([k, v]) => (JSON_COLUMNS.has(k) && v !== null ? JSON.stringify(v) : v))];
-    let guard = '';
-    if (onlyIf) {
-      params.push([...onlyIf]);
-      guard = ` AND status = ANY($${params.length})`;
-    }
-    const [row] = await this.db.query<TrainingJobRow>(
-      `UPDATE training_jobs SET ${[...sets, 'updated_at = now()'].join(', ')} WHERE job_id = $1${guard} RETURNING *`,
-      params,
+  /** Updates a job; with `onlyIf`, only while it is in one of those states, and with `onlyWorker`, only while
+   *  that worker holds it. Returns the new row, or undefined when a guard did not hold (the job was cancelled,
+   *  or taken from a worker that went silent, meanwhile). */
+  async update(jobId: string, update: JobUpdate, onlyIf?: readonly JobStatus[], onlyWorker?: string): Promise<TrainingJobRow | undefined> {
+    return this.apply(jobId, update, (bind) => [
+      ...(onlyIf ? [`status = ANY(${bind([...onlyIf])})`] : []),
+      ...(onlyWorker !== undefined ? [`worker_id = ${bind(onlyWorker)}`] : []),
+    ]);
+  }
+
+  /** Running jobs (preparing, training) whose worker has no heartbeat fresher than `timeoutS`, or no row. */
+  async listOrphaned(timeoutS: number): Promise<TrainingJobRow[]> {
+    return this.db.query<TrainingJobRow>(
+      `SELECT * FROM training_jobs WHERE status IN ('preparing', 'training') AND ${workerSilent('training_jobs', '$1')} ORDER BY created_at, job_id`,
+      [timeoutS],
     );
+  }
+
+  /** Moves an orphaned job back to the queue or to failed, only while it is still running on the same worker and
+   *  that worker is still silent (so of several processes noticing, one acts, and a live worker keeps its job). */
+  async releaseOrphan(job: TrainingJobRow, to: { status: 'queued' } | { status: 'failed'; error: string }, timeoutS: number): Promise<TrainingJobRow | undefined> {
+    const update: JobUpdate = to.status === 'queued' ? { status: 'queued', worker_id: null } : { status: 'failed', error: to.error, finished_at: new Date() };
+    return this.apply(job.job_id, update, (bind) => [
+      "status IN ('preparing', 'training')",
+      job.worker_id === null ? 'worker_id IS NULL' : `worker_id = ${bind(job.worker_id)}`,
+      workerSilent('training_jobs', bind(timeoutS)),
+    ]);
+  }
+
+  private async apply(jobId: string, update: JobUpdate, where: (bind: Bind) => string[]): Promise<TrainingJobRow | undefined> {
+    const row = await guardedUpdate<TrainingJobRow>(this.db, { table: 'training_jobs', idColumn: 'job_id', id: jobId, set: update, jsonColumns: JSON_COLUMNS, where });
     if (row && update.status) await this.appendEvent(jobId, 'status', { status: update.status, ...(update.error ? { error: update.error } : {}) });
     return row;
   }
@@ -142,26 +163,5 @@ export class JobsRepository {
        VALUES ($1, (SELECT coalesce(max(seq), 0) + 1 FROM job_events WHERE job_id = $1), $2, $3::json)`,
       [jobId, kind, JSON.stringify(data)],
     );
-  }
-
-  async registerWorker(workerId: string, devices: Record<string, unknown>): Promise<void> {
-    await this.db.query(
-      `INSERT INTO workers (worker_id, devices) VALUES ($1, $2::json)
-       ON CONFLICT (worker_id) DO UPDATE SET devices = EXCLUDED.devices, heartbeat_at = now()`,
-      [workerId, JSON.stringify(devices)],
-    );
-  }
-
-  async heartbeat(workerId: string): Promise<void> {
-    await this.db.query('UPDATE workers SET heartbeat_at = now() WHERE worker_id = $1', [workerId]);
-  }
-
-  /** Whether any worker seen within `freshSeconds` reported a CUDA device. */
-  async anyWorkerHasCuda(freshSeconds = 120): Promise<boolean> {
-    const rows = await this.db.query<{ devices: { cuda?: boolean } }>(
-      `SELECT devices FROM workers WHERE heartbeat_at > now() - ($1 || ' seconds')::interval`,
-      [String(freshSeconds)],
-    );
-    return rows.some((r) => r.devices.cuda === true);
   }
 }

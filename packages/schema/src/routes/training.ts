@@ -1,8 +1,9 @@
 // Route contracts of the training service (interface.md 4.2 and the extra job endpoints of decisions.md).
 import { z } from 'zod';
-import { JobDeleteResult, JobList, JobParams, TrainRequest, TrainResponse, TrainingJob } from '../training.ts';
+import { JobDeleteResult, JobList, JobParams, TrainRequest, TrainResponse, TrainingJob, WorkerList } from '../training.ts';
 import {
   bearerOptional,
+  bearerRequired,
   conflict,
   defineRoute,
   healthRoute,
@@ -152,6 +153,24 @@ export const trainingRoutes = {
         200: mediaResponse('text/html', 'The dashboard page', z.string()),
         404: jobNotFound,
         422: invalidRequest,
+        ...serviceErrors,
+      },
+    },
+  }),
+
+  listWorkers: defineRoute({
+    method: 'GET',
+    url: '/workers',
+    schema: {
+      operationId: 'listWorkers',
+      summary: 'List the live workers',
+      description:
+        'Every worker whose heartbeat is fresher than WORKER_TIMEOUT_S: its host, devices (CUDA GPUs and memory, CPU), the queues it ' +
+        'serves and what it is working on. Submit-time checks (QLoRA needs CUDA) read the same rows.',
+      tags: ['workers'],
+      security: bearerRequired,
+      response: {
+        200: WorkerList.describe('Live workers'),
         ...serviceErrors,
       },
     },

@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { NotFound } from '@ftp/platform';
 import { exportRoutes as contracts } from '@ftp/schema';
-import { hasArtifacts, presentExportDetails, presentExportSummary } from '../presenters.ts';
+import { hasArtifacts, presentExportDetails, presentExportSummary } from '@ftp/jobs';
 import { startExport } from '../start-export.ts';
 
 export async function exportRoutes(app: FastifyInstance): Promise<void> {

@@ -1,12 +1,10 @@
 // /train and /jobs: submit, read, list, cancel, delete, stream events (SSE) and the job's own page.
-import fs from 'node:fs/promises';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { Conflict, RUNNING_STATUSES, trainingQueue, type Platform, type TrainingJobRow } from '@ftp/platform';
+import { Conflict, RUNNING_STATUSES, type Platform, type TrainingJobRow } from '@ftp/platform';
 import { trainingRoutes } from '@ftp/schema';
-import { CANCELLED_BY_USER, jobWorkDir } from '@ftp/worker';
+import { CANCELLED_BY_USER, presentJob, presentWorker } from '@ftp/jobs';
 import { submitTrainingJob } from '../submit.ts';
-import { presentJob } from '../presenters.ts';
 import { renderDashboard } from '../dashboard.ts';
 import { streamJobEvents } from '../job-events.ts';
 
@@ -44,10 +42,10 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
       const job = await platform.jobs.getOwn(request.userId, request.params.job_id);
       if (!RUNNING_STATUSES.includes(job.status)) throw new Conflict(`job ${job.job_id} is already ${job.status}; only queued, preparing or training jobs can be cancelled`);
       await platform.jobs.requestCancel(request.userId, job.job_id);
-      // A queued job never reaches a worker; a running one is stopped by its worker, which watches the flag.
-      if (job.status === 'queued' && (await platform.queue.removeWaiting(trainingQueue, (p) => p.jobId === job.job_id)) > 0) {
-        platform.jobSecrets.drop(job.job_id);
-        await platform.jobs.update(job.job_id, { status: 'failed', error: CANCELLED_BY_USER, finished_at: new Date() }, ['queued']);
+      // A queued job ends here (a worker that takes it later finds it failed and skips it); a running one is
+      // stopped by its worker, which watches the flag, wherever it runs.
+      if (await platform.jobs.update(job.job_id, { status: 'failed', error: CANCELLED_BY_USER, finished_at: new Date() }, ['queued'])) {
+        await platform.secrets.drop(job.job_id);
       }
       return present(platform, await platform.jobs.getOwn(request.userId, job.job_id));
     },
@@ -64,19 +62,18 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
         throw new Conflict(`an export of job ${job.job_id} is running; delete the job once it has finished (GET /exports/${job.job_id})`);
       }
       await platform.jobs.delete(request.userId, job.job_id);
+      await platform.secrets.drop(job.job_id);
       const evaluations = await platform.evaluations.deleteFor(request.userId, { jobId: job.job_id });
       const blobs = await platform.blobs.deletePrefix(job.blob_prefix);
-      const work = jobWorkDir(platform, job.job_id);
-      const hadWork = await fs.stat(work).then(() => true, () => false);
-      await fs.rm(work, { recursive: true, force: true });
       return {
         job_id: job.job_id,
         deleted: true,
-        message: `job ${job.job_id} and ${blobs.length} stored files were deleted`,
+        // Workers keep local copies (dataset, model caches) in their own folders; each deletes those of jobs
+        // that no longer exist within a heartbeat or two.
+        message: `job ${job.job_id} and ${blobs.length} stored files were deleted; workers drop their local copies of it shortly`,
         deleted_resources: [
           `training_jobs/${job.job_id}`,
           ...blobs.map((key) => platform.blobs.uri(key)),
-          ...(hadWork ? [`${work} (spec, dataset copy, checkpoints, model caches)`] : []),
           ...evaluations.map((e) => `evaluations/${e}`),
         ],
       };
@@ -99,5 +96,10 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
       const events = await platform.jobs.events(job.job_id);
       return reply.type('text/html; charset=utf-8').send(renderDashboard(job, events));
     },
+  });
+
+  routes.route({
+    ...trainingRoutes.listWorkers,
+    handler: async () => ({ workers: (await platform.workers.live(platform.config.WORKER_TIMEOUT_S)).map(presentWorker) }),
   });
 }

@@ -1,35 +1,18 @@
 // One export, start to end: the job's model as local files (JobModels builds what training did not keep),
 // then cloud (a raw folder and one downloadable file under the job's blob prefix, so deleting the job deletes
 // them) and/or a hub repository (one commit); the export row and the job's artifacts record the result.
-// Any failure ends the row `failed` with a sentence a person can act on; the hub token appears nowhere.
+// Any failure ends the row `failed` with a sentence a person can act on; the hub token (sealed in the database
+// until the export ends) appears nowhere. A worker that stops hands the export back to the queue.
 import path from 'node:path';
 import { create as createTar } from 'tar';
-import {
-  AppError,
-  exportQueue,
-  type ArtifactGroupsRow,
-  type ExportArtifactRow,
-  type ExportRow,
-  type JobSecretValues,
-  type Platform,
-  type TrainingJobRow,
-} from '@ftp/platform';
+import { AppError, type ArtifactGroupsRow, type ExportArtifactRow, type ExportRow, type Platform, type TrainingJobRow } from '@ftp/platform';
+import { exportQueue, ggufFileName, HUB_TOKEN_LOST } from '@ftp/jobs';
 import type { GgufQuantization } from '@ftp/schema';
-import { ggufFileName, JobModels, ModelBuildError } from '../models/job-models.ts';
+import { JobModels } from '../models/job-models.ts';
+import { ModelBuildError } from '../models/base-models.ts';
 import { listFolderFiles, uploadFolder } from '../models/blob-folders.ts';
-import { SHUTDOWN } from '../training/run-training-job.ts';
+import { SHUTDOWN, type JobContext } from '../training/job-context.ts';
 import { HubPublishError, publishToHub, type HubFile } from './hub-publish.ts';
-
-export const HUB_TOKEN_LOST =
-  'the hub token of this export is kept in memory only and was lost with the process that held it; start the export again with hub_token';
-
-export interface ExportContext {
-  platform: Platform;
-  workerId: string;
-  secrets?: JobSecretValues;
-  /** Aborted with SHUTDOWN when the worker stops; the row then stays running for the next start to recover. */
-  signal: AbortSignal;
-}
 
 class ExportFailure extends Error {}
 
@@ -43,10 +26,11 @@ interface ExportPlan {
   cloudDescription: string;
 }
 
-export async function runExportJob(ctx: ExportContext, exportId: string): Promise<void> {
+export async function runExportJob(ctx: JobContext, exportId: string): Promise<void> {
   const { platform } = ctx;
-  const row = await platform.exports.update(exportId, { worker_id: ctx.workerId, message: 'exporting' });
-  if (!row) return; // finished or gone meanwhile
+  const row = await platform.exports.claim(exportId, ctx.workerId);
+  if (!row) return; // finished, gone, or taken by another worker meanwhile
+  const secrets = await platform.secrets.open(exportId);
   const log = platform.logger.child({ exportId, jobId: row.job_id });
   const produced: ExportArtifactRow[] = [];
   try {
@@ -54,7 +38,7 @@ export async function runExportJob(ctx: ExportContext, exportId: string): Promis
     if (!job || job.status !== 'completed') {
       throw new ExportFailure(`training job ${row.job_id} ${job ? `is ${job.status}` : 'no longer exists'}; only a completed job can be exported`);
     }
-    const hubToken = ctx.secrets?.hubToken;
+    const hubToken = secrets?.hubToken;
     if (row.destination.includes('hub') && !hubToken) throw new ExportFailure(HUB_TOKEN_LOST);
     const models = new JobModels(platform, job, { ...(hubToken ? { secrets: { hubToken } } : {}), signal: ctx.signal });
     const plan = exportPlan(platform, job, models, row);
@@ -70,11 +54,16 @@ export async function runExportJob(ctx: ExportContext, exportId: string): Promis
       done.push(url);
     }
     await recordOnJob(platform, job.job_id, produced);
-    await platform.exports.update(exportId, { status: 'completed', message: `${row.type} exported to ${done.join(' and ')}`, artifacts: produced, finished_at: new Date() });
+    await platform.exports.update(exportId, { status: 'completed', message: `${row.type} exported to ${done.join(' and ')}`, artifacts: produced, finished_at: new Date() }, ctx.workerId);
+    await platform.secrets.drop(exportId);
     log.info({ artifacts: produced.length }, 'export completed');
   } catch (err) {
     if (ctx.signal.aborted && ctx.signal.reason === SHUTDOWN) {
-      log.warn('export interrupted by the worker stopping; the next start recovers it');
+      // It writes the same keys again from the start, on whichever worker takes it.
+      if (await platform.exports.update(exportId, { worker_id: null, message: 'queued again: its worker stopped' }, ctx.workerId)) {
+        await platform.queue.add(exportQueue, { exportId });
+      }
+      log.warn('export handed back to the queue: the worker is stopping');
       return;
     }
     const known = err instanceof ExportFailure || err instanceof HubPublishError || err instanceof ModelBuildError || err instanceof AppError;
@@ -82,12 +71,13 @@ export async function runExportJob(ctx: ExportContext, exportId: string): Promis
     let message = known ? err.message : `the export worker failed: ${(err as Error).message}`;
     if (produced.length > 0) message = `stored in cloud storage, but ${message}`;
     await recordOnJob(platform, row.job_id, produced).catch((e: unknown) => log.warn({ err: e }, 'could not record the partial export'));
-    await platform.exports.update(exportId, { status: 'failed', message, artifacts: produced, finished_at: new Date() });
+    await platform.exports.update(exportId, { status: 'failed', message, artifacts: produced, finished_at: new Date() }, ctx.workerId);
+    await platform.secrets.drop(exportId);
   }
 }
 
 function exportPlan(platform: Platform, job: TrainingJobRow, models: JobModels, row: ExportRow): ExportPlan {
-  const exportsPrefix = `${job.blob_prefix}exports`;
+  const exportsPrefix = models.prefixes.exports.slice(0, -1);
   const folderFiles = async (folder: string): Promise<HubFile[]> =>
     (await listFolderFiles(folder)).map((rel) => ({ path: rel, file: path.join(folder, rel) }));
 
@@ -151,24 +141,4 @@ async function recordOnJob(platform: Platform, jobId: string, produced: ExportAr
     if (a.variant === 'file' && a.type === 'gguf') ggufPath = a.path;
   }
   await platform.jobs.update(jobId, { artifacts, ...(ggufPath ? { gguf_path: ggufPath } : {}) }, ['completed']);
-}
-
-/**
- * Exports whose worker went away: every running one for a sole worker at start (the in-process queue lost
- * them), else those of workers gone silent. Cloud-only exports are queued again (they write the same keys);
- * hub exports fail, since their token lived only in the memory of the process that stopped.
- */
-export async function recoverExports(platform: Platform, workerId: string, sole: boolean, staleWorkers: ReadonlySet<string>): Promise<void> {
-  for (const row of await platform.exports.listRunning()) {
-    if (row.worker_id === workerId) continue;
-    if (!(sole || (row.worker_id !== null && staleWorkers.has(row.worker_id)))) continue;
-    if (row.destination.includes('hub')) {
-      const message = 'the worker stopped before this export finished, and the hub token (kept in memory only) was lost with it; start the export again with hub_token';
-      await platform.exports.update(row.export_id, { status: 'failed', message, finished_at: new Date() });
-      platform.logger.warn({ exportId: row.export_id }, 'export failed: its worker stopped');
-    } else if (await platform.exports.update(row.export_id, { worker_id: null, message: 'queued again: the worker stopped before this export finished' })) {
-      await platform.queue.add(exportQueue, { exportId: row.export_id });
-      platform.logger.warn({ exportId: row.export_id }, 'export queued again: its worker stopped');
-    }
-  }
 }

@@ -1,13 +1,13 @@
 // Conversations as the engines take them: plain-text content (the text parts of a parts message, joined as the
 // core's chat.text_of joins them); the prompt/reference split evaluation uses.
-import type { ServeMessage } from '@ftp/core-client';
 import type { ChatMessage } from '@ftp/schema';
+import type { PlainMessage } from './queues.ts';
 
 export function textOf(content: ChatMessage['content']): string {
   return typeof content === 'string' ? content : content.map((part) => (part.type === 'text' ? part.text : '')).join('');
 }
 
-export function plainConversation(conversation: readonly ChatMessage[]): ServeMessage[] {
+export function plainConversation(conversation: readonly ChatMessage[]): PlainMessage[] {
   return conversation.map((m) => ({ role: m.role, content: textOf(m.content) }));
 }
 

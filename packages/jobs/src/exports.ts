@@ -1,7 +1,8 @@
-// Starting an export: its row (status running) and its queue entry; the hub token goes to the in-memory
-// secrets only. Used by POST /exports and by a training job whose export_config sends it to the hub.
-import { exportQueue, newId, ServiceUnavailable, type Platform } from '@ftp/platform';
+// Starting an export: its row (status running), its sealed hub token and its queue entry. Used by POST /exports
+// and by a training job whose export_config sends it to the hub.
+import { newId, ServiceUnavailable, type Platform } from '@ftp/platform';
 import type { ExportDestination, ExportType, GgufQuantization } from '@ftp/schema';
+import { exportQueue } from './queues.ts';
 
 export interface NewExport {
   jobId: string;
@@ -28,11 +29,11 @@ export async function queueExport(platform: Platform, request: NewExport): Promi
     gguf_quantization: request.type === 'gguf' ? (request.ggufQuantization ?? 'q8_0') : null,
     message: 'queued',
   });
-  if (toHub) platform.jobSecrets.put(exportId, { hubToken: request.hubToken });
+  if (toHub) await platform.secrets.put(exportId, { hubToken: request.hubToken });
   try {
     await platform.queue.add(exportQueue, { exportId });
   } catch (err) {
-    platform.jobSecrets.drop(exportId);
+    await platform.secrets.drop(exportId);
     await platform.exports.update(exportId, { status: 'failed', message: 'the job queue was not available', finished_at: new Date() });
     throw new ServiceUnavailable('queue', `the job queue is not available (${(err as Error).message}); try again later`);
   }

@@ -1,20 +1,16 @@
-// The two ways a model runs, both kept warm for the life of the service: transformers (+PEFT) in one long-lived
-// ML core process (CoreServer, `ftcore serve`), and llama.cpp in this process (FastEngine, loaded on first use).
-// Each keeps an LRU of loaded models within INFERENCE_MEMORY_BYTES. Their failures become HTTP errors here.
+// The two ways a model runs on a worker, both kept warm for the life of the worker: transformers (+PEFT) in one
+// long-lived ML core process (CoreServer, `ftcore serve`), and llama.cpp in this process (FastEngine, loaded on
+// first use). Each keeps an LRU of loaded models within INFERENCE_MEMORY_BYTES. Their failures become the errors
+// the API answers with (they cross the queue as data).
 import { CoreServer, type EvaluateParams, type Scored, type ServeMessage } from '@ftp/core-client';
 import { invalidField, ServiceUnavailable, type Platform } from '@ftp/platform';
-import type { FastEngine } from '@ftp/worker/fast-engine';
+import type { GenerationSettings } from '@ftp/jobs';
+import type { FastEngine } from '../fast-engine/index.ts';
 
 /** Local files of the model a request runs, for the engine it asked for. */
 export type ModelFiles =
   | { engine: 'transformers'; model: string; adapter?: string }
   | { engine: 'llama.cpp'; gguf: string; lora?: string };
-
-export interface GenerationSettings {
-  max_new_tokens: number;
-  temperature: number;
-  top_p?: number | undefined;
-}
 
 export interface InferenceEnginesOptions {
   /** The warm ML core; default: one on CORE_PYTHON with the INFERENCE_MEMORY_BYTES budget. */
@@ -97,7 +93,7 @@ export class InferenceEngines {
       this.options.createFastEngine ??
       (async () => {
         // Loaded on first use: node-llama-cpp costs most of a second to import.
-        const { FastEngine } = await import('@ftp/worker/fast-engine');
+        const { FastEngine } = await import('../fast-engine/index.ts');
         const { INFERENCE_MEMORY_BYTES, FAST_ENGINE_THREADS } = this.platform.config;
         return FastEngine.create({ memoryBudgetBytes: INFERENCE_MEMORY_BYTES, ...(FAST_ENGINE_THREADS ? { threads: FAST_ENGINE_THREADS } : {}) });
       })

@@ -1,9 +1,10 @@
-// POST /evaluation: rows of a processed dataset's test split (train when there is none, with a warning), the
-// model's predictions for their prompts, scores from the warm ML core, and the row that records it.
+// The evaluate queue's processor (POST /evaluation): rows of a processed dataset's test split (train when there
+// is none, with a warning), the model's predictions for their prompts, scores from the warm ML core, and the
+// evaluation row that records it; the result goes back to the API process that waits for it.
 import { createInterface } from 'node:readline';
-import { invalidField, newId, type Platform, type ProcessedDatasetRow } from '@ftp/platform';
-import type { ChatMessage, EvaluationRequest, EvaluationResult } from '@ftp/schema';
-import { plainConversation, promptAndReference } from './conversations.ts';
+import { invalidField, newId, NotFound, type Platform, type ProcessedDatasetRow } from '@ftp/platform';
+import { plainConversation, promptAndReference, type EvaluatePayload } from '@ftp/jobs';
+import type { ChatMessage, EvaluationResult } from '@ftp/schema';
 import type { InferenceEngines } from './engines.ts';
 import { resolveModel } from './model-files.ts';
 
@@ -76,17 +77,14 @@ export function groupScores(metrics: readonly string[], scores: Record<string, n
   return grouped;
 }
 
-export async function evaluateModel(
-  platform: Platform,
-  engines: InferenceEngines,
-  userId: string,
-  dataset: ProcessedDatasetRow,
-  request: EvaluationRequest,
-  signal: AbortSignal,
-): Promise<EvaluationResult> {
+export async function runEvaluation(platform: Platform, engines: InferenceEngines, payload: EvaluatePayload, signal: AbortSignal): Promise<EvaluationResult> {
+  const { userId, request } = payload;
   const started = Date.now();
+  const dataset = await platform.datasets.getProcessed(userId, request.dataset_id);
+  if (!dataset) throw new NotFound('processed dataset', request.dataset_id);
   const data = await readEvaluationData(platform, dataset, request.max_samples);
-  const model = await resolveModel(platform, userId, request, signal);
+  const secrets = payload.secretsId ? await platform.secrets.open(payload.secretsId) : undefined;
+  const model = await resolveModel(platform, userId, request, secrets, signal);
   const predictions = await engines.generate(
     model.files,
     data.rows.map((row) => plainConversation(row.prompt)),
@@ -115,7 +113,6 @@ export async function evaluateModel(
     warnings: [...data.warnings, ...scored.warnings.map((w) => ({ metric: w.metric ?? 'unknown', error: w.error ?? 'failed' }))],
     notes: scored.notes.map((n) => ({ metric: n.metric ?? 'unknown', note: n.note ?? '' })),
   };
-  const { hub_token: _secret, ...recorded } = request;
   await platform.evaluations.insert({
     evaluation_id: newId('eval'),
     user_id: userId,
@@ -125,7 +122,7 @@ export async function evaluateModel(
     model_source: request.model_source,
     base_model_id: model.baseModelId,
     use_fast_engine: request.use_fast_engine,
-    request: recorded,
+    request,
     metrics: result.metrics,
     num_samples: result.num_samples,
     samples: result.samples,

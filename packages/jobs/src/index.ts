@@ -1,0 +1,12 @@
+// The domain both the API processes and the workers stand on: queue definitions, the model store lookup, a job's
+// files and their names, export queuing, presenters, recovery of dead workers' work, and the process runner.
+export * from './queues.ts';
+export * from './messages.ts';
+export * from './model-store.ts';
+export * from './model-choice.ts';
+export * from './job-files.ts';
+export * from './exports.ts';
+export * from './presenters.ts';
+export * from './conversations.ts';
+export * from './recovery.ts';
+export * from './process.ts';

@@ -1,0 +1,12 @@
+// Sentences a job's `error` or an export's `message` carries, written once for every process that sets them.
+
+export const CANCELLED_BY_USER = 'cancelled by user';
+
+/** A job whose worker went silent (crash, kill, lost machine) and did not ask to be resumed. */
+export function workerStopped(workerId: string | null): string {
+  return `the worker ${workerId ?? '(unknown)'} stopped while this job was running (process exit, crash or lost machine); submit the job again, or set resume_on_restart to have it continue from its last checkpoint`;
+}
+
+/** An export to the hub whose sealed token expired (SECRET_TTL_S) or was dropped before a worker took it. */
+export const HUB_TOKEN_LOST =
+  'the hub token of this export is no longer available (it expired or its job ended); start the export again with hub_token';

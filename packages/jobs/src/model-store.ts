@@ -1,0 +1,97 @@
+// The one place that maps a base_model_id to where the model is. The model store is the `models/` prefix of the
+// blob store (a folder embedded, the bucket scaled out), so every worker on every machine reaches the same
+// models; MODELS_DIR is one machine's cache of it (and where an operator may drop a model folder). A hub id is
+// downloaded once, by the first worker that needs it, into the store. API processes call this at submit time
+// to refuse unknown models early; workers call it to know what to fetch.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { assertValidKey, invalidField, ServiceUnavailable, type BlobStore, type Config } from '@ftp/platform';
+
+export const MODEL_STORE_PREFIX = 'models/';
+
+export type ModelLocation =
+  /** An absolute folder given as base_model_id: read where the work runs (same machine or a shared disk). */
+  | { kind: 'path'; folder: string }
+  /** In the model store; a worker copies it into its cache (`folder`) on first use. */
+  | { kind: 'store'; modelId: string; folder: string }
+  /** Only in this machine's MODELS_DIR: the worker that uses it first puts it into the store. */
+  | { kind: 'cache'; modelId: string; folder: string }
+  /** On the hub, not in the store yet: the worker downloads it into `folder` and then into the store. */
+  | { kind: 'hub'; modelId: string; folder: string };
+
+export interface ModelLookup {
+  config: Config;
+  blobs: BlobStore;
+}
+
+const TRAIN_LOC = ['body', 'training_config', 'base_model_id'];
+
+async function isModelFolder(folder: string): Promise<boolean> {
+  return fs.stat(path.join(folder, 'config.json')).then((s) => s.isFile(), () => false);
+}
+
+/** The model store prefix of a model id (`models/owner/name/`); refuses ids that are not key paths. */
+export function modelStorePrefix(modelId: string, loc: string[] = TRAIN_LOC): string {
+  try {
+    assertValidKey(modelId);
+  } catch {
+    throw invalidField(loc, `base_model_id ${JSON.stringify(modelId)} is not a model name; use owner/name or a model store name`);
+  }
+  return `${MODEL_STORE_PREFIX}${modelId}/`;
+}
+
+/** The folder of a model id in this machine's cache (MODELS_DIR); refuses ids that could escape it. */
+export function cacheFolder(config: Config, modelId: string, loc: string[] = TRAIN_LOC): string {
+  modelStorePrefix(modelId, loc);
+  const folder = path.resolve(config.modelsDir, modelId);
+  if (!folder.startsWith(config.modelsDir + path.sep)) {
+    throw invalidField(loc, `base_model_id ${JSON.stringify(modelId)} is not a model name; use owner/name or a model store name`);
+  }
+  return folder;
+}
+
+/**
+ * Where `modelId` is: an absolute folder, the model store, this machine's cache, or (provider hub) the hub.
+ * 422 at `loc` when it is nowhere, 503 when the hub cannot be asked.
+ */
+export async function locateBaseModel(
+  lookup: ModelLookup,
+  provider: 'hub' | 'local',
+  modelId: string,
+  options: { hubToken?: string | undefined; loc?: string[] } = {},
+): Promise<ModelLocation> {
+  const loc = options.loc ?? TRAIN_LOC;
+  const { config, blobs } = lookup;
+  if (path.isAbsolute(modelId)) {
+    if (await isModelFolder(modelId)) return { kind: 'path', folder: modelId };
+    throw invalidField(loc, `no model folder (with config.json) at ${modelId}; an absolute path must be readable where the work runs — scaled out, put the model into the model store (pnpm models add)`, 'unknown_model');
+  }
+  const prefix = modelStorePrefix(modelId, loc);
+  const folder = cacheFolder(config, modelId, loc);
+  const stored = await blobs.stat(`${prefix}config.json`).catch((err: Error) => {
+    throw new ServiceUnavailable('storage', `the model store cannot be read: ${err.message}`);
+  });
+  if (stored) return { kind: 'store', modelId, folder };
+  if (await isModelFolder(folder)) return { kind: 'cache', modelId, folder };
+  const looked = [`the model store (${blobs.uri(prefix.slice(0, -1))})`, `the local model folder (${folder})`];
+  if (provider === 'local') {
+    throw invalidField(loc, `base model ${JSON.stringify(modelId)} not found; looked in ${looked.join(' and ')}. Add it with pnpm models add, or use provider "hub"`, 'unknown_model');
+  }
+
+  const url = `${config.HF_ENDPOINT.replace(/\/$/, '')}/api/models/${modelId.split('/').map(encodeURIComponent).join('/')}`;
+  let status: number;
+  try {
+    const res = await fetch(url, {
+      headers: options.hubToken ? { authorization: `Bearer ${options.hubToken}` } : {},
+      signal: AbortSignal.timeout(config.HUB_TIMEOUT_MS),
+    });
+    status = res.status;
+    await res.body?.cancel();
+  } catch (err) {
+    throw new ServiceUnavailable('hub', `the model hub at ${config.HF_ENDPOINT} is unreachable (${(err as Error).message}) and ${JSON.stringify(modelId)} is not in ${looked.join(' or ')}; check HF_ENDPOINT or the network`);
+  }
+  if (status === 200) return { kind: 'hub', modelId, folder };
+  if (status >= 500 || status === 429) throw new ServiceUnavailable('hub', `the model hub at ${config.HF_ENDPOINT} answered HTTP ${status}; try again later`);
+  looked.push(`the model hub at ${config.HF_ENDPOINT} (HTTP ${status}${status === 401 || status === 403 ? ': private or gated, send a hub_token with access' : ''})`);
+  throw invalidField(loc, `base model ${JSON.stringify(modelId)} not found; looked in ${looked.join(' and ')}`, 'unknown_model');
+}

@@ -1,0 +1,91 @@
+// Stored rows → the shapes the APIs answer with: a training job (interface.md 2.13 + decisions.md), export
+// details, list items and records (2.16), and a worker (decisions.md "Scaled out"). The training and export
+// services both present jobs with their latest export, so the presenters live here, once.
+import type { ExportRow, TrainingJobRow, WorkerRow } from '@ftp/platform';
+import type { ExportDetails, ExportRecord, ExportSummary, TrainingJob, WorkerInfo } from '@ftp/schema';
+
+const iso = (value: Date | string): string => new Date(value).toISOString();
+
+export function presentExportRecord(row: ExportRow): ExportRecord {
+  return {
+    export_id: row.export_id,
+    job_id: row.job_id,
+    type: row.type,
+    status: row.status,
+    started_at: iso(row.started_at),
+    destination: row.destination,
+    hub_repo_id: row.hub_repo_id,
+    message: row.message,
+    artifacts: row.artifacts,
+    finished_at: row.finished_at ? iso(row.finished_at) : null,
+    updated_at: iso(row.updated_at),
+  };
+}
+
+/** `latestExport`: the job's most recent export (platform.exports.latestForJob), if any. */
+export function presentJob(job: TrainingJobRow, latestExport?: ExportRow): TrainingJob {
+  const progress = job.progress
+    ? { step: job.progress.step, total_steps: job.progress.total_steps, epoch: job.progress.epoch, loss: job.progress.loss, eta_seconds: job.progress.eta_seconds }
+    : null;
+  const metrics = job.metrics
+    ? {
+        eval_loss: job.metrics.eval_loss ?? null,
+        perplexity: job.metrics.perplexity ?? null,
+        accuracy: job.metrics.accuracy ?? null,
+        eval_runtime: job.metrics.eval_runtime ?? null,
+      }
+    : null;
+  return {
+    job_id: job.job_id,
+    job_name: job.job_name,
+    status: job.status,
+    modality: job.modality,
+    tracker_url: job.tracker_url,
+    processed_dataset_id: job.processed_dataset_id,
+    adapter_path: job.adapter_path,
+    base_model_id: job.base_model_id,
+    gguf_path: job.gguf_path,
+    metrics,
+    error: job.error,
+    created_at: iso(job.created_at),
+    updated_at: iso(job.updated_at),
+    progress,
+    artifacts: job.artifacts,
+    latest_export: latestExport ? presentExportRecord(latestExport) : null,
+  };
+}
+
+export function presentExportSummary(job: TrainingJobRow): ExportSummary {
+  return {
+    job_id: job.job_id,
+    job_name: job.job_name,
+    user_id: job.user_id,
+    adapter_path: job.adapter_path,
+    base_model_id: job.base_model_id,
+    modality: job.modality,
+    artifacts: job.artifacts,
+  };
+}
+
+export function presentExportDetails(job: TrainingJobRow, latest: ExportRow | undefined): ExportDetails {
+  return { ...presentExportSummary(job), latest_export: latest ? presentExportRecord(latest) : null };
+}
+
+/** Whether a job has anything to show in GET /exports. */
+export function hasArtifacts(job: TrainingJobRow): boolean {
+  return [job.artifacts.file, job.artifacts.raw, job.artifacts.hub].some((group) => Object.values(group).some(Boolean));
+}
+
+export function presentWorker(row: WorkerRow): WorkerInfo {
+  return {
+    worker_id: row.worker_id,
+    host: row.host,
+    pid: row.pid,
+    devices: row.devices,
+    queues: row.queues,
+    current_job_id: row.current_jobs[0] ?? null,
+    current_jobs: row.current_jobs,
+    started_at: iso(row.started_at),
+    last_seen_at: iso(row.heartbeat_at),
+  };
+}

@@ -1,0 +1,66 @@
+// Every queue's name, payload and (for work that answers) result, defined once: API processes produce, workers
+// consume, both import this. Payloads carry ids or bounded request bodies; a secret travels as the id of its
+// sealed row (`secretsId`), never in clear. Each queue is its own lane: a long training job never holds up a
+// batch inference call on the same worker.
+import { z } from 'zod';
+import { defineQueue } from '@ftp/platform';
+import { EvaluationFields, EvaluationResult, ModelSource } from '@ftp/schema';
+
+const Id = z.string().min(1);
+
+export const trainingQueue = defineQueue('train', z.object({ jobId: Id }));
+export const exportQueue = defineQueue('export', z.object({ exportId: Id }));
+
+/** The model a request runs: a job's adapter or merged model, or a base model alone. */
+export const ModelChoice = z.object({
+  model_source: ModelSource,
+  job_id: Id.optional(),
+  base_model_id: z.string().min(1).optional(),
+  use_fast_engine: z.boolean(),
+});
+export type ModelChoice = z.infer<typeof ModelChoice>;
+
+export const GenerationSettings = z.object({
+  max_new_tokens: z.number().int().min(1),
+  temperature: z.number().min(0),
+  top_p: z.number().gt(0).max(1).optional(),
+});
+export type GenerationSettings = z.infer<typeof GenerationSettings>;
+
+/** A conversation as the engines take it: plain-text messages. */
+export const PlainMessage = z.object({ role: z.enum(['system', 'user', 'assistant']), content: z.string() });
+export type PlainMessage = z.infer<typeof PlainMessage>;
+
+const Requester = {
+  userId: Id,
+  /** Owner id of the request's sealed secrets (hub_token), when it sent any. */
+  secretsId: Id.optional(),
+};
+
+export const inferQueue = defineQueue(
+  'infer',
+  z.object({
+    ...Requester,
+    model: ModelChoice,
+    conversations: z.array(z.array(PlainMessage).min(1)).min(1),
+    generation: GenerationSettings,
+  }),
+  // Several calls pipeline into the warm engines; more would only queue inside them.
+  { result: z.object({ results: z.array(z.string()) }), concurrency: 4 },
+);
+export type InferPayload = z.infer<typeof inferQueue.payload>;
+
+export const evaluateQueue = defineQueue(
+  'evaluate',
+  z.object({
+    ...Requester,
+    request: EvaluationFields.omit({ hub_token: true }),
+  }),
+  { result: EvaluationResult, concurrency: 2 },
+);
+export type EvaluatePayload = z.infer<typeof evaluateQueue.payload>;
+
+/** The lanes a worker serves by default (WORKER_QUEUES unset), by name. */
+export const QUEUES = { train: trainingQueue, export: exportQueue, infer: inferQueue, evaluate: evaluateQueue } as const;
+export type QueueName = keyof typeof QUEUES;
+export const QUEUE_NAMES = Object.keys(QUEUES) as QueueName[];

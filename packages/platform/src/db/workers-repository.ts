@@ -1,0 +1,77 @@
+// The worker registry: each worker's row (host, devices, queues served, work in hand) and its heartbeat.
+// "Live" is always judged by the database's clock (heartbeat_at > now() - timeout), so machines whose clocks
+// disagree still agree on who is alive.
+import type { Database } from './database.ts';
+
+export interface DeviceInfo {
+  kind: 'cuda' | 'cpu';
+  name: string;
+  memory_bytes: number;
+}
+
+export interface WorkerRow {
+  worker_id: string;
+  host: string;
+  pid: number;
+  devices: DeviceInfo[];
+  queues: string[];
+  /** Ids of the training jobs, exports and requests it is working on, oldest first. */
+  current_jobs: string[];
+  started_at: Date;
+  heartbeat_at: Date;
+}
+
+const FRESH = 'heartbeat_at > now() - make_interval(secs => $1)';
+
+export class WorkersRepository {
+  constructor(private readonly db: Database) {}
+
+  async register(row: Pick<WorkerRow, 'worker_id' | 'host' | 'pid' | 'devices' | 'queues'>): Promise<void> {
+    await this.db.query(
+      `INSERT INTO workers (worker_id, host, pid, devices, queues) VALUES ($1, $2, $3, $4::json, $5::json)
+       ON CONFLICT (worker_id) DO UPDATE SET host = EXCLUDED.host, pid = EXCLUDED.pid, devices = EXCLUDED.devices,
+         queues = EXCLUDED.queues, heartbeat_at = now()`,
+      [row.worker_id, row.host, row.pid, JSON.stringify(row.devices), JSON.stringify(row.queues)],
+    );
+  }
+
+  /** Beats the heartbeat; false when the row is gone (another process took this worker for dead). */
+  async heartbeat(workerId: string, currentJobs: readonly string[]): Promise<boolean> {
+    const rows = await this.db.query(
+      'UPDATE workers SET heartbeat_at = now(), current_jobs = $2::json WHERE worker_id = $1 RETURNING worker_id',
+      [workerId, JSON.stringify(currentJobs)],
+    );
+    return rows.length > 0;
+  }
+
+  /** Workers seen within `timeoutS`, oldest first. */
+  async live(timeoutS: number): Promise<WorkerRow[]> {
+    return this.db.query<WorkerRow>(`SELECT * FROM workers WHERE ${FRESH} ORDER BY started_at, worker_id`, [timeoutS]);
+  }
+
+  async anyLiveWithCuda(timeoutS: number): Promise<boolean> {
+    return (await this.live(timeoutS)).some((w) => w.devices.some((d) => d.kind === 'cuda'));
+  }
+
+  async anyLiveServing(queue: string, timeoutS: number): Promise<boolean> {
+    return (await this.live(timeoutS)).some((w) => w.queues.includes(queue));
+  }
+
+  async remove(workerId: string): Promise<void> {
+    await this.db.query('DELETE FROM workers WHERE worker_id = $1', [workerId]);
+  }
+
+  /** Forgets workers silent for `timeoutS`; their work was recovered first (jobs recovery). */
+  async removeSilent(timeoutS: number): Promise<string[]> {
+    const rows = await this.db.query<{ worker_id: string }>(
+      'DELETE FROM workers WHERE NOT (heartbeat_at > now() - make_interval(secs => $1)) RETURNING worker_id',
+      [timeoutS],
+    );
+    return rows.map((r) => r.worker_id);
+  }
+
+  /** Forgets every worker: only where no other process can be running one (the embedded store at start). */
+  async removeAll(): Promise<void> {
+    await this.db.query('DELETE FROM workers');
+  }
+}

@@ -1,0 +1,332 @@
+// The BullMQ-on-Redis driver of the job queue (scaled out): API processes produce, workers on any machine that
+// reaches Redis consume. queue.ts is the contract; this file maps it onto BullMQ's Redis backend.
+//
+// Settings, chosen deliberately:
+// - attempts 1, no backoff: BullMQ never retries. Handler errors travel as data (settle), so a BullMQ failure is a
+//   worker fault, and a retry could re-run hours of GPU work; the database rows decide what is queued again.
+// - maxStalledCount 0, maxStartedAttempts 1: work whose worker died (its lock expired) never runs again. BullMQ 6
+//   does not fail stalled work at once: its stalled checker marks it (`defa`) and puts it back in wait; the next
+//   worker to fetch it fails it unrun (moveStalledJobsToWait-9.lua, Worker.getUnrecoverableErrorMessage). Only
+//   Workers look for stalls, and the dead one may have been its lane's only one, so a producer also checks the
+//   requests it waits on (checkWaitingRequests).
+// - lockDuration 30 s (renewed every 15 s), stalledInterval 30 s; options, so tests shorten them. A request whose
+//   worker died fails within about lockDuration + stalledInterval.
+// - removeOnComplete {1 h, 100}, removeOnFail {24 h, 1000}, event stream ~1000 entries: payloads hold conversations
+//   and results model outputs, so finished work is kept briefly (age is only enforced when a later job finishes,
+//   hence the counts). Job.waitUntilFinished is not used: without a ttl it waits forever for a completion its
+//   QueueEvents missed, reports a job already removed on completion as failed ("Missing key"), and keeps its
+//   listeners until the job ends, which removed (cancelled) work never does. A request's outcome comes from its
+//   `completed` event, read by a QueueEvents that starts from the stream's last id taken before the first add,
+//   not from '$' (fixed only when its first XREAD runs, after waitUntilReady() resolved: a completion in between
+//   would be missed); and, should the event be lost anyway, from the job itself (checkWaitingRequests).
+// - Connections (ioredis): the producers' one fails fast (no offline queue, no retry, 5 s connect and command
+//   timeouts) so an API answers 503 at once when Redis is down. Workers, QueueEvents and the cancel subscriber
+//   block (BZPOPMIN, XREAD, SUBSCRIBE) and wait an outage out; BullMQ requires maxRetriesPerRequest null there.
+//   Reconnection: 250 ms doubling to 5 s, forever: a worker comes back when Redis does.
+import { randomUUID } from 'node:crypto';
+import type { EventEmitter } from 'node:events';
+import { isNotConnectionError, Queue, QueueEvents, Worker, type Job, type KeepJobs } from 'bullmq';
+import { Redis, type RedisOptions } from 'ioredis';
+import { ServiceUnavailable } from './errors.ts';
+import { errorFromWire, settle, unwrap, type Consumer, type JobHandler, type JobQueue, type Outcome, type QueueDefinition, type RequestOptions } from './queue.ts';
+
+export interface BullMqQueueOptions {
+  url: string;
+  /** Prefix of every key and channel this queue uses in Redis. */
+  prefix: string;
+  onHandlerError?: (queue: string, err: unknown) => void;
+  /** How long (ms) a worker's claim on running work lasts unless renewed (at half). Default 30 000. */
+  lockDuration?: number;
+  /** How often (ms) work whose worker stopped is looked for. Default 30 000. */
+  stalledInterval?: number;
+}
+
+const KEEP_COMPLETED: KeepJobs = { age: 3600, count: 100 };
+const KEEP_FAILED: KeepJobs = { age: 24 * 3600, count: 1000 };
+const TIMEOUT_MS = 5000;
+/** How long a cancel that arrived before its work started is remembered. */
+const CANCEL_MEMORY_MS = 10 * 60_000;
+/** Job names: a request's outcome goes back to its producer; added work only reports its failures. */
+const ADD = 'add';
+const REQUEST = 'request';
+
+const reconnectDelay = (times: number) => Math.min(250 * 2 ** (times - 1), 5000);
+const FAIL_FAST: RedisOptions = { enableOfflineQueue: false, maxRetriesPerRequest: 0, connectTimeout: TIMEOUT_MS, commandTimeout: TIMEOUT_MS, retryStrategy: reconnectDelay };
+const BLOCKING: RedisOptions = { maxRetriesPerRequest: null, connectTimeout: TIMEOUT_MS, retryStrategy: reconnectDelay };
+
+const ignore = () => undefined;
+
+/** How a request's wait ends: the job's outcome as BullMQ reports it (in an event, or read from the job). */
+interface Settlers {
+  completed(args: { returnvalue: unknown }): void;
+  failed(args: { failedReason: string }): void;
+  stalled(): void;
+}
+
+function stopped(queue: string, why: string): ServiceUnavailable {
+  return new ServiceUnavailable('worker', `the worker running this ${queue} request stopped before it answered (${why}); try again`);
+}
+
+export class BullMqQueue implements JobQueue {
+  readonly durable = true;
+  /** Producers' connection (fails fast); the one Workers and QueueEvents share or copy (blocks); cancels. */
+  private readonly redis: Redis;
+  private blockingRedis?: Redis;
+  private subscriber?: { redis: Redis; ready: Promise<unknown> };
+  private readonly queues = new Map<string, Promise<Queue>>();
+  private readonly events = new Map<string, Promise<QueueEvents>>();
+  private readonly workers = new Map<string, Worker>();
+  /** Requests this process waits on, by job id: where, and what ends the wait. */
+  private readonly waiting = new Map<string, { queue: Queue; settle: Settlers; fail(err: unknown): void }>();
+  /** Handlers at work in this process, and cancels that came before their work started, by `queue/id`. */
+  private readonly running = new Map<string, AbortController>();
+  private readonly cancelledEarly = new Map<string, number>();
+  private stallTimer?: NodeJS.Timeout;
+  private closing?: Promise<void>;
+  private lastError?: Error;
+  /** "Redis at <url without credentials>", for messages; the password, to keep it out of them. */
+  private readonly where: string;
+  private readonly password: string;
+  private readonly channel: string;
+
+  constructor(private readonly options: BullMqQueueOptions) {
+    const url = new URL(options.url);
+    this.password = decodeURIComponent(url.password);
+    url.username = url.password = '';
+    this.where = `Redis at ${url.toString().replace(/\/$/, '')}`;
+    this.channel = `${options.prefix}:cancel`;
+    this.redis = this.connect(FAIL_FAST);
+  }
+
+  async add<P>(queue: QueueDefinition<P, void>, payload: P): Promise<void> {
+    const data = queue.payload.parse(payload);
+    const producer = await this.producerFor(queue.name);
+    await producer.add(ADD, data).catch((err) => {
+      throw this.unavailable(`did not take ${queue.name} work`, err);
+    });
+  }
+
+  async request<P, R>(queue: QueueDefinition<P, R>, payload: P, options: RequestOptions = {}): Promise<R> {
+    const data = queue.payload.parse(payload);
+    const signal = options.signal;
+    if (signal?.aborted) throw signal.reason;
+    const producer = await this.producerFor(queue.name);
+    const events: EventEmitter = await this.eventsFor(producer);
+    const id = randomUUID();
+    return new Promise<R>((resolve, reject) => {
+      /** Stops waiting; false when something else already ended the wait. */
+      const detach = (): boolean => {
+        if (!this.waiting.delete(id)) return false;
+        for (const [event, listener] of Object.entries(listeners)) events.off(`${event}:${id}`, listener);
+        signal?.removeEventListener('abort', onAbort);
+        return true;
+      };
+      const finish = (outcome: () => R): void => {
+        if (!detach()) return;
+        try {
+          resolve(outcome());
+        } catch (err) {
+          reject(err);
+        }
+      };
+      const fail = (err: unknown) => finish(() => { throw err; });
+      const listeners: Settlers = {
+        completed: (args) => finish(() => unwrap(args.returnvalue as Outcome<R>)),
+        failed: (args) => fail(stopped(queue.name, args.failedReason)),
+        stalled: () => fail(stopped(queue.name, 'it no longer renews its lock')),
+      };
+      this.waiting.set(id, { queue: producer, settle: listeners, fail });
+      for (const [event, listener] of Object.entries(listeners)) events.on(`${event}:${id}`, listener);
+      const added = producer.add(REQUEST, data, { jobId: id }).then(ignore, (err) => fail(this.unavailable(`did not take ${queue.name} work`, err)));
+      // Deaf to the work's outcome at once; cancelled once the add went through, so a removal cannot run ahead of it.
+      const onAbort = () => {
+        if (detach()) void added.then(() => this.cancel(producer, id, signal!.reason)).finally(() => reject(signal!.reason));
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      if (signal?.aborted) onAbort(); // while the producer was being opened
+      if (this.closing) fail(this.closed(queue.name));
+      this.stallTimer ??= setInterval(() => void this.checkWaitingRequests(), this.options.stalledInterval ?? 30_000).unref();
+    });
+  }
+
+  process<P, R>(queue: QueueDefinition<P, R>, handler: JobHandler<P, R>, options: { concurrency?: number } = {}): Consumer {
+    if (this.closing) throw this.closed(queue.name);
+    if (this.workers.has(queue.name)) throw new Error(`queue ${queue.name} already has a consumer in this process`);
+    const worker = new Worker(queue.name, (job: Job) => this.work(queue, handler, job), {
+      connection: this.blocking(),
+      prefix: this.options.prefix,
+      autorun: false,
+      concurrency: Math.max(1, options.concurrency ?? queue.concurrency),
+      lockDuration: this.options.lockDuration ?? 30_000,
+      stalledInterval: this.options.stalledInterval ?? 30_000,
+      maxStalledCount: 0,
+      maxStartedAttempts: 1,
+      removeOnComplete: KEEP_COMPLETED,
+      removeOnFail: KEEP_FAILED,
+    });
+    const report = this.options.onHandlerError ?? ignore;
+    worker.on('error', (err) => {
+      if (isNotConnectionError(err)) report(queue.name, err); // connection errors repeat at each reconnect
+    });
+    worker.on('failed', (job, err) => report(queue.name, new Error(`${queue.name} work ${job?.id} was failed by the queue: ${err.message}`)));
+    this.workers.set(queue.name, worker);
+    // Work is taken only once cancels can be heard.
+    void this.listenForCancels().then(() => worker.run()).catch((err) => report(queue.name, err));
+    let closing: Promise<void> | undefined;
+    const forget = () => this.workers.get(queue.name) === worker && this.workers.delete(queue.name);
+    return { close: () => (closing ??= worker.close().finally(forget)) };
+  }
+
+  async check(): Promise<void> {
+    if (this.closing) throw new ServiceUnavailable('queue', 'the job queue is closed');
+    await this.connected().then(() => this.redis.ping()).catch((err) => {
+      throw this.unavailable('does not answer', err);
+    });
+  }
+
+  close(): Promise<void> {
+    return (this.closing ??= this.shutdown());
+  }
+
+  private async shutdown(): Promise<void> {
+    for (const { fail } of this.waiting.values()) fail(new ServiceUnavailable('queue', 'the job queue closed before this request was answered; try again'));
+    clearInterval(this.stallTimer);
+    await Promise.allSettled([...this.workers.values()].map((worker) => worker.close()));
+    await Promise.allSettled([...this.queues.values(), ...this.events.values()].map(async (opened) => (await opened).close()));
+    await this.subscriber?.ready.catch(ignore);
+    // Every BullMQ object is closed: nothing of ours is in flight on these connections.
+    for (const redis of [this.redis, this.blockingRedis, this.subscriber?.redis]) redis?.disconnect();
+  }
+
+  /** Runs one piece of work in this process; its outcome is the job's return value. */
+  private async work<P, R>(queue: QueueDefinition<P, R>, handler: JobHandler<P, R>, job: Job): Promise<Outcome<R> | null> {
+    const key = `${queue.name}/${job.id}`;
+    if (this.cancelledEarly.delete(key)) return null; // its producer gave up before it started
+    const controller = new AbortController();
+    this.running.set(key, controller);
+    try {
+      const outcome = await settle(() => handler(queue.payload.parse(job.data), { id: job.id!, signal: controller.signal }));
+      if (job.name === REQUEST) return outcome;
+      if (!outcome.ok) this.options.onHandlerError?.(queue.name, errorFromWire(outcome.error));
+      return null;
+    } finally {
+      this.running.delete(key);
+    }
+  }
+
+  /** Removes the work if it still waits, and tells every consumer to abort it if it runs: BullMQ's own
+   *  Worker.cancelJob reaches one Worker in one process. */
+  private async cancel(producer: Queue, id: string, reason: unknown): Promise<void> {
+    const { name, message } = reason instanceof Error ? reason : { name: 'AbortError', message: String(reason) };
+    const notice = JSON.stringify({ key: `${producer.name}/${id}`, name, message });
+    await Promise.allSettled([this.redis.publish(this.channel, notice), producer.remove(id)]);
+  }
+
+  private listenForCancels(): Promise<unknown> {
+    if (this.subscriber) return this.subscriber.ready;
+    const redis = this.connect(BLOCKING);
+    redis.on('message', (_channel: string, notice: string) => {
+      const { key, name, message } = JSON.parse(notice) as { key: string; name: string; message: string };
+      const controller = this.running.get(key);
+      if (controller) return controller.abort(Object.assign(new Error(message), { name }));
+      // The work may be between BullMQ's fetch and its handler: remembered, it is skipped when it starts.
+      const now = Date.now();
+      for (const [old, at] of this.cancelledEarly) if (at < now - CANCEL_MEMORY_MS) this.cancelledEarly.delete(old);
+      if (this.workers.has(key.slice(0, key.indexOf('/')))) this.cancelledEarly.set(key, now);
+    });
+    this.subscriber = { redis, ready: redis.subscribe(this.channel) };
+    return this.subscriber.ready;
+  }
+
+  /** Every stalledInterval, what became of each request this process waits on, read from its job: BullMQ's test
+   *  for stalled work (started, not finished, lock gone), which no Worker may be left to run, and an outcome
+   *  whose event was missed (trimmed from the stream while this process was cut off). */
+  private async checkWaitingRequests(): Promise<void> {
+    const waiters = [...this.waiting];
+    const pipeline = this.redis.pipeline();
+    for (const [id, { queue }] of waiters) pipeline.hmget(queue.toKey(id), 'processedOn', 'finishedOn', 'returnvalue', 'failedReason').exists(`${queue.toKey(id)}:lock`);
+    const replies = waiters.length > 0 ? await pipeline.exec().catch(() => null) : null; // Redis down: next round
+    waiters.forEach(([, { settle }], i) => {
+      const [started, finished, returnvalue, failedReason] = (replies?.[2 * i]?.[1] ?? []) as Array<string | null>;
+      if (failedReason) settle.failed({ failedReason });
+      else if (finished) settle.completed({ returnvalue: JSON.parse(returnvalue ?? 'null') });
+      else if (started && replies?.[2 * i + 1]?.[1] === 0) settle.stalled();
+    });
+  }
+
+  private async producerFor(name: string): Promise<Queue> {
+    await this.connected().catch((err) => {
+      throw this.closing ? this.closed(name) : this.unavailable(`cannot be reached, so ${name} work was not queued`, err);
+    });
+    if (this.closing) throw this.closed(name);
+    let queue = this.queues.get(name);
+    if (!queue) {
+      const created = new Queue(name, { connection: this.redis, prefix: this.options.prefix, defaultJobOptions: { attempts: 1, removeOnComplete: KEEP_COMPLETED, removeOnFail: KEEP_FAILED }, streams: { events: { maxLen: 1000 } } });
+      created.on('error', ignore); // the connection's own errors, which connected() reports
+      // A BullMQ connection initialises once (RedisConnection.init): if that fails (Redis went down at that moment,
+      // and this connection does not wait), the Queue stays broken for good, so it is dropped for a new one.
+      queue = created.waitUntilReady().then(
+        () => created,
+        (err) => {
+          this.queues.delete(name);
+          void created.close().catch(ignore);
+          throw this.unavailable(`did not open the ${name} queue`, err);
+        },
+      );
+      this.queues.set(name, queue);
+    }
+    return queue;
+  }
+
+  private eventsFor(producer: Queue): Promise<QueueEvents> {
+    if (this.closing) return Promise.reject(this.closed(producer.name));
+    let events = this.events.get(producer.name);
+    if (!events) {
+      events = this.redis.xrevrange(producer.keys.events!, '+', '-', 'COUNT', 1).then(
+        ([last]) => new QueueEvents(producer.name, { connection: this.blocking(), prefix: this.options.prefix, lastEventId: last?.[0] ?? '0-0' }).on('error', ignore),
+        (err) => {
+          this.events.delete(producer.name);
+          throw this.unavailable(`did not answer for the ${producer.name} queue`, err);
+        },
+      );
+      this.events.set(producer.name, events);
+    }
+    return events;
+  }
+
+  /** Resolves once the producers' connection is ready; while Redis is down, fails at once. */
+  private connected(): Promise<void> {
+    const redis = this.redis;
+    if (this.closing) return Promise.reject(new Error('the job queue is closed'));
+    if (redis.status === 'ready') return Promise.resolve();
+    if (!['wait', 'connecting', 'connect'].includes(redis.status)) return Promise.reject(this.lastError ?? new Error(`the connection is ${redis.status}`));
+    return new Promise((resolve, reject) => {
+      const done = (err?: Error) => {
+        clearTimeout(timer);
+        redis.off('ready', done).off('error', done).off('end', done);
+        if (err || redis.status !== 'ready') reject(err ?? new Error('the connection was closed'));
+        else resolve();
+      };
+      const timer = setTimeout(() => done(new Error(`no connection within ${TIMEOUT_MS} ms`)), TIMEOUT_MS);
+      redis.once('ready', done).once('error', done).once('end', done);
+    });
+  }
+
+  private blocking(): Redis {
+    return (this.blockingRedis ??= this.connect(BLOCKING));
+  }
+
+  private connect(options: RedisOptions): Redis {
+    return new Redis(this.options.url, options).on('error', (err: Error) => (this.lastError = err));
+  }
+
+  private closed(name: string): ServiceUnavailable {
+    return new ServiceUnavailable('queue', `the job queue is closed; ${name} work cannot be queued`);
+  }
+
+  private unavailable(what: string, err: unknown): ServiceUnavailable {
+    if (err instanceof ServiceUnavailable) return err;
+    const text = `${this.where} ${what}: ${err instanceof Error ? err.message : String(err)}`;
+    return new ServiceUnavailable('queue', this.password ? text.split(this.password).join('[redacted]') : text);
+  }
+}

@@ -1,0 +1,232 @@
+// Contract of the metadata store: PGlite (embedded) and a real PostgreSQL server pass the same cases, with rows of
+// the same JavaScript types, so the repositories cannot tell which driver they have. Then what only the server has:
+// processes that start together, and a server that is not there or goes away.
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import {
+  DatasetsRepository,
+  EvaluationsRepository,
+  JobsRepository,
+  newId,
+  openEmbeddedDatabase,
+  openPostgresDatabase,
+  ServiceUnavailable,
+  type Database,
+} from '@ftp/platform';
+import { createDatabase } from '../../../test/servers/scaled-env.ts';
+import { freePort } from '../../../test/servers/servers.ts';
+
+// pg and PGlite read a `date` differently only away from UTC: run this file in a zone where a difference shows.
+process.env.TZ = 'America/Sao_Paulo';
+
+const MIGRATION_FILES = (await fs.readdir(fileURLToPath(new URL('../migrations/', import.meta.url)))).filter((f) => f.endsWith('.sql')).sort();
+
+/** A fresh database on the shared test server, named for this file. */
+async function freshPostgresUrl(): Promise<string> {
+  return createDatabase(inject('servers').postgresUrl, `ftp_contract_${randomBytes(4).toString('hex')}`);
+}
+
+const drivers: Array<{ name: string; open(): Promise<{ db: Database; cleanUp(): Promise<void> }> }> = [
+  {
+    name: 'PGlite',
+    async open() {
+      const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ftp-db-contract-'));
+      const db = await openEmbeddedDatabase(path.join(dir, 'pglite'));
+      return { db, cleanUp: () => fs.rm(dir, { recursive: true, force: true }) };
+    },
+  },
+  {
+    name: 'PostgreSQL',
+    async open() {
+      return { db: await openPostgresDatabase(await freshPostgresUrl()), cleanUp: async () => undefined };
+    },
+  },
+];
+
+describe.each(drivers)('metadata store contract: $name', (driver) => {
+  let db: Database;
+  let cleanUp: () => Promise<void>;
+  beforeAll(async () => {
+    ({ db, cleanUp } = await driver.open());
+  });
+  afterAll(async () => {
+    await db?.close();
+    await cleanUp?.();
+  });
+
+  it('records every migration file once', async () => {
+    const rows = await db.query<{ name: string; applied_at: Date }>('SELECT name, applied_at FROM schema_migrations ORDER BY name');
+    expect(rows.map((r) => r.name)).toEqual(MIGRATION_FILES);
+    expect(rows.every((r) => r.applied_at instanceof Date)).toBe(true);
+  });
+
+  it('binds parameters, NULL and JavaScript arrays (= ANY($1))', async () => {
+    expect(await db.query('SELECT $1::text AS a, $2::int AS b, $3::text IS NULL AS c', ['x', 2, null])).toEqual([{ a: 'x', b: 2, c: true }]);
+    const picked = await db.query<{ v: string }>("SELECT v FROM unnest(ARRAY['a', 'b', 'c']) AS v WHERE v = ANY($1) ORDER BY v", [['c', 'a', 'z']]);
+    expect(picked.map((r) => r.v)).toEqual(['a', 'c']);
+  });
+
+  it('returns every column type as the same JavaScript value', async () => {
+    const [row] = await db.query(
+      `SELECT 5000000000::bigint AS int8, 9007199254740993::bigint AS huge_int8, count(*) AS count, 7::int AS int4,
+         1.5::float8 AS float8, 1.50::numeric AS numeric, true AS bool, '{"b":1,"a":[2]}'::json AS json,
+         '{"k":null}'::jsonb AS jsonb, ARRAY['x','y'] AS texts, ARRAY[1,2]::bigint[] AS int8s,
+         '2024-01-02'::date AS date, ARRAY['2024-01-02'::date] AS dates, '2024-01-02 03:04:05+02'::timestamptz AS ts,
+         make_interval(secs => $1) AS interval, 'infinity'::timestamptz AS forever, NULL::int AS nothing
+       FROM (VALUES (1), (2)) AS two`,
+      [90],
+    );
+    expect(row).toEqual({
+      int8: 5_000_000_000, huge_int8: 9007199254740993n, count: 2, int4: 7, float8: 1.5, numeric: '1.50', bool: true,
+      json: { b: 1, a: [2] }, jsonb: { k: null }, texts: ['x', 'y'], int8s: [1, 2],
+      date: new Date('2024-01-02T00:00:00Z'), dates: [new Date('2024-01-02T00:00:00Z')], ts: new Date('2024-01-02T01:04:05Z'),
+      interval: '00:01:30', forever: Infinity, nothing: null,
+    });
+    expect(Object.keys(row!)).toEqual(['int8', 'huge_int8', 'count', 'int4', 'float8', 'numeric', 'bool', 'json', 'jsonb', 'texts', 'int8s', 'date', 'dates', 'ts', 'interval', 'forever', 'nothing']);
+  });
+
+  it('gives the repositories the same row objects', async () => {
+    const user = `user-${randomBytes(4).toString('hex')}`;
+    const datasets = new DatasetsRepository(db);
+    const raw = {
+      dataset_id: newId('ds'), user_id: user, filename: 'big.jsonl', format: 'jsonl', blob_key: `raw/${user}/big.jsonl`,
+      size_bytes: 6_000_000_000, num_examples: 3, columns: ['prompt', 'completion'], sample: [{ prompt: 'p', completion: 'c' }],
+    };
+    const inserted = await datasets.insertRaw(raw);
+    expect(inserted).toEqual({ ...raw, created_at: expect.any(Date) });
+    expect(await datasets.getRaw(user, raw.dataset_id)).toEqual(inserted);
+
+    const jobs = new JobsRepository(db);
+    const job = await jobs.insert({
+      job_id: newId('job'), user_id: user, job_name: 'j', processed_dataset_id: 'pd_1', base_model_id: 'tiny',
+      modality: 'text', training_config: { epochs: 2, lr: 0.0002 }, blob_prefix: `jobs/${user}/`, tracker_url: null,
+    });
+    expect(job).toMatchObject({ status: 'queued', progress: null, metrics: null, cancel_requested: false, started_at: null, artifacts: { file: {}, raw: {}, hub: {} } });
+    const startedAt = new Date('2025-03-04T05:06:07.089Z');
+    const progress = { step: 3, total_steps: 10, epoch: 0.5, loss: 1.25, eta_seconds: null };
+    const updated = await jobs.update(job.job_id, { status: 'training', progress, started_at: startedAt }, ['queued']);
+    expect(updated).toEqual({ ...job, status: 'training', progress, started_at: startedAt, updated_at: expect.any(Date) });
+    expect((await jobs.listByStatus(['training', 'preparing'])).map((j) => j.job_id)).toContain(job.job_id);
+    const events = await jobs.events(job.job_id);
+    expect(events.map((e) => [e.seq, e.kind, e.data])).toEqual([[1, 'status', { status: 'queued' }], [2, 'status', { status: 'training' }]]);
+    expect(events[0]!.created_at).toBeInstanceOf(Date);
+
+    const evaluations = new EvaluationsRepository(db);
+    const evaluation = {
+      evaluation_id: newId('eval'), user_id: user, processed_dataset_id: 'pd_1', split: 'test', job_id: job.job_id,
+      model_source: 'adapter' as const, base_model_id: 'tiny', use_fast_engine: false, request: { max_samples: 2 },
+      metrics: { accuracy: 0.5 }, num_samples: 2, samples: [{ output: 'x' }], warnings: [], elapsed_seconds: 1.234,
+    };
+    expect(await evaluations.insert(evaluation)).toEqual({ ...evaluation, created_at: expect.any(Date) });
+  });
+
+  it('commits a transaction that resolves and rolls back one that throws', async () => {
+    const owner = randomBytes(6).toString('hex');
+    const insert = 'INSERT INTO secrets (owner_id, sealed, expires_at) VALUES ($1, $2, now())';
+    const count = async (id: string) => (await db.query<{ n: number }>('SELECT count(*) AS n FROM secrets WHERE owner_id = $1', [id]))[0]!.n;
+
+    expect(await db.transaction(async (tx) => {
+      await tx.query(insert, [`${owner}-kept`, 's']);
+      return (await tx.query<{ n: number }>('SELECT count(*) AS n FROM secrets WHERE owner_id = $1', [`${owner}-kept`]))[0]!.n;
+    })).toBe(1);
+    expect(await count(`${owner}-kept`)).toBe(1);
+
+    await expect(db.transaction(async (tx) => {
+      await tx.query(insert, [`${owner}-dropped`, 's']);
+      throw new Error('changed my mind');
+    })).rejects.toThrow('changed my mind');
+    expect(await count(`${owner}-dropped`)).toBe(0);
+
+    // A failing statement rolls back what came before it and surfaces as the SQL error it is.
+    await expect(db.transaction(async (tx) => {
+      await tx.query(insert, [`${owner}-dup`, 's']);
+      await tx.query(insert, [`${owner}-dup`, 's']);
+    })).rejects.toMatchObject({ code: '23505' });
+    expect(await count(`${owner}-dup`)).toBe(0);
+    const duplicate = await db.query(insert, [`${owner}-kept`, 's']).catch((err: unknown) => err);
+    expect(duplicate).toMatchObject({ code: '23505' });
+    expect(duplicate).not.toBeInstanceOf(ServiceUnavailable);
+    await db.check();
+  });
+});
+
+/** A TCP relay to the PostgreSQL server that can be cut: the server "goes away" for clients connected through it. */
+async function startRelay(target: URL): Promise<{ url: string; cut(): Promise<void> }> {
+  const sockets = new Set<net.Socket>();
+  const relay = net.createServer((client) => {
+    const server = net.connect(Number(target.port), target.hostname);
+    for (const socket of [client, server]) {
+      sockets.add(socket);
+      socket.on('error', () => undefined);
+      socket.on('close', () => sockets.delete(socket));
+    }
+    client.pipe(server).pipe(client);
+  });
+  await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+  const url = new URL(target);
+  url.port = String((relay.address() as net.AddressInfo).port);
+  return {
+    url: url.toString(),
+    async cut() {
+      const closed = new Promise((resolve) => relay.close(resolve));
+      for (const socket of sockets) socket.destroy();
+      await closed;
+    },
+  };
+}
+
+describe('PostgreSQL driver', () => {
+  it('applies each migration once when several processes open a new database together', async () => {
+    const url = await freshPostgresUrl();
+    const dbs = await Promise.all(Array.from({ length: 4 }, () => openPostgresDatabase(url, { poolSize: 2 })));
+    try {
+      const rows = await dbs[0]!.query<{ name: string }>('SELECT name FROM schema_migrations ORDER BY name');
+      expect(rows.map((r) => r.name)).toEqual(MIGRATION_FILES);
+      const again = await openPostgresDatabase(url);
+      expect(await again.query('SELECT name FROM schema_migrations')).toHaveLength(MIGRATION_FILES.length);
+      await again.close();
+    } finally {
+      await Promise.all(dbs.map((db) => db.close()));
+    }
+  });
+
+  it('reports a server that is not there as the database unavailable, without the password', async () => {
+    const port = await freePort();
+    const opening = openPostgresDatabase(`postgres://ftp:Sup3r-Secret@127.0.0.1:${port}/ftp`);
+    await expect(opening).rejects.toBeInstanceOf(ServiceUnavailable);
+    const err = (await opening.catch((e: unknown) => e)) as ServiceUnavailable;
+    expect(err).toMatchObject({ dependency: 'database', statusCode: 503 });
+    expect(err.message).toMatch(new RegExp(`^the database at 127\\.0\\.0\\.1:${port} is unreachable: .*ECONNREFUSED`));
+    expect(JSON.stringify({ ...err, message: err.message, stack: err.stack })).not.toContain('Sup3r-Secret');
+  });
+
+  it('reports a refused login or a missing database as the database unavailable', async () => {
+    const server = new URL(inject('servers').postgresUrl);
+    const stranger = new URL(server);
+    stranger.username = 'nobody';
+    stranger.password = 'Sup3r-Secret';
+    await expect(openPostgresDatabase(stranger.toString())).rejects.toThrow(/^the database at 127\.0\.0\.1:\d+ is unreachable: role "nobody" does not exist$/);
+    const missing = new URL(server);
+    missing.pathname = '/ftp_no_such_database';
+    await expect(openPostgresDatabase(missing.toString())).rejects.toMatchObject({ dependency: 'database', message: expect.stringMatching(/database "ftp_no_such_database" does not exist/) });
+  });
+
+  it('turns a server that goes away into ServiceUnavailable, on queries, transactions and checks', async () => {
+    const relay = await startRelay(new URL(await freshPostgresUrl()));
+    const db = await openPostgresDatabase(relay.url);
+    try {
+      expect(await db.query('SELECT 1 AS one')).toEqual([{ one: 1 }]);
+      await relay.cut();
+      await expect(db.query('SELECT 1')).rejects.toMatchObject({ dependency: 'database', message: expect.stringMatching(/^the database at 127\.0\.0\.1:\d+ is unreachable: /) });
+      await expect(db.transaction(async (tx) => tx.query('SELECT 1'))).rejects.toBeInstanceOf(ServiceUnavailable);
+      await expect(db.check()).rejects.toBeInstanceOf(ServiceUnavailable);
+    } finally {
+      await db.close();
+    }
+  });
+});

@@ -1,0 +1,101 @@
+// Base models as local folders on this worker: MODELS_DIR is this machine's cache of the model store (the blob
+// store's `models/` prefix). A stored model is copied into the cache on first use; a folder only in the cache
+// (an operator put it there) is put into the store, so every other worker can reach it; a hub model is
+// downloaded once (the core's import-model) and then put into the store. Also: a base model as GGUF, cached.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { createHash } from 'node:crypto';
+import { describeCoreFailure, runCore, type CoreCommand } from '@ftp/core-client';
+import type { JobSecretValues, Platform } from '@ftp/platform';
+import { ggufFileName, locateBaseModel, modelStorePrefix, type ModelLocation } from '@ftp/jobs';
+import type { GgufQuantization } from '@ftp/schema';
+import { buildFolder, downloadPrefix, uploadFolder } from './blob-folders.ts';
+
+/** A model could not be made (a core step failed, or nothing was stored); the message says which and why. */
+export class ModelBuildError extends Error {
+  constructor(message: string, readonly cancelled = false) {
+    super(message);
+    this.name = 'ModelBuildError';
+  }
+}
+
+export interface ModelBuildOptions {
+  secrets?: JobSecretValues;
+  signal?: AbortSignal;
+}
+
+/** One build per output path at a time, in this process: the second asker waits for the first. */
+const building = new Map<string, Promise<string>>();
+
+export async function once(target: string, exists: () => Promise<boolean>, build: () => Promise<void>): Promise<string> {
+  const pending = building.get(target);
+  if (pending) return pending;
+  const run = (async () => {
+    if (!(await exists())) await build();
+    return target;
+  })().finally(() => building.delete(target));
+  building.set(target, run);
+  return run;
+}
+
+export const isFile = (p: string) => fs.stat(p).then((s) => s.isFile(), () => false);
+
+/** Runs one core step; throws ModelBuildError with the core's own explanation when it fails. */
+export async function runCoreStep(platform: Platform, command: CoreCommand, spec: Record<string, unknown>, specFile: string, options: ModelBuildOptions = {}): Promise<void> {
+  const result = await runCore({
+    command,
+    spec,
+    specFile,
+    python: platform.config.CORE_PYTHON,
+    env: { ...(options.secrets?.hubToken ? { HF_TOKEN: options.secrets.hubToken } : {}), HF_ENDPOINT: platform.config.HF_ENDPOINT },
+    onStderr: (line) => platform.logger.debug({ core: line }),
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
+  if (result.cancelled) throw new ModelBuildError(`${command} was cancelled`, true);
+  if (!result.done || result.exitCode !== 0) throw new ModelBuildError(`${command}: ${describeCoreFailure(result)}`);
+}
+
+/** Copies the blobs under `prefix` into `folder`; a prefix with nothing stored is a ModelBuildError. */
+export async function downloadModel(platform: Platform, prefix: string, folder: string, only?: readonly string[]): Promise<void> {
+  await downloadPrefix(platform, prefix, folder, only).catch((err: Error) => {
+    throw err.message.startsWith('nothing stored under') ? new ModelBuildError(err.message) : err;
+  });
+}
+
+/** The local folder of a located base model, fetched into this machine's cache (and the store) as needed. */
+export async function baseModelFolder(platform: Platform, location: ModelLocation, options: ModelBuildOptions = {}): Promise<string> {
+  if (location.kind === 'path') return location.folder;
+  const { folder, modelId } = location;
+  const prefix = modelStorePrefix(modelId);
+  const cached = () => isFile(path.join(folder, 'config.json'));
+  if (location.kind === 'store') return once(folder, cached, () => downloadModel(platform, prefix, folder));
+  await once(`${folder}#store`, async () => Boolean(await platform.blobs.stat(`${prefix}config.json`)), async () => {
+    if (location.kind === 'hub') {
+      await once(folder, cached, () =>
+        buildFolder(folder, (temp) =>
+          runCoreStep(platform, 'import-model', { source: modelId, provider: 'hub', output_dir: temp },
+            path.join(platform.config.dataDir, 'work', 'imports', `${hashOf(modelId)}.json`), options)));
+    }
+    platform.logger.info({ model: modelId }, 'putting the base model into the model store');
+    await uploadFolder(platform, folder, prefix.slice(0, -1));
+  });
+  return folder;
+}
+
+/** Locates `modelId` (store, cache, hub) and returns its local folder. */
+export async function ensureBaseModel(platform: Platform, provider: 'hub' | 'local', modelId: string, options: ModelBuildOptions = {}): Promise<string> {
+  const location = await locateBaseModel(platform, provider, modelId, { hubToken: options.secrets?.hubToken });
+  return baseModelFolder(platform, location, options);
+}
+
+const hashOf = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 16);
+
+/** A base model (not a trained job) as GGUF, cached under DATA_DIR/cache/base-gguf, one folder per model and
+ *  quantization (each GGUF has its own Modelfile beside it), built in a temp folder and renamed into place. */
+export async function baseModelGguf(platform: Platform, folder: string, quantization: GgufQuantization, options: ModelBuildOptions = {}): Promise<string> {
+  const dir = path.join(platform.config.dataDir, 'cache', 'base-gguf', hashOf(path.resolve(folder)), quantization);
+  const name = ggufFileName(quantization);
+  const file = path.join(dir, name);
+  return once(file, () => isFile(file), () =>
+    buildFolder(dir, (temp) => runCoreStep(platform, 'gguf', { model: folder, output_file: path.join(temp, name), quantization }, `${dir}.json`, options)));
+}

@@ -1,0 +1,61 @@
+// Preparing a training job: the base model as a local folder (from this worker's cache, the model store or the
+// hub), the dataset splits as local files (images copied beside them), the newest checkpoint of an earlier run
+// (this machine's or the stored one), and the core's spec, also stored with the job as config.json.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { createWriteStream } from 'node:fs';
+import type { Platform, TrainingJobRow } from '@ftp/platform';
+import { locateBaseModel } from '@ftp/jobs';
+import type { TrainingConfig } from '@ftp/schema';
+import { baseModelFolder } from '../models/base-models.ts';
+import { jobWorkDir } from '../models/job-models.ts';
+import { localizeImages } from './dataset-files.ts';
+import { restoreCheckpoint } from './checkpoints.ts';
+import { trainSpec } from './core-spec.ts';
+import type { JobContext } from './job-context.ts';
+
+export interface TrainingInputs {
+  baseModel: string;
+  outputDir: string;
+  spec: Record<string, unknown>;
+  specFile: string;
+}
+
+/** Failures with a sentence for the user (the job's `error`). */
+export class JobFailure extends Error {}
+
+async function download(platform: Platform, key: string, file: string): Promise<void> {
+  await fs.mkdir(path.dirname(file), { recursive: true });
+  await pipeline(await platform.blobs.get(key), createWriteStream(file));
+}
+
+export async function prepareTraining(ctx: JobContext, job: TrainingJobRow): Promise<TrainingInputs> {
+  const { platform } = ctx;
+  const config = job.training_config as unknown as TrainingConfig;
+  const work = jobWorkDir(platform, job.job_id);
+  const dataset = await platform.datasets.getProcessed(job.user_id, job.processed_dataset_id);
+  if (!dataset) throw new JobFailure(`processed dataset ${job.processed_dataset_id} no longer exists`);
+
+  const location = await locateBaseModel(platform, config.provider, config.base_model_id, { hubToken: ctx.secrets?.hubToken });
+  if (location.kind === 'hub') platform.logger.info({ jobId: job.job_id, model: location.modelId }, 'downloading base model');
+  const baseModel = await baseModelFolder(platform, location, { ...(ctx.secrets ? { secrets: ctx.secrets } : {}), signal: ctx.signal });
+
+  const split = (name: string) => dataset.splits.find((s) => s.split_name === name);
+  const trainFile = path.join(work, 'data', 'train.jsonl');
+  await download(platform, split('train')!.blob_key, trainFile);
+  let testFile: string | undefined;
+  if (split('test')) {
+    testFile = path.join(work, 'data', 'test.jsonl');
+    await download(platform, split('test')!.blob_key, testFile);
+  }
+  if (dataset.modality === 'vision') {
+    await localizeImages(platform.blobs, { train: trainFile, ...(testFile ? { test: testFile } : {}) }, path.join(work, 'data', 'images'));
+  }
+
+  const outputDir = path.join(work, 'run');
+  const resume = await restoreCheckpoint(platform, job, path.join(outputDir, 'checkpoints'));
+  const spec = trainSpec(job, { baseModel, trainFile, testFile, outputDir }, { resume, mlflowUri: platform.config.MLFLOW_TRACKING_URI });
+  await platform.blobs.put(`${job.blob_prefix}config.json`, JSON.stringify(spec, null, 2));
+  return { baseModel, outputDir, spec, specFile: path.join(work, 'spec.json') };
+}

@@ -1,0 +1,102 @@
+// The work of a worker that went silent (recoverOrphans, run by every process's watchdog): its jobs fail naming it,
+// or go back to the queue when they asked to resume; its exports are queued again and finish on a live worker (a
+// hub export whose sealed token is gone fails saying to start it again). Each row is acted on once when two
+// processes notice at the same time, and a live worker's job is left alone. No ML: the job's adapter is a few
+// stored files, and an adapter export only archives them.
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { newId, type ExportRow, type TrainingJobRow } from '@ftp/platform';
+import { openTestPlatform, type TestPlatform } from '@ftp/platform/testing';
+import { HUB_TOKEN_LOST, recoverOrphans, trainingQueue } from '@ftp/jobs';
+import { startWorker, type WorkerHandle } from '../src/index.ts';
+
+let platform: TestPlatform;
+let worker: WorkerHandle | undefined;
+
+beforeAll(async () => {
+  platform = await openTestPlatform();
+});
+afterAll(async () => {
+  await worker?.stop();
+  await platform.close();
+});
+
+async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`still not there: ${JSON.stringify(value)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function register(workerId: string, silentForSeconds = 0): Promise<void> {
+  await platform.workers.register({ worker_id: workerId, host: 'test', pid: 1, devices: [], queues: ['train', 'export'] });
+  await platform.db.query(`UPDATE workers SET heartbeat_at = now() - make_interval(secs => $2) WHERE worker_id = $1`, [workerId, silentForSeconds]);
+}
+
+async function runningJob(workerId: string, config: Record<string, unknown> = {}): Promise<string> {
+  const jobId = newId('job');
+  await platform.jobs.insert({
+    job_id: jobId, user_id: 'local', job_name: 'orphan', processed_dataset_id: 'pd_x', base_model_id: 'tiny', modality: 'text',
+    training_config: { method: 'LoRA', provider: 'local', base_model_id: 'tiny', ...config }, blob_prefix: `jobs/local/${jobId}/`, tracker_url: null,
+  });
+  await platform.jobs.update(jobId, { status: 'training', worker_id: workerId }, ['queued']);
+  return jobId;
+}
+
+const job = async (id: string) => (await platform.jobs.getForWorker(id)) as TrainingJobRow;
+const exportRow = async (id: string) => (await platform.exports.getForWorker(id)) as ExportRow;
+
+it('fails or re-queues a silent worker’s work once, and leaves a live worker’s alone', async () => {
+  await register('wrk_dead', 3600);
+  await register('wrk_live');
+  const failing = await runningJob('wrk_dead');
+  const resuming = await runningJob('wrk_dead', { resume_on_restart: true });
+  const alive = await runningJob('wrk_live');
+  const ghost = await runningJob('wrk_never_registered');
+
+  // A completed job with a stored adapter, and two of its exports that wrk_dead had taken.
+  const stored = await runningJob('wrk_live');
+  const prefix = `jobs/local/${stored}/`;
+  await platform.blobs.put(`${prefix}adapter/adapter_config.json`, '{"r": 4}');
+  await platform.blobs.put(`${prefix}adapter/adapter_model.safetensors`, Buffer.alloc(64, 7));
+  const adapterUri = platform.blobs.uri(`${prefix}adapter`);
+  await platform.jobs.update(stored, { status: 'completed', adapter_path: adapterUri, artifacts: { file: {}, raw: { adapter: adapterUri }, hub: {} } });
+  const base = { job_id: stored, user_id: 'local', type: 'adapter' as const, gguf_quantization: null, message: 'queued' };
+  const cloud = newId('exp');
+  const toHub = newId('exp');
+  await platform.exports.insert({ ...base, export_id: cloud, destination: ['cloud'], hub_repo_id: null });
+  await platform.exports.insert({ ...base, export_id: toHub, destination: ['hub'], hub_repo_id: 'local/tiny' });
+  for (const id of [cloud, toHub]) await platform.exports.claim(id, 'wrk_dead');
+
+  const requeued: string[] = [];
+  const consumer = platform.queue.process(trainingQueue, async ({ jobId }) => {
+    requeued.push(jobId);
+  });
+  // Two processes noticing the same death at once.
+  await Promise.all([recoverOrphans(platform), recoverOrphans(platform)]);
+
+  expect(await job(failing)).toMatchObject({ status: 'failed', error: expect.stringMatching(/^the worker wrk_dead stopped/) });
+  expect(await job(ghost)).toMatchObject({ status: 'failed', error: expect.stringMatching(/^the worker wrk_never_registered stopped/) });
+  expect(await job(resuming)).toMatchObject({ status: 'queued', worker_id: null });
+  expect(await job(alive)).toMatchObject({ status: 'training', worker_id: 'wrk_live' });
+  await until(async () => requeued, (ids) => ids.length >= 1);
+  await consumer.close();
+  expect(requeued).toEqual([resuming]);
+  expect((await platform.workers.live(3600 * 24)).map((w) => w.worker_id)).toEqual(['wrk_live']);
+  expect((await exportRow(cloud)).worker_id).toBeNull();
+
+  // A live worker serving exports takes them: the cloud one finishes, the hub one has no token left.
+  worker = await startWorker(platform, { queues: ['export'] });
+  const hubRow = await until(() => exportRow(toHub), (r) => r.status !== 'running');
+  expect(hubRow).toMatchObject({ status: 'failed', message: HUB_TOKEN_LOST });
+  const cloudRow = await until(() => exportRow(cloud), (r) => r.status !== 'running');
+  expect(cloudRow.status, cloudRow.message ?? '').toBe('completed');
+  const archive = platform.blobs.uri(`${prefix}exports/adapter.tar.gz`);
+  expect(cloudRow.artifacts).toEqual([
+    { type: 'adapter', variant: 'raw', path: adapterUri },
+    { type: 'adapter', variant: 'file', path: archive },
+  ]);
+  expect(platform.logText()).toContain('export queued again: its worker stopped');
+});

@@ -1,0 +1,77 @@
+// docker-compose.yml is the production path, and images cannot be pulled on the machines that run this suite, so
+// the file is checked against the code instead: it has the stores and every process the project has, each app's
+// command is a script of package.json, every variable it sets is one the services read (a typo would be silently
+// ignored), ports match, the drivers point at the compose services, and a GPU worker reserves the GPUs.
+import fs from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { CONFIG_VARIABLES, loadConfig } from '@ftp/platform';
+import { SERVICE_PORTS } from '@ftp/jobs';
+import { services as serviceInfo } from '@ftp/schema';
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+
+interface ComposeService {
+  image?: string;
+  build?: { context: string; dockerfile: string };
+  command?: string[];
+  environment?: Record<string, string>;
+  ports?: string[];
+  profiles?: string[];
+  deploy?: { resources?: { reservations?: { devices?: Array<{ driver: string; capabilities: string[] }> } } };
+}
+
+describe('docker-compose.yml', async () => {
+  const compose = parse(await fs.readFile(`${ROOT}docker-compose.yml`, 'utf8'), { merge: true }) as { services: Record<string, ComposeService> };
+  const scripts = (JSON.parse(await fs.readFile(`${ROOT}package.json`, 'utf8')) as { scripts: Record<string, string> }).scripts;
+  const apps = Object.entries(compose.services).filter(([, s]) => s.build);
+  // ${VAR:-default} and ${VAR:?message} as a deployment would resolve them with nothing set.
+  const resolved = (value: string) => value.replace(/\$\{(\w+)(?::-([^}]*)|:\?[^}]*)?\}/g, (_m, name: string, fallback?: string) => fallback ?? `<${name}>`);
+
+  it('has the three stores, the four HTTP services and a worker (CPU, and GPU under a profile)', () => {
+    expect(Object.keys(compose.services).sort()).toEqual(['export', 'inference', 'postgres', 'preprocessing', 'redis', 's3', 'training', 'worker', 'worker-gpu']);
+    expect(compose.services.s3!.image).toMatch(/seaweedfs/);
+  });
+
+  it.each(Object.keys(SERVICE_PORTS))('%s runs its own process on its own port', (name) => {
+    const service = compose.services[name]!;
+    expect(service.command).toEqual(['pnpm', `start:${name}`]);
+    expect(scripts[`start:${name}`]).toBe(`tsx services/${name}/src/server.ts`);
+    const port = String(serviceInfo[name as keyof typeof serviceInfo].defaultPort);
+    expect(service.environment![SERVICE_PORTS[name as keyof typeof SERVICE_PORTS]]).toBe(port);
+    expect(service.ports).toEqual([`${port}:${port}`]);
+  });
+
+  it('workers run `pnpm start:worker`; the GPU worker reserves the NVIDIA GPUs', () => {
+    expect(scripts['start:worker']).toBe('tsx services/worker/src/main.ts');
+    for (const name of ['worker', 'worker-gpu']) expect(compose.services[name]!.command).toEqual(['pnpm', 'start:worker']);
+    expect(compose.services['worker-gpu']!.profiles).toEqual(['gpu']);
+    expect(compose.services['worker-gpu']!.deploy?.resources?.reservations?.devices).toEqual([{ driver: 'nvidia', count: 'all', capabilities: ['gpu'] }]);
+  });
+
+  it.each(apps.map(([name]) => name))('%s sets only variables the code reads, and they parse', (name) => {
+    const environment = compose.services[name]!.environment!;
+    expect(Object.keys(environment).filter((key) => !CONFIG_VARIABLES.includes(key))).toEqual([]);
+    const config = loadConfig(Object.fromEntries(Object.entries(environment).map(([k, v]) => [k, k === 'SECRETS_KEY' ? Buffer.alloc(32).toString('base64') : resolved(String(v))])));
+    // The scaled-out drivers, pointed at the compose services.
+    expect(new URL(config.DATABASE_URL!).host).toBe('postgres:5432');
+    expect(new URL(config.REDIS_URL!).host).toBe('redis:6379');
+    expect(new URL(config.S3_ENDPOINT!).host).toBe('s3:8333');
+    expect(config.HOST).toBe('0.0.0.0');
+  });
+
+  it('the S3 credentials the services sign with are the identity SeaweedFS is started with', () => {
+    const s3 = compose.services.s3!.environment!;
+    const app = compose.services.training!.environment!;
+    expect(resolved(s3.AWS_ACCESS_KEY_ID!)).toBe(resolved(app.S3_ACCESS_KEY_ID!));
+    expect(resolved(s3.AWS_SECRET_ACCESS_KEY!)).toBe(resolved(app.S3_SECRET_ACCESS_KEY!));
+  });
+
+  it('builds from Dockerfiles that exist; the worker image has the Python core from its lockfile', async () => {
+    for (const [, service] of apps) await expect(fs.stat(`${ROOT}${service.build!.dockerfile}`)).resolves.toBeDefined();
+    const worker = await fs.readFile(`${ROOT}${compose.services.worker!.build!.dockerfile}`, 'utf8');
+    expect(worker).toMatch(/uv sync --frozen/);
+    expect(worker).toMatch(/pnpm install --frozen-lockfile/);
+  });
+});

@@ -1,6 +1,7 @@
-// Benchmark (not a test): API latency of the embedded default against the scaled-out deployment in the same run.
-// autocannon holds 1,000 requests/s for 30 s on loopback against GET /jobs/{id} (training) and GET /datasets
-// (preprocessing) of each; prints p50/p99 and errors, and the scaled-out/embedded p99 ratio. Then a 500 MB CSV
+// Benchmark (not a test): API latency of the embedded default and the scaled-out deployment, in the same run as a
+// baseline: a bare Fastify process answering a fixed job body (baseline-server.ts), the floor of this machine's
+// loopback, Node and load generator. autocannon holds 1,000 requests/s for 30 s against GET /jobs/{id} (training)
+// and GET /datasets (preprocessing) of each; prints p50/p99 and errors, and each p99 over the baseline's. Then a 500 MB CSV
 // uploaded through POST /datasets/upload into each blob store (folder, SeaweedFS): the preprocessing process's
 // peak RSS growth (target < 50 MB scaled out: the upload streams into S3 multipart parts).
 //   pnpm exec tsx bench/api/run.ts [--seconds 30] [--rate 1000] [--upload-mb 500]
@@ -12,7 +13,7 @@ import { once } from 'node:events';
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { startPostgres, startRedis, startSeaweedFs, type RunningServer } from '../../test/servers/servers.ts';
+import { freePorts, startPostgres, startRedis, startSeaweedFs, type RunningServer } from '../../test/servers/servers.ts';
 import { scaledOutEnv } from '../../test/servers/scaled-env.ts';
 import { stackPorts, startNode, waitHealthy, type NodeProcess, type StackUrls } from '../../test/support/stack.ts';
 import { tinyModelsDir, TINY_MODEL } from '../../test/support/tiny-model.ts';
@@ -30,6 +31,10 @@ interface Deployment {
   processes: NodeProcess[];
   /** The process that serves preprocessing (whose memory the upload measures). */
   preprocessing: NodeProcess;
+}
+
+async function until(ready: () => Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 400 && !(await ready()); i++) await new Promise((r) => setTimeout(r, 50));
 }
 
 const kb = (pid: number, field: 'VmRSS' | 'VmHWM') => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(execFileSync('cat', [`/proc/${pid}/status`]).toString())![1]);
@@ -111,6 +116,12 @@ async function main(): Promise<void> {
     const scaled: Deployment = { name: 'scaled-out', urls: scaledPorts.urls, processes: services, preprocessing: services[0]! };
 
     console.log(`bench/api: ${RATE} requests/s for ${SECONDS} s each, 50 connections, loopback, ${os.cpus().length} CPU cores (client and servers share them)`);
+    const [basePort] = await freePorts(1);
+    const baseline = startNode('bench/api/baseline-server.ts', { PORT: String(basePort) });
+    processes.push(baseline);
+    await until(() => fetch(`http://127.0.0.1:${basePort}/jobs/x`).then((r) => r.ok, () => false));
+    const floor = await load(`http://127.0.0.1:${basePort}/jobs/x`);
+    console.log(`  ${'baseline'.padEnd(10)} ${'bare Fastify'.padEnd(15)} p50 ${floor.p50} ms  p99 ${floor.p99} ms  errors ${floor.errors} of ${floor.requests}`);
     const results: Record<string, Record<string, Awaited<ReturnType<typeof load>>>> = {};
     for (const deployment of [embedded, scaled]) {
       const jobId = await seed(deployment.urls);
@@ -119,12 +130,9 @@ async function main(): Promise<void> {
         'GET /datasets': await load(`${deployment.urls.preprocessing}/datasets`),
       };
       for (const [endpoint, r] of Object.entries(results[deployment.name]!)) {
-        console.log(`  ${deployment.name.padEnd(10)} ${endpoint.padEnd(15)} p50 ${r.p50} ms  p99 ${r.p99} ms  errors ${r.errors} of ${r.requests}`);
+        const ratio = (r.p99 / Math.max(floor.p99, 1e-9)).toFixed(2);
+        console.log(`  ${deployment.name.padEnd(10)} ${endpoint.padEnd(15)} p50 ${r.p50} ms  p99 ${r.p99} ms  errors ${r.errors} of ${r.requests}  p99/baseline ${ratio}× (target p99 < 10 ms, 0 errors)`);
       }
-    }
-    for (const endpoint of Object.keys(results.embedded!)) {
-      const [e, s] = [results.embedded![endpoint]!, results['scaled-out']![endpoint]!];
-      console.log(`  ${endpoint}: p99 scaled-out/embedded = ${(s.p99 / Math.max(e.p99, 1e-9)).toFixed(2)}× (target p99 < 10 ms, 0 errors)`);
     }
 
     const file = path.join(scratch, 'big.csv');

@@ -25,12 +25,29 @@ export interface S3Server extends RunningServer {
   region: string;
 }
 
+/** `count` distinct free loopback ports (all held open at once while they are picked, then released). */
+export async function freePorts(count: number): Promise<number[]> {
+  const servers = Array.from({ length: count }, () => net.createServer().listen(0, '127.0.0.1'));
+  await Promise.all(servers.map((server) => once(server, 'listening')));
+  const ports = servers.map((server) => (server.address() as net.AddressInfo).port);
+  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  return ports;
+}
+
 export async function freePort(): Promise<number> {
-  const server = net.createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
+  return (await freePorts(1))[0]!;
+}
+
+/** A free port can be taken by another process between picking and binding it: a server that fails to bind is
+ *  started again on new ports, up to three times. */
+async function withFreshPorts<T>(start: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await start();
+    } catch (err) {
+      if (attempt >= 3 || !/already in use|address in use|bind/i.test((err as Error).message)) throw err;
+    }
+  }
 }
 
 /** Polls `ready` until it resolves true; fails with the server's own output when it exits or never answers. */
@@ -78,6 +95,12 @@ function tcpOpen(port: number): Promise<boolean> {
   });
 }
 
+/** For a start that failed: removes its temp folder, then rethrows. */
+const removing = (dir: string) => async (err: unknown): Promise<never> => {
+  await fs.rm(dir, { recursive: true, force: true });
+  throw err;
+};
+
 /** Debian installs PostgreSQL's server binaries under /usr/lib/postgresql/<major>/bin; the newest one wins. */
 function postgresBinDir(): string {
   const base = '/usr/lib/postgresql';
@@ -94,7 +117,11 @@ function asPostgres(binary: string, args: string[]): [string, string[]] {
   return ['setpriv', ['--reuid=postgres', '--regid=postgres', '--init-groups', '--', binary, ...args]];
 }
 
-export async function startPostgres(): Promise<RunningServer> {
+export function startPostgres(): Promise<RunningServer> {
+  return withFreshPorts(startPostgresOnce);
+}
+
+async function startPostgresOnce(): Promise<RunningServer> {
   const bin = postgresBinDir();
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ftp-postgres-'));
   if (process.getuid?.() === 0) execFileSync('chown', ['-R', 'postgres:postgres', dir]);
@@ -108,7 +135,7 @@ export async function startPostgres(): Promise<RunningServer> {
     '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=300',
   ]);
   const { child, output } = spawnServer(postgres, args, dir);
-  await waitUntil(child, 'PostgreSQL', output, async () => /ready to accept connections/.test(output()) && (await tcpOpen(port)));
+  await waitUntil(child, 'PostgreSQL', output, async () => /ready to accept connections/.test(output()) && (await tcpOpen(port))).catch(removing(dir));
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     async stop() {
@@ -118,11 +145,15 @@ export async function startPostgres(): Promise<RunningServer> {
   };
 }
 
-export async function startRedis(): Promise<RunningServer> {
+export function startRedis(): Promise<RunningServer> {
+  return withFreshPorts(startRedisOnce);
+}
+
+async function startRedisOnce(): Promise<RunningServer> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ftp-redis-'));
   const port = await freePort();
   const { child, output } = spawnServer('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], dir);
-  await waitUntil(child, 'Redis', output, async () => /Ready to accept connections/.test(output()) && (await tcpOpen(port)));
+  await waitUntil(child, 'Redis', output, async () => /Ready to accept connections/.test(output()) && (await tcpOpen(port))).catch(removing(dir));
   return {
     url: `redis://127.0.0.1:${port}`,
     async stop() {
@@ -134,7 +165,11 @@ export async function startRedis(): Promise<RunningServer> {
 
 /** SeaweedFS as one `weed server` with the S3 gateway, every port of its own, and one S3 identity, so
  *  requests are signed and checked as by any S3 service. */
-export async function startSeaweedFs(): Promise<S3Server> {
+export function startSeaweedFs(): Promise<S3Server> {
+  return withFreshPorts(startSeaweedFsOnce);
+}
+
+async function startSeaweedFsOnce(): Promise<S3Server> {
   if (!existsSync(WEED)) throw new Error(`SeaweedFS is not installed at ${WEED}; run bash scripts/bootstrap.sh (it syncs test/tools)`);
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ftp-seaweedfs-'));
   const credentials = { accessKeyId: 'ftp-test', secretAccessKey: 'ftp-test-secret-key-0123456789' };
@@ -145,8 +180,7 @@ export async function startSeaweedFs(): Promise<S3Server> {
     }),
   );
   await fs.mkdir(path.join(dir, 'data'));
-  const ports: number[] = [];
-  for (let i = 0; i < 10; i++) ports.push(await freePort());
+  const ports = await freePorts(10);
   const [master, masterGrpc, volume, volumeGrpc, filer, filerGrpc, s3, s3Grpc, iceberg, metrics] = ports as [number, ...number[]];
   const { child, output } = spawnServer(WEED, [
     'server', '-ip=127.0.0.1', '-ip.bind=127.0.0.1', `-dir=${path.join(dir, 'data')}`,
@@ -158,7 +192,7 @@ export async function startSeaweedFs(): Promise<S3Server> {
   ], dir);
   const url = `http://127.0.0.1:${s3}`;
   // The gateway answers once the filer behind it is up; an unsigned request then gets S3's own 403.
-  await waitUntil(child, 'SeaweedFS', output, async () => (await fetch(url)).status === 403, 90_000);
+  await waitUntil(child, 'SeaweedFS', output, async () => (await fetch(url)).status === 403, 90_000).catch(removing(dir));
   return {
     url,
     region: 'us-east-1',

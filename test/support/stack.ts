@@ -3,18 +3,11 @@
 // (`pnpm start:<service>`, `pnpm start:worker`). Start, kill (any signal), restart on the same data.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import net from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { freePorts } from '../servers/servers.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-export async function freePort(): Promise<number> {
-  const server = net.createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as net.AddressInfo;
-  server.close();
-  return port;
-}
 
 export interface StackUrls {
   preprocessing: string;
@@ -34,7 +27,7 @@ export type StackProcess = NodeProcess;
 
 /** Environment with four free ports and the matching service URLs. */
 export async function stackPorts(): Promise<{ env: Record<string, string>; urls: StackUrls }> {
-  const [p1, p2, p3, p4] = [await freePort(), await freePort(), await freePort(), await freePort()];
+  const [p1, p2, p3, p4] = (await freePorts(4)) as [number, number, number, number];
   return {
     env: { PREPROCESSING_PORT: String(p1), TRAINING_PORT: String(p2), EXPORT_PORT: String(p3), INFERENCE_PORT: String(p4) },
     urls: {

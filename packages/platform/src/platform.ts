@@ -104,8 +104,8 @@ export async function openPlatform(config: Config, options: OpenPlatformOptions 
 
   if (config.AUTH_MODE === 'token' && (await apiKeys.countLive()) === 0) {
     // First start in token mode: one key, shown once, so the operator is never locked out.
-    const { key } = await apiKeys.create(DEFAULT_USER, 'first key');
-    process.stderr.write(`\nAUTH_MODE=token and no API key existed; created one for user "${DEFAULT_USER}" (shown once):\n  ${key}\n\n`);
+    const first = await apiKeys.createFirst(DEFAULT_USER, 'first key');
+    if (first) process.stderr.write(`\nAUTH_MODE=token and no API key existed; created one for user "${DEFAULT_USER}" (shown once):\n  ${first.key}\n\n`);
   }
   logger.debug({ drivers: driverNames(config) }, 'platform open');
 

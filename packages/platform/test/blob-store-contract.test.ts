@@ -2,6 +2,7 @@
 // code above the BlobStore interface cannot tell which it has. Then what only S3 has: multipart uploads, creating
 // the bucket, credentials, an endpoint that is down. Folder-only cases stay in blobs.test.ts.
 import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -10,6 +11,7 @@ import { buffer, text } from 'node:stream/consumers';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { HeadBucketCommand, HeadObjectCommand, ListMultipartUploadsCommand, S3Client } from '@aws-sdk/client-s3';
 import { BlobNotFound, FolderBlobStore, InvalidBlobKey, S3BlobStore, ServiceUnavailable, type BlobStore, type S3BlobStoreOptions } from '@ftp/platform';
+import { partSizeFor } from '../src/blobs/s3-store.ts';
 import { freePort } from '../../../test/servers/servers.ts';
 
 const MiB = 1024 * 1024;
@@ -256,10 +258,23 @@ describe('S3 driver', () => {
     const store = await new S3BlobStore(options).init();
     const source = randomMebibytes(20);
     await store.put('parts.bin', source.chunks);
-    // S3's ETag of a multipart object is "<md5 of the part md5s>-<number of parts>": 20 MiB in 8 MiB parts.
+    // S3's ETag of a multipart object is "<md5 of the part md5s>-<number of parts>": 20 MiB in 5 MiB parts.
     const head = await s3Client().send(new HeadObjectCommand({ Bucket: options.bucket, Key: 'parts.bin' }));
-    expect(head.ETag).toMatch(/-3"$/);
+    expect(head.ETag).toMatch(/-4"$/);
     expect(head.ContentLength).toBe(20 * MiB);
+  });
+
+  it('gives a local file too large for 10,000 parts of 5 MiB parts large enough', async () => {
+    const file = path.join(await fs.mkdtemp(path.join(os.tmpdir(), 'ftp-parts-')), 'sparse.bin');
+    await fs.writeFile(file, '');
+    await fs.truncate(file, 100 * 1024 * MiB); // sparse: no disk used
+    try {
+      const partSize = await partSizeFor(createReadStream(file));
+      expect(partSize * 10_000).toBeGreaterThanOrEqual(100 * 1024 * MiB);
+      expect(await partSizeFor(Readable.from(['x']))).toBe(5 * MiB);
+    } finally {
+      await fs.rm(path.dirname(file), { recursive: true, force: true });
+    }
   });
 
   it('creates a missing bucket on init, also when several processes start together', async () => {

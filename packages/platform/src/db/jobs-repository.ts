@@ -4,6 +4,7 @@
 import type { Database } from './database.ts';
 import { NotFound } from '../errors.ts';
 import { guardedUpdate, type Bind } from './guarded-update.ts';
+import type { ExportRow } from './exports-repository.ts';
 
 export type JobStatus = 'queued' | 'preparing' | 'training' | 'completed' | 'failed';
 export const RUNNING_STATUSES: readonly JobStatus[] = ['queued', 'preparing', 'training'];
@@ -87,6 +88,25 @@ export class JobsRepository {
     const job = await this.get(userId, jobId);
     if (!job) throw new NotFound('training job', jobId);
     return job;
+  }
+
+  /** The caller's job with its most recent export, in one query (what GET /jobs/{id} and GET /exports/{id} show);
+   *  NotFound (404) when the job does not exist or is another user's. */
+  async getOwnWithLatestExport(userId: string, jobId: string): Promise<{ job: TrainingJobRow; latestExport?: ExportRow }> {
+    const [row] = await this.db.query<TrainingJobRow & { latest_export: ExportRow | null }>(
+      `SELECT j.*, e.latest_export FROM training_jobs j
+       LEFT JOIN LATERAL (
+         SELECT row_to_json(x) AS latest_export FROM exports x WHERE x.job_id = j.job_id AND x.user_id = j.user_id
+         ORDER BY x.started_at DESC, x.export_id DESC LIMIT 1
+       ) e ON true
+       WHERE j.user_id = $1 AND j.job_id = $2`,
+      [userId, jobId],
+    );
+    if (!row) throw new NotFound('training job', jobId);
+    const { latest_export: latest, ...job } = row;
+    // row_to_json writes timestamps as text; the row types say Date.
+    const latestExport = latest ? { ...latest, started_at: new Date(latest.started_at), updated_at: new Date(latest.updated_at), finished_at: latest.finished_at ? new Date(latest.finished_at) : null } : undefined;
+    return latestExport ? { job, latestExport } : { job };
   }
 
   /** Worker side: the job the queue named, whoever owns it. */

@@ -25,8 +25,8 @@ export async function exportRoutes(app: FastifyInstance): Promise<void> {
   routes.route({
     ...contracts.getExport,
     handler: async (request) => {
-      const job = await platform.jobs.getOwn(request.userId, request.params.job_id);
-      return presentExportDetails(job, await platform.exports.latestForJob(request.userId, job.job_id));
+      const { job, latestExport } = await platform.jobs.getOwnWithLatestExport(request.userId, request.params.job_id);
+      return presentExportDetails(job, latestExport);
     },
   });
 

@@ -1,16 +1,17 @@
 // /train and /jobs: submit, read, list, cancel, delete, stream events (SSE) and the job's own page.
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { Conflict, RUNNING_STATUSES, type Platform, type TrainingJobRow } from '@ftp/platform';
+import { Conflict, RUNNING_STATUSES, type Platform } from '@ftp/platform';
 import { trainingRoutes } from '@ftp/schema';
 import { CANCELLED_BY_USER, presentJob, presentWorker } from '@ftp/jobs';
 import { submitTrainingJob } from '../submit.ts';
 import { renderDashboard } from '../dashboard.ts';
 import { streamJobEvents } from '../job-events.ts';
 
-/** A job as GET /jobs/{id} shows it, with its latest export. */
-async function present(platform: Platform, job: TrainingJobRow) {
-  return presentJob(job, await platform.exports.latestForJob(job.user_id, job.job_id));
+/** The caller's job as GET /jobs/{id} shows it, with its latest export (404 when it is not theirs). */
+async function present(platform: Platform, userId: string, jobId: string) {
+  const { job, latestExport } = await platform.jobs.getOwnWithLatestExport(userId, jobId);
+  return presentJob(job, latestExport);
 }
 
 export async function jobRoutes(app: FastifyInstance): Promise<void> {
@@ -33,7 +34,7 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
 
   routes.route({
     ...trainingRoutes.getJob,
-    handler: async (request) => present(platform, await platform.jobs.getOwn(request.userId, request.params.job_id)),
+    handler: async (request) => present(platform, request.userId, request.params.job_id),
   });
 
   routes.route({
@@ -47,7 +48,7 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
       if (await platform.jobs.update(job.job_id, { status: 'failed', error: CANCELLED_BY_USER, finished_at: new Date() }, ['queued'])) {
         await platform.secrets.drop(job.job_id);
       }
-      return present(platform, await platform.jobs.getOwn(request.userId, job.job_id));
+      return present(platform, request.userId, job.job_id);
     },
   });
 

@@ -174,7 +174,7 @@ describe('the scaled-out stack: separate processes on PostgreSQL, Redis and S3',
     expect(base.results).toHaveLength(1);
 
     // SIGKILL J1's worker once a checkpoint is in the bucket: J1 goes back to the queue; J2 trains on.
-    await until('a stored checkpoint of j1', async () => (await blobs.list(`jobs/alice/${j1}/checkpoints/`)).length, (n) => n > 0);
+    await until('a checkpoint of j1 stored whole', async () => (await blobs.list(`jobs/alice/${j1}/checkpoints/`)).filter((b) => b.key.endsWith('/.complete')).length, (n) => n > 0);
     const j2Before = (await job(j2)).progress.step as number;
     await workers.get(onJ1)!.stop('SIGKILL');
     await until('j1 queued again', () => job(j1), (j) => j.status === 'queued', (WORKER_TIMEOUT_S + 20) * 1000);

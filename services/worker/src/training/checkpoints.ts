@@ -1,6 +1,8 @@
 // A job's checkpoints in the blob store, so that the job can continue on any machine: each checkpoint the core
 // reports is copied under the job's `checkpoints/` prefix (and the ones the core rotated away are deleted there),
-// and a job that starts without a local checkpoint (another worker ran it before) gets the newest stored one.
+// and a job that starts without a local checkpoint (another worker ran it before) gets the newest stored one. A
+// worker can die in the middle of a copy, so a stored checkpoint counts only once its COMPLETE marker, written
+// last, is there.
 import path from 'node:path';
 import fs from 'node:fs/promises';
 import type { Platform, TrainingJobRow } from '@ftp/platform';
@@ -8,6 +10,8 @@ import { jobPrefixes } from '@ftp/jobs';
 import { downloadPrefix, uploadFolder } from '../models/blob-folders.ts';
 
 const stepOf = (name: string): number => Number(/^checkpoint-(\d+)$/.exec(name)?.[1] ?? NaN);
+/** Written after every file of a stored checkpoint. */
+const COMPLETE = '.complete';
 
 async function localCheckpoints(folder: string): Promise<string[]> {
   const names = await fs.readdir(folder).catch(() => [] as string[]);
@@ -19,17 +23,22 @@ export async function storeCheckpoint(platform: Platform, job: TrainingJobRow, c
   const prefix = jobPrefixes(job).checkpoints;
   const name = path.basename(checkpointDir);
   await uploadFolder(platform, checkpointDir, `${prefix}${name}`);
+  await platform.blobs.put(`${prefix}${name}/${COMPLETE}`, '');
   const kept = new Set(await localCheckpoints(path.dirname(checkpointDir)));
-  for (const stored of await storedCheckpoints(platform, job)) {
+  for (const { name: stored } of await storedCheckpoints(platform, job)) {
     if (!kept.has(stored)) await platform.blobs.deletePrefix(`${prefix}${stored}/`);
   }
 }
 
-/** Names of the stored checkpoints (checkpoint-<step>), oldest first. */
-export async function storedCheckpoints(platform: Platform, job: TrainingJobRow): Promise<string[]> {
+/** The stored checkpoints (checkpoint-<step>), oldest first, and whether each was stored whole. */
+async function storedCheckpoints(platform: Platform, job: TrainingJobRow): Promise<Array<{ name: string; complete: boolean }>> {
   const prefix = jobPrefixes(job).checkpoints;
-  const names = new Set((await platform.blobs.list(prefix)).map((b) => b.key.slice(prefix.length).split('/')[0]!));
-  return [...names].filter((n) => Number.isFinite(stepOf(n))).sort((a, b) => stepOf(a) - stepOf(b));
+  const found = new Map<string, boolean>();
+  for (const blob of await platform.blobs.list(prefix)) {
+    const [name, file] = blob.key.slice(prefix.length).split('/') as [string, string | undefined];
+    if (Number.isFinite(stepOf(name))) found.set(name, found.get(name) === true || file === COMPLETE);
+  }
+  return [...found].map(([name, complete]) => ({ name, complete })).sort((a, b) => stepOf(a.name) - stepOf(b.name));
 }
 
 /**
@@ -40,8 +49,7 @@ export async function storedCheckpoints(platform: Platform, job: TrainingJobRow)
 export async function restoreCheckpoint(platform: Platform, job: TrainingJobRow, checkpointsDir: string): Promise<boolean> {
   const local = await localCheckpoints(checkpointsDir);
   const newestLocal = Math.max(-1, ...local.map(stepOf));
-  const stored = await storedCheckpoints(platform, job);
-  const newestStored = stored.at(-1);
+  const newestStored = (await storedCheckpoints(platform, job)).filter((c) => c.complete).at(-1)?.name;
   if (newestStored && stepOf(newestStored) > newestLocal) {
     await downloadPrefix(platform, `${jobPrefixes(job).checkpoints}${newestStored}/`, path.join(checkpointsDir, newestStored));
     return true;

@@ -8,6 +8,8 @@ export interface NewExport {
   jobId: string;
   userId: string;
   type: ExportType;
+  /** A stored checkpoint of the job instead of its final model. */
+  checkpointStep?: number | undefined;
   destination: ExportDestination[];
   hubRepoId?: string | undefined;
   hubToken?: string | undefined;
@@ -24,6 +26,7 @@ export async function queueExport(platform: Platform, request: NewExport): Promi
     job_id: request.jobId,
     user_id: request.userId,
     type: request.type,
+    checkpoint_step: request.checkpointStep ?? null,
     destination,
     hub_repo_id: toHub ? request.hubRepoId! : null,
     gguf_quantization: request.type === 'gguf' ? (request.ggufQuantization ?? 'q8_0') : null,

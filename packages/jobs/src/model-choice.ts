@@ -1,7 +1,8 @@
-// Which model an inference or evaluation request runs, checked against the rows: the caller's completed job
-// (404 when it is not theirs, 409 before it completed or for the adapter of a Full job, 422 when base_model_id
-// names another base) or a base model the model store or hub has. The API checks before queueing; the worker
-// checks again when it takes the work (the job may have been deleted meanwhile).
+// Which model an inference, evaluation or export runs, checked against the rows: the caller's completed job, or a
+// stored checkpoint of any of the caller's jobs (404 when it is not theirs, 409 before it completed or for the
+// adapter of a Full job, 422 when base_model_id names another base or the checkpoint is not stored) or a base
+// model the model store or hub has. The API checks before queueing; the worker checks again when it takes the
+// work (the job may have been deleted meanwhile).
 import { Conflict, invalidField, type Platform, type TrainingJobRow } from '@ftp/platform';
 import { hasAdapter } from './job-files.ts';
 import { locateBaseModel, type ModelLocation } from './model-store.ts';
@@ -29,10 +30,29 @@ export async function checkModelChoice(platform: Platform, userId: string, choic
       'mismatch',
     );
   }
-  if (job.status !== 'completed') throw new Conflict(`training job ${job.job_id} is ${job.status}; its model exists once it has completed`);
-  if (choice.model_source === 'adapter' && !hasAdapter(job)) {
-    const method = (job.training_config as { method?: string }).method;
-    throw new Conflict(`training job ${job.job_id} trained the whole model (method ${method}); it has no adapter, use merged`);
+  if (choice.checkpoint_step === undefined && job.status !== 'completed') {
+    throw new Conflict(`training job ${job.job_id} is ${job.status}; its model exists once it has completed (or name one of its checkpoints with checkpoint_step)`);
   }
+  checkJobModel(job, choice.model_source === 'adapter');
+  if (choice.checkpoint_step !== undefined) await checkCheckpoint(platform, job, choice.checkpoint_step);
   return { job, baseModelId: job.base_model_id };
+}
+
+/** 409 for an adapter of a job that trained the whole model. */
+export function checkJobModel(job: TrainingJobRow, wantsAdapter: boolean): void {
+  if (wantsAdapter && trainsWholeModel(job)) {
+    throw new Conflict(`training job ${job.job_id} trained the whole model (method Full); it has no adapter, use merged`);
+  }
+}
+
+export const trainsWholeModel = (job: TrainingJobRow): boolean =>
+  (job.training_config as { method?: string }).method === 'Full' || (job.status === 'completed' && !hasAdapter(job));
+
+/** 422 at `loc` unless the job has stored checkpoint `step`; the message lists the ones it has. */
+export async function checkCheckpoint(platform: Platform, job: TrainingJobRow, step: number, loc: string[] = ['body', 'checkpoint_step']): Promise<void> {
+  const steps = (await platform.jobs.checkpoints(job.job_id)).map((c) => c.step);
+  if (!steps.includes(step)) {
+    const has = steps.length > 0 ? `its checkpoints are at steps ${steps.join(', ')}` : 'it has no stored checkpoint (save_strategy steps or epoch stores them)';
+    throw invalidField(loc, `training job ${job.job_id} has no checkpoint at step ${step}; ${has}`, 'unknown_checkpoint');
+  }
 }

@@ -1,8 +1,8 @@
 // Stored rows → the shapes the APIs answer with: a training job (interface.md 2.13 + decisions.md), export
 // details, list items and records (2.16), and a worker (decisions.md "Scaled out"). The training and export
 // services both present jobs with their latest export, so the presenters live here, once.
-import type { ExportRow, TrainingJobRow, WorkerRow } from '@ftp/platform';
-import type { ExportDetails, ExportRecord, ExportSummary, TrainingJob, WorkerInfo } from '@ftp/schema';
+import type { CheckpointRow, ExportRow, TrainingJobRow, WorkerRow } from '@ftp/platform';
+import type { Checkpoint, ExportDetails, ExportRecord, ExportSummary, TrainingJob, WorkerInfo } from '@ftp/schema';
 
 const iso = (value: Date | string): string => new Date(value).toISOString();
 
@@ -11,6 +11,7 @@ export function presentExportRecord(row: ExportRow): ExportRecord {
     export_id: row.export_id,
     job_id: row.job_id,
     type: row.type,
+    checkpoint_step: row.checkpoint_step,
     status: row.status,
     started_at: iso(row.started_at),
     destination: row.destination,
@@ -52,6 +53,8 @@ export function presentJob(job: TrainingJobRow, latestExport?: ExportRow): Train
     progress,
     artifacts: job.artifacts,
     latest_export: latestExport ? presentExportRecord(latestExport) : null,
+    parent: job.parent_job_id ? { job_id: job.parent_job_id, checkpoint_step: job.parent_checkpoint_step } : null,
+    best_step: job.best_step,
   };
 }
 
@@ -88,4 +91,8 @@ export function presentWorker(row: WorkerRow): WorkerInfo {
     started_at: iso(row.started_at),
     last_seen_at: iso(row.heartbeat_at),
   };
+}
+
+export function presentCheckpoint(row: CheckpointRow): Checkpoint {
+  return { step: row.step, epoch: row.epoch, train_loss: row.train_loss, eval_loss: row.eval_loss, created_at: iso(row.created_at), size_bytes: row.size_bytes };
 }

@@ -15,6 +15,8 @@ export const exportQueue = defineQueue('export', z.object({ exportId: Id }));
 export const ModelChoice = z.object({
   model_source: ModelSource,
   job_id: Id.optional(),
+  /** A stored checkpoint of the job instead of its final model. */
+  checkpoint_step: z.number().int().positive().optional(),
   base_model_id: z.string().min(1).optional(),
   use_fast_engine: z.boolean(),
 });

@@ -57,6 +57,7 @@ export const ExportRecord = z
     export_id: Identifier,
     job_id: Identifier,
     type: ExportType,
+    checkpoint_step: maybe(z.number().int().positive()).describe('The checkpoint exported; null: the final model'),
     status: ExportStatus.describe('running → completed | failed'),
     started_at: Timestamp,
     destination: z.array(ExportDestination),

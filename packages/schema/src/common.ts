@@ -25,6 +25,8 @@ export const Identifier = z.string().min(1).max(256);
  * string means "no credential", as form-driven clients send it.
  */
 export const Secret = z.string();
+/** A stored checkpoint of a job (GET /jobs/{id}/checkpoints), instead of its final model. */
+export const CheckpointStep = z.number().int().positive().describe('Use this checkpoint of the job (GET /jobs/{id}/checkpoints) instead of its final model');
 export const SECRET_FIELD_NAMES = ['hub_token', 'api_key', 'llm_api_key'] as const;
 
 /** A value the service may not know yet: absent or null. */

@@ -2,12 +2,13 @@
 // decisions.md "Export").
 import { z } from 'zod';
 import { ArtifactGroups, ExportDestination, ExportRecord, ExportType, GgufQuantization, HubRepoId } from './artifacts.ts';
-import { Identifier, Modality, Secret, maybe } from './common.ts';
+import { CheckpointStep, Identifier, Modality, Secret, maybe } from './common.ts';
 
 export const ExportRequest = z
   .strictObject({
-    job_id: Identifier.describe('A completed training job'),
+    job_id: Identifier.describe('A completed training job (any job, with checkpoint_step)'),
     export_type: ExportType.default('adapter'),
+    checkpoint_step: CheckpointStep.optional(),
     destination: z.array(ExportDestination).min(1).default(['cloud']),
     hub_repo_id: HubRepoId.optional().describe('Required when destination includes hub'),
     hub_token: Secret.optional().describe('Model-hub credential, required when destination includes hub; never stored'),
@@ -63,5 +64,6 @@ export const ExportParams = z.object({ job_id: Identifier.describe('Training job
 
 export const DownloadQuery = z.object({
   type: z.enum(ExportType.options).describe('Which file artifact to stream'),
+  checkpoint_step: z.coerce.number().int().positive().optional().describe('The file of an export of this checkpoint'),
 });
 export type DownloadQuery = z.infer<typeof DownloadQuery>;

@@ -1,7 +1,7 @@
 // Inference service schemas: evaluation over a processed dataset and batch generation over
 // conversations (interface.md 2.17, 4.4; decisions.md "Inference and evaluation").
 import { z } from 'zod';
-import { Conversation, ChatMessage, Identifier, Secret } from './common.ts';
+import { CheckpointStep, Conversation, ChatMessage, Identifier, Secret } from './common.ts';
 
 export const ModelSource = z
   .enum(['adapter', 'merged', 'base'])
@@ -22,6 +22,7 @@ const generationFields = {
   hub_token: Secret.optional().describe('Model-hub credential for gated base models; never stored'),
   model_source: ModelSource.default('adapter'),
   job_id: Identifier.optional().describe('Trained job whose model runs; required unless model_source is base'),
+  checkpoint_step: CheckpointStep.optional(),
   base_model_id: z.string().min(1).optional().describe('Required for base; otherwise must match the job’s base when given'),
   use_fast_engine: z.boolean().default(false).describe('true: llama.cpp on the GGUF; false: transformers'),
   max_new_tokens: z.number().int().min(1).default(256),
@@ -29,11 +30,14 @@ const generationFields = {
   top_p: z.number().gt(0).max(1).optional(),
 };
 
-type ModelChoice = { model_source: ModelSource; job_id?: string | undefined; base_model_id?: string | undefined };
+type ModelChoice = { model_source: ModelSource; job_id?: string | undefined; base_model_id?: string | undefined; checkpoint_step?: number | undefined };
 
 function checkModelChoice(request: ModelChoice, ctx: z.RefinementCtx): void {
   if (request.model_source === 'base' && request.base_model_id === undefined) {
     ctx.addIssue({ code: 'custom', path: ['base_model_id'], message: 'base_model_id is required when model_source is base', params: { type: 'missing' } });
+  }
+  if (request.model_source === 'base' && request.checkpoint_step !== undefined) {
+    ctx.addIssue({ code: 'custom', path: ['checkpoint_step'], message: 'checkpoint_step names a checkpoint of a job; use model_source adapter or merged with job_id' });
   }
   if (request.model_source !== 'base' && request.job_id === undefined) {
     ctx.addIssue({ code: 'custom', path: ['job_id'], message: `job_id is required when model_source is ${request.model_source}`, params: { type: 'missing' } });

@@ -43,6 +43,7 @@ export const Hyperparameters = z
     max_length: z.number().int().min(1).default(1024).describe('Tokens per example, prompt and answer together'),
     lr_scheduler_type: LrSchedulerType.default('linear'),
     save_strategy: IntervalStrategy.default('epoch'),
+    save_steps: z.number().int().min(1).optional().describe('save_strategy steps: save every this many steps (default logging_steps × 10)'),
     logging_steps: z.number().int().min(1).default(10),
     lora_rank: z.number().int().min(1).default(16),
     lora_alpha: z.number().int().min(1).default(16),
@@ -81,6 +82,21 @@ export const EvalConfig = z.strictObject({
   eval_steps: z.number().int().min(1).default(50),
   compute_eval_metrics: z.boolean().default(false),
   batch_eval_metrics: z.boolean().default(false),
+  early_stopping_patience: z
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe('Stop when metric_for_best has not improved for this many evaluations (needs eval_strategy steps or epoch)'),
+  load_best_model_at_end: z
+    .boolean()
+    .default(false)
+    .describe('Keep the checkpoint with the best metric_for_best as the job’s model (checkpoints are saved at each evaluation); best_step says which'),
+  metric_for_best: z
+    .string()
+    .regex(/^(eval_)?[a-z][a-z0-9_]*$/, 'a metric the evaluation reports, e.g. eval_loss or eval_accuracy')
+    .default('eval_loss')
+    .describe('Lower is better for a loss (…loss), higher for anything else'),
 });
 
 export const TrackerConfig = z.strictObject({
@@ -150,8 +166,19 @@ export const TrainingConfig = z
       .boolean()
       .default(false)
       .describe('If the worker stops mid-run (crash, restart), continue from the last checkpoint instead of failing the job'),
+    from_job: Identifier.optional().describe('Continue training from this job’s model (its adapter, or its weights for Full); same base_model_id'),
+    from_checkpoint_step: z.number().int().positive().optional().describe('With from_job: start from this checkpoint of it instead of its final model'),
   })
   .superRefine((config, ctx) => {
+    if (config.from_checkpoint_step !== undefined && config.from_job === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['from_checkpoint_step'], message: 'from_checkpoint_step names a checkpoint of from_job; send from_job too', params: { type: 'missing' } });
+    }
+    const evaluating = config.eval_config.eval_strategy !== 'no';
+    for (const key of ['early_stopping_patience', 'load_best_model_at_end'] as const) {
+      if (config.eval_config[key] && !evaluating) {
+        ctx.addIssue({ code: 'custom', path: ['eval_config', key], message: `${key} needs evaluations: set eval_strategy to steps or epoch` });
+      }
+    }
     // Other trainers ignore reward_config: the interface's own sample sends one with trainer_type sft.
     if (config.trainer_type === 'grpo' && (config.reward_config ?? []).length === 0) {
       ctx.addIssue({ code: 'custom', path: ['reward_config'], message: 'trainer_type grpo needs at least one reward in reward_config', params: { type: 'missing' } });
@@ -233,6 +260,8 @@ export const TrainingJob = z
     progress: maybe(JobProgress),
     artifacts: ArtifactGroups,
     latest_export: maybe(ExportRecord),
+    parent: maybe(z.object({ job_id: Identifier, checkpoint_step: maybe(z.number().int().positive()) })).describe('The job (and checkpoint) this one continued from'),
+    best_step: maybe(z.number().int().positive()).describe('load_best_model_at_end: the step whose weights the job kept'),
   })
   .meta({ id: 'TrainingJob', description: 'A training job and what it produced' });
 export type TrainingJob = z.infer<typeof TrainingJob>;
@@ -253,6 +282,26 @@ export const JobDeleteResult = z
 export type JobDeleteResult = z.infer<typeof JobDeleteResult>;
 
 export const JobParams = z.object({ job_id: Identifier.describe('From POST /train') });
+
+// ---------------------------------------------------------------------------------------------
+// Checkpoints (decisions.md "Checkpoints, pre-flight, continuation")
+
+export const Checkpoint = z
+  .object({
+    step: z.number().int().positive(),
+    epoch: maybe(z.number().nonnegative()),
+    train_loss: maybe(z.number()).describe('The last training loss logged up to this step'),
+    eval_loss: maybe(z.number()).describe('When the job evaluated at this step'),
+    created_at: Timestamp,
+    size_bytes: z.number().int().nonnegative().describe('Adapter (or weights) and the state to resume from'),
+  })
+  .meta({ id: 'Checkpoint' });
+export type Checkpoint = z.infer<typeof Checkpoint>;
+
+export const CheckpointList = z
+  .object({ checkpoints: z.array(Checkpoint).describe('Oldest first; the core keeps the newest few (and the best, with load_best_model_at_end)') })
+  .meta({ id: 'CheckpointList' });
+export type CheckpointList = z.infer<typeof CheckpointList>;
 
 // ---------------------------------------------------------------------------------------------
 // Workers (decisions.md "Scaled out, workers and secrets")

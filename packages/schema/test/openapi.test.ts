@@ -17,7 +17,7 @@ const BEARER_REQUIRED = ['POST /evaluation', 'POST /inference/batch', 'POST /exp
 
 const ENDPOINTS: Record<ServiceName, string[]> = {
   preprocessing: ['GET /health', 'POST /datasets/upload', 'POST /datasets/process', 'GET /datasets', 'GET /datasets/{processed_dataset_id}', 'DELETE /datasets/{processed_dataset_id}'],
-  training: ['GET /health', 'POST /train', 'GET /jobs', 'GET /jobs/{job_id}', 'DELETE /jobs/{job_id}', 'POST /jobs/{job_id}/cancel', 'GET /jobs/{job_id}/events', 'GET /jobs/{job_id}/dashboard', 'GET /workers'],
+  training: ['GET /health', 'POST /train', 'GET /jobs', 'GET /jobs/{job_id}', 'DELETE /jobs/{job_id}', 'POST /jobs/{job_id}/cancel', 'GET /jobs/{job_id}/events', 'GET /jobs/{job_id}/dashboard', 'GET /jobs/{job_id}/checkpoints', 'GET /workers'],
   export: ['GET /health', 'POST /exports', 'GET /exports', 'GET /exports/{job_id}', 'GET /exports/{job_id}/download'],
   inference: ['GET /health', 'POST /evaluation', 'POST /inference/batch'],
 };

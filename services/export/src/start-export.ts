@@ -3,25 +3,28 @@
 // the worker that runs the export has used it.
 import { Conflict, type Platform } from '@ftp/platform';
 import type { ExportCreateResult, ExportRequest } from '@ftp/schema';
-import { hasAdapter, queueExport } from '@ftp/jobs';
+import { checkCheckpoint, queueExport, trainsWholeModel } from '@ftp/jobs';
 
 export async function startExport(platform: Platform, userId: string, request: ExportRequest): Promise<ExportCreateResult> {
   const job = await platform.jobs.getOwn(userId, request.job_id);
-  if (job.status !== 'completed') {
-    const hint = job.status === 'failed' ? 'train it again' : 'wait until it has completed';
+  const step = request.checkpoint_step;
+  if (step === undefined && job.status !== 'completed') {
+    const hint = job.status === 'failed' ? 'train it again, or export one of its checkpoints with checkpoint_step' : 'wait until it has completed, or export one of its checkpoints with checkpoint_step';
     throw new Conflict(`training job ${job.job_id} is ${job.status}; only a completed job can be exported (${hint})`);
   }
   if (request.export_type === 'gguf' && job.modality === 'vision') {
     throw new Conflict(`training job ${job.job_id} trained a vision model; GGUF export covers text models only (the image encoder would need a separate llama.cpp mmproj file), use export_type adapter or merged`);
   }
-  if (request.export_type === 'adapter' && !hasAdapter(job)) {
+  if (request.export_type === 'adapter' && trainsWholeModel(job)) {
     throw new Conflict(`training job ${job.job_id} trained the whole model, so it has no adapter; use export_type merged or gguf`);
   }
+  if (step !== undefined) await checkCheckpoint(platform, job, step);
 
   const exportId = await queueExport(platform, {
     jobId: job.job_id,
     userId,
     type: request.export_type,
+    checkpointStep: step,
     destination: request.destination,
     hubRepoId: request.hub_repo_id,
     hubToken: request.hub_token,
@@ -30,7 +33,7 @@ export async function startExport(platform: Platform, userId: string, request: E
   const where = [...new Set(request.destination)].map((d) => (d === 'hub' ? `hub repository ${request.hub_repo_id}` : 'cloud storage')).join(' and ');
   return {
     success: true,
-    message: `export of the ${request.export_type} of job ${job.job_id} to ${where} started; follow it in latest_export of GET /exports/${job.job_id}`,
+    message: `export of the ${request.export_type} of job ${job.job_id}${step === undefined ? '' : ` at checkpoint ${step}`} to ${where} started; follow it in latest_export of GET /exports/${job.job_id}`,
     export_id: exportId,
   };
 }

@@ -229,9 +229,13 @@ describe('POST /exports checks, ownership and auth', () => {
     const queued = await fakeJob('queued');
     const res = await post({ job_id: queued });
     expect(res.statusCode).toBe(409);
-    expect(res.json().detail).toBe(`training job ${queued} is queued; only a completed job can be exported (wait until it has completed)`);
+    expect(res.json().detail).toBe(`training job ${queued} is queued; only a completed job can be exported (wait until it has completed, or export one of its checkpoints with checkpoint_step)`);
     const failed = await fakeJob('failed');
-    expect((await post({ job_id: failed, export_type: 'gguf' })).json().detail).toMatch(/is failed; only a completed job can be exported \(train it again\)/);
+    expect((await post({ job_id: failed, export_type: 'gguf' })).json().detail).toMatch(/is failed; only a completed job can be exported \(train it again, or export one of its checkpoints with checkpoint_step\)/);
+    // …and a checkpoint it does not have is a 422 that says it has none.
+    const ofCheckpoint = await post({ job_id: failed, export_type: 'merged', checkpoint_step: 10 });
+    expect(ofCheckpoint.statusCode).toBe(422);
+    expect(ofCheckpoint.json().detail[0]).toMatchObject({ loc: ['body', 'checkpoint_step'], msg: expect.stringContaining('it has no stored checkpoint') });
   });
 
   it('adapter of a Full job → 409 pointing to merged or gguf', async () => {

@@ -1,9 +1,9 @@
 // POST /train as a domain function: everything that can be checked before a worker spends time on the
 // job is checked here (dataset ownership, trainer vs processing mode, QLoRA vs CUDA, the base model, the
 // test split for evaluation, reward columns), then the row is written and the job queued.
-import { invalidField, newId, NotFound, UnprocessableEntity, userKeySegment, type Platform, type ValidationIssue } from '@ftp/platform';
+import { invalidField, newId, NotFound, UnprocessableEntity, userKeySegment, type Platform, type TrainingJobRow, type ValidationIssue } from '@ftp/platform';
 import type { TrainRequest } from '@ftp/schema';
-import { locateBaseModel, trainingQueue } from '@ftp/jobs';
+import { checkCheckpoint, locateBaseModel, trainingQueue, trainsWholeModel } from '@ftp/jobs';
 
 const CONFIG_LOC = ['body', 'training_config'];
 const MODE_FOR_TRAINER = { sft: 'language_modeling', dpo: 'preference', orpo: 'preference', grpo: 'prompt_only' } as const;
@@ -77,6 +77,7 @@ export async function submitTrainingJob(platform: Platform, userId: string, requ
       }
     });
   }
+  const parent = config.from_job ? await checkParent(platform, userId, config, issues) : undefined;
   if (issues.length > 0) throw new UnprocessableEntity(issues);
   if (config.export_config.destination === 'hub' && !request.hub_token) {
     throw invalidField(['body', 'hub_token'], 'hub_token is required when export_config.destination is hub (it is used for the upload and never stored)', 'missing');
@@ -94,8 +95,30 @@ export async function submitTrainingJob(platform: Platform, userId: string, requ
     training_config: storableConfig(config),
     blob_prefix: `jobs/${userKeySegment(userId)}/${jobId}/`,
     tracker_url: jobPageUrl(platform, jobId),
+    parent_job_id: parent?.job_id ?? null,
+    parent_checkpoint_step: config.from_checkpoint_step ?? null,
   });
   await platform.secrets.put(jobId, { hubToken: request.hub_token, trackerApiKey: config.tracker_config?.api_key });
   await platform.queue.add(trainingQueue, { jobId });
   return jobId;
+}
+
+/** training_config.from_job: the caller's job (404 otherwise), on the same base, completed or with the checkpoint
+ *  named, and of a kind this job can go on from (an adapter for LoRA/QLoRA; anything for Full, which starts from
+ *  the parent's whole model). Problems are added to `issues`. */
+async function checkParent(platform: Platform, userId: string, config: TrainRequest['training_config'], issues: ValidationIssue[]): Promise<TrainingJobRow> {
+  const parent = await platform.jobs.getOwn(userId, config.from_job!);
+  const loc = [...CONFIG_LOC, 'from_job'];
+  if (parent.base_model_id !== config.base_model_id) {
+    issues.push({ loc, msg: `job ${parent.job_id} was trained on base ${JSON.stringify(parent.base_model_id)}, not ${JSON.stringify(config.base_model_id)}; continue it with that base_model_id`, type: 'mismatch' });
+  }
+  if (config.method !== 'Full' && trainsWholeModel(parent)) {
+    issues.push({ loc, msg: `job ${parent.job_id} trained the whole model (method Full); continue it with method Full`, type: 'mismatch' });
+  }
+  if (config.from_checkpoint_step !== undefined) {
+    await checkCheckpoint(platform, parent, config.from_checkpoint_step, [...CONFIG_LOC, 'from_checkpoint_step']).catch((err: UnprocessableEntity) => issues.push(...err.issues));
+  } else if (parent.status !== 'completed') {
+    issues.push({ loc, msg: `job ${parent.job_id} is ${parent.status}; continue from a completed job, or name one of its checkpoints with from_checkpoint_step`, type: 'value_error' });
+  }
+  return parent;
 }

@@ -97,6 +97,14 @@ def _common_args(spec: Options) -> dict:
     )
     if hp.save_strategy == "steps":
         args["save_steps"] = hp.save_steps or hp.logging_steps * 10
+    if ev.early_stopping_patience or ev.load_best_model_at_end:
+        args["metric_for_best_model"] = ev.metric_for_best
+        args["greater_is_better"] = not ev.metric_for_best.endswith("loss")
+    if ev.load_best_model_at_end:
+        # transformers keeps the best checkpoint only among those saved, so one is saved at every evaluation.
+        args.update(load_best_model_at_end=True, save_strategy=ev.eval_strategy)
+        if ev.eval_strategy == "steps":
+            args["save_steps"] = ev.eval_steps
     return args
 
 

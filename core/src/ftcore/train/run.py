@@ -21,6 +21,7 @@ def run(spec: Options) -> None:
     trainer.train(resume_from_checkpoint=checkpoint)
     if cancel.requested:
         raise Cancelled("cancelled")
+    _report_best(spec, trainer)
     save(spec, trainer)
     evaluate(spec, trainer, train_records, test_records, mode)
 
@@ -42,13 +43,25 @@ def setup(spec: Options, train_records, test_records, mode):
     # TRL wraps the model in PEFT (random LoRA init) before the Trainer seeds torch: seed first, so equal specs start
     # from equal adapters.
     set_seed(spec.hyperparameters.seed)
-    trainer = build_trainer(spec, model, tokenizer, config, peft_config(spec), train_records, test_records)
+    lora = peft_config(spec)
+    if spec.init_adapter:  # continuing another job: its adapter, trainable, instead of a new one
+        from peft import PeftModel
+
+        model = PeftModel.from_pretrained(model, spec.init_adapter, is_trainable=True)
+        lora = None
+        events.emit(events.Log(level="info", message=f"continuing the adapter in {spec.init_adapter} (its rank and "
+                                                     "targets; lora_rank, lora_alpha and lora_dropout are not used)"))
+    trainer = build_trainer(spec, model, tokenizer, config, lora, train_records, test_records)
     tokens = TokenCounter()
     tokens.wrap(trainer)
     cancel = CancelOnSigterm()
     protocol = ProtocolCallback(tokens, spec.eval_config.compute_eval_metrics)
     trainer.add_callback(protocol)
     trainer.add_callback(cancel)
+    if spec.eval_config.early_stopping_patience:
+        from transformers import EarlyStoppingCallback
+
+        trainer.add_callback(EarlyStoppingCallback(early_stopping_patience=spec.eval_config.early_stopping_patience))
     return trainer, cancel, protocol
 
 
@@ -78,6 +91,18 @@ def _resume_checkpoint(spec: Options) -> str | None:
                         "set resume_from_checkpoint false to start over")
     events.emit(events.Log(level="info", message=f"resuming from {last}"))
     return last
+
+
+def _report_best(spec: Options, trainer) -> None:
+    """load_best_model_at_end: the trainer now holds the best checkpoint's weights; say which step that was."""
+    best = trainer.state.best_model_checkpoint
+    if not spec.eval_config.load_best_model_at_end or not best:
+        return
+    step = int(Path(best).name.rsplit("-", 1)[-1])
+    metric = trainer.state.best_metric
+    events.emit(events.Log(level="info", message=f"kept the best checkpoint: step {step} "
+                                                 f"({spec.eval_config.metric_for_best} {metric})"))
+    events.emit(events.Metrics(step=trainer.state.global_step, extra={"best_step": float(step)}))
 
 
 def save(spec: Options, trainer) -> Path:

@@ -52,6 +52,12 @@ class EvalConfig:
         "help": "during-training evaluations also report perplexity and assistant-token accuracy"})
     batch_eval_metrics: bool = field(default=False, metadata={
         "help": "compute eval metrics batch by batch (less memory on big test splits)"})
+    early_stopping_patience: int | None = field(default=None, metadata={
+        "help": "stop when metric_for_best has not improved for this many evaluations"})
+    load_best_model_at_end: bool = field(default=False, metadata={
+        "help": "keep the best checkpoint (by metric_for_best) as the model; saves at every evaluation"})
+    metric_for_best: str = field(default="eval_loss", metadata={
+        "help": "the evaluation metric early stopping and load_best_model_at_end compare (lower is better for a loss)"})
 
 
 @dataclass
@@ -96,4 +102,6 @@ class Options:
     tracker_config: TrackerConfig = field(default_factory=TrackerConfig, metadata={"help": "experiment tracker"})
     resume_from_checkpoint: bool = field(default=False, metadata={
         "help": "continue from the newest checkpoint in output_dir/checkpoints"})
+    init_adapter: str | None = field(default=None, metadata={
+        "help": "LoRA/QLoRA: go on training this PEFT adapter folder (another job's model) instead of a new adapter"})
     device: Literal["auto", "cpu", "cuda"] = field(default="auto", metadata={"help": "where to train"})

@@ -19,6 +19,8 @@ export interface ExportRow {
   job_id: string;
   user_id: string;
   type: ExportKind;
+  /** The checkpoint exported; null: the job's final model. */
+  checkpoint_step: number | null;
   status: ExportStatus;
   destination: Array<'cloud' | 'hub'>;
   hub_repo_id: string | null;
@@ -37,11 +39,11 @@ const JSON_COLUMNS = new Set(['artifacts']);
 export class ExportsRepository {
   constructor(private readonly db: Database) {}
 
-  async insert(row: Pick<ExportRow, 'export_id' | 'job_id' | 'user_id' | 'type' | 'destination' | 'hub_repo_id' | 'gguf_quantization' | 'message'>): Promise<ExportRow> {
+  async insert(row: Pick<ExportRow, 'export_id' | 'job_id' | 'user_id' | 'type' | 'destination' | 'hub_repo_id' | 'gguf_quantization' | 'message'> & Partial<Pick<ExportRow, 'checkpoint_step'>>): Promise<ExportRow> {
     const [created] = await this.db.query<ExportRow>(
-      `INSERT INTO exports (export_id, job_id, user_id, type, status, destination, hub_repo_id, gguf_quantization, message)
-       VALUES ($1, $2, $3, $4, 'running', $5::json, $6, $7, $8) RETURNING *`,
-      [row.export_id, row.job_id, row.user_id, row.type, JSON.stringify(row.destination), row.hub_repo_id, row.gguf_quantization, row.message],
+      `INSERT INTO exports (export_id, job_id, user_id, type, status, destination, hub_repo_id, gguf_quantization, message, checkpoint_step)
+       VALUES ($1, $2, $3, $4, 'running', $5::json, $6, $7, $8, $9) RETURNING *`,
+      [row.export_id, row.job_id, row.user_id, row.type, JSON.stringify(row.destination), row.hub_repo_id, row.gguf_quantization, row.message, row.checkpoint_step ?? null],
     );
     return created!;
   }
@@ -65,6 +67,16 @@ export class ExportsRepository {
 
   async latestForJob(userId: string, jobId: string): Promise<ExportRow | undefined> {
     return (await this.latestForJobs(userId, [jobId])).get(jobId);
+  }
+
+  /** The caller's most recent completed export of `type` of one checkpoint of a job. */
+  async latestOfCheckpoint(userId: string, jobId: string, type: ExportKind, checkpointStep: number): Promise<ExportRow | undefined> {
+    const [row] = await this.db.query<ExportRow>(
+      `SELECT * FROM exports WHERE user_id = $1 AND job_id = $2 AND type = $3 AND checkpoint_step = $4 AND status = 'completed'
+       ORDER BY finished_at DESC, export_id DESC LIMIT 1`,
+      [userId, jobId, type, checkpointStep],
+    );
+    return row;
   }
 
   /** Whether any export of the job is still running (queued or at work): the job's files are in use. */

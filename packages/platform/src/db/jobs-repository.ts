@@ -44,10 +44,25 @@ export interface TrainingJobRow {
   worker_id: string | null;
   cancel_requested: boolean;
   blob_prefix: string;
+  /** training_config.from_job: the job (and checkpoint) this one continued from. */
+  parent_job_id: string | null;
+  parent_checkpoint_step: number | null;
+  /** load_best_model_at_end: the step whose weights the job kept. */
+  best_step: number | null;
   created_at: Date;
   updated_at: Date;
   started_at: Date | null;
   finished_at: Date | null;
+}
+
+export interface CheckpointRow {
+  job_id: string;
+  step: number;
+  epoch: number | null;
+  train_loss: number | null;
+  eval_loss: number | null;
+  size_bytes: number;
+  created_at: Date;
 }
 
 export interface JobEventRow {
@@ -58,7 +73,7 @@ export interface JobEventRow {
   created_at: Date;
 }
 
-type JobUpdate = Partial<Pick<TrainingJobRow, 'status' | 'progress' | 'metrics' | 'artifacts' | 'adapter_path' | 'gguf_path' | 'tracker_url' | 'error' | 'worker_id' | 'started_at' | 'finished_at'>>;
+type JobUpdate = Partial<Pick<TrainingJobRow, 'status' | 'progress' | 'metrics' | 'artifacts' | 'adapter_path' | 'gguf_path' | 'tracker_url' | 'error' | 'worker_id' | 'started_at' | 'finished_at' | 'best_step'>>;
 const JSON_COLUMNS = new Set(['progress', 'metrics', 'artifacts']);
 /** SQL: the `table` row's worker has no heartbeat fresher than the seconds bound to `param` (or no row at all). */
 export const workerSilent = (table: string, param: string): string =>
@@ -67,12 +82,13 @@ export const workerSilent = (table: string, param: string): string =>
 export class JobsRepository {
   constructor(private readonly db: Database) {}
 
-  async insert(row: Pick<TrainingJobRow, 'job_id' | 'user_id' | 'job_name' | 'processed_dataset_id' | 'base_model_id' | 'modality' | 'training_config' | 'blob_prefix' | 'tracker_url'>): Promise<TrainingJobRow> {
+  async insert(row: Pick<TrainingJobRow, 'job_id' | 'user_id' | 'job_name' | 'processed_dataset_id' | 'base_model_id' | 'modality' | 'training_config' | 'blob_prefix' | 'tracker_url'> & Partial<Pick<TrainingJobRow, 'parent_job_id' | 'parent_checkpoint_step'>>): Promise<TrainingJobRow> {
     const [created] = await this.db.query<TrainingJobRow>(
-      `INSERT INTO training_jobs (job_id, user_id, job_name, status, processed_dataset_id, base_model_id, modality, training_config, blob_prefix, tracker_url)
-       VALUES ($1, $2, $3, 'queued', $4, $5, $6, $7::json, $8, $9) RETURNING *`,
+      `INSERT INTO training_jobs (job_id, user_id, job_name, status, processed_dataset_id, base_model_id, modality, training_config, blob_prefix, tracker_url,
+         parent_job_id, parent_checkpoint_step)
+       VALUES ($1, $2, $3, 'queued', $4, $5, $6, $7::json, $8, $9, $10, $11) RETURNING *`,
       [row.job_id, row.user_id, row.job_name, row.processed_dataset_id, row.base_model_id, row.modality,
-        JSON.stringify(row.training_config), row.blob_prefix, row.tracker_url],
+        JSON.stringify(row.training_config), row.blob_prefix, row.tracker_url, row.parent_job_id ?? null, row.parent_checkpoint_step ?? null],
     );
     await this.appendEvent(row.job_id, 'status', { status: 'queued' });
     return created!;
@@ -170,6 +186,24 @@ export class JobsRepository {
   async delete(userId: string, jobId: string): Promise<boolean> {
     const rows = await this.db.query('DELETE FROM training_jobs WHERE user_id = $1 AND job_id = $2 RETURNING job_id', [userId, jobId]);
     return rows.length > 0;
+  }
+
+  /** The job's checkpoints stored whole, by step. */
+  async checkpoints(jobId: string): Promise<CheckpointRow[]> {
+    return this.db.query<CheckpointRow>('SELECT * FROM job_checkpoints WHERE job_id = $1 ORDER BY step', [jobId]);
+  }
+
+  async recordCheckpoint(row: Omit<CheckpointRow, 'created_at'>): Promise<void> {
+    await this.db.query(
+      `INSERT INTO job_checkpoints (job_id, step, epoch, train_loss, eval_loss, size_bytes) VALUES ($1, $2, $3, $4, $5, $6)
+       ON CONFLICT (job_id, step) DO UPDATE SET epoch = EXCLUDED.epoch, train_loss = EXCLUDED.train_loss,
+         eval_loss = EXCLUDED.eval_loss, size_bytes = EXCLUDED.size_bytes, created_at = now()`,
+      [row.job_id, row.step, row.epoch, row.train_loss, row.eval_loss, row.size_bytes],
+    );
+  }
+
+  async forgetCheckpoint(jobId: string, step: number): Promise<void> {
+    await this.db.query('DELETE FROM job_checkpoints WHERE job_id = $1 AND step = $2', [jobId, step]);
   }
 
   /** The job's event log (status changes, progress, metrics) in order, after sequence number `afterSeq`. */

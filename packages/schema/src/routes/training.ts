@@ -1,6 +1,6 @@
 // Route contracts of the training service (interface.md 4.2 and the extra job endpoints of decisions.md).
 import { z } from 'zod';
-import { JobDeleteResult, JobList, JobParams, TrainRequest, TrainResponse, TrainingJob, WorkerList } from '../training.ts';
+import { CheckpointList, JobDeleteResult, JobList, JobParams, TrainRequest, TrainResponse, TrainingJob, WorkerList } from '../training.ts';
 import {
   bearerOptional,
   bearerRequired,
@@ -151,6 +151,28 @@ export const trainingRoutes = {
       params: JobParams,
       response: {
         200: mediaResponse('text/html', 'The dashboard page', z.string()),
+        404: jobNotFound,
+        422: invalidRequest,
+        ...serviceErrors,
+      },
+    },
+  }),
+
+  listCheckpoints: defineRoute({
+    method: 'GET',
+    url: '/jobs/:job_id/checkpoints',
+    schema: {
+      operationId: 'listCheckpoints',
+      summary: 'List a training job’s checkpoints',
+      description:
+        'The checkpoints the job has stored (save_strategy steps or epoch, and the one a stopping worker saves): step, epoch, ' +
+        'train and eval loss, size. Each can be exported, served or evaluated with checkpoint_step, or continued from with ' +
+        'training_config.from_job and from_checkpoint_step.',
+      tags,
+      security: bearerOptional,
+      params: JobParams,
+      response: {
+        200: CheckpointList.describe('The job’s checkpoints'),
         404: jobNotFound,
         422: invalidRequest,
         ...serviceErrors,

@@ -34,19 +34,24 @@ export async function exportRoutes(app: FastifyInstance): Promise<void> {
     ...contracts.downloadExport,
     handler: async (request, reply) => {
       const job = await platform.jobs.getOwn(request.userId, request.params.job_id);
-      const { type } = request.query;
-      const uri = job.artifacts.file[type];
+      const { type, checkpoint_step: step } = request.query;
+      // The final model's file is in the job's artifact groups; a checkpoint's, in its latest completed export.
+      const uri = step === undefined
+        ? job.artifacts.file[type]
+        : (await platform.exports.latestOfCheckpoint(request.userId, job.job_id, type, step))?.artifacts.find((a) => a.variant === 'file')?.path;
       const key = uri ? platform.blobs.keyFromUri(uri) : undefined;
       const info = key ? await platform.blobs.stat(key) : undefined;
       if (!key || !info) {
-        const error = new NotFound(`${type} file of training job`, job.job_id);
-        error.message += `; make one with POST /exports {"job_id": "${job.job_id}", "export_type": "${type}"}`;
+        const of = step === undefined ? '' : ` at checkpoint ${step}`;
+        const error = new NotFound(`${type} file${of} of training job`, job.job_id);
+        error.message += `; make one with POST /exports {"job_id": "${job.job_id}", "export_type": "${type}"${step === undefined ? '' : `, "checkpoint_step": ${step}`}}`;
         throw error;
       }
+      const name = step === undefined ? path.posix.basename(key) : `checkpoint-${step}-${path.posix.basename(key)}`;
       return reply
         .type('application/octet-stream')
         .header('content-length', info.size)
-        .header('content-disposition', `attachment; filename="${job.job_id}-${path.posix.basename(key)}"`)
+        .header('content-disposition', `attachment; filename="${job.job_id}-${name}"`)
         .send(await platform.blobs.get(key));
     },
   });

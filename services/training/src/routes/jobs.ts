@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { Conflict, RUNNING_STATUSES, type Platform } from '@ftp/platform';
 import { trainingRoutes } from '@ftp/schema';
-import { CANCELLED_BY_USER, presentJob, presentWorker } from '@ftp/jobs';
+import { CANCELLED_BY_USER, presentCheckpoint, presentJob, presentWorker } from '@ftp/jobs';
 import { submitTrainingJob } from '../submit.ts';
 import { renderDashboard } from '../dashboard.ts';
 import { streamJobEvents } from '../job-events.ts';
@@ -96,6 +96,14 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
       const job = await platform.jobs.getOwn(request.userId, request.params.job_id);
       const events = await platform.jobs.events(job.job_id);
       return reply.type('text/html; charset=utf-8').send(renderDashboard(job, events));
+    },
+  });
+
+  routes.route({
+    ...trainingRoutes.listCheckpoints,
+    handler: async (request) => {
+      const job = await platform.jobs.getOwn(request.userId, request.params.job_id);
+      return { checkpoints: (await platform.jobs.checkpoints(job.job_id)).map(presentCheckpoint) };
     },
   });
 

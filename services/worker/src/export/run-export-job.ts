@@ -35,12 +35,13 @@ export async function runExportJob(ctx: JobContext, exportId: string): Promise<v
   const produced: ExportArtifactRow[] = [];
   try {
     const job = await platform.jobs.getForWorker(row.job_id);
-    if (!job || job.status !== 'completed') {
+    const step = row.checkpoint_step ?? undefined;
+    if (!job || (step === undefined && job.status !== 'completed')) {
       throw new ExportFailure(`training job ${row.job_id} ${job ? `is ${job.status}` : 'no longer exists'}; only a completed job can be exported`);
     }
     const hubToken = secrets?.hubToken;
     if (row.destination.includes('hub') && !hubToken) throw new ExportFailure(HUB_TOKEN_LOST);
-    const models = new JobModels(platform, job, { ...(hubToken ? { secrets: { hubToken } } : {}), signal: ctx.signal });
+    const models = new JobModels(platform, job, { ...(hubToken ? { secrets: { hubToken } } : {}), signal: ctx.signal }, step);
     const plan = exportPlan(platform, job, models, row);
     const done: string[] = [];
     if (row.destination.includes('cloud')) {
@@ -53,7 +54,8 @@ export async function runExportJob(ctx: JobContext, exportId: string): Promise<v
       produced.push({ type: row.type, variant: 'hub', path: url });
       done.push(url);
     }
-    await recordOnJob(platform, job.job_id, produced);
+    // The job's artifact groups name its final model; a checkpoint's exports are in their export record only.
+    if (step === undefined) await recordOnJob(platform, job.job_id, produced);
     await platform.exports.update(exportId, { status: 'completed', message: `${row.type} exported to ${done.join(' and ')}`, artifacts: produced, finished_at: new Date() }, ctx.workerId);
     await platform.secrets.drop(exportId);
     log.info({ artifacts: produced.length }, 'export completed');
@@ -70,14 +72,16 @@ export async function runExportJob(ctx: JobContext, exportId: string): Promise<v
     if (!known) log.error({ err }, 'export failed');
     let message = known ? err.message : `the export worker failed: ${(err as Error).message}`;
     if (produced.length > 0) message = `stored in cloud storage, but ${message}`;
-    await recordOnJob(platform, row.job_id, produced).catch((e: unknown) => log.warn({ err: e }, 'could not record the partial export'));
+    if (row.checkpoint_step === null) await recordOnJob(platform, row.job_id, produced).catch((e: unknown) => log.warn({ err: e }, 'could not record the partial export'));
     await platform.exports.update(exportId, { status: 'failed', message, artifacts: produced, finished_at: new Date() }, ctx.workerId);
     await platform.secrets.drop(exportId);
   }
 }
 
 function exportPlan(platform: Platform, job: TrainingJobRow, models: JobModels, row: ExportRow): ExportPlan {
-  const exportsPrefix = models.prefixes.exports.slice(0, -1);
+  // A checkpoint's exports go beside the final model's, in a folder of their own.
+  const ofCheckpoint = models.checkpointStep !== undefined;
+  const exportsPrefix = `${models.prefixes.exports}${ofCheckpoint ? `checkpoint-${models.checkpointStep}/` : ''}`.slice(0, -1);
   const folderFiles = async (folder: string): Promise<HubFile[]> =>
     (await listFolderFiles(folder)).map((rel) => ({ path: rel, file: path.join(folder, rel) }));
 
@@ -94,7 +98,7 @@ function exportPlan(platform: Platform, job: TrainingJobRow, models: JobModels, 
       async storeInCloud() {
         // The GGUF training wrote (include_gguf) serves as it is; otherwise it goes beside the other exports.
         let key = `${models.prefixes.gguf}${name}`;
-        if (!(await platform.blobs.stat(key))) {
+        if (ofCheckpoint || !(await platform.blobs.stat(key))) {
           const prefix = `${exportsPrefix}/gguf-${quantization}`;
           await uploadFolder(platform, path.dirname(await models.gguf(quantization)), prefix);
           key = `${prefix}/${name}`;
@@ -113,7 +117,9 @@ function exportPlan(platform: Platform, job: TrainingJobRow, models: JobModels, 
       const folder = await localFolder();
       // The raw folder: training stored the adapter (and a merged model when asked); a merge made now is stored
       // where training would have put it, so the next JobModels downloads it instead of merging again.
-      const raw = job.artifacts.raw[kind] ?? (await uploadFolder(platform, folder, models.prefixes.merged.replace(/\/$/, '')));
+      const raw = ofCheckpoint
+        ? await uploadFolder(platform, folder, `${exportsPrefix}/${kind}`)
+        : (job.artifacts.raw[kind] ?? (await uploadFolder(platform, folder, models.prefixes.merged.replace(/\/$/, ''))));
       const archiveKey = `${exportsPrefix}/${kind}.tar.gz`;
       const files = await listFolderFiles(folder);
       await platform.blobs.put(archiveKey, createTar({ gzip: true, portable: true, cwd: folder, prefix: `${job.job_id}-${kind}` }, files));

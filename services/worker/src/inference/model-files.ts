@@ -25,7 +25,7 @@ export async function resolveModel(platform: Platform, userId: string, choice: M
         : { engine: 'transformers', model: folder };
       return { ...checked, files };
     }
-    const models = new JobModels(platform, checked.job!, options);
+    const models = new JobModels(platform, checked.job!, options, choice.checkpoint_step);
     let files: ModelFiles;
     if (choice.model_source === 'adapter') {
       files = choice.use_fast_engine

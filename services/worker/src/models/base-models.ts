@@ -56,8 +56,8 @@ export async function runCoreStep(platform: Platform, command: CoreCommand, spec
 }
 
 /** Copies the blobs under `prefix` into `folder`; a prefix with nothing stored is a ModelBuildError. */
-export async function downloadModel(platform: Platform, prefix: string, folder: string, only?: readonly string[]): Promise<void> {
-  await downloadPrefix(platform, prefix, folder, only).catch((err: Error) => {
+export async function downloadModel(platform: Platform, prefix: string, folder: string, keep?: (path: string) => boolean): Promise<void> {
+  await downloadPrefix(platform, prefix, folder, keep).catch((err: Error) => {
     throw err.message.startsWith('nothing stored under') ? new ModelBuildError(err.message) : err;
   });
 }

@@ -39,9 +39,10 @@ export async function buildFolder(folder: string, build: (temp: string) => Promi
   }
 }
 
-/** Copies the blobs under `prefix` (all, or the `only` names) into `folder`; an empty prefix is an error. */
-export async function downloadPrefix(platform: Pick<Platform, 'blobs'>, prefix: string, folder: string, only?: readonly string[]): Promise<void> {
-  const blobs = (await platform.blobs.list(prefix)).filter((b) => !only || only.includes(b.key.slice(prefix.length)));
+/** Copies the blobs under `prefix` (all, or those whose path under it `keep` accepts) into `folder`; nothing
+ *  to copy is an error. */
+export async function downloadPrefix(platform: Pick<Platform, 'blobs'>, prefix: string, folder: string, keep: (path: string) => boolean = () => true): Promise<void> {
+  const blobs = (await platform.blobs.list(prefix)).filter((b) => keep(b.key.slice(prefix.length)));
   // uri() takes a key, and a key has no trailing slash.
   if (blobs.length === 0) throw new Error(`nothing stored under ${platform.blobs.uri(prefix.replace(/\/$/, ''))}`);
   await buildFolder(folder, async (temp) => {

@@ -1,10 +1,11 @@
 // A trained job's models as local files on this worker, made from what training left in blob storage and cached
 // under the job's work folder: the adapter folder, the merged model (downloaded, or merged here when training
-// did not keep one), and GGUF files (converted here when missing). The export and inference processors both
-// stand on it; concurrent asks for the same file share one build.
+// did not keep one), and GGUF files (converted here when missing); of the final model, or of one of the job's
+// stored checkpoints. The export and inference processors both stand on it; concurrent asks for the same file
+// share one build.
 import path from 'node:path';
 import { Conflict, type Platform, type TrainingJobRow } from '@ftp/platform';
-import { ggufFileName, hasAdapter, jobPrefixes, type JobPrefixes } from '@ftp/jobs';
+import { ggufFileName, jobPrefixes, trainsWholeModel, type JobPrefixes } from '@ftp/jobs';
 import type { GgufQuantization, TrainingConfig } from '@ftp/schema';
 import { baseModelGguf, downloadModel, ensureBaseModel, isFile, once, runCoreStep, type ModelBuildOptions } from './base-models.ts';
 import { buildFolder } from './blob-folders.ts';
@@ -14,7 +15,11 @@ export function jobWorkDir(platform: Pick<Platform, 'config'>, jobId: string): s
   return path.join(platform.config.dataDir, 'work', jobId);
 }
 
-/** The local files of one completed job's models. Every method builds what is missing and returns a path. */
+/** What a checkpoint holds only to resume training: not part of the model. */
+const TRAINING_STATE = /^(optimizer\.pt|scheduler\.pt|scaler\.pt|rng_state.*\.pth|trainer_state\.json|training_args\.bin|\.complete)$/;
+
+/** The local files of one job's models: its final model (the job completed) or its checkpoint `checkpointStep`.
+ *  Every method builds what is missing and returns a path. */
 export class JobModels {
   private readonly config: TrainingConfig;
   private readonly dir: string;
@@ -24,11 +29,18 @@ export class JobModels {
     private readonly platform: Platform,
     readonly job: TrainingJobRow,
     private readonly options: ModelBuildOptions = {},
+    readonly checkpointStep?: number,
   ) {
-    if (job.status !== 'completed') throw new Conflict(`training job ${job.job_id} is ${job.status}; its model exists once it has completed`);
+    if (checkpointStep === undefined && job.status !== 'completed') {
+      throw new Conflict(`training job ${job.job_id} is ${job.status}; its model exists once it has completed`);
+    }
     this.config = job.training_config as unknown as TrainingConfig;
-    this.dir = path.join(jobWorkDir(platform, job.job_id), 'models');
+    this.dir = path.join(jobWorkDir(platform, job.job_id), 'models', ...(checkpointStep === undefined ? [] : [`checkpoint-${checkpointStep}`]));
     this.prefixes = jobPrefixes(job);
+  }
+
+  private get checkpointPrefix(): string {
+    return `${this.prefixes.checkpoints}checkpoint-${this.checkpointStep}/`;
   }
 
   base(): Promise<string> {
@@ -37,16 +49,23 @@ export class JobModels {
 
   /** The LoRA adapter folder; a Full job has none (409). */
   adapter(): Promise<string> {
-    if (!hasAdapter(this.job)) throw new Conflict(`training job ${this.job.job_id} trained the whole model (method ${this.config.method}); it has no adapter, use merged`);
+    if (trainsWholeModel(this.job)) throw new Conflict(`training job ${this.job.job_id} trained the whole model (method ${this.config.method}); it has no adapter, use merged`);
     const folder = path.join(this.dir, 'adapter');
-    return once(folder, () => isFile(path.join(folder, 'adapter_config.json')), () => downloadModel(this.platform, this.prefixes.adapter, folder));
+    return once(folder, () => isFile(path.join(folder, 'adapter_config.json')), () =>
+      this.checkpointStep === undefined
+        ? downloadModel(this.platform, this.prefixes.adapter, folder)
+        : downloadModel(this.platform, this.checkpointPrefix, folder, (file) => !TRAINING_STATE.test(file)));
   }
 
-  /** The whole fine-tuned model: stored by training (merged export or Full), else merged here from base + adapter. */
+  /** The whole fine-tuned model: stored by training (merged export or Full; a Full checkpoint is one), else
+   *  merged here from base + adapter. */
   async merged(): Promise<string> {
     const folder = path.join(this.dir, 'merged');
     return once(folder, () => isFile(path.join(folder, 'config.json')), async () => {
-      if (this.job.artifacts.raw.merged) return downloadModel(this.platform, this.prefixes.merged, folder);
+      if (this.checkpointStep !== undefined && trainsWholeModel(this.job)) {
+        return downloadModel(this.platform, this.checkpointPrefix, folder, (file) => !TRAINING_STATE.test(file));
+      }
+      if (this.checkpointStep === undefined && this.job.artifacts.raw.merged) return downloadModel(this.platform, this.prefixes.merged, folder);
       const [base, adapter] = [await this.base(), await this.adapter()];
       await buildFolder(folder, (temp) =>
         runCoreStep(this.platform, 'merge', { base_model: base, adapter, output_dir: temp }, path.join(this.dir, 'merge.json'), this.options));
@@ -60,8 +79,8 @@ export class JobModels {
     const folder = path.join(this.dir, `gguf-${quantization}`);
     const file = path.join(folder, name);
     return once(file, () => isFile(file), async () => {
-      if (await this.platform.blobs.stat(`${this.prefixes.gguf}${name}`)) {
-        return downloadModel(this.platform, this.prefixes.gguf, folder, [name, 'Modelfile']);
+      if (this.checkpointStep === undefined && (await this.platform.blobs.stat(`${this.prefixes.gguf}${name}`))) {
+        return downloadModel(this.platform, this.prefixes.gguf, folder, (file) => file === name || file === 'Modelfile');
       }
       const merged = await this.merged();
       await buildFolder(folder, (temp) =>

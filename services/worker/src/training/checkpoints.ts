@@ -7,7 +7,7 @@ import path from 'node:path';
 import fs from 'node:fs/promises';
 import type { Platform, TrainingJobRow } from '@ftp/platform';
 import { jobPrefixes } from '@ftp/jobs';
-import { downloadPrefix, uploadFolder } from '../models/blob-folders.ts';
+import { downloadPrefix, listFolderFiles, uploadFolder } from '../models/blob-folders.ts';
 
 const stepOf = (name: string): number => Number(/^checkpoint-(\d+)$/.exec(name)?.[1] ?? NaN);
 /** Written after every file of a stored checkpoint. */
@@ -18,15 +18,39 @@ async function localCheckpoints(folder: string): Promise<string[]> {
   return names.filter((n) => Number.isFinite(stepOf(n)));
 }
 
-/** Copies the checkpoint folder the core just saved into the store, and drops stored ones it no longer keeps. */
+interface TrainerState {
+  epoch?: number;
+  log_history?: Array<{ step?: number; loss?: number; eval_loss?: number }>;
+}
+
+/** What GET /jobs/{id}/checkpoints shows of a checkpoint, from the trainer state saved in it: its epoch, the last
+ *  training loss logged up to its step, and the evaluation loss when it was evaluated at that step. */
+async function describeCheckpoint(dir: string, step: number): Promise<{ epoch: number | null; train_loss: number | null; eval_loss: number | null }> {
+  const state = JSON.parse(await fs.readFile(path.join(dir, 'trainer_state.json'), 'utf8').catch(() => '{}')) as TrainerState;
+  const history = (state.log_history ?? []).filter((h) => (h.step ?? Infinity) <= step);
+  const number = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+  return {
+    epoch: number(state.epoch),
+    train_loss: number(history.findLast((h) => h.loss !== undefined)?.loss),
+    eval_loss: number(history.findLast((h) => h.eval_loss !== undefined && h.step === step)?.eval_loss),
+  };
+}
+
+/** Copies the checkpoint folder the core just saved into the store and records it; drops the stored ones (and
+ *  their records) the core no longer keeps. */
 export async function storeCheckpoint(platform: Platform, job: TrainingJobRow, checkpointDir: string): Promise<void> {
   const prefix = jobPrefixes(job).checkpoints;
   const name = path.basename(checkpointDir);
   await uploadFolder(platform, checkpointDir, `${prefix}${name}`);
   await platform.blobs.put(`${prefix}${name}/${COMPLETE}`, '');
+  const sizes = await Promise.all((await listFolderFiles(checkpointDir)).map(async (rel) => (await fs.stat(path.join(checkpointDir, rel))).size));
+  const step = stepOf(name);
+  await platform.jobs.recordCheckpoint({ job_id: job.job_id, step, size_bytes: sizes.reduce((a, b) => a + b, 0), ...(await describeCheckpoint(checkpointDir, step)) });
   const kept = new Set(await localCheckpoints(path.dirname(checkpointDir)));
   for (const { name: stored } of await storedCheckpoints(platform, job)) {
-    if (!kept.has(stored)) await platform.blobs.deletePrefix(`${prefix}${stored}/`);
+    if (kept.has(stored)) continue;
+    await platform.jobs.forgetCheckpoint(job.job_id, stepOf(stored));
+    await platform.blobs.deletePrefix(`${prefix}${stored}/`);
   }
 }
 

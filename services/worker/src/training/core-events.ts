@@ -33,7 +33,8 @@ export function recordTraining(ctx: JobContext, job: TrainingJobRow): TrainingRe
       case 'metrics': {
         const values = { eval_loss: event.eval_loss, perplexity: event.perplexity, accuracy: event.accuracy, eval_runtime: event.eval_runtime, ...event.extra };
         metrics = { ...metrics, ...Object.fromEntries(Object.entries(values).filter((e): e is [string, number] => typeof e[1] === 'number')) };
-        await jobs.update(jobId, { metrics }, undefined, ctx.workerId);
+        const bestStep = event.extra.best_step;
+        await jobs.update(jobId, { metrics, ...(bestStep !== undefined ? { best_step: bestStep } : {}) }, undefined, ctx.workerId);
         await jobs.appendEvent(jobId, 'metrics', { step: event.step, ...values });
         break;
       }

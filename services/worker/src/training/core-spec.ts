@@ -8,6 +8,8 @@ export interface JobPaths {
   trainFile: string;
   testFile?: string;
   outputDir: string;
+  /** training_config.from_job with LoRA/QLoRA: the parent's adapter, trained on. */
+  initAdapter?: string;
 }
 
 /** decisions.md: mlflow by default when MLFLOW_TRACKING_URI is set; otherwise the job page is the tracker. */
@@ -40,6 +42,7 @@ export function trainSpec(job: TrainingJobRow, paths: JobPaths, options: { resum
     }),
     tracker_config: { provider, project: tracker?.project ?? '', log_model: tracker?.log_model ?? 'end' },
     resume_from_checkpoint: options.resume,
+    ...(paths.initAdapter ? { init_adapter: paths.initAdapter } : {}),
     device: 'auto',
   };
 }

@@ -9,7 +9,7 @@ import type { Platform, TrainingJobRow } from '@ftp/platform';
 import { locateBaseModel } from '@ftp/jobs';
 import type { TrainingConfig } from '@ftp/schema';
 import { baseModelFolder } from '../models/base-models.ts';
-import { jobWorkDir } from '../models/job-models.ts';
+import { JobModels, jobWorkDir } from '../models/job-models.ts';
 import { localizeImages } from './dataset-files.ts';
 import { restoreCheckpoint } from './checkpoints.ts';
 import { trainSpec } from './core-spec.ts';
@@ -37,9 +37,19 @@ export async function prepareTraining(ctx: JobContext, job: TrainingJobRow): Pro
   const dataset = await platform.datasets.getProcessed(job.user_id, job.processed_dataset_id);
   if (!dataset) throw new JobFailure(`processed dataset ${job.processed_dataset_id} no longer exists`);
 
+  const options = { ...(ctx.secrets ? { secrets: ctx.secrets } : {}), signal: ctx.signal };
   const location = await locateBaseModel(platform, config.provider, config.base_model_id, { hubToken: ctx.secrets?.hubToken });
   if (location.kind === 'hub') platform.logger.info({ jobId: job.job_id, model: location.modelId }, 'downloading base model');
-  const baseModel = await baseModelFolder(platform, location, { ...(ctx.secrets ? { secrets: ctx.secrets } : {}), signal: ctx.signal });
+  let baseModel = await baseModelFolder(platform, location, options);
+  // Continuing another job: a LoRA job trains on its adapter; a Full job starts from its whole model.
+  let initAdapter: string | undefined;
+  if (job.parent_job_id) {
+    const parent = await platform.jobs.getForWorker(job.parent_job_id);
+    if (!parent) throw new JobFailure(`training job ${job.parent_job_id}, which this job continues, no longer exists`);
+    const parentModels = new JobModels(platform, parent, options, job.parent_checkpoint_step ?? undefined);
+    if (config.method === 'Full') baseModel = await parentModels.merged();
+    else initAdapter = await parentModels.adapter();
+  }
 
   const split = (name: string) => dataset.splits.find((s) => s.split_name === name);
   const trainFile = path.join(work, 'data', 'train.jsonl');
@@ -55,7 +65,7 @@ export async function prepareTraining(ctx: JobContext, job: TrainingJobRow): Pro
 
   const outputDir = path.join(work, 'run');
   const resume = await restoreCheckpoint(platform, job, path.join(outputDir, 'checkpoints'));
-  const spec = trainSpec(job, { baseModel, trainFile, testFile, outputDir }, { resume, mlflowUri: platform.config.MLFLOW_TRACKING_URI });
+  const spec = trainSpec(job, { baseModel, trainFile, testFile, outputDir, ...(initAdapter ? { initAdapter } : {}) }, { resume, mlflowUri: platform.config.MLFLOW_TRACKING_URI });
   await platform.blobs.put(`${job.blob_prefix}config.json`, JSON.stringify(spec, null, 2));
   return { baseModel, outputDir, spec, specFile: path.join(work, 'spec.json') };
 }

@@ -18,7 +18,7 @@ import typing
 from typing import Any, Literal
 
 from . import events
-from .errors import Cancelled, SpecError
+from .errors import Cancelled, SpecError, TrainingDiverged
 
 # command → module that defines `Options` (the dataclass) and `run(options)`.
 COMMANDS = {
@@ -166,6 +166,9 @@ def main(argv: list[str] | None = None) -> int:
     except Cancelled as e:
         events.emit(events.Error(code="cancelled", message=str(e) or "cancelled"))
         return 130
+    except TrainingDiverged as e:
+        events.emit(events.Error(code="runtime", message=str(e)))
+        return 1
     except SystemExit as e:  # argparse: usage errors already went to stderr
         if e.code:
             events.emit(events.Error(code="validation", message=f"bad command line for {command!r} (see stderr)"))

@@ -7,3 +7,7 @@ class SpecError(ValueError):
 
 class Cancelled(RuntimeError):
     """SIGTERM arrived; the run stopped at a step boundary and saved a checkpoint."""
+
+
+class TrainingDiverged(RuntimeError):
+    """The loss became NaN or infinite; training stopped before saving the diverged weights."""

@@ -61,6 +61,8 @@ class ProtocolCallback(TrainerCallback):
     def __init__(self, tokens: TokenCounter, compute_eval_metrics: bool) -> None:
         self.tokens = tokens
         self.compute_eval_metrics = compute_eval_metrics
+        # Added to the trainer beside this callback (setup); run() reads it after training.
+        self.diverged = NonFiniteLossGuard()
         self.started = time.monotonic()
         self.start_step = 0
         self.history: list[dict] = []
@@ -129,3 +131,45 @@ def _finite(value):
         return None
     value = float(value)
     return value if math.isfinite(value) else None
+
+
+class NonFiniteLossGuard(TrainerCallback):
+    """A NaN or infinite loss stops the run at the end of that optimizer step, before anything is saved from the
+    diverged weights: the checkpoints stored so far stay the last good ones. Every trainer's compute_loss is
+    watched (each micro-batch), so a divergence between logging steps is not missed."""
+
+    def __init__(self) -> None:
+        self.step: int | None = None
+        self.value: float | None = None
+
+    def watch(self, trainer) -> None:
+        import torch
+
+        original = trainer.compute_loss
+
+        def compute_loss(*args, **kwargs):
+            out = original(*args, **kwargs)
+            loss = out[0] if isinstance(out, tuple) else out
+            if self.step is None and not torch.isfinite(loss.detach()).all():
+                self.step = trainer.state.global_step + 1
+                self.value = float(loss.detach().float().mean())
+            return out
+
+        trainer.compute_loss = compute_loss
+
+    def on_step_end(self, args, state, control, **kwargs):
+        if self.step is not None:
+            control.should_save = False
+            control.should_evaluate = False
+            control.should_log = False
+            control.should_training_stop = True
+        return control
+
+    def message(self, spec) -> str:
+        hp = spec.hyperparameters
+        causes = [f"learning_rate {hp.learning_rate} too high (try a tenth of it)",
+                  f"max_grad_norm {hp.max_grad_norm} too loose" if hp.max_grad_norm > 1 else None,
+                  "fp16/bf16 overflow (the core uses bf16 only on GPUs that support it; fp32 on CPU)",
+                  "a data row whose labels are all masked or whose text is empty"]
+        return (f"the training loss became {self.value} at step {self.step}; training stopped there and kept the last "
+                f"good checkpoint. Likely causes: " + "; ".join(c for c in causes if c))

@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import events
-from ..errors import Cancelled, SpecError
+from ..errors import Cancelled, SpecError, TrainingDiverged
 from .spec import Options  # noqa: F401  (the CLI reads Options from this module)
 
 
@@ -21,6 +21,8 @@ def run(spec: Options) -> None:
     trainer.train(resume_from_checkpoint=checkpoint)
     if cancel.requested:
         raise Cancelled("cancelled")
+    if protocol.diverged.step is not None:
+        raise TrainingDiverged(protocol.diverged.message(spec))
     _report_best(spec, trainer)
     save(spec, trainer)
     evaluate(spec, trainer, train_records, test_records, mode)
@@ -58,6 +60,8 @@ def setup(spec: Options, train_records, test_records, mode):
     protocol = ProtocolCallback(tokens, spec.eval_config.compute_eval_metrics)
     trainer.add_callback(protocol)
     trainer.add_callback(cancel)
+    protocol.diverged.watch(trainer)
+    trainer.add_callback(protocol.diverged)
     if spec.eval_config.early_stopping_patience:
         from transformers import EarlyStoppingCallback
 

@@ -12,7 +12,30 @@ def _dataset(records):
     return Dataset.from_list(records)
 
 
+def _resume_in_the_same_data_order() -> None:
+    """Upstream bug, worked around here only: when a run resumes mid-epoch, transformers' Trainer skips the batches
+    already trained with accelerate's `skip_first_batches`, which (accelerate 1.11, data_loader.py) builds a new
+    DataLoaderShard whose `iteration` starts at 0; its __iter__ then calls set_epoch(0) on the shared seedable
+    sampler, so the resumed epoch is drawn in epoch 0's order instead of its own. The copy is given the original's
+    iteration (the epoch the Trainer set). tests/test_guards.py compares a resumed run with an uninterrupted one."""
+    import transformers.trainer as hf
+
+    if getattr(hf.skip_first_batches, "keeps_epoch", False):
+        return
+    original = hf.skip_first_batches
+
+    def skip_first_batches(dataloader, num_batches=0):
+        skipped = original(dataloader, num_batches)
+        if hasattr(dataloader, "iteration") and hasattr(skipped, "iteration"):
+            skipped.iteration = dataloader.iteration
+        return skipped
+
+    skip_first_batches.keeps_epoch = True
+    hf.skip_first_batches = skip_first_batches
+
+
 def build_trainer(spec: Options, model, tokenizer, config, peft_config, train_records, test_records):
+    _resume_in_the_same_data_order()
     if spec.modality == "vision":  # message contents mix strings and part lists, which Arrow cannot hold in a column
         train, test = train_records, test_records
     else:

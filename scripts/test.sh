@@ -4,11 +4,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
 # From Debian's packages, installed when missing: Chromium (the dashboard test drives it, no browser download),
-# PostgreSQL and Redis (the scaled-out drivers are tested against the real servers, started by the tests).
+# PostgreSQL and Redis (the scaled-out drivers are tested against the real servers, started by the tests), Go.
 missing=()
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || missing+=(postgresql)
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+# Go renders Ollama Modelfile templates as Ollama does (test/tools/ollama-template, standard library only).
+[ -x /usr/local/go/bin/go ] && export PATH="$PATH:/usr/local/go/bin"
+command -v go >/dev/null 2>&1 || missing+=(golang-go)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "test: installing ${missing[*]} (Debian packages)" >&2
   apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >&2

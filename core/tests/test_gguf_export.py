@@ -85,6 +85,7 @@ def test_modelfile_beside_the_gguf(tiny_f16):
     assert modelfile.startswith(f"FROM ./{tiny_f16.name}\n")
     assert 'PARAMETER stop "<|im_end|>"' in modelfile
     assert '{{ if eq .Role "user" }}<|im_start|>user\n{{ .Content }}<|im_end|>\n' in modelfile
+    assert '{{ if eq .Role "system" }}<|im_start|>system\n{{ .Content }}<|im_end|>\n{{ end }}' in modelfile
     assert modelfile.rstrip().endswith('<|im_start|>assistant\n"""\nPARAMETER stop "<|im_end|>"')
 
 
@@ -138,7 +139,10 @@ def test_gemma3_sliding_window_sentencepiece_vocabulary_and_turns(tiny_model_of,
     types = _field(r, "tokenizer.ggml.token_type")
     assert (types[end_of_turn], types[tok.convert_tokens_to_ids("<0x0A>")]) == (3, 6)  # CONTROL, BYTE
     modelfile = (tmp_path / "Modelfile").read_text()
-    assert '{{ if eq .Role "user" }}<start_of_turn>user\n{{ .Content }}<end_of_turn>\n' in modelfile
+    # Gemma has no system turn: a system message is folded into the first user turn, as its Jinja template does
+    assert ('{{ if eq .Role "user" }}{{ if $first }}{{ if $system }}<start_of_turn>user\n{{ $system }}\n\n{{ else }}'
+            '<start_of_turn>user\n{{ end }}{{ else }}<start_of_turn>user\n{{ end }}{{ $first = false }}{{ .Content }}'
+            '<end_of_turn>\n') in modelfile
     assert "<bos>" not in modelfile  # Ollama adds BOS itself
     assert modelfile.endswith('<start_of_turn>model\n"""\nPARAMETER stop "<end_of_turn>"\n')
 

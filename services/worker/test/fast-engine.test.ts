@@ -1,10 +1,12 @@
 // Parity of the fast engine (llama.cpp on the core's GGUF export) with transformers (core generate) on tiny models of
 // every architecture the export supports.
-import { rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { GgmlType, GgufFileType, readGgufFileInfo } from 'node-llama-cpp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FastEngine } from '../src/fast-engine/index.ts';
+import { FastEngine, promptText, type ChatMessage } from '../src/fast-engine/index.ts';
 import { agreement, buildTinyFixtures, TINY_ARCHITECTURES, type TinyFixtures } from './fast-engine-fixtures/fixtures.ts';
 
 const MAX_NEW_TOKENS = 40; // as build_tiny.py
@@ -21,6 +23,30 @@ beforeAll(async () => {
 afterAll(async () => {
   await engine?.dispose();
   if (fx) rmSync(fx.root, { recursive: true, force: true });
+});
+
+const OLLAMA_TEMPLATE = fileURLToPath(new URL('../../../test/tools/ollama-template/', import.meta.url));
+const GO = existsSync('/usr/local/go/bin/go') ? '/usr/local/go/bin/go' : 'go'; // the official tarball, else Debian's
+
+/** The Modelfile's TEMPLATE rendered for each conversation as Ollama renders it: Go's text/template (test/tools). */
+function renderModelfile(modelfile: string, conversations: readonly ChatMessage[][]): string[] {
+  const template = /TEMPLATE """([\s\S]*?)"""/.exec(modelfile)?.[1];
+  if (template === undefined) throw new Error(`no TEMPLATE in the Modelfile:\n${modelfile}`);
+  const out = execFileSync(GO, ['run', '.'], {
+    cwd: OLLAMA_TEMPLATE,
+    input: JSON.stringify({ template, messages: conversations }),
+    env: { ...process.env, GOTOOLCHAIN: 'local', GOFLAGS: '-mod=mod' },
+  });
+  return JSON.parse(out.toString()) as string[];
+}
+
+describe('the Modelfile template of other chat template families', () => {
+  it.each(['qwen2.5', 'llama3'])('%s: Ollama renders what the Jinja template renders', (family) => {
+    const families = JSON.parse(readFileSync(join(fx.root, 'families.json'), 'utf8')) as Record<string, { jinja: string[]; modelfile: string }>;
+    const { jinja, modelfile } = families[family]!;
+    // Llama 3 trims the content in Jinja; the prompts have no surrounding spaces, so the Go template agrees.
+    expect(renderModelfile(modelfile, fx.prompts)).toEqual(jinja);
+  });
 });
 
 const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
@@ -49,6 +75,20 @@ describe.each(TINY_ARCHITECTURES)('fast engine on the tiny %s model', (architect
     const { hf } = fx.architectures[architecture];
     const out = await generate('tiny-q8_0/model.gguf');
     expect(mean(hf.base.map((expected, i) => agreement(out[i]!.tokens, expected.token_ids)))).toBeGreaterThanOrEqual(0.9);
+  });
+
+  it('one chat template: training, the merged folder, the GGUF (llama.cpp) and the Modelfile (Ollama) render the same prompts', async () => {
+    const { dir } = fx.architectures[architecture];
+    const rendered = JSON.parse(readFileSync(join(dir, 'rendered.json'), 'utf8')) as { training: string[]; merged: string[]; training_bos: string | null };
+    const gguf = join(dir, 'merged-f16', 'model.gguf');
+    const llamaCpp = await engine.models.with(gguf, async (model) => fx.prompts.map((p) => promptText(model, p)));
+    const modelfile = renderModelfile(readFileSync(join(dir, 'merged-f16', 'Modelfile'), 'utf8'), fx.prompts);
+    // Ollama and llama.cpp add the BOS token themselves; the texts are compared after it.
+    const bos = rendered.training_bos ?? '';
+    const afterBos = (texts: string[]) => texts.map((t) => (bos && t.startsWith(bos) ? t.slice(bos.length) : t));
+    expect(afterBos(rendered.merged)).toEqual(afterBos(rendered.training));
+    expect(afterBos(llamaCpp)).toEqual(afterBos(rendered.training));
+    expect(modelfile).toEqual(afterBos(rendered.training));
   });
 
   it('base + GGUF LoRA adapter equals the merged model (transformers), and differs from the base', async () => {

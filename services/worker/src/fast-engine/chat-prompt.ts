@@ -1,5 +1,5 @@
 // Conversation → prompt tokens, rendered with the chat template stored in the GGUF (the one the core exported).
-import { JinjaTemplateChatWrapper, type ChatHistoryItem, type LlamaModel, type Token } from 'node-llama-cpp';
+import { JinjaTemplateChatWrapper, SpecialToken, type ChatHistoryItem, type LlamaModel, type Token } from 'node-llama-cpp';
 
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant';
@@ -21,14 +21,24 @@ function wrapperOf(model: LlamaModel): JinjaTemplateChatWrapper {
   return wrapper;
 }
 
-/** The prompt tokens for `conversation` followed by the template's generation prompt (the assistant turn opener). */
-export function promptTokens(model: LlamaModel, conversation: readonly ChatMessage[]): Token[] {
+function promptContext(model: LlamaModel, conversation: readonly ChatMessage[]) {
   const history: ChatHistoryItem[] = conversation.map((m) =>
     m.role === 'assistant'
       ? { type: 'model', response: [m.content] }
       : { type: m.role, text: m.content },
   );
   history.push({ type: 'model', response: [] });
-  const { contextText } = wrapperOf(model).generateContextState({ chatHistory: history });
-  return contextText.tokenize(model.tokenizer);
+  return wrapperOf(model).generateContextState({ chatHistory: history }).contextText;
+}
+
+/** The prompt tokens for `conversation` followed by the template's generation prompt (the assistant turn opener). */
+export function promptTokens(model: LlamaModel, conversation: readonly ChatMessage[]): Token[] {
+  return promptContext(model, conversation).tokenize(model.tokenizer);
+}
+
+/** The same prompt as text, special tokens written out (a leading BOS as the model's BOS text). */
+export function promptText(model: LlamaModel, conversation: readonly ChatMessage[]): string {
+  return promptContext(model, conversation)
+    .values.map((value) => (typeof value === 'string' ? value : value instanceof SpecialToken ? model.detokenize(value.tokenize(model.tokenizer), true) : value.value))
+    .join('');
 }

@@ -1,3 +1,3 @@
 // The fast engine's public surface: what the inference worker imports.
 export { FastEngine, type FastEngineOptions, type GenerateRequest, type Generation, type GenerationOptions } from './engine.ts';
-export type { ChatMessage } from './chat-prompt.ts';
+export { promptText, type ChatMessage } from './chat-prompt.ts';

@@ -1,6 +1,6 @@
 """Builds the fast-engine test fixtures with the core, in one Python process (imports once): for each architecture a
 tiny model taught long answers to the prompts, its f16/q8_0 GGUFs, a LoRA adapter taught other answers, the merged
-model, the adapter as GGUF, and transformers' greedy token ids for every prompt on the base and on the merged model;
+model (and its f16 GGUF with the Modelfile), the adapter as GGUF, the prompt text each chat template renders, and transformers' greedy token ids for every prompt on the base and on the merged model;
 and a wider tiny Llama (K-quant blocks are 256 wide) as f16 and q4_k_m.
 
 Why teach them: on a random-init model the top two logits along a greedy path come within 0.1% of the logits' spread
@@ -110,10 +110,57 @@ def build_architecture(root: Path, architecture: str, prompts: Path) -> None:
         cli("gguf", "--model", str(tiny), "--output_file", str(root / f"tiny-{q}" / "model.gguf"), "--quantization", q)
     teach_lora(tiny, adapter)
     cli("merge", "--base_model", str(tiny), "--adapter", str(adapter), "--output_dir", str(merged))
+    cli("gguf", "--model", str(merged), "--output_file", str(root / "merged-f16" / "model.gguf"), "--quantization", "f16")
     cli("gguf", "--model", str(tiny), "--adapter", str(adapter), "--output_file", str(root / "lora" / "adapter.gguf"))
     for name, model in (("base", tiny), ("merged", merged)):
         cli("generate", "--model", str(model), "--input_file", str(prompts), "--output_file",
             str(root / f"hf-{name}.jsonl"), "--max_new_tokens", str(MAX_NEW_TOKENS), "--device", "cpu")
+    write_rendered(root, {"training": tiny, "merged": merged})
+
+
+def write_rendered(root: Path, folders: dict[str, Path]) -> None:
+    """The prompt text each tokenizer's chat template makes of PROMPTS (with the generation prompt): what training
+    (the base model's tokenizer) and the merged model render, for the one-template test."""
+    from transformers import AutoTokenizer
+
+    rendered = {}
+    for name, folder in folders.items():
+        tokenizer = AutoTokenizer.from_pretrained(folder)
+        rendered[name] = [tokenizer.apply_chat_template(p, tokenize=False, add_generation_prompt=True) for p in PROMPTS]
+        rendered[f"{name}_bos"] = tokenizer.bos_token
+    (root / "rendered.json").write_text(json.dumps(rendered))
+
+
+# Chat templates of other families, each with its own system-message layout: a default system block when none is
+# given (Qwen2.5), a header per role with trimmed content (Llama 3).
+FAMILY_TEMPLATES = {
+    "qwen2.5": "{%- if messages[0]['role'] == 'system' %}{{- '<|im_start|>system\\n' + messages[0]['content'] + "
+               "'<|im_end|>\\n' }}{%- else %}{{- '<|im_start|>system\\nYou are a helpful assistant.<|im_end|>\\n' }}"
+               "{%- endif %}{%- for message in messages %}{%- if not (message.role == 'system' and loop.first) %}"
+               "{{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>\\n' }}{%- endif %}"
+               "{%- endfor %}{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}",
+    "llama3": "{{- bos_token }}{%- for message in messages %}{{- '<|start_header_id|>' + message['role'] + "
+              "'<|end_header_id|>\\n\\n' + message['content'] | trim + '<|eot_id|>' }}{%- endfor %}"
+              "{%- if add_generation_prompt %}{{- '<|start_header_id|>assistant<|end_header_id|>\\n\\n' }}{%- endif %}",
+}
+
+
+def write_families(root: Path, tokenizer_folder: Path) -> None:
+    """For each of FAMILY_TEMPLATES: what its Jinja renders of PROMPTS and the Modelfile TEMPLATE the export derives
+    from it (families.json), for the one-template test to render in Go."""
+    from transformers import AutoTokenizer
+
+    from ftcore.gguf_vocab import ollama_modelfile
+
+    families = {}
+    for family, template in FAMILY_TEMPLATES.items():
+        tokenizer = AutoTokenizer.from_pretrained(tokenizer_folder)
+        tokenizer.chat_template = template
+        bos = tokenizer.bos_token or ""
+        jinja = [tokenizer.apply_chat_template(p, tokenize=False, add_generation_prompt=True) for p in PROMPTS]
+        families[family] = {"jinja": [t[len(bos):] if bos and t.startswith(bos) else t for t in jinja],
+                            "modelfile": ollama_modelfile("./model.gguf", tokenizer)}
+    (root / "families.json").write_text(json.dumps(families))
 
 
 def build_k_quant(root: Path) -> None:
@@ -129,6 +176,7 @@ def build(root: Path, architectures: list[str]) -> None:
     prompts.write_text("".join(json.dumps({"messages": p}) + "\n" for p in PROMPTS))
     for architecture in architectures:
         build_architecture(root / architecture, architecture, prompts)
+    write_families(root, root / architectures[0] / "tiny")
     build_k_quant(root / "k-quant")
 
 

@@ -1,0 +1,3 @@
+module ftp/ollama-template
+
+go 1.19

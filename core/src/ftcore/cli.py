@@ -25,6 +25,7 @@ COMMANDS = {
     "make-tiny-model": "ftcore.tiny_model",
     "import-model": "ftcore.import_model",
     "train": "ftcore.train.run",
+    "preflight": "ftcore.train.preflight",
     "merge": "ftcore.merge",
     "generate": "ftcore.generate",
     "gguf": "ftcore.gguf_export",

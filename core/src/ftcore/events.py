@@ -8,8 +8,9 @@ import json
 import os
 import sys
 import threading
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 
 @dataclass
@@ -86,6 +87,15 @@ class Tracker:
 
 
 @dataclass
+class Preflight:
+    """What the training run will do, told before it runs: tokens, truncation, steps, memory, warnings (the JSON
+    report of train/preflight.py; its shape is documented there)."""
+
+    report: dict[str, Any]
+    event: Literal["preflight"] = "preflight"
+
+
+@dataclass
 class Done:
     command: str
     elapsed_seconds: float
@@ -130,10 +140,11 @@ class Scored:
     event: Literal["scored"] = "scored"
 
 
-CoreEvent = Progress | Log | Metrics | Checkpoint | Artifact | Error | Tracker | Done | Ready | Generated | Scored
+CoreEvent = (Progress | Log | Metrics | Checkpoint | Artifact | Error | Tracker | Preflight | Done | Ready | Generated
+             | Scored)
 EVENT_TYPES: dict[str, type] = {
     "progress": Progress, "log": Log, "metrics": Metrics, "checkpoint": Checkpoint,
-    "artifact": Artifact, "error": Error, "tracker": Tracker, "done": Done,
+    "artifact": Artifact, "error": Error, "tracker": Tracker, "preflight": Preflight, "done": Done,
     "ready": Ready, "generated": Generated, "scored": Scored,
 }
 
@@ -145,6 +156,18 @@ _out = sys.stdout
 def set_output(stream) -> None:
     global _out
     _out = stream
+
+
+@contextmanager
+def muted():
+    """Events emitted inside are dropped (a measurement that runs the training path is not the job's training)."""
+    global _out
+    previous, _out = _out, open(os.devnull, "w")
+    try:
+        yield
+    finally:
+        _out.close()
+        _out = previous
 
 
 def emit(event: CoreEvent) -> None:
@@ -192,6 +215,8 @@ def _matches(value, hint) -> bool:
     import types
     import typing
 
+    if hint is typing.Any:
+        return True
     origin = typing.get_origin(hint)
     if origin in (typing.Union, types.UnionType):
         return any(_matches(value, h) for h in typing.get_args(hint))

@@ -60,6 +60,12 @@ export const TrackerEvent = z.strictObject({
   url: z.string(),
 });
 
+/** What the training run will do, told before it runs (core/src/ftcore/train/preflight.py documents the report). */
+export const PreflightEvent = z.strictObject({
+  event: z.literal('preflight'),
+  report: z.record(z.string(), z.unknown()),
+});
+
 export const DoneEvent = z.strictObject({
   event: z.literal('done'),
   command: z.string(),
@@ -106,6 +112,7 @@ export const CoreEvent = z.discriminatedUnion('event', [
   ArtifactEvent,
   ErrorEvent,
   TrackerEvent,
+  PreflightEvent,
   DoneEvent,
   ReadyEvent,
   GeneratedEvent,

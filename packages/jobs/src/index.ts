@@ -10,3 +10,5 @@ export * from './presenters.ts';
 export * from './conversations.ts';
 export * from './recovery.ts';
 export * from './process.ts';
+export * from './request-work.ts';
+export * from './preflight.ts';

@@ -2,7 +2,7 @@
 // details, list items and records (2.16), and a worker (decisions.md "Scaled out"). The training and export
 // services both present jobs with their latest export, so the presenters live here, once.
 import type { CheckpointRow, ExportRow, TrainingJobRow, WorkerRow } from '@ftp/platform';
-import type { Checkpoint, ExportDetails, ExportRecord, ExportSummary, TrainingJob, WorkerInfo } from '@ftp/schema';
+import type { Checkpoint, ExportDetails, ExportRecord, ExportSummary, PreflightReport, TrainingJob, WorkerInfo } from '@ftp/schema';
 
 const iso = (value: Date | string): string => new Date(value).toISOString();
 
@@ -55,6 +55,7 @@ export function presentJob(job: TrainingJobRow, latestExport?: ExportRow): Train
     latest_export: latestExport ? presentExportRecord(latestExport) : null,
     parent: job.parent_job_id ? { job_id: job.parent_job_id, checkpoint_step: job.parent_checkpoint_step } : null,
     best_step: job.best_step,
+    preflight: job.preflight as PreflightReport | null,
   };
 }
 

@@ -4,7 +4,7 @@
 // batch inference call on the same worker.
 import { z } from 'zod';
 import { defineQueue } from '@ftp/platform';
-import { EvaluationFields, EvaluationResult, ModelSource } from '@ftp/schema';
+import { EvaluationFields, EvaluationResult, ModelSource, PreflightReport } from '@ftp/schema';
 
 const Id = z.string().min(1);
 
@@ -62,7 +62,20 @@ export const evaluateQueue = defineQueue(
 );
 export type EvaluatePayload = z.infer<typeof evaluateQueue.payload>;
 
+/** POST /train with dry_run: the request as it would be stored (secrets cut out), checked and measured on a worker. */
+export const preflightQueue = defineQueue(
+  'preflight',
+  z.object({
+    ...Requester,
+    processed_dataset_id: Id,
+    training_config: z.record(z.string(), z.unknown()),
+  }),
+  // Tokenizing is quick but a throughput probe trains a few steps: one at a time, so probes do not slow each other.
+  { result: PreflightReport, concurrency: 1 },
+);
+export type PreflightPayload = z.infer<typeof preflightQueue.payload>;
+
 /** The lanes a worker serves by default (WORKER_QUEUES unset), by name. */
-export const QUEUES = { train: trainingQueue, export: exportQueue, infer: inferQueue, evaluate: evaluateQueue } as const;
+export const QUEUES = { train: trainingQueue, export: exportQueue, infer: inferQueue, evaluate: evaluateQueue, preflight: preflightQueue } as const;
 export type QueueName = keyof typeof QUEUES;
 export const QUEUE_NAMES = Object.keys(QUEUES) as QueueName[];

@@ -32,6 +32,7 @@ const EnvSchema = z
     MAX_BATCH: positiveInt.default(64),
     MAX_EVAL_SAMPLES: positiveInt.default(1000),
     INFERENCE_TIMEOUT_MS: positiveInt.default(600_000).describe('time limit of one batch inference or evaluation request (504 past it)'),
+    PREFLIGHT_TIMEOUT_MS: positiveInt.default(300_000).describe('time limit of a training dry run (POST /train with dry_run; 504 past it)'),
     INFERENCE_MEMORY_BYTES: positiveInt.default(4 * 1024 ** 3).describe('model weights each inference engine keeps loaded between requests'),
     FAST_ENGINE_QUANTIZATION: z
       .enum(['f16', 'bf16', 'q8_0', 'q4_k_m'])
@@ -62,9 +63,9 @@ const EnvSchema = z
     WORKER_TIMEOUT_S: positiveInt.default(60).describe('a worker silent this long is gone: its jobs fail, or resume elsewhere'),
     WORKER_QUEUES: z
       .string()
-      .regex(/^\s*(train|export|infer|evaluate)(\s*,\s*(train|export|infer|evaluate))*\s*$/, 'must be a comma-separated list of train, export, infer, evaluate')
-      .default('train,export,infer,evaluate')
-      .transform((v) => [...new Set(v.split(',').map((q) => q.trim()))] as Array<'train' | 'export' | 'infer' | 'evaluate'>)
+      .regex(/^\s*(train|export|infer|evaluate|preflight)(\s*,\s*(train|export|infer|evaluate|preflight))*\s*$/, 'must be a comma-separated list of train, export, infer, evaluate, preflight')
+      .default('train,export,infer,evaluate,preflight')
+      .transform((v) => [...new Set(v.split(',').map((q) => q.trim()))] as Array<'train' | 'export' | 'infer' | 'evaluate' | 'preflight'>)
       .describe('the queues a worker serves'),
     WORKER_CONCURRENCY: positiveInt.default(1).describe('training jobs one worker runs at once'),
     START_WORKER: boolFromEnv.default(true).describe('run a worker in the embedded process'),

@@ -16,6 +16,7 @@ import {
   openEmbeddedDatabase,
   openPostgresDatabase,
   ServiceUnavailable,
+  WorkersRepository,
   type Database,
 } from '@ftp/platform';
 import { createDatabase } from '../../../test/servers/scaled-env.ts';
@@ -123,6 +124,20 @@ describe.each(drivers)('metadata store contract: $name', (driver) => {
       metrics: { accuracy: 0.5 }, num_samples: 2, samples: [{ output: 'x' }], warnings: [], elapsed_seconds: 1.234,
     };
     expect(await evaluations.insert(evaluation)).toEqual({ ...evaluation, created_at: expect.any(Date) });
+  });
+
+  it('keeps speed measurements per host and device: a job replaces a probe, a probe never replaces a job', async () => {
+    const workers = new WorkersRepository(db);
+    const key = { base_model_id: `m-${randomBytes(4).toString('hex')}`, method: 'LoRA', trainer_type: 'sft' };
+    const at = (host: string, tokens_per_second: number, measured_by: 'probe' | 'job') => ({ host, device: 'cpu:X × 2', ...key, tokens_per_second, measured_by });
+    await workers.recordThroughput(at('a', 100.5, 'probe'));
+    await workers.recordThroughput(at('b', 50, 'probe'));
+    await workers.recordThroughput(at('a', 120, 'job'));
+    await workers.recordThroughput(at('a', 999, 'probe'));
+    const rows = await workers.throughput(key);
+    expect(rows.map((r) => [r.host, r.tokens_per_second, r.measured_by])).toEqual([['a', 120, 'job'], ['b', 50, 'probe']]);
+    expect(rows[0]!.measured_at).toBeInstanceOf(Date);
+    expect(await workers.throughput({ ...key, method: 'Full' })).toEqual([]);
   });
 
   it('commits a transaction that resolves and rolls back one that throws', async () => {

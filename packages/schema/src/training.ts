@@ -207,6 +207,10 @@ export const TrainRequest = z
     hub_token: Secret.optional().describe('Model-hub credential; reaches the worker through its environment, never stored'),
     training_config: TrainingConfig,
     job_name: z.string().min(1).max(200).default('unnamed job'),
+    dry_run: z
+      .boolean()
+      .default(false)
+      .describe('Answer with the pre-flight report (tokens, truncation, steps, time and memory estimates, warnings) and create no job'),
   })
   .meta({ id: 'TrainRequest', description: 'Start a fine-tuning job' });
 export type TrainRequest = z.infer<typeof TrainRequest>;
@@ -216,6 +220,63 @@ export type TrainRequest = z.infer<typeof TrainRequest>;
 
 export const TrainResponse = z.object({ job_id: Identifier }).meta({ id: 'TrainResponse' });
 export type TrainResponse = z.infer<typeof TrainResponse>;
+
+const count = z.number().int().nonnegative();
+
+export const PreflightWarning = z.object({
+  code: z.string().describe('no_end_of_turn, no_assistant_turn, train_test_duplicates, truncated, few_steps, does_not_fit, …'),
+  message: z.string().describe('What is wrong and what to change'),
+});
+
+export const PreflightEstimate = z
+  .object({
+    worker_id: Identifier,
+    host: z.string(),
+    device: z.string().describe('cpu, or cuda:<GPU name>'),
+    tokens_per_second: maybe(z.number().positive()).describe('Measured on this host and device for this model, method and trainer (null: not yet)'),
+    measured_by: maybe(z.enum(['probe', 'job'])).describe('A timed pre-flight run of a few steps, or the last real job'),
+    wall_seconds: maybe(z.number().nonnegative()).describe('training_tokens / tokens_per_second'),
+    memory_bytes: count.describe('The device memory (GPU) or RAM of the worker'),
+    fits: z.boolean().describe('estimated_peak_bytes fits in memory_bytes'),
+  })
+  .meta({ id: 'PreflightEstimate' });
+
+export const PreflightReport = z
+  .object({
+    trainer_type: TrainerType,
+    method: TrainingMethod,
+    examples: z.object({ train: count, test: maybe(count) }),
+    tokens: z
+      .object({ min: count, median: z.number(), p95: z.number(), max: count, total: count })
+      .describe('Tokens per train example after the chat template, before truncation'),
+    max_length: count,
+    truncated: z.object({ examples: count, loss_tokens_lost: count.describe('Tokens that would carry loss and are cut off') }),
+    loss_token_share: maybe(z.number().min(0).max(1)).describe('Share of the kept tokens that carry loss (null for grpo: loss is on generated tokens)'),
+    samples: z
+      .array(z.object({ segments: z.array(z.object({ text: z.string(), trained: z.boolean() })) }))
+      .describe('The first two train examples as training sees them, trained spans marked'),
+    steps: z.object({ per_epoch: count, total: count, effective_batch_size: count }),
+    training_tokens: count.describe('Tokens the whole run pushes through the model'),
+    model: z.object({
+      parameters: count,
+      trainable_parameters: count,
+      dtype: z.string(),
+      hidden_size: count,
+      num_layers: count,
+      vocab_size: count,
+    }),
+    memory: z
+      .object({ estimated_peak_bytes: count, weights_bytes: count, training_state_bytes: count, activations_bytes: count })
+      .describe('An estimate: weights, gradients and optimizer state of what is trained, activations of the largest micro-batch'),
+    throughput: maybe(z.object({ tokens_per_second: z.number().positive(), device: z.string(), steps: count })).describe('A probe this report measured, if any'),
+    estimates: z.array(PreflightEstimate).describe('Per live training worker: wall time and whether it fits'),
+    warnings: z.array(PreflightWarning),
+  })
+  .meta({ id: 'PreflightReport', description: 'What a training run will see and cost, before it runs' });
+export type PreflightReport = z.infer<typeof PreflightReport>;
+
+export const PreflightResponse = z.object({ preflight: PreflightReport }).meta({ id: 'PreflightResponse' });
+export type PreflightResponse = z.infer<typeof PreflightResponse>;
 
 export const JobStatus = z
   .enum(['queued', 'preparing', 'training', 'completed', 'failed'])
@@ -262,6 +323,7 @@ export const TrainingJob = z
     latest_export: maybe(ExportRecord),
     parent: maybe(z.object({ job_id: Identifier, checkpoint_step: maybe(z.number().int().positive()) })).describe('The job (and checkpoint) this one continued from'),
     best_step: maybe(z.number().int().positive()).describe('load_best_model_at_end: the step whose weights the job kept'),
+    preflight: maybe(PreflightReport).describe('The pre-flight report of this run, made by its worker before training'),
   })
   .meta({ id: 'TrainingJob', description: 'A training job and what it produced' });
 export type TrainingJob = z.infer<typeof TrainingJob>;

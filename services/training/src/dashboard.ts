@@ -1,7 +1,9 @@
 // GET /jobs/{id}/dashboard: the job's own page when no tracker is configured (its tracker_url). Server-
-// rendered HTML: status, metrics, hyperparameters and the loss curve as inline SVG from the stored progress;
+// rendered HTML: status, the loss curve as inline SVG from the stored progress, the pre-flight report, metrics and
+// hyperparameters;
 // it reloads itself every few seconds while the job runs. No script, no external asset.
 import { RUNNING_STATUSES, type JobEventRow, type TrainingJobRow } from '@ftp/platform';
+import type { PreflightReport } from '@ftp/schema';
 
 const escape = (value: unknown): string =>
   String(value).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
@@ -32,6 +34,34 @@ function table(rows: Array<[string, unknown]>): string {
   return `<table>${rows.map(([k, v]) => `<tr><th>${escape(k)}</th><td>${escape(typeof v === 'object' && v !== null ? JSON.stringify(v) : v ?? '—')}</td></tr>`).join('')}</table>`;
 }
 
+const GIB = 1024 ** 3;
+
+/** The pre-flight report: the numbers, the warnings with their fixes, and the first examples with the trained spans
+ *  marked (<mark>). */
+export function preflightSection(report: PreflightReport | null): string {
+  if (!report) return '<p class="empty">No pre-flight report yet (the worker makes it before training).</p>';
+  const { tokens, truncated, steps, memory } = report;
+  const rows: Array<[string, unknown]> = [
+    ['examples', `${report.examples.train} train${report.examples.test === null || report.examples.test === undefined ? '' : `, ${report.examples.test} test`}`],
+    ['tokens per example', `min ${tokens.min} · median ${tokens.median} · p95 ${tokens.p95} · max ${tokens.max}`],
+    ['truncated at max_length ' + report.max_length, `${truncated.examples} examples, ${truncated.loss_tokens_lost} trained tokens lost`],
+    ['tokens carrying loss', report.loss_token_share === null || report.loss_token_share === undefined ? '—' : `${(report.loss_token_share * 100).toFixed(1)}%`],
+    ['steps', `${steps.per_epoch} per epoch, ${steps.total} in total (effective batch ${steps.effective_batch_size})`],
+    ['training tokens', report.training_tokens],
+    ['trainable parameters', `${report.model.trainable_parameters} of ${report.model.parameters} (${report.model.dtype})`],
+    ['estimated peak memory', `${(memory.estimated_peak_bytes / GIB).toFixed(2)} GiB`],
+    ...report.estimates.map((e): [string, unknown] => [
+      `on ${e.host} (${e.device})`,
+      `${e.wall_seconds === null || e.wall_seconds === undefined ? 'speed not measured yet' : `~${Math.ceil(e.wall_seconds)} s at ${Math.round(e.tokens_per_second ?? 0)} tokens/s`}; ${e.fits ? 'fits' : 'does not fit'} in ${(e.memory_bytes / GIB).toFixed(1)} GiB`,
+    ]),
+  ];
+  const warnings = report.warnings.length === 0 ? '' : `<ul class="warnings">${report.warnings.map((w) => `<li><b>${escape(w.code)}</b>: ${escape(w.message)}</li>`).join('')}</ul>`;
+  const samples = report.samples
+    .map((sample) => `<pre class="sample">${sample.segments.map((seg) => (seg.trained ? `<mark>${escape(seg.text)}</mark>` : escape(seg.text))).join('')}</pre>`)
+    .join('');
+  return `${warnings}${table(rows)}<p>The first examples as training sees them; <mark>marked</mark> text carries the loss:</p>${samples}`;
+}
+
 export function renderDashboard(job: TrainingJobRow, events: JobEventRow[]): string {
   const running = RUNNING_STATUSES.includes(job.status);
   const points = events
@@ -49,6 +79,8 @@ ${running ? '<meta http-equiv="refresh" content="3">' : ''}
  table{border-collapse:collapse;margin:.5rem 0 1.5rem}th,td{text-align:left;padding:.2rem .8rem;border-bottom:1px solid #eee}
  th{font-weight:600;color:#555} .axis{stroke:#888} .curve{fill:none;stroke:#2f6fde;stroke-width:2} circle{fill:#2f6fde}
  svg text{font-size:11px;fill:#555} .error{color:#a00}
+ pre.sample{white-space:pre-wrap;background:#f6f7f9;padding:.5rem;border-radius:4px} mark{background:#ffe9a8}
+ .warnings li{color:#8a4b00}
 </style></head>
 <body>
 <h1>${escape(job.job_name)}</h1>
@@ -57,6 +89,8 @@ ${running ? '<meta http-equiv="refresh" content="3">' : ''}
 ${job.error ? `<p class="error" id="error">${escape(job.error)}</p>` : ''}
 <h2>Loss</h2>
 ${lossCurveSvg(points)}
+<h2>Pre-flight</h2>
+<section id="preflight">${preflightSection(job.preflight as PreflightReport | null)}</section>
 <h2>Progress</h2>
 ${table([['step', progress ? `${progress.step} / ${progress.total_steps ?? '?'}` : null], ['epoch', progress?.epoch], ['loss', progress?.loss], ['eta (s)', progress?.eta_seconds], ['tokens/s', progress?.tokens_per_second]])}
 <h2>Metrics</h2>

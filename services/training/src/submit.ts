@@ -1,9 +1,10 @@
 // POST /train as a domain function: everything that can be checked before a worker spends time on the
 // job is checked here (dataset ownership, trainer vs processing mode, QLoRA vs CUDA, the base model, the
-// test split for evaluation, reward columns), then the row is written and the job queued.
+// test split for evaluation, reward columns), then the row is written and the job queued; or, with dry_run,
+// a worker makes the pre-flight report and nothing is written.
 import { invalidField, newId, NotFound, UnprocessableEntity, userKeySegment, type Platform, type TrainingJobRow, type ValidationIssue } from '@ftp/platform';
-import type { TrainRequest } from '@ftp/schema';
-import { checkCheckpoint, locateBaseModel, trainingQueue, trainsWholeModel } from '@ftp/jobs';
+import type { PreflightReport, TrainRequest } from '@ftp/schema';
+import { checkCheckpoint, locateBaseModel, preflightQueue, type PreflightPayload, requestFromWorker, trainingQueue, trainsWholeModel } from '@ftp/jobs';
 
 const CONFIG_LOC = ['body', 'training_config'];
 const MODE_FOR_TRAINER = { sft: 'language_modeling', dpo: 'preference', orpo: 'preference', grpo: 'prompt_only' } as const;
@@ -18,7 +19,8 @@ export function jobPageUrl(platform: Platform, jobId: string): string {
   return `http://${platform.config.HOST}:${platform.config.TRAINING_PORT}/jobs/${jobId}/dashboard`;
 }
 
-export async function submitTrainingJob(platform: Platform, userId: string, request: TrainRequest): Promise<string> {
+/** Everything a submit checks, for a job and a dry run alike; returns the parent job (training_config.from_job). */
+async function checkTrainRequest(platform: Platform, userId: string, request: TrainRequest): Promise<TrainingJobRow | undefined> {
   const config = request.training_config;
   const dataset = await platform.datasets.getProcessed(userId, request.processed_dataset_id);
   if (!dataset) throw new NotFound('processed dataset', request.processed_dataset_id);
@@ -83,7 +85,12 @@ export async function submitTrainingJob(platform: Platform, userId: string, requ
     throw invalidField(['body', 'hub_token'], 'hub_token is required when export_config.destination is hub (it is used for the upload and never stored)', 'missing');
   }
   await locateBaseModel(platform, config.provider, config.base_model_id, { hubToken: request.hub_token });
+  return parent;
+}
 
+export async function submitTrainingJob(platform: Platform, userId: string, request: TrainRequest): Promise<string> {
+  const config = request.training_config;
+  const parent = await checkTrainRequest(platform, userId, request);
   const jobId = newId('job');
   await platform.jobs.insert({
     job_id: jobId,
@@ -101,6 +108,15 @@ export async function submitTrainingJob(platform: Platform, userId: string, requ
   await platform.secrets.put(jobId, { hubToken: request.hub_token, trackerApiKey: config.tracker_config?.api_key });
   await platform.queue.add(trainingQueue, { jobId });
   return jobId;
+}
+
+/** dry_run: the same checks, then a worker renders and counts the data as training would, checks the spec as the
+ *  core does (its refusals are 422s here) and estimates time and memory; nothing is stored. */
+export async function preflightTrainingJob(platform: Platform, userId: string, request: TrainRequest): Promise<PreflightReport> {
+  await checkTrainRequest(platform, userId, request);
+  const payload: PreflightPayload = { userId, processed_dataset_id: request.processed_dataset_id, training_config: storableConfig(request.training_config) };
+  const limit = { ms: platform.config.PREFLIGHT_TIMEOUT_MS, setting: 'PREFLIGHT_TIMEOUT_MS', fix: 'raise the limit, or try again once the worker has the base model cached' };
+  return requestFromWorker(platform, preflightQueue, payload, request.hub_token, 'the dry run', limit);
 }
 
 /** training_config.from_job: the caller's job (404 otherwise), on the same base, completed or with the checkpoint

@@ -6,6 +6,7 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jobWorkDir } from '@ftp/worker';
+import type { PreflightReport } from '@ftp/schema';
 import { launchChromium } from '../../../test/support/browser.ts';
 import { loraRequest, qaCsv, startTrainingHarness, type TrainingHarness } from './support.ts';
 
@@ -80,6 +81,19 @@ describe('a LoRA SFT job on the tiny model', () => {
     expect(res.body.match(/<circle /g)?.length).toBe(losses.length);
     expect(res.body).toContain(`${losses.at(-1)!.toFixed(4)}</title>`);
     expect(res.body).toContain('id="status">completed<');
+  });
+
+  it('keeps the pre-flight report its worker made before training, and shows it on its page', async () => {
+    const report = finished.preflight as PreflightReport;
+    expect(report).toMatchObject({ trainer_type: 'sft', method: 'LoRA', max_length: 64, steps: { total: 30, effective_batch_size: 4 } });
+    expect(report.samples[0]!.segments.some((s) => s.trained)).toBe(true);
+    expect(report.estimates.map((e) => e.worker_id)).toHaveLength(1);
+    const page = (await h.train({ url: `/jobs/${jobId}/dashboard`, headers: alice })).body;
+    expect(page).toContain('<section id="preflight">');
+    expect(page).toMatch(/<mark>[^<]+<\/mark>/);
+    // the job's speed is recorded for the next dry run's estimate
+    const rows = await h.platform.workers.throughput({ base_model_id: 'tiny', method: 'LoRA', trainer_type: 'sft' });
+    expect(rows.some((r) => r.measured_by === 'job' && r.tokens_per_second > 0)).toBe(true);
   });
 
   it('renders in headless Chromium: the curve has a point per progress event (screenshot kept)', async () => {
@@ -187,6 +201,53 @@ describe('jobs that fail or are cancelled', () => {
     expect((job.progress as { step: number }).step).toBeLessThan(5000);
     expect((await h.train({ method: 'POST', url: `/jobs/${id}/cancel`, headers: alice })).statusCode).toBe(409);
   }, 300_000);
+});
+
+describe('a dry run (POST /train with dry_run)', () => {
+  const dryRun = (body: ReturnType<typeof loraRequest>, headers = alice) => submit({ ...body, dry_run: true }, headers);
+
+  it('answers the pre-flight report from a worker, measuring this host once, and creates no job', async () => {
+    const before = (await h.train({ url: '/jobs', headers: alice })).json().jobs.length;
+    await h.platform.db.query('DELETE FROM throughput');
+    const res = await dryRun(loraRequest(dataset, { max_steps: -1, epochs: 2, batch_size: 4, gradient_accumulation_steps: 2, max_length: 16 }));
+    expect(res.statusCode, `${res.body}\n${h.platform.logText().split('\n').filter((l) => l.includes('"level":50')).join('\n')}`).toBe(200);
+    const report = res.json().preflight as PreflightReport;
+    const processed = (await h.pre({ url: `/datasets/${dataset}`, headers: alice })).json();
+    const rows = (name: string) => processed.splits.find((s: { split_name: string }) => s.split_name === name)?.num_rows ?? null;
+    expect(report.examples).toEqual({ train: rows('train'), test: rows('test') });
+    // steps: ceil(ceil(train / 4) / 2) per epoch, two epochs
+    expect(report.steps).toEqual({ per_epoch: Math.ceil(Math.ceil(rows('train') / 4) / 2), total: 2 * Math.ceil(Math.ceil(rows('train') / 4) / 2), effective_batch_size: 8 });
+    expect(report.tokens.min).toBeGreaterThan(0);
+    expect(report.tokens.max).toBeGreaterThanOrEqual(report.tokens.p95);
+    // 16 tokens is shorter than every rendered example: each is cut, and the warning says what to raise
+    expect(report.truncated.examples).toBe(rows('train'));
+    expect(report.warnings.map((w) => w.code)).toContain('truncated');
+    expect(report.warnings.find((w) => w.code === 'truncated')!.message).toMatch(/max_length/);
+    expect(report.samples).toHaveLength(2);
+    expect(report.throughput!.tokens_per_second).toBeGreaterThan(0);
+    const [estimate] = report.estimates;
+    expect(estimate).toMatchObject({ measured_by: 'probe', fits: true });
+    expect(estimate!.wall_seconds).toBeCloseTo(report.training_tokens / estimate!.tokens_per_second!, 0);
+    expect((await h.train({ url: '/jobs', headers: alice })).json().jobs.length).toBe(before);
+
+    // measured once: the second dry run uses the recorded figure
+    const again = (await dryRun(loraRequest(dataset))).json().preflight as PreflightReport;
+    expect(again.throughput).toBeNull();
+    expect(again.estimates[0]!.tokens_per_second).toBe(estimate!.tokens_per_second);
+  }, 240_000);
+
+  it('refuses what a real submit refuses (422 at the field, 404), and what the core would refuse, before any job', async () => {
+    const qlora = await dryRun(loraRequest(dataset, {}, { method: 'QLoRA' }));
+    expect(qlora.statusCode).toBe(422);
+    expect(qlora.json().detail[0].loc).toEqual(['body', 'training_config', 'method']);
+    expect((await dryRun(loraRequest('pd_nothing'))).statusCode).toBe(404);
+    expect((await dryRun(loraRequest(dataset), bob)).statusCode).toBe(404);
+    // a real job would fail on this after queueing; the dry run says so at once
+    const long = await dryRun(loraRequest(dataset, { max_length: 4096 }));
+    expect(long.statusCode, long.body).toBe(422);
+    expect(long.json().detail[0]).toMatchObject({ loc: ['body', 'training_config'] });
+    expect(long.json().detail[0].msg).toMatch(/max_length 4096/);
+  }, 120_000);
 });
 
 describe('POST /train checks before queueing', () => {

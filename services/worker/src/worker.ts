@@ -4,7 +4,7 @@
 // exports back to the queue. It imports packages only, never a service.
 import os from 'node:os';
 import { newId, RUNNING_STATUSES, type JobHandler, type Consumer, type Platform, type QueueDefinition } from '@ftp/platform';
-import { evaluateQueue, exportQueue, inferQueue, trainingQueue, watchIntervalMs, type QueueName } from '@ftp/jobs';
+import { evaluateQueue, exportQueue, inferQueue, preflightQueue, trainingDevice, trainingQueue, watchIntervalMs, type QueueName } from '@ftp/jobs';
 import { detectDevices } from './devices.ts';
 import { sweepWorkDirs } from './work-dirs.ts';
 import { InferenceEngines, type InferenceEnginesOptions } from './inference/engines.ts';
@@ -12,6 +12,7 @@ import { runEvaluation } from './inference/run-evaluation.ts';
 import { runInference } from './inference/run-inference.ts';
 import { runExportJob } from './export/run-export-job.ts';
 import { runTrainingJob } from './training/run-training-job.ts';
+import { runPreflight } from './training/preflight.ts';
 import { SHUTDOWN, TAKEN, type JobContext } from './training/job-context.ts';
 
 export interface WorkerHandle {
@@ -41,6 +42,7 @@ export async function startWorker(platform: Platform, options: WorkerOptions = {
   const registration = { worker_id: workerId, host: os.hostname(), pid: process.pid, devices, queues };
   await platform.workers.register(registration);
   const log = platform.logger.child({ workerId });
+  const machine = { host: registration.host, device: trainingDevice(devices).device };
 
   const atWork = new Map<string, AtWork>();
   const consumers: Consumer[] = [];
@@ -68,13 +70,14 @@ export async function startWorker(platform: Platform, options: WorkerOptions = {
 
   const jobContext = async (id: string, signal: AbortSignal): Promise<JobContext> => {
     const secrets = await platform.secrets.open(id);
-    return { platform, workerId, signal, ...(secrets ? { secrets } : {}) };
+    return { platform, workerId, machine, signal, ...(secrets ? { secrets } : {}) };
   };
   serve('train', trainingQueue, (p) => p.jobId, async (p, signal) => runTrainingJob(await jobContext(p.jobId, signal), p.jobId),
     options.concurrency ?? platform.config.WORKER_CONCURRENCY);
-  serve('export', exportQueue, (p) => p.exportId, async (p, signal) => runExportJob({ platform, workerId, signal }, p.exportId));
+  serve('export', exportQueue, (p) => p.exportId, async (p, signal) => runExportJob({ platform, workerId, machine, signal }, p.exportId));
   serve('infer', inferQueue, (_p, id) => id, (p, signal) => runInference(platform, warmEngines(), p, signal));
   serve('evaluate', evaluateQueue, (_p, id) => id, (p, signal) => runEvaluation(platform, warmEngines(), p, signal));
+  serve('preflight', preflightQueue, (_p, id) => id, (p, signal) => runPreflight(platform, machine, p, signal));
 
   // Heartbeat; cancel requests and jobs taken from this worker (flags on the rows, so any process can set them).
   let beating: Promise<void> | undefined;

@@ -1,4 +1,4 @@
-"""train: validate → load → train (progress events, SIGTERM-safe) → save → final metrics."""
+"""train: validate → preflight → load → train (progress events, SIGTERM-safe) → save → final metrics."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -14,6 +14,7 @@ def run(spec: Options) -> None:
     train_records, test_records, mode = validate(spec)
     from .configs import not_applicable
 
+    _preflight(spec, train_records, test_records, mode)
     for note in not_applicable(spec):
         events.emit(events.Log(level="info", message=note))
     trainer, cancel, protocol = setup(spec, train_records, test_records, mode)
@@ -26,6 +27,22 @@ def run(spec: Options) -> None:
     _report_best(spec, trainer)
     save(spec, trainer)
     evaluate(spec, trainer, train_records, test_records, mode)
+
+
+def _preflight(spec: Options, train_records, test_records, mode) -> None:
+    """The pre-flight report as the run's first event. It only informs: a report that cannot be made (an
+    architecture the meta-device count does not know, say) is logged, and training goes on."""
+    from .preflight import report
+
+    try:
+        made = report(spec, train_records, test_records, mode, load_processing_class(spec))
+    except Exception as e:  # noqa: BLE001 - the report must never cost the training
+        import logging
+
+        logging.getLogger("ftcore").exception("pre-flight report failed")
+        events.emit(events.Log(level="warning", message=f"no pre-flight report: {type(e).__name__}: {e}"))
+        return
+    events.emit(events.Preflight(report=made))
 
 
 def setup(spec: Options, train_records, test_records, mode):
@@ -72,15 +89,26 @@ def setup(spec: Options, train_records, test_records, mode):
 def _load(spec: Options, kwargs: dict):
     """(processing class, model): tokenizer and causal LM; for modality vision the processor and image-text model."""
     if spec.modality == "vision":
-        from ..vision import load_model, load_processor
+        from ..vision import load_model
 
-        return load_processor(spec.base_model), load_model(spec.base_model, **kwargs)
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+        return load_processing_class(spec), load_model(spec.base_model, **kwargs)
+    from transformers import AutoModelForCausalLM
+
+    return load_processing_class(spec), AutoModelForCausalLM.from_pretrained(spec.base_model, **kwargs)
+
+
+def load_processing_class(spec: Options):
+    """The tokenizer (pad token set) or, for modality vision, the processor that training uses."""
+    if spec.modality == "vision":
+        from ..vision import load_processor
+
+        return load_processor(spec.base_model)
+    from transformers import AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(spec.base_model)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
-    return tokenizer, AutoModelForCausalLM.from_pretrained(spec.base_model, **kwargs)
+    return tokenizer
 
 
 def _resume_checkpoint(spec: Options) -> str | None:

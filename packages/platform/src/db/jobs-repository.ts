@@ -49,6 +49,8 @@ export interface TrainingJobRow {
   parent_checkpoint_step: number | null;
   /** load_best_model_at_end: the step whose weights the job kept. */
   best_step: number | null;
+  /** The pre-flight report its worker made before training (PreflightReport). */
+  preflight: Record<string, unknown> | null;
   created_at: Date;
   updated_at: Date;
   started_at: Date | null;
@@ -73,8 +75,8 @@ export interface JobEventRow {
   created_at: Date;
 }
 
-type JobUpdate = Partial<Pick<TrainingJobRow, 'status' | 'progress' | 'metrics' | 'artifacts' | 'adapter_path' | 'gguf_path' | 'tracker_url' | 'error' | 'worker_id' | 'started_at' | 'finished_at' | 'best_step'>>;
-const JSON_COLUMNS = new Set(['progress', 'metrics', 'artifacts']);
+type JobUpdate = Partial<Pick<TrainingJobRow, 'status' | 'progress' | 'metrics' | 'artifacts' | 'adapter_path' | 'gguf_path' | 'tracker_url' | 'error' | 'worker_id' | 'started_at' | 'finished_at' | 'best_step' | 'preflight'>>;
+const JSON_COLUMNS = new Set(['progress', 'metrics', 'artifacts', 'preflight']);
 /** SQL: the `table` row's worker has no heartbeat fresher than the seconds bound to `param` (or no row at all). */
 export const workerSilent = (table: string, param: string): string =>
   `NOT EXISTS (SELECT 1 FROM workers w WHERE w.worker_id = ${table}.worker_id AND w.heartbeat_at > now() - make_interval(secs => ${param}))`;

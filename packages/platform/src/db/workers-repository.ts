@@ -21,6 +21,21 @@ export interface WorkerRow {
   heartbeat_at: Date;
 }
 
+/** Training speed measured on a host and device for one model, method and trainer. */
+export interface ThroughputRow {
+  host: string;
+  device: string;
+  base_model_id: string;
+  method: string;
+  trainer_type: string;
+  tokens_per_second: number;
+  /** probe: a timed dry run of a few steps; job: a real job's mean. */
+  measured_by: 'probe' | 'job';
+  measured_at: Date;
+}
+
+export type ThroughputKey = Pick<ThroughputRow, 'base_model_id' | 'method' | 'trainer_type'>;
+
 const FRESH = 'heartbeat_at > now() - make_interval(secs => $1)';
 
 export class WorkersRepository {
@@ -55,6 +70,26 @@ export class WorkersRepository {
 
   async anyLiveServing(queue: string, timeoutS: number): Promise<boolean> {
     return (await this.live(timeoutS)).some((w) => w.queues.includes(queue));
+  }
+
+  /** Records a measurement; a job's figure replaces a probe's, a probe never replaces a job's. */
+  async recordThroughput(row: Omit<ThroughputRow, 'measured_at'>): Promise<void> {
+    await this.db.query(
+      `INSERT INTO throughput (host, device, base_model_id, method, trainer_type, tokens_per_second, measured_by)
+       VALUES ($1, $2, $3, $4, $5, $6, $7)
+       ON CONFLICT (host, device, base_model_id, method, trainer_type) DO UPDATE
+         SET tokens_per_second = EXCLUDED.tokens_per_second, measured_by = EXCLUDED.measured_by, measured_at = now()
+         WHERE EXCLUDED.measured_by = 'job' OR throughput.measured_by = 'probe'`,
+      [row.host, row.device, row.base_model_id, row.method, row.trainer_type, row.tokens_per_second, row.measured_by],
+    );
+  }
+
+  /** Every host's measurements for `key`. */
+  async throughput(key: ThroughputKey): Promise<ThroughputRow[]> {
+    return this.db.query<ThroughputRow>(
+      'SELECT * FROM throughput WHERE base_model_id = $1 AND method = $2 AND trainer_type = $3 ORDER BY host, device',
+      [key.base_model_id, key.method, key.trainer_type],
+    );
   }
 
   async remove(workerId: string): Promise<void> {

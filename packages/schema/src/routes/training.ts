@@ -1,6 +1,6 @@
 // Route contracts of the training service (interface.md 4.2 and the extra job endpoints of decisions.md).
 import { z } from 'zod';
-import { CheckpointList, JobDeleteResult, JobList, JobParams, TrainRequest, TrainResponse, TrainingJob, WorkerList } from '../training.ts';
+import { CheckpointList, JobDeleteResult, JobList, JobParams, PreflightResponse, TrainRequest, TrainResponse, TrainingJob, WorkerList } from '../training.ts';
 import {
   bearerOptional,
   bearerRequired,
@@ -13,6 +13,7 @@ import {
   notFound,
   serviceErrors,
 } from './contract.ts';
+import { ErrorBody } from '../common.ts';
 
 const tags = ['jobs'] as const;
 const jobNotFound = notFound('training job');
@@ -29,16 +30,18 @@ export const trainingRoutes = {
       description:
         'Queues a job on a processed dataset and a base model. Checked before queueing: the dataset exists and is the caller’s, ' +
         'trainer_type fits its processing mode (sft ← language_modeling, dpo/orpo ← preference, grpo ← prompt_only), ' +
-        'QLoRA has a CUDA worker, eval_strategy has a test split, and reward reference fields are dataset columns.',
+        'QLoRA has a CUDA worker, eval_strategy has a test split, and reward reference fields are dataset columns. ' +
+        'With dry_run a worker also checks the spec as training would and answers the pre-flight report; no job is created.',
       tags,
       security: bearerOptional,
       body: TrainRequest,
       response: {
-        200: TrainResponse.describe('The queued job'),
+        200: z.union([TrainResponse, PreflightResponse]).describe('The queued job; with dry_run, the pre-flight report'),
         400: malformedJson,
         404: notFound('processed dataset'),
         422: invalidRequest,
         ...serviceErrors,
+        504: ErrorBody.describe('dry_run: the report did not come within PREFLIGHT_TIMEOUT_MS; detail names the limit'),
       },
     },
   }),

@@ -4,8 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { invalidField, NotFound } from '@ftp/platform';
 import { inferenceRoutes } from '@ftp/schema';
-import { checkModelChoice, evaluateQueue, inferQueue, plainConversation } from '@ftp/jobs';
-import { requestFromWorker } from '../request-work.ts';
+import { checkModelChoice, evaluateQueue, inferQueue, plainConversation, requestFromWorker } from '@ftp/jobs';
 
 export function registerInferenceRoutes(app: FastifyInstance): void {
   const routes = app.withTypeProvider<ZodTypeProvider>();

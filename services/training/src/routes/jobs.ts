@@ -4,7 +4,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { Conflict, RUNNING_STATUSES, type Platform } from '@ftp/platform';
 import { trainingRoutes } from '@ftp/schema';
 import { CANCELLED_BY_USER, presentCheckpoint, presentJob, presentWorker } from '@ftp/jobs';
-import { submitTrainingJob } from '../submit.ts';
+import { preflightTrainingJob, submitTrainingJob } from '../submit.ts';
 import { renderDashboard } from '../dashboard.ts';
 import { streamJobEvents } from '../job-events.ts';
 
@@ -20,7 +20,10 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
 
   routes.route({
     ...trainingRoutes.startTraining,
-    handler: async (request) => ({ job_id: await submitTrainingJob(platform, request.userId, request.body) }),
+    handler: async (request) =>
+      request.body.dry_run
+        ? { preflight: await preflightTrainingJob(platform, request.userId, request.body) }
+        : { job_id: await submitTrainingJob(platform, request.userId, request.body) },
   });
 
   routes.route({

@@ -1,14 +1,18 @@
-// The core's events during training, recorded in order: progress and metrics become the job's row and event
-// log (what GET /jobs/{id} and its SSE stream read, from any process), checkpoints are copied into the blob
+// The core's events during training, recorded in order: the pre-flight report (with the fleet's estimates) is stored
+// with the job, progress and metrics become the job's row and event log (what GET /jobs/{id} and its SSE stream read, from any process), checkpoints are copied into the blob
 // store as they are saved (so the job can continue on another machine), artifacts are collected for the end.
 import type { CoreEvent } from '@ftp/core-client';
 import type { TrainingJobRow } from '@ftp/platform';
+import { estimateOnFleet, throughputKey, type CoreReport } from '@ftp/jobs';
+import { PreflightReport, type TrainingConfig } from '@ftp/schema';
 import { storeCheckpoint } from './checkpoints.ts';
 import type { JobContext } from './job-context.ts';
 
 export interface TrainingRecord {
   /** Artifact kind → local path, as the core reported them. */
   produced: Map<string, string>;
+  /** The mean of the tokens/s the core reported (null before any). */
+  tokensPerSecond(): number | null;
   onEvent(event: CoreEvent): Promise<void>;
 }
 
@@ -16,9 +20,24 @@ export function recordTraining(ctx: JobContext, job: TrainingJobRow): TrainingRe
   const { jobs } = ctx.platform;
   const jobId = job.job_id;
   const produced = new Map<string, string>();
+  const speeds: number[] = [];
   let metrics: Record<string, number> = {};
   const onEvent = async (event: CoreEvent): Promise<void> => {
     switch (event.event) {
+      case 'preflight': {
+        // The same report a dry run answers, with the fleet's estimates; its warnings go to the event log too.
+        const config = job.training_config as unknown as TrainingConfig;
+        const made = PreflightReport.safeParse(await estimateOnFleet(ctx.platform, event.report as unknown as CoreReport, throughputKey(config)));
+        if (!made.success) {
+          // only informs: a report this version cannot read is logged, and training goes on
+          ctx.platform.logger.warn({ jobId, issues: made.error.issues }, 'pre-flight report not stored: not in the PreflightReport shape');
+          break;
+        }
+        const preflight = made.data;
+        await jobs.update(jobId, { preflight }, undefined, ctx.workerId);
+        for (const warning of preflight.warnings) await jobs.appendEvent(jobId, 'log', { level: 'warning', message: `pre-flight: ${warning.message}` });
+        break;
+      }
       case 'progress': {
         const progress = {
           step: event.step, total_steps: event.total_steps, epoch: event.epoch, loss: event.loss,
@@ -28,6 +47,7 @@ export function recordTraining(ctx: JobContext, job: TrainingJobRow): TrainingRe
         const moved = await jobs.update(jobId, { status: 'training', progress }, ['preparing'], ctx.workerId);
         if (!moved) await jobs.update(jobId, { progress }, ['training'], ctx.workerId);
         await jobs.appendEvent(jobId, 'progress', progress);
+        if (event.tokens_per_second) speeds.push(event.tokens_per_second);
         break;
       }
       case 'metrics': {
@@ -54,5 +74,6 @@ export function recordTraining(ctx: JobContext, job: TrainingJobRow): TrainingRe
         break;
     }
   };
-  return { produced, onEvent };
+  const tokensPerSecond = () => (speeds.length === 0 ? null : speeds.reduce((a, b) => a + b, 0) / speeds.length);
+  return { produced, onEvent, tokensPerSecond };
 }

@@ -1,6 +1,6 @@
-// A stored training job → the core's train spec (core/src/ftcore/train/spec.py). Only local paths and
+// A training config (a stored job's, or a dry run's) → the core's train spec (core/src/ftcore/train/spec.py). Only local paths and
 // settings: secrets go to the child's environment (secretsEnvironment), never into this file.
-import type { JobSecretValues, TrainingJobRow } from '@ftp/platform';
+import type { JobSecretValues } from '@ftp/platform';
 import type { TrainingConfig } from '@ftp/schema';
 
 export interface JobPaths {
@@ -17,8 +17,7 @@ export function trackerProvider(config: TrainingConfig, mlflowUri: string | unde
   return config.tracker_config?.provider ?? (mlflowUri ? 'mlflow' : 'none');
 }
 
-export function trainSpec(job: TrainingJobRow, paths: JobPaths, options: { resume: boolean; mlflowUri?: string }): Record<string, unknown> {
-  const config = job.training_config as unknown as TrainingConfig;
+export function trainSpec(config: TrainingConfig, paths: JobPaths, options: { resume: boolean; mlflowUri?: string }): Record<string, unknown> {
   const tracker = config.tracker_config;
   const provider = trackerProvider(config, options.mlflowUri);
   return {

@@ -1,10 +1,13 @@
 // What a training or export processor gets from the worker that runs it.
 import type { JobSecretValues, Platform } from '@ftp/platform';
 import { CANCELLED_BY_USER, workerStopped } from '@ftp/jobs';
+import type { Machine } from './preflight.ts';
 
 export interface JobContext {
   platform: Platform;
   workerId: string;
+  /** Where this worker trains (host and training device): speed measurements are recorded under it. */
+  machine: Machine;
   /** Opened from the sealed row when the work starts; dropped when it ends. */
   secrets?: JobSecretValues;
   /** Aborted when the user cancels (CANCELLED), the worker stops (SHUTDOWN) or the job was taken from this worker

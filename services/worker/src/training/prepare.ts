@@ -5,7 +5,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createWriteStream } from 'node:fs';
-import type { Platform, TrainingJobRow } from '@ftp/platform';
+import type { Platform, ProcessedDatasetRow, TrainingJobRow } from '@ftp/platform';
 import { locateBaseModel } from '@ftp/jobs';
 import type { TrainingConfig } from '@ftp/schema';
 import { baseModelFolder } from '../models/base-models.ts';
@@ -30,6 +30,22 @@ async function download(platform: Platform, key: string, file: string): Promise<
   await pipeline(await platform.blobs.get(key), createWriteStream(file));
 }
 
+/** The dataset's train (and test) split as local JSONL files in `folder`, a vision dataset's images beside them. */
+export async function downloadSplits(platform: Platform, dataset: ProcessedDatasetRow, folder: string): Promise<{ trainFile: string; testFile?: string }> {
+  const split = (name: string) => dataset.splits.find((s) => s.split_name === name);
+  const trainFile = path.join(folder, 'train.jsonl');
+  await download(platform, split('train')!.blob_key, trainFile);
+  let testFile: string | undefined;
+  if (split('test')) {
+    testFile = path.join(folder, 'test.jsonl');
+    await download(platform, split('test')!.blob_key, testFile);
+  }
+  if (dataset.modality === 'vision') {
+    await localizeImages(platform.blobs, { train: trainFile, ...(testFile ? { test: testFile } : {}) }, path.join(folder, 'images'));
+  }
+  return { trainFile, ...(testFile ? { testFile } : {}) };
+}
+
 export async function prepareTraining(ctx: JobContext, job: TrainingJobRow): Promise<TrainingInputs> {
   const { platform } = ctx;
   const config = job.training_config as unknown as TrainingConfig;
@@ -51,21 +67,11 @@ export async function prepareTraining(ctx: JobContext, job: TrainingJobRow): Pro
     else initAdapter = await parentModels.adapter();
   }
 
-  const split = (name: string) => dataset.splits.find((s) => s.split_name === name);
-  const trainFile = path.join(work, 'data', 'train.jsonl');
-  await download(platform, split('train')!.blob_key, trainFile);
-  let testFile: string | undefined;
-  if (split('test')) {
-    testFile = path.join(work, 'data', 'test.jsonl');
-    await download(platform, split('test')!.blob_key, testFile);
-  }
-  if (dataset.modality === 'vision') {
-    await localizeImages(platform.blobs, { train: trainFile, ...(testFile ? { test: testFile } : {}) }, path.join(work, 'data', 'images'));
-  }
+  const { trainFile, testFile } = await downloadSplits(platform, dataset, path.join(work, 'data'));
 
   const outputDir = path.join(work, 'run');
   const resume = await restoreCheckpoint(platform, job, path.join(outputDir, 'checkpoints'));
-  const spec = trainSpec(job, { baseModel, trainFile, testFile, outputDir, ...(initAdapter ? { initAdapter } : {}) }, { resume, mlflowUri: platform.config.MLFLOW_TRACKING_URI });
+  const spec = trainSpec(config, { baseModel, trainFile, testFile, outputDir, ...(initAdapter ? { initAdapter } : {}) }, { resume, mlflowUri: platform.config.MLFLOW_TRACKING_URI });
   await platform.blobs.put(`${job.blob_prefix}config.json`, JSON.stringify(spec, null, 2));
   return { baseModel, outputDir, spec, specFile: path.join(work, 'spec.json') };
 }

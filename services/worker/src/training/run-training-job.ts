@@ -4,7 +4,7 @@
 // queue to continue from its last checkpoint on whichever worker takes it next.
 import { describeCoreFailure, runCore } from '@ftp/core-client';
 import { AppError, UnprocessableEntity, type TrainingJobRow } from '@ftp/platform';
-import { queueExport, trainingQueue } from '@ftp/jobs';
+import { queueExport, throughputKey, trainingQueue } from '@ftp/jobs';
 import type { TrainingConfig } from '@ftp/schema';
 import { secretsEnvironment, trackerEnvironment } from './core-spec.ts';
 import { recordTraining } from './core-events.ts';
@@ -35,6 +35,11 @@ export async function runTrainingJob(ctx: JobContext, jobId: string): Promise<vo
     if (result.cancelled) throw new JobFailure(stopReason(ctx.signal, ctx.workerId));
     if (!result.done || result.exitCode !== 0) throw new JobFailure(describeCoreFailure(result));
     await complete(ctx, job, await storeTrainedModel(ctx, job, inputs.baseModel, record.produced));
+    const tokensPerSecond = record.tokensPerSecond();
+    if (tokensPerSecond) {
+      // this host's speed for the model, method and trainer: what dry runs estimate wall time from
+      await platform.workers.recordThroughput({ ...ctx.machine, ...throughputKey(config), tokens_per_second: tokensPerSecond, measured_by: 'job' });
+    }
   } catch (err) {
     await stopped(ctx, job, err);
   }

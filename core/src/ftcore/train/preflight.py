@@ -1,0 +1,552 @@
+"""preflight: what a training run will do, told before it runs (the dry run of POST /train, and the first event of
+every train run).
+
+Token counts come from the very masks and truncation the trainers use, so a problem in the data or the chat template
+(no end-of-turn token learned, rows cut, rows that teach nothing) shows before hours of compute are spent on it. The
+model is built on the meta device (no weights are read); memory is an estimate (see `memory`), and tokens per second
+are measured, on request, by running a few real optimizer steps (`measure_throughput`).
+"""
+from __future__ import annotations
+
+import json
+import math
+import statistics
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import events
+from .spec import Options as TrainOptions
+
+SAMPLES = 2  # rows shown with their trained spans
+END_OF_TURN_ROWS = 20  # rows whose trained tokens are searched for a stop token
+FEW_STEPS = 10
+# QLoRA keeps the decoder's linear weights in 4-bit NF4 with double-quantised scales: 4 bits + 0.5 bit per weight.
+NF4_BYTES = 0.5625
+# Activations kept for the backward pass, per token and layer, in units of hidden_size × 2 bytes (attention inputs,
+# q/k/v, MLP inputs and intermediates, norms, dropout masks; Korthikanti et al. 2022 count 34 without recomputation).
+ACTIVATION_FACTOR = 34
+EAGER_ATTENTION_FACTOR = 5  # eager attention keeps scores, softmax and dropout mask: ~5 × heads × s² per layer
+HEADROOM = 1.1  # allocator fragmentation, CUDA context, temporaries
+
+
+@dataclass(kw_only=True)
+class Options(TrainOptions):
+    """Dry run of a training spec: validate it and report tokens, truncation, steps, memory and warnings as JSON."""
+
+    output_file: str = field(metadata={"help": "where the report is written (JSON)"})
+    measure_throughput: bool = field(default=False, metadata={
+        "help": "also run 4 real optimizer steps on a temporary copy and report the tokens per second measured "
+                "(seconds to minutes; nothing is saved)"})
+
+
+def run(options: Options) -> None:
+    from .run import load_processing_class
+    from .validate import validate
+
+    train_records, test_records, mode = validate(options)
+    result = report(options, train_records, test_records, mode, load_processing_class(options))
+    if options.measure_throughput:
+        result["throughput"] = measure_throughput(options, train_records, test_records, mode)
+    out = Path(options.output_file)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2, allow_nan=False) + "\n")
+    events.emit(events.Preflight(report=result))
+
+
+@dataclass
+class _Row:
+    """One train row as the trainer sees it: the whole sequence before truncation (preference: prompt + chosen),
+    which tokens carry loss, and the span ids[start:stop] that truncation keeps."""
+
+    ids: list[int]
+    trained: list[bool]
+    start: int
+    stop: int
+    prompt: int = 0  # preference and prompt-only: prompt tokens before truncation
+    counted: int = 0  # tokens TokenCounter counts for this row in a training step (see `_training_tokens`)
+
+    @property
+    def kept(self) -> int:
+        return self.stop - self.start
+
+    @property
+    def trained_kept(self) -> int:
+        return sum(self.trained[self.start:self.stop])
+
+
+def report(spec: TrainOptions, train_records, test_records, mode, tokenizer) -> dict:
+    """The preflight report (interface: POST /train with dry_run); `tokenizer` is the processing class training
+    uses (the processor for modality vision). Token figures are over the train split."""
+    hp = spec.hyperparameters
+    rows = [_encode(spec, record, tokenizer) for record in train_records]
+    lengths = sorted(len(r.ids) for r in rows)
+    kept = sum(r.kept for r in rows)
+    steps = _steps(spec, rows)
+    model = _model_facts(spec)
+    result = {
+        "trainer_type": spec.trainer_type,
+        "method": spec.method,
+        "examples": {"train": len(train_records), "test": len(test_records) if test_records is not None else None},
+        "tokens": {"min": lengths[0], "median": float(statistics.median(lengths)),
+                   "p95": _percentile(lengths, 95), "max": lengths[-1], "total": sum(lengths)},
+        "max_length": hp.max_length,
+        "truncated": {"examples": sum(r.kept < len(r.ids) for r in rows),
+                      "loss_tokens_lost": sum(sum(r.trained) - r.trained_kept for r in rows)},
+        "loss_token_share": (None if spec.trainer_type == "grpo" else
+                             round(sum(r.trained_kept for r in rows) / max(kept, 1), 6)),
+        "samples": [{"segments": _segments(_text_tokenizer(tokenizer), r)} for r in rows[:SAMPLES]],
+        "steps": steps,
+        "training_tokens": _training_tokens(spec, rows, steps),
+        "model": model.facts,
+        "memory": memory(spec, rows, model),
+        "throughput": None,
+        "warnings": [],
+    }
+    result["warnings"] = _warnings(spec, rows, train_records, test_records, mode, tokenizer, result)
+    return result
+
+
+# --- tokens, as each trainer makes them ------------------------------------------------------------------------
+
+def _text_tokenizer(processing_class):
+    return getattr(processing_class, "tokenizer", processing_class)
+
+
+def _encode(spec: TrainOptions, record: dict, tokenizer) -> _Row:
+    hp = spec.hyperparameters
+    if spec.trainer_type == "sft":
+        if spec.modality == "vision":  # the collator's own encoding: image soft tokens included, mask carried over
+            from ..vision import IGNORE, encode_conversation
+
+            encoded = encode_conversation(tokenizer, record["messages"], sys.maxsize)
+            ids, trained = encoded["input_ids"], [label != IGNORE for label in encoded["labels"]]
+        else:  # TRL's assistant_only_loss: the template's {% generation %} mask; truncation keeps the start
+            encoded = tokenizer.apply_chat_template(record["messages"], tokenize=True, return_dict=True,
+                                                    return_assistant_tokens_mask=True)
+            ids, trained = list(encoded["input_ids"]), [bool(m) for m in encoded["assistant_masks"]]
+        stop = min(len(ids), hp.max_length)
+        return _Row(ids, trained, 0, stop, counted=stop)
+    if spec.trainer_type == "dpo":
+        return _dpo_row(record, tokenizer, hp)
+    if spec.trainer_type == "orpo":
+        return _orpo_row(record, tokenizer, hp)
+    return _grpo_row(record, tokenizer, hp)
+
+
+def _dpo_row(record: dict, tokenizer, hp) -> _Row:
+    """TRL's DPOTrainer: prompt and completions templated as text, tokenized apart, eos appended to each completion;
+    the prompt keeps its last max_prompt_length tokens, then prompt + completion its last max_length
+    (truncation_mode keep_end, TRL's default)."""
+    from trl import DPOTrainer
+    from trl.data_utils import maybe_apply_chat_template
+
+    texts = maybe_apply_chat_template({k: record[k] for k in ("prompt", "chosen", "rejected")}, tokenizer)
+    tokens = DPOTrainer.tokenize_row(texts, tokenizer, None, None, add_special_tokens=False)
+    prompt, chosen = tokens["prompt_input_ids"], tokens["chosen_input_ids"]
+    start = max(len(prompt) - hp.max_prompt_length, 0)
+    start += max(len(prompt) - start + len(chosen) - hp.max_length, 0)
+    counted = min(len(prompt), hp.max_prompt_length) + len(chosen) + len(tokens["rejected_input_ids"])
+    return _Row(prompt + chosen, [False] * len(prompt) + [True] * len(chosen), start, len(prompt) + len(chosen),
+                prompt=len(prompt), counted=counted)
+
+
+def _orpo_row(record: dict, tokenizer, hp) -> _Row:
+    """TRL's ORPOTrainer.tokenize_row: prompt + answer tokenized together (split where the prompt's tokens end),
+    bos/eos added when missing; if prompt + the longer answer exceed max_length the prompt keeps its last
+    max_prompt_length tokens, and if still too long the answers keep their first max_length - max_prompt_length."""
+    from trl.data_utils import maybe_apply_chat_template
+
+    texts = maybe_apply_chat_template({k: record[k] for k in ("prompt", "chosen", "rejected")}, tokenizer)
+    prompt_alone = tokenizer(texts["prompt"], add_special_tokens=False)["input_ids"]
+    pairs = []
+    for key in ("chosen", "rejected"):
+        full = tokenizer(texts["prompt"] + texts[key], add_special_tokens=False)["input_ids"]
+        split = len(prompt_alone) - (prompt_alone != full[:len(prompt_alone)])
+        prompt, answer = full[:split], full[split:]
+        if tokenizer.bos_token_id is not None and (not prompt or prompt[0] != tokenizer.bos_token_id):
+            prompt = [tokenizer.bos_token_id] + prompt
+        if not answer or answer[-1] != tokenizer.eos_token_id:
+            answer = answer + [tokenizer.eos_token_id]
+        pairs.append((prompt, answer))
+    (prompt, chosen), (_, rejected) = pairs
+    longer = max(len(chosen), len(rejected))
+    start = max(len(prompt) - hp.max_prompt_length, 0) if len(prompt) + longer > hp.max_length else 0
+    kept_prompt = len(prompt) - start
+    cap = hp.max_length - hp.max_prompt_length if kept_prompt + longer > hp.max_length else longer
+    answer_kept = min(len(chosen), cap)
+    # TokenCounter sees the prompt_, chosen_ (prompt + chosen) and rejected_ (prompt + rejected) attention masks
+    counted = 3 * kept_prompt + answer_kept + min(len(rejected), cap)
+    return _Row(prompt + chosen, [False] * len(prompt) + [True] * len(chosen), start, len(prompt) + answer_kept,
+                prompt=len(prompt), counted=counted)
+
+
+def _grpo_row(record: dict, tokenizer, hp) -> _Row:
+    """TRL's GRPOTrainer: the templated prompt (with the generation prompt) tokenized with max_length =
+    max_prompt_length on the tokenizer's truncation side; nothing of it carries loss (the completions do)."""
+    from trl.data_utils import maybe_apply_chat_template
+
+    text = maybe_apply_chat_template({"prompt": record["prompt"]}, tokenizer)["prompt"]
+    ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+    cut = max(len(ids) - hp.max_prompt_length, 0)
+    start, stop = (cut, len(ids)) if tokenizer.truncation_side == "left" else (0, len(ids) - cut)
+    return _Row(ids, [False] * len(ids), start, stop, prompt=len(ids), counted=_completion_budget(hp))
+
+
+def _completion_budget(hp) -> int:
+    """GRPO's max_completion_length as configs.trainer_config caps it."""
+    return min(hp.max_completion_length, hp.max_length - hp.max_prompt_length)
+
+
+def _percentile(ordered: list[int], q: float) -> float:
+    """Linear interpolation between closest ranks (numpy's default)."""
+    position = (len(ordered) - 1) * q / 100
+    low = math.floor(position)
+    high = min(low + 1, len(ordered) - 1)
+    return float(ordered[low] + (ordered[high] - ordered[low]) * (position - low))
+
+
+def _segments(tokenizer, row: _Row) -> list[dict]:
+    """The kept tokens decoded in runs of trained / not trained."""
+    segments: list[dict] = []
+    run: list[int] = []
+    for i in range(row.start, row.stop):
+        if run and row.trained[i] != row.trained[i - 1]:
+            segments.append({"text": tokenizer.decode(run), "trained": row.trained[i - 1]})
+            run = []
+        run.append(row.ids[i])
+    if run:
+        segments.append({"text": tokenizer.decode(run), "trained": row.trained[row.stop - 1]})
+    return segments
+
+
+# --- steps and tokens of the run -------------------------------------------------------------------------------
+
+def _steps(spec: TrainOptions, rows: list[_Row]) -> dict:
+    """The HF Trainer's count: micro-batches = ceil(sequences / batch_size), an optimizer step every
+    gradient_accumulation_steps of them (a short last one still counts), epochs × that unless max_steps > 0.
+    Packed SFT trains on the sequences best-fit-decreasing packing makes (TRL's bfd). GRPO samples
+    num_generations completions per prompt and takes batch_size × gradient_accumulation_steps completions per step;
+    its sampler drops the prompts that do not fill a whole step."""
+    hp = spec.hyperparameters
+    effective = hp.batch_size * hp.gradient_accumulation_steps
+    if spec.trainer_type == "grpo":
+        per_epoch = max(len(rows) * hp.num_generations // effective, 1)
+    else:
+        sequences = _packed_sequences([r.kept for r in rows], hp.max_length) if hp.packing else len(rows)
+        per_epoch = max(math.ceil(math.ceil(sequences / hp.batch_size) / hp.gradient_accumulation_steps), 1)
+    total = hp.max_steps if hp.max_steps > 0 else math.ceil(hp.epochs * per_epoch)
+    return {"per_epoch": per_epoch, "total": total, "effective_batch_size": effective}
+
+
+def _packed_sequences(lengths: list[int], size: int) -> int:
+    """Bins best-fit-decreasing packing fills (each row into the fullest bin it still fits, else a new bin)."""
+    import bisect
+
+    spaces: list[int] = []  # free space of the open bins, sorted
+    bins = 0
+    for length in sorted(lengths, reverse=True):
+        i = bisect.bisect_left(spaces, length)
+        if i < len(spaces):
+            space = spaces.pop(i)
+        else:
+            space, bins = size, bins + 1
+        if space - length > 0:
+            bisect.insort(spaces, space - length)
+    return bins
+
+
+def _training_tokens(spec: TrainOptions, rows: list[_Row], steps: dict) -> int:
+    """Tokens the run pushes through the model, counted as TokenCounter counts them (so that training_tokens /
+    the measured tokens per second is the wall time): SFT the kept tokens of each row (packing changes the
+    sequences, not the tokens); DPO prompt + chosen + rejected; ORPO prompt + (prompt + chosen) +
+    (prompt + rejected); GRPO the completion tokens, at most max_completion_length each (an upper bound).
+    With max_steps > 0: the mean per row × effective batch × steps."""
+    hp = spec.hyperparameters
+    if spec.trainer_type == "grpo":
+        return steps["total"] * steps["effective_batch_size"] * _completion_budget(hp)
+    per_row = [r.counted for r in rows]
+    if hp.max_steps > 0:
+        return round(sum(per_row) / len(per_row) * steps["effective_batch_size"] * hp.max_steps)
+    return sum(per_row) * hp.epochs
+
+
+# --- the model, without its weights ----------------------------------------------------------------------------
+
+@dataclass
+class _Model:
+    facts: dict
+    quantizable: int  # weights of the linear layers bitsandbytes quantises for QLoRA (all but the output layer)
+    heads: int
+
+
+def _model_facts(spec: TrainOptions) -> _Model:
+    """Parameter counts from the model built on the meta device (config.json only; no weights read). Trainable:
+    all for Full; for LoRA/QLoRA r × (in_features + out_features) over the linear layers PEFT adapts: every one
+    but the output layer (target_modules all-linear), a vision model's text decoder projections, or the modules
+    of the adapter being continued (init_adapter)."""
+    import torch
+    from accelerate import init_empty_weights
+    from transformers import AutoConfig
+
+    from .configs import _uses_bf16
+
+    config = AutoConfig.from_pretrained(spec.base_model)
+    text = config.get_text_config()
+    if spec.modality == "vision":
+        from transformers import AutoModelForImageTextToText as Auto
+    else:
+        from transformers import AutoModelForCausalLM as Auto
+    with init_empty_weights():
+        model = Auto.from_config(config)
+    model.tie_weights()  # from_pretrained ties the output layer to the embedding (tie_word_embeddings); from_config not
+    parameters = sum(p.numel() for p in model.parameters())
+    output = model.get_output_embeddings()
+    linears = [(name, m) for name, m in model.named_modules() if isinstance(m, torch.nn.Linear) and m is not output]
+    if spec.method == "Full":
+        trainable = parameters
+    else:
+        rank, targeted = _lora_targets(spec)
+        trainable = sum(rank * (m.in_features + m.out_features) for name, m in linears if targeted(name))
+    facts = {"parameters": parameters, "trainable_parameters": trainable,
+             "dtype": "bfloat16" if _uses_bf16(spec) else "float32", "hidden_size": text.hidden_size,
+             "num_layers": text.num_hidden_layers, "vocab_size": text.vocab_size}
+    return _Model(facts, sum(m.weight.numel() for _, m in linears), text.num_attention_heads)
+
+
+def _lora_targets(spec: TrainOptions):
+    """(rank, name → adapted?) as PEFT matches target_modules: a string is a regex over the whole module name, a
+    list names module-name suffixes."""
+    import re
+
+    from ..vision import LANGUAGE_MODEL_TARGETS
+
+    rank, targets = spec.hyperparameters.lora_rank, None
+    if spec.init_adapter:
+        adapter = json.loads((Path(spec.init_adapter) / "adapter_config.json").read_text())
+        rank, targets = adapter["r"], adapter["target_modules"]
+    elif spec.modality == "vision":
+        targets = LANGUAGE_MODEL_TARGETS
+    if targets is None or targets == "all-linear":
+        return rank, lambda name: True
+    if isinstance(targets, str):
+        return rank, lambda name: re.fullmatch(targets, name) is not None
+    return rank, lambda name: any(name == t or name.endswith("." + t) for t in targets)
+
+
+def memory(spec: TrainOptions, rows: list[_Row], model: _Model) -> dict:
+    """Estimated peak accelerator memory of training, in bytes (an estimate: kernels, allocator and framework
+    overheads vary; it errs on the high side). With d = 2 bytes for bfloat16, 4 for float32:
+
+    weights   = parameters × d; QLoRA: linear weights × 0.5625 (NF4 + double-quantised scales) + the rest × 4
+                (prepare_model_for_kbit_training upcasts the non-quantised parameters to float32)
+    state     = LoRA/QLoRA: trainable × 16 (float32 weight, gradient, two Adam moments);
+                Full: trainable × 4 × d (gradient, two Adam moments, the optimizer's temporaries)
+    activations, for the largest micro-batch of b rows of s = the longest kept row (packing: max_length) tokens,
+    over L layers of width h (DPO/ORPO: b = 2 × batch_size, chosen and rejected go through together;
+    GRPO: s = prompt + max_completion_length):
+                b × s × L × 34 × h × d / 2
+                + eager attention (use_fast_attention false): 5 × heads × s² × b × L × d / 2
+                + logits and their gradient in float32: b × positions × vocab × 4 × 2, where positions = the
+                  trained tokens of the row with the most (the core's SFT computes logits only where a token is
+                  learned, lean_sft.py; packed: the loss share of s), GRPO the completion, else s
+    peak      = (weights + state + activations) × 1.1
+    """
+    hp = spec.hyperparameters
+    facts = model.facts
+    d = 2 if facts["dtype"] == "bfloat16" else 4
+    if spec.method == "QLoRA":
+        weights = model.quantizable * NF4_BYTES + (facts["parameters"] - model.quantizable) * 4
+    else:
+        weights = facts["parameters"] * d
+    trainable = facts["trainable_parameters"]
+    state = trainable * 16 if spec.method != "Full" else trainable * 4 * d
+    b = hp.batch_size * (2 if spec.trainer_type in ("dpo", "orpo") else 1)
+    longest = max(r.kept for r in rows)
+    if spec.trainer_type == "grpo":
+        s = longest + _completion_budget(hp)
+        positions = _completion_budget(hp)
+    elif spec.trainer_type == "sft" and hp.packing:
+        s = hp.max_length
+        share = sum(r.trained_kept for r in rows) / max(sum(r.kept for r in rows), 1)
+        positions = math.ceil(share * s)
+    elif spec.trainer_type == "sft":
+        s = longest
+        positions = max(r.trained_kept for r in rows)
+    else:
+        s = longest
+        positions = s
+    layers, hidden = facts["num_layers"], facts["hidden_size"]
+    activations = b * s * layers * ACTIVATION_FACTOR * hidden * d / 2
+    if not hp.use_fast_attention:
+        activations += EAGER_ATTENTION_FACTOR * model.heads * s * s * b * layers * d / 2
+    activations += b * positions * facts["vocab_size"] * 4 * 2
+    return {"estimated_peak_bytes": round((weights + state + activations) * HEADROOM), "weights_bytes": round(weights),
+            "training_state_bytes": round(state), "activations_bytes": round(activations)}
+
+
+# --- warnings, each with the change that fixes it ---------------------------------------------------------------
+
+def _warnings(spec: TrainOptions, rows: list[_Row], train_records, test_records, mode, tokenizer, result) -> list[dict]:
+    warnings = []
+
+    def warn(code: str, message: str) -> None:
+        warnings.append({"code": code, "message": message})
+
+    text_tokenizer = _text_tokenizer(tokenizer)
+    if spec.trainer_type == "sft":
+        from ..chat import has_generation_markers
+
+        empty = [n for n, r in enumerate(rows, start=1) if not any(r.trained)]
+        if empty:
+            cause = ("its chat template has no {% generation %} markers: wrap the assistant turn of the template in "
+                     "{% generation %} … {% endgeneration %}" if not has_generation_markers(tokenizer) else
+                     "give each of them an assistant turn, or check that the chat template's {% generation %} block "
+                     "covers the assistant's content")
+            refused = ", and TRL refuses to train on them" if spec.modality == "text" else ""
+            warn("no_assistant_turn", f"{len(empty)} of {len(rows)} train rows ({_first(empty)}) have no token the "
+                                      f"chat template of {spec.base_model} marks as the assistant's: they add "
+                                      f"nothing to the loss{refused}; {cause}")
+        checked = [r for r in rows if any(r.trained)][:END_OF_TURN_ROWS]
+        stops = _stop_ids(spec.base_model, text_tokenizer)
+        if checked and not any(t in stops for r in checked for t, on in zip(r.ids, r.trained) if on):
+            names = ", ".join(repr(text_tokenizer.convert_ids_to_tokens(t)) for t in sorted(stops))
+            warn("no_end_of_turn", f"the trained tokens of the first {len(checked)} train rows never include the "
+                                   f"end-of-turn token ({names}), so the model would never learn to stop and would "
+                                   "run on until max_new_tokens: put the end-of-turn token inside the "
+                                   f"{{% generation %}} block of the chat template of {spec.base_model}")
+    if test_records:
+        duplicates = _duplicates(train_records, test_records, mode)
+        if duplicates:
+            warn("train_test_duplicates", f"{len(duplicates)} of {len(test_records)} test rows ({_first(duplicates)}) "
+                                          "are also in the train split, so the test metrics reward memorising them: "
+                                          "remove them from test_file or split the dataset again")
+    truncated = result["truncated"]
+    if truncated["examples"]:
+        warn("truncated", _truncation_message(spec, rows, result, text_tokenizer))
+    total = result["steps"]["total"]
+    if total < FEW_STEPS:
+        hp = spec.hyperparameters
+        warn("few_steps", f"the run makes only {total} optimizer steps (effective batch "
+                          f"{result['steps']['effective_batch_size']}), too few to learn much or for the learning rate "
+                          f"schedule to take effect: raise epochs (now {hp.epochs}) or max_steps, or lower batch_size "
+                          "or gradient_accumulation_steps")
+    return warnings
+
+
+def _first(numbers: list[int], shown: int = 5) -> str:
+    listed = ", ".join(map(str, numbers[:shown]))
+    return f"row{'s' if len(numbers) > 1 else ''} {listed}{', …' if len(numbers) > shown else ''}"
+
+
+def _stop_ids(model_dir: str, tokenizer) -> set[int]:
+    """The tokens generation stops at: the tokenizer's eos and generation_config.json's eos_token_id(s)."""
+    stops = {tokenizer.eos_token_id} - {None}
+    path = Path(model_dir) / "generation_config.json"
+    if path.is_file():
+        configured = json.loads(path.read_text()).get("eos_token_id")
+        stops |= set(configured if isinstance(configured, list) else [configured]) - {None}
+    return stops
+
+
+def _duplicates(train_records, test_records, mode) -> list[int]:
+    """Test rows (numbered from 1) whose conversation is also in train."""
+    from ..data import MESSAGE_KEYS
+
+    def key(record):
+        return json.dumps([record[k] for k in MESSAGE_KEYS[mode]], sort_keys=True)
+
+    seen = {key(r) for r in train_records}
+    return [n for n, r in enumerate(test_records, start=1) if key(r) in seen]
+
+
+def _truncation_message(spec: TrainOptions, rows: list[_Row], result: dict, tokenizer) -> str:
+    from .validate import model_context_length
+
+    hp = spec.hyperparameters
+    cut = [n for n, r in enumerate(rows, start=1) if r.kept < len(r.ids)]
+    lost = result["truncated"]["loss_tokens_lost"]
+    context = model_context_length(spec.base_model)
+    limit = f" (the model's context is {context})" if context else ""
+    head = f"{len(cut)} of {len(rows)} train rows ({_first(cut)})"
+    emptied = sum(1 for r in rows if any(r.trained) and not r.trained_kept)
+    none = f" ({emptied} rows keep none and teach nothing)" if emptied else ""
+    if spec.trainer_type == "sft":
+        tokens = result["tokens"]
+        p95, longest = math.ceil(tokens["p95"]), tokens["max"]
+        target = f"{longest}" if p95 >= longest else f"{p95} (fits 95% of rows) or {longest} (fits all)"
+        return (f"{head} are longer than max_length {hp.max_length} and are cut at the end, losing {lost} trained "
+                f"tokens{none}: raise max_length to {target}{limit}, or shorten those rows")
+    longest_prompt = max(r.prompt for r in rows)
+    if spec.trainer_type == "grpo":
+        side = "start" if tokenizer.truncation_side == "left" else "end (the generation prompt goes with it)"
+        return (f"{head} have prompts longer than max_prompt_length {hp.max_prompt_length} tokens and are cut at "
+                f"the {side}: raise max_prompt_length to {longest_prompt} (max_length must stay above it){limit}, "
+                "or shorten those prompts")
+    return (f"{head} are cut by max_prompt_length {hp.max_prompt_length} or max_length {hp.max_length} (prompt "
+            f"and chosen answer), losing {lost} trained tokens of the chosen answers{none}: raise max_prompt_length "
+            f"to {longest_prompt} and max_length to {max(len(r.ids) for r in rows)}{limit}, or shorten those rows")
+
+
+# --- tokens per second, measured ------------------------------------------------------------------------------
+
+def measure_throughput(spec: TrainOptions, train_records, test_records, mode) -> dict | None:
+    """Tokens per second of the real training path on this machine: 4 optimizer steps of a copy of the spec (no
+    checkpoints, evaluation or tracker, in a temporary folder that is removed), timed over steps 2 to 4 (step 1
+    pays for warm-up and kernel selection), tokens counted as TokenCounter counts them. Its events are dropped:
+    the measurement is not the job's training. test_records are not used (no evaluation is timed)."""
+    import copy
+    import tempfile
+    import time
+
+    import torch
+    from transformers import TrainerCallback
+
+    from .configs import device_is_cuda
+    from .run import setup
+
+    cuda = device_is_cuda(spec)
+
+    probe = copy.deepcopy(spec)
+    probe.hyperparameters.max_steps = 4
+    probe.hyperparameters.logging_steps = 1
+    probe.hyperparameters.save_strategy = "no"
+    probe.eval_config.eval_strategy = "no"
+    probe.eval_config.early_stopping_patience = None
+    probe.eval_config.load_best_model_at_end = False
+    probe.tracker_config.provider = "none"
+    probe.resume_from_checkpoint = False
+    with tempfile.TemporaryDirectory(prefix="ftcore-throughput-") as folder, events.muted():
+        probe.output_dir = folder
+        trainer, _, protocol = setup(probe, train_records, None, mode)
+        tokens, marks = protocol.tokens, {}
+
+        class Clock(TrainerCallback):
+            def on_step_end(self, args, state, control, **kwargs):
+                if cuda:  # the step's kernels run asynchronously: time them done
+                    torch.cuda.synchronize()
+                marks[state.global_step] = (time.monotonic(), tokens.total)
+
+        trainer.add_callback(Clock())
+        # the probe times steps, it does not learn: rows that teach nothing (a NaN loss) cost the same time
+        trainer.remove_callback(protocol.diverged)
+        trainer.train()
+        del trainer
+    _free_memory()
+    steps = sorted(marks)
+    if len(steps) < 2:  # a dataset smaller than two optimizer steps: nothing to time after the warm-up step
+        return None
+    (start, before), (end, after) = marks[steps[0]], marks[steps[-1]]
+    device = f"cuda:{torch.cuda.get_device_name()}" if cuda else "cpu"
+    return {"tokens_per_second": round((after - before) / max(end - start, 1e-9), 2), "device": device,
+            "steps": steps[-1] - steps[0]}
+
+
+def _free_memory() -> None:
+    import gc
+
+    import torch
+
+    gc.collect()
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()

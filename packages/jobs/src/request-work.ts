@@ -1,0 +1,55 @@
+// Work an API process hands to a worker and waits for (inference, evaluation, a training dry run): the route queues
+// it (with the caller's hub_token sealed under a request id, never in the payload) and waits for the answer within
+// a time limit — past it, 504 and the work is cancelled wherever it runs. No live worker serving the queue is a 503
+// that says how to start one.
+import { GatewayTimeout, newId, ServiceUnavailable, type Platform, type QueueDefinition } from '@ftp/platform';
+
+/** A time limit and what to tell the caller who exceeds it. */
+export interface TimeLimit {
+  ms: number;
+  /** The setting that holds it (named in the 504). */
+  setting: string;
+  /** How to stay within it. */
+  fix: string;
+}
+
+export function inferenceTimeLimit(platform: Platform): TimeLimit {
+  return { ms: platform.config.INFERENCE_TIMEOUT_MS, setting: 'INFERENCE_TIMEOUT_MS', fix: 'send fewer conversations, samples or max_new_tokens, or raise the limit' };
+}
+
+export async function withTimeLimit<T>(limit: TimeLimit, what: string, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const controller = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const error = new GatewayTimeout(`${what} did not finish within ${limit.setting} (${limit.ms} ms); ${limit.fix}`);
+      controller.abort(error);
+      reject(error);
+    }, limit.ms);
+  });
+  try {
+    return await Promise.race([work(controller.signal), expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export async function requestFromWorker<P extends { secretsId?: string | undefined }, R>(
+  platform: Platform,
+  queue: QueueDefinition<P, R>,
+  payload: P,
+  hubToken: string | undefined,
+  what: string,
+  limit: TimeLimit = inferenceTimeLimit(platform),
+): Promise<R> {
+  if (!(await platform.workers.anyLiveServing(queue.name, platform.config.WORKER_TIMEOUT_S))) {
+    throw new ServiceUnavailable('worker', `no live worker serves the ${queue.name} queue; start one (pnpm start:worker, with ${queue.name} in WORKER_QUEUES)`);
+  }
+  const secretsId = hubToken ? newId('req') : undefined;
+  if (secretsId) await platform.secrets.put(secretsId, { hubToken });
+  try {
+    return await withTimeLimit(limit, what, (signal) => platform.queue.request(queue, secretsId ? { ...payload, secretsId } : payload, { signal }));
+  } finally {
+    if (secretsId) await platform.secrets.drop(secretsId);
+  }
+}

@@ -1,0 +1,46 @@
+// The fleet's part of the pre-flight report: wall time per live training worker from the speed measured on its host
+// and device, whether the estimated peak memory fits it, and the warnings when nothing can run the job.
+import { describe, expect, it } from 'vitest';
+import type { ThroughputRow, WorkerRow } from '@ftp/platform';
+import { trainingDevice, withEstimates, type CoreReport } from '../src/preflight.ts';
+
+const GIB = 1024 ** 3;
+
+const report = (peak: number): CoreReport => ({
+  trainer_type: 'sft', method: 'LoRA', examples: { train: 10, test: null },
+  tokens: { min: 5, median: 7, p95: 9, max: 10, total: 70 }, max_length: 64, truncated: { examples: 0, loss_tokens_lost: 0 },
+  loss_token_share: 0.4, samples: [], steps: { per_epoch: 3, total: 9, effective_batch_size: 4 }, training_tokens: 6000,
+  model: { parameters: 1000, trainable_parameters: 100, dtype: 'float32', hidden_size: 16, num_layers: 2, vocab_size: 300 },
+  memory: { estimated_peak_bytes: peak, weights_bytes: 1, training_state_bytes: 1, activations_bytes: 1 },
+  throughput: null, warnings: [{ code: 'truncated', message: 'kept' }],
+});
+
+const worker = (id: string, host: string, devices: WorkerRow['devices'], queues = ['train']): WorkerRow => ({
+  worker_id: id, host, pid: 1, devices, queues, current_jobs: [], started_at: new Date(), heartbeat_at: new Date(),
+});
+const cpu = (gib: number) => ({ kind: 'cpu' as const, name: 'Xeon × 2', memory_bytes: gib * GIB });
+const gpu = (gib: number) => ({ kind: 'cuda' as const, name: 'H100', memory_bytes: gib * GIB });
+const measured = (host: string, device: string, tps: number): ThroughputRow => ({
+  host, device, base_model_id: 'm', method: 'LoRA', trainer_type: 'sft', tokens_per_second: tps, measured_by: 'probe', measured_at: new Date(),
+});
+
+describe('pre-flight estimates', () => {
+  it('trains on the first GPU, else the CPU', () => {
+    expect(trainingDevice([gpu(80), cpu(64)])).toEqual({ device: 'cuda:H100', memory_bytes: 80 * GIB });
+    expect(trainingDevice([cpu(24)])).toEqual({ device: 'cpu:Xeon × 2', memory_bytes: 24 * GIB });
+  });
+
+  it('gives each training worker its wall time from its own host and device, null where none was measured', () => {
+    const workers = [worker('w1', 'gpu-box', [gpu(80), cpu(64)]), worker('w2', 'laptop', [cpu(24)]), worker('w3', 'infer-only', [cpu(24)], ['infer'])];
+    const out = withEstimates(report(30 * GIB), workers, [measured('gpu-box', 'cuda:H100', 3000), measured('laptop', 'cuda:H100', 10)]);
+    expect(out.estimates.map((e) => [e.worker_id, e.wall_seconds, e.fits])).toEqual([['w1', 2, true], ['w2', null, false]]);
+    expect(out.warnings.map((w) => w.code)).toEqual(['truncated']);
+  });
+
+  it('warns when the job fits no worker, or no worker trains', () => {
+    const tooBig = withEstimates(report(100 * GIB), [worker('w1', 'h', [gpu(80)])], []);
+    expect(tooBig.warnings.at(-1)).toMatchObject({ code: 'does_not_fit' });
+    expect(tooBig.warnings.at(-1)!.message).toMatch(/100\.0 GiB.*largest 80\.0 GiB.*lower batch_size or max_length/);
+    expect(withEstimates(report(GIB), [], []).warnings.at(-1)).toMatchObject({ code: 'no_training_worker' });
+  });
+});

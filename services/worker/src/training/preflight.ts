@@ -1,0 +1,59 @@
+// The preflight queue's processor (POST /train with dry_run): the base model and the dataset's splits as a training
+// job would have them, the core's `preflight` command (it checks the spec as `train` does, renders and counts the
+// data, estimates memory, and when this host has no speed figure yet for this model, method and trainer, times a
+// few real steps), the figure recorded, and the fleet's estimates added. Nothing of the request is stored.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { describeCoreFailure, runCore } from '@ftp/core-client';
+import { invalidField, newId, type Platform } from '@ftp/platform';
+import { estimateOnFleet, locateBaseModel, throughputKey, type CoreReport, type PreflightPayload } from '@ftp/jobs';
+import type { PreflightReport, TrainingConfig } from '@ftp/schema';
+import { baseModelFolder } from '../models/base-models.ts';
+import { trainSpec } from './core-spec.ts';
+import { downloadSplits, JobFailure } from './prepare.ts';
+
+/** Where this worker trains: its host and training device (as throughput rows name them). */
+export interface Machine {
+  host: string;
+  device: string;
+}
+
+export async function runPreflight(platform: Platform, machine: Machine, payload: PreflightPayload, signal: AbortSignal): Promise<PreflightReport> {
+  const config = payload.training_config as unknown as TrainingConfig;
+  const dataset = await platform.datasets.getProcessed(payload.userId, payload.processed_dataset_id);
+  if (!dataset) throw invalidField(['body', 'processed_dataset_id'], `processed dataset ${payload.processed_dataset_id} no longer exists`);
+  const secrets = payload.secretsId ? await platform.secrets.open(payload.secretsId) : undefined;
+  const key = throughputKey(config);
+  const known = (await platform.workers.throughput(key)).some((m) => m.host === machine.host && m.device === machine.device);
+
+  const work = path.join(platform.config.dataDir, 'work', 'preflight', newId('req'));
+  try {
+    const location = await locateBaseModel(platform, config.provider, config.base_model_id, { hubToken: secrets?.hubToken });
+    const baseModel = await baseModelFolder(platform, location, { ...(secrets ? { secrets } : {}), signal });
+    const { trainFile, testFile } = await downloadSplits(platform, dataset, path.join(work, 'data'));
+    const outputFile = path.join(work, 'report.json');
+    const spec = {
+      ...trainSpec(config, { baseModel, trainFile, ...(testFile ? { testFile } : {}), outputDir: path.join(work, 'run') }, { resume: false }),
+      tracker_config: { provider: 'none', project: '', log_model: 'false' },
+      output_file: outputFile,
+      measure_throughput: !known,
+    };
+    const result = await runCore({
+      command: 'preflight',
+      spec,
+      specFile: path.join(work, 'spec.json'),
+      python: platform.config.CORE_PYTHON,
+      onStderr: (line) => platform.logger.debug({ preflight: line }),
+      signal,
+    });
+    if (result.error?.code === 'validation') throw invalidField(['body', 'training_config'], result.error.message);
+    if (!result.done || result.exitCode !== 0) throw new JobFailure(describeCoreFailure(result));
+    const report = JSON.parse(await fs.readFile(outputFile, 'utf8')) as CoreReport;
+    if (report.throughput) {
+      await platform.workers.recordThroughput({ ...machine, ...key, tokens_per_second: report.throughput.tokens_per_second, measured_by: 'probe' });
+    }
+    return await estimateOnFleet(platform, report, key);
+  } finally {
+    await fs.rm(work, { recursive: true, force: true });
+  }
+}

@@ -10,7 +10,7 @@ import pytest
 from ftcore import events, metrics
 from ftcore.serve import ModelCache
 
-from helpers import CORE, QA
+from helpers import CORE, QA, conversation, write_jsonl
 
 PROMPTS = [[{"role": "user", "content": q}] for q, _ in QA[:3]]
 
@@ -115,11 +115,33 @@ def test_a_bad_request_is_answered_with_its_error_and_the_server_goes_on(server,
     not_json = server.ask("{oops")
     assert (not_json.event, not_json.code, not_json.id) == ("error", "validation", None)
     unknown = server.ask({"id": "u1", "op": "train"})
-    assert unknown.event == "error" and unknown.id == "u1" and "valid: generate, evaluate" in unknown.message
+    assert unknown.event == "error" and unknown.id == "u1" and "valid: generate, evaluate, preflight" in unknown.message
     extra = server.ask({"id": "x1", "op": "evaluate", "predictions": ["a"], "references": ["a"], "bogus": 1})
     assert extra.event == "error" and "unknown field" in extra.message
     fine = server.ask({"id": "ok", "op": "generate", "model": tiny_model, "conversations": PROMPTS[:1], "max_new_tokens": 2})
     assert fine.event == "generated" and fine.id == "ok"
+
+
+def test_preflight_answers_the_report_the_preflight_command_writes_and_refuses_what_train_refuses(server, tiny_model,
+                                                                                               tmp_path):
+    from ftcore.cli import from_dict
+    from ftcore.train.preflight import report
+    from ftcore.train.run import load_processing_class
+    from ftcore.train.spec import Options as TrainOptions
+    from ftcore.train.validate import validate
+
+    spec = {"base_model": tiny_model, "train_file": write_jsonl(tmp_path / "train.jsonl", [conversation(q, a) for q, a in QA]),
+            "output_dir": str(tmp_path / "run"), "method": "LoRA", "device": "cpu",
+            "hyperparameters": {"max_length": 24, "batch_size": 2, "gradient_accumulation_steps": 1, "epochs": 1}}
+    answer = server.ask({"id": "f1", "op": "preflight", "spec": spec})
+    assert (answer.event, answer.id) == ("preflight", "f1")
+    options = from_dict(TrainOptions, spec)
+    train, test, mode = validate(options)
+    assert answer.report == json.loads(json.dumps(report(options, train, test, mode, load_processing_class(options))))
+    assert answer.report["throughput"] is None  # the warm core never trains
+    too_long = server.ask({"id": "f2", "op": "preflight", "spec": {**spec, "hyperparameters": {"max_length": 100000}}})
+    assert (too_long.event, too_long.code, too_long.id) == ("error", "validation", "f2")
+    assert "max_length 100000" in too_long.message
 
 
 def test_pipelined_requests_are_answered_in_order_and_cancel_drops_one(server, tiny_model):

@@ -92,6 +92,8 @@ class Preflight:
     report of train/preflight.py; its shape is documented there)."""
 
     report: dict[str, Any]
+    # serve: the request this report answers (None from the preflight and train commands).
+    id: str | None = None
     event: Literal["preflight"] = "preflight"
 
 

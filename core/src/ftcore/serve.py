@@ -1,4 +1,5 @@
-"""serve: a long-lived process answering `generate` and `evaluate` requests with models kept loaded between them.
+"""serve: a long-lived process answering `generate`, `evaluate` and `preflight` requests with models kept loaded
+between them (and the ML libraries imported once: a pre-flight report here takes a second, not an interpreter start).
 
 Requests arrive on stdin, one JSON object a line, each with an `id`; every answer is an event on stdout tagged
 with that id (`generated`, `scored`, or `error`). Requests run one at a time in arrival order; `{"op": "cancel",
@@ -63,7 +64,17 @@ class EvaluateRequest:
     task_type: TaskType | None = None
 
 
-REQUEST_TYPES = {"generate": GenerateRequest, "evaluate": EvaluateRequest}
+@dataclass
+class PreflightRequest:
+    """The pre-flight report of a train spec (train/preflight.py; no throughput probe: that trains, and would hold
+    up the requests behind it)."""
+
+    id: str
+    op: Literal["preflight"]
+    spec: dict
+
+
+REQUEST_TYPES = {"generate": GenerateRequest, "evaluate": EvaluateRequest, "preflight": PreflightRequest}
 
 
 def _folder_version(folder: str, marker: str) -> int:
@@ -187,7 +198,8 @@ class Server:
                 raise Cancelled("stdin closed, so the server stops without answering")
             if self.reader.stop_requested(request.id):
                 raise Cancelled("cancelled before it started")
-            events.emit(self.generate(request) if isinstance(request, GenerateRequest) else self.evaluate(request))
+            answer = {"generate": self.generate, "evaluate": self.evaluate, "preflight": self.preflight}[request.op]
+            events.emit(answer(request))
         except SpecError as e:
             events.emit(events.Error(code="validation", message=str(e), id=request_id))
         except Cancelled as e:
@@ -223,6 +235,18 @@ class Server:
                                 token_ids=ids, load_seconds=round(load_seconds, 4),
                                 elapsed_seconds=round(time.monotonic() - started, 4))
 
+    def preflight(self, request: PreflightRequest) -> events.Preflight:
+        from .cli import from_dict
+        from .train.preflight import report
+        from .train.run import load_processing_class
+        from .train.spec import Options as TrainOptions
+        from .train.validate import validate
+
+        spec = from_dict(TrainOptions, request.spec, where=f"request {request.id} spec")
+        train_records, test_records, mode = validate(spec)
+        made = report(spec, train_records, test_records, mode, load_processing_class(spec))
+        return events.Preflight(report=made, id=request.id)
+
     def evaluate(self, request: EvaluateRequest) -> events.Scored:
         from .metrics import evaluate, resolve_metrics
 
@@ -234,7 +258,7 @@ class Server:
                              notes=result["notes"], elapsed_seconds=round(time.monotonic() - started, 4))
 
 
-def parse_request(raw: dict) -> GenerateRequest | EvaluateRequest:
+def parse_request(raw: dict) -> GenerateRequest | EvaluateRequest | PreflightRequest:
     from .cli import from_dict
 
     if not isinstance(raw.get("id"), str) or not raw["id"]:

@@ -5,12 +5,13 @@
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
-import { parseCoreEventLine, type CoreEvent, type GeneratedEvent, type ScoredEvent } from './events.ts';
+import { parseCoreEventLine, type CoreEvent, type GeneratedEvent, type PreflightEvent, type ScoredEvent } from './events.ts';
 import { spawnCore, stderrSummary } from './run-core.ts';
 import type { z } from 'zod';
 
 export type Generated = z.infer<typeof GeneratedEvent>;
 export type Scored = z.infer<typeof ScoredEvent>;
+export type Preflight = z.infer<typeof PreflightEvent>;
 type LogEvent = Extract<CoreEvent, { event: 'log' }>;
 
 export interface ServeMessage {
@@ -73,7 +74,7 @@ export class CoreServerError extends Error {
 }
 
 interface Pending {
-  resolve: (event: Generated | Scored) => void;
+  resolve: (event: Generated | Scored | Preflight) => void;
   reject: (error: CoreServerError) => void;
 }
 
@@ -103,6 +104,11 @@ export class CoreServer {
     return this.request('evaluate', params, options) as Promise<Scored>;
   }
 
+  /** The pre-flight report of a train spec (the core's train/preflight.py), without a throughput probe. */
+  preflight(spec: Record<string, unknown>, options: RequestOptions = {}): Promise<Preflight> {
+    return this.request('preflight', { spec }, options) as Promise<Preflight>;
+  }
+
   /** Stops the core (stdin closes: it cancels what runs and exits) and fails what is pending. */
   async close(): Promise<void> {
     this.closed = true;
@@ -122,14 +128,14 @@ export class CoreServer {
     clearTimeout(kill);
   }
 
-  private async request(op: 'generate' | 'evaluate', params: GenerateParams | EvaluateParams, options: RequestOptions): Promise<Generated | Scored> {
+  private async request(op: 'generate' | 'evaluate' | 'preflight', params: GenerateParams | EvaluateParams | { spec: Record<string, unknown> }, options: RequestOptions): Promise<Generated | Scored | Preflight> {
     if (this.closed) throw new CoreServerError('closed', 'the ML core server was closed');
     const id = randomUUID();
     const timeoutMs = options.timeoutMs ?? this.options.requestTimeoutMs;
     let timer: NodeJS.Timeout | undefined;
     let onAbort: (() => void) | undefined;
     let sent = false;
-    const answered = new Promise<Generated | Scored>((resolve, reject) => {
+    const answered = new Promise<Generated | Scored | Preflight>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       const giveUp = (error: CoreServerError) => {
         if (!this.pending.delete(id)) return;
@@ -217,7 +223,7 @@ export class CoreServer {
 
   private dispatch(event: CoreEvent): void {
     if (event.event === 'log') return this.options.onLog?.(event);
-    if (event.event !== 'generated' && event.event !== 'scored' && event.event !== 'error') return;
+    if (event.event !== 'generated' && event.event !== 'scored' && event.event !== 'preflight' && event.event !== 'error') return;
     const id = event.id;
     const waiting = id ? this.pending.get(id) : undefined;
     if (!waiting || !id) {

@@ -64,6 +64,8 @@ export const TrackerEvent = z.strictObject({
 export const PreflightEvent = z.strictObject({
   event: z.literal('preflight'),
   report: z.record(z.string(), z.unknown()),
+  /** serve: the request this report answers (null from the preflight and train commands). */
+  id: z.string().nullable().optional(),
 });
 
 export const DoneEvent = z.strictObject({

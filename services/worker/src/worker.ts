@@ -77,7 +77,7 @@ export async function startWorker(platform: Platform, options: WorkerOptions = {
   serve('export', exportQueue, (p) => p.exportId, async (p, signal) => runExportJob({ platform, workerId, machine, signal }, p.exportId));
   serve('infer', inferQueue, (_p, id) => id, (p, signal) => runInference(platform, warmEngines(), p, signal));
   serve('evaluate', evaluateQueue, (_p, id) => id, (p, signal) => runEvaluation(platform, warmEngines(), p, signal));
-  serve('preflight', preflightQueue, (_p, id) => id, (p, signal) => runPreflight(platform, machine, p, signal));
+  serve('preflight', preflightQueue, (_p, id) => id, (p, signal) => runPreflight(platform, machine, p, signal, () => warmEngines().core));
 
   // Heartbeat; cancel requests and jobs taken from this worker (flags on the rows, so any process can set them).
   let beating: Promise<void> | undefined;

@@ -1,10 +1,11 @@
 // The preflight queue's processor (POST /train with dry_run): the base model and the dataset's splits as a training
-// job would have them, the core's `preflight` command (it checks the spec as `train` does, renders and counts the
-// data, estimates memory, and when this host has no speed figure yet for this model, method and trainer, times a
-// few real steps), the figure recorded, and the fleet's estimates added. Nothing of the request is stored.
+// job would have them, the core's pre-flight report (it checks the spec as `train` does, renders and counts the data
+// and estimates memory; when this host has no speed figure yet for this model, method and trainer, a one-shot core
+// also times a few real steps and the figure is recorded, else the warm core answers), and the fleet's estimates
+// added. Nothing of the request is stored.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { describeCoreFailure, runCore } from '@ftp/core-client';
+import { CoreServerError, describeCoreFailure, runCore, type CoreServer } from '@ftp/core-client';
 import { invalidField, newId, type Platform } from '@ftp/platform';
 import { estimateOnFleet, locateBaseModel, throughputKey, type CoreReport, type PreflightPayload } from '@ftp/jobs';
 import type { PreflightReport, TrainingConfig } from '@ftp/schema';
@@ -18,7 +19,36 @@ export interface Machine {
   device: string;
 }
 
-export async function runPreflight(platform: Platform, machine: Machine, payload: PreflightPayload, signal: AbortSignal): Promise<PreflightReport> {
+/** The core's refusal of the spec as the API's 422, at training_config. */
+const refused = (message: string) => invalidField(['body', 'training_config'], message);
+
+/** This host was measured for the model, method and trainer: the warm core (libraries imported, about a second). */
+async function warmReport(core: CoreServer, spec: Record<string, unknown>, signal: AbortSignal): Promise<CoreReport> {
+  try {
+    return (await core.preflight({ ...spec, tracker_config: { provider: 'none', project: '', log_model: 'false' } }, { signal })).report as unknown as CoreReport;
+  } catch (err) {
+    if (err instanceof CoreServerError && err.code === 'validation') throw refused(err.message);
+    throw err;
+  }
+}
+
+/** The first dry run for this host, model, method and trainer: a one-shot core that also times a few real steps
+ *  (it trains, so it does not hold up the warm core's generation requests). */
+async function probedReport(platform: Platform, spec: Record<string, unknown> & { output_file: string }, work: string, signal: AbortSignal): Promise<CoreReport> {
+  const result = await runCore({
+    command: 'preflight',
+    spec: { ...spec, tracker_config: { provider: 'none', project: '', log_model: 'false' } },
+    specFile: path.join(work, 'spec.json'),
+    python: platform.config.CORE_PYTHON,
+    onStderr: (line) => platform.logger.debug({ preflight: line }),
+    signal,
+  });
+  if (result.error?.code === 'validation') throw refused(result.error.message);
+  if (!result.done || result.exitCode !== 0) throw new JobFailure(describeCoreFailure(result));
+  return JSON.parse(await fs.readFile(spec.output_file, 'utf8')) as CoreReport;
+}
+
+export async function runPreflight(platform: Platform, machine: Machine, payload: PreflightPayload, signal: AbortSignal, warmCore: () => CoreServer): Promise<PreflightReport> {
   const config = payload.training_config as unknown as TrainingConfig;
   const dataset = await platform.datasets.getProcessed(payload.userId, payload.processed_dataset_id);
   if (!dataset) throw invalidField(['body', 'processed_dataset_id'], `processed dataset ${payload.processed_dataset_id} no longer exists`);
@@ -32,23 +62,8 @@ export async function runPreflight(platform: Platform, machine: Machine, payload
     const baseModel = await baseModelFolder(platform, location, { ...(secrets ? { secrets } : {}), signal });
     const { trainFile, testFile } = await downloadSplits(platform, dataset, path.join(work, 'data'));
     const outputFile = path.join(work, 'report.json');
-    const spec = {
-      ...trainSpec(config, { baseModel, trainFile, ...(testFile ? { testFile } : {}), outputDir: path.join(work, 'run') }, { resume: false }),
-      tracker_config: { provider: 'none', project: '', log_model: 'false' },
-      output_file: outputFile,
-      measure_throughput: !known,
-    };
-    const result = await runCore({
-      command: 'preflight',
-      spec,
-      specFile: path.join(work, 'spec.json'),
-      python: platform.config.CORE_PYTHON,
-      onStderr: (line) => platform.logger.debug({ preflight: line }),
-      signal,
-    });
-    if (result.error?.code === 'validation') throw invalidField(['body', 'training_config'], result.error.message);
-    if (!result.done || result.exitCode !== 0) throw new JobFailure(describeCoreFailure(result));
-    const report = JSON.parse(await fs.readFile(outputFile, 'utf8')) as CoreReport;
+    const spec = trainSpec(config, { baseModel, trainFile, ...(testFile ? { testFile } : {}), outputDir: path.join(work, 'run') }, { resume: false });
+    const report = known ? await warmReport(warmCore(), spec, signal) : await probedReport(platform, { ...spec, output_file: outputFile, measure_throughput: true }, work, signal);
     if (report.throughput) {
       await platform.workers.recordThroughput({ ...machine, ...key, tokens_per_second: report.throughput.tokens_per_second, measured_by: 'probe' });
     }

@@ -147,6 +147,15 @@ def test_model_facts_and_memory_without_loading_the_weights(tiny_model, sft_file
     fast = make_report(spec_for(tiny_model, train, tmp_path / "run", use_fast_attention=True))["memory"]
     assert 0 < fast["activations_bytes"] < memory["activations_bytes"]  # eager attention keeps the score matrices
 
+    # kept per token and layer: every linear layer's input and output, the gated MLP's activation and product, four
+    # norm/residual tensors, and with LoRA dropout each adapted layer's dropped input (all seven are adapted)
+    i = config.intermediate_size
+    linears = 2 * (h + h) + 2 * (h + kv) + 2 * (h + i) + (i + h)
+    spec = spec_for(tiny_model, train, tmp_path / "run")
+    assert preflight._model_facts(spec).layer_activations == linears + 2 * i + 4 * h + (6 * h + i)
+    spec.hyperparameters.lora_dropout = 0.0
+    assert preflight._model_facts(spec).layer_activations == linears + 2 * i + 4 * h
+
 
 def _with_template(model: str, folder: Path, old: str, new: str) -> str:
     shutil.copytree(model, folder)

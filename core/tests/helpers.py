@@ -58,3 +58,15 @@ def run_cli(args: list[str], timeout: float = 300, **popen) -> subprocess.Comple
 
 def stdout_events(stdout: str):
     return [events.parse_event_line(line) for line in stdout.splitlines()]
+
+
+def sft_spec(tiny_model, train, test, out, **hp):
+    """A LoRA SFT spec on the tiny model that memorises QA in a few seconds (fp32, no dropout, no warm-up)."""
+    from ftcore.train.spec import Hyperparameters, Options
+
+    hyper = dict(learning_rate=0.02, batch_size=4, gradient_accumulation_steps=1, max_steps=30, logging_steps=5,
+                 max_length=128, lora_rank=8, lora_alpha=16, lora_dropout=0.0, save_strategy="no", warmup_ratio=0.0,
+                 max_grad_norm=1.0)
+    hyper.update(hp)
+    return Options(base_model=tiny_model, train_file=train, test_file=test, output_dir=str(out), method="LoRA",
+                   hyperparameters=Hyperparameters(**hyper))

@@ -5,21 +5,17 @@ weights, and a resumed run continues the schedule and the data order of the unin
 from pathlib import Path
 
 import pytest
-from helpers import QA, captured_events, conversation, write_jsonl
+from helpers import QA, captured_events, conversation, sft_spec, write_jsonl
 
 from ftcore.generate import generate_token_ids
 from ftcore.models import load_for_inference
 from ftcore.train.run import run, setup
-from ftcore.train.spec import Hyperparameters, Options
+from ftcore.train.spec import Options
 
 
 def spec(tiny_model, train, out, test=None, **hp) -> Options:
-    hyper = dict(learning_rate=0.02, batch_size=4, gradient_accumulation_steps=1, max_steps=30, logging_steps=1,
-                 max_length=64, lora_rank=8, lora_alpha=16, lora_dropout=0.0, save_strategy="no", warmup_ratio=0.0,
-                 max_grad_norm=1.0)
-    hyper.update(hp)
-    return Options(base_model=tiny_model, train_file=train, test_file=test, output_dir=str(out), method="LoRA",
-                   hyperparameters=Hyperparameters(**hyper))
+    """test_sft's spec, logging every step on short rows."""
+    return sft_spec(tiny_model, train, test, out, **{"logging_steps": 1, "max_length": 64, **hp})
 
 
 def losses(events) -> dict[int, float]:

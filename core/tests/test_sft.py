@@ -5,22 +5,12 @@ from pathlib import Path
 
 import pytest
 import torch
-from helpers import QA, captured_events
+from helpers import QA, captured_events, sft_spec
 
 from ftcore.generate import generate_texts
 from ftcore.models import load_for_inference
 from ftcore.train.metrics import assistant_labels
 from ftcore.train.run import run, setup
-from ftcore.train.spec import Hyperparameters, Options
-
-
-def sft_spec(tiny_model, train, test, out, **hp) -> Options:
-    hyper = dict(learning_rate=0.02, batch_size=4, gradient_accumulation_steps=1, max_steps=30, logging_steps=5,
-                 max_length=128, lora_rank=8, lora_alpha=16, lora_dropout=0.0, save_strategy="no", warmup_ratio=0.0,
-                 max_grad_norm=1.0)
-    hyper.update(hp)
-    return Options(base_model=tiny_model, train_file=train, test_file=test, output_dir=str(out), method="LoRA",
-                   hyperparameters=Hyperparameters(**hyper))
 
 
 def test_label_mask_keeps_only_assistant_tokens_of_a_templated_conversation(tiny_model, sft_files, tmp_path):

@@ -25,7 +25,7 @@ const refused = (message: string) => invalidField(['body', 'training_config'], m
 /** This host was measured for the model, method and trainer: the warm core (libraries imported, about a second). */
 async function warmReport(core: CoreServer, spec: Record<string, unknown>, signal: AbortSignal): Promise<CoreReport> {
   try {
-    return (await core.preflight({ ...spec, tracker_config: { provider: 'none', project: '', log_model: 'false' } }, { signal })).report as unknown as CoreReport;
+    return (await core.preflight(spec, { signal })).report as unknown as CoreReport;
   } catch (err) {
     if (err instanceof CoreServerError && err.code === 'validation') throw refused(err.message);
     throw err;
@@ -37,7 +37,7 @@ async function warmReport(core: CoreServer, spec: Record<string, unknown>, signa
 async function probedReport(platform: Platform, spec: Record<string, unknown> & { output_file: string }, work: string, signal: AbortSignal): Promise<CoreReport> {
   const result = await runCore({
     command: 'preflight',
-    spec: { ...spec, tracker_config: { provider: 'none', project: '', log_model: 'false' } },
+    spec,
     specFile: path.join(work, 'spec.json'),
     python: platform.config.CORE_PYTHON,
     onStderr: (line) => platform.logger.debug({ preflight: line }),
@@ -62,7 +62,11 @@ export async function runPreflight(platform: Platform, machine: Machine, payload
     const baseModel = await baseModelFolder(platform, location, { ...(secrets ? { secrets } : {}), signal });
     const { trainFile, testFile } = await downloadSplits(platform, dataset, path.join(work, 'data'));
     const outputFile = path.join(work, 'report.json');
-    const spec = trainSpec(config, { baseModel, trainFile, ...(testFile ? { testFile } : {}), outputDir: path.join(work, 'run') }, { resume: false });
+    const spec = {
+      ...trainSpec(config, { baseModel, trainFile, ...(testFile ? { testFile } : {}), outputDir: path.join(work, 'run') }, { resume: false }),
+      // the probe's few steps are no run of the user's: no tracker
+      tracker_config: { provider: 'none', project: '', log_model: 'false' },
+    };
     const report = known ? await warmReport(warmCore(), spec, signal) : await probedReport(platform, { ...spec, output_file: outputFile, measure_throughput: true }, work, signal);
     if (report.throughput) {
       await platform.workers.recordThroughput({ ...machine, ...key, tokens_per_second: report.throughput.tokens_per_second, measured_by: 'probe' });

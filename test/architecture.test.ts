@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
-const HTTP_SERVICES = ['preprocessing', 'training', 'export', 'inference'] as const;
+const HTTP_SERVICES = ['preprocessing', 'training', 'export', 'inference', 'openai'] as const;
 const SERVICE_PACKAGES = [...HTTP_SERVICES.map((s) => `@ftp/${s}`), '@ftp/stack'];
 const MODEL_HOLDERS = ['@ftp/worker', '@ftp/core-client', 'node-llama-cpp'];
 

@@ -29,8 +29,8 @@ describe('docker-compose.yml', async () => {
   // ${VAR:-default} and ${VAR:?message} as a deployment would resolve them with nothing set.
   const resolved = (value: string) => value.replace(/\$\{(\w+)(?::-([^}]*)|:\?[^}]*)?\}/g, (_m, name: string, fallback?: string) => fallback ?? `<${name}>`);
 
-  it('has the three stores, the four HTTP services and a worker (CPU, and GPU under a profile)', () => {
-    expect(Object.keys(compose.services).sort()).toEqual(['export', 'inference', 'postgres', 'preprocessing', 'redis', 's3', 'training', 'worker', 'worker-gpu']);
+  it('has the three stores, the five HTTP services and a worker (CPU, and GPU under a profile)', () => {
+    expect(Object.keys(compose.services).sort()).toEqual(['export', 'inference', 'openai', 'postgres', 'preprocessing', 'redis', 's3', 'training', 'worker', 'worker-gpu']);
     expect(compose.services.s3!.image).toMatch(/seaweedfs/);
   });
 

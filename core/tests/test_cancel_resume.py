@@ -50,4 +50,9 @@ def test_sigterm_saves_a_checkpoint_and_resume_continues_from_its_step(tmp_path,
     assert any(e.event == "log" and checkpoint.path in e.message for e in resumed)
     steps = [e.step for e in resumed if e.event == "progress"]
     assert steps and steps[0] > checkpoint.step and steps[-1] == checkpoint.step + 3
+    # trained_tokens goes on from the checkpoint's count: one more step adds at most a batch of 2 rows of 96 tokens
+    saved = json.loads(Path(checkpoint.path, "trained_tokens.json").read_text())["trained_tokens"]
+    assert saved == next(e.extra["trained_tokens"] for e in seen if e.event == "progress" and e.step == checkpoint.step)
+    first = next(e for e in resumed if e.event == "progress")
+    assert 0 < first.extra["trained_tokens"] - saved <= 2 * 96 * (first.step - checkpoint.step)
     assert resumed[-1].event == "done"

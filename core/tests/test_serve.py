@@ -1,6 +1,7 @@
 """serve: one long-lived process answers generate/evaluate requests by id, keeps models loaded, survives bad requests."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -94,6 +95,50 @@ def test_generate_matches_in_process_generation_and_the_second_call_is_warm(serv
     assert tuned.token_ids != first.token_ids  # base + adapter is its own cache entry, not the base
     again = server.ask({"id": "b3", "op": "generate", "model": tiny_model, "conversations": PROMPTS, "max_new_tokens": 12})
     assert again.load_seconds == 0 and again.token_ids == first.token_ids
+
+
+def test_generate_says_how_each_answer_ended_and_its_prompt_tokens(server, tiny_model, tmp_path):
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_model)
+    plain = server.ask({"id": "r1", "op": "generate", "model": tiny_model, "conversations": PROMPTS, "max_new_tokens": 6})
+    assert plain.prompt_tokens == [len(tokenizer.apply_chat_template(p, add_generation_prompt=True)) for p in PROMPTS]
+    assert plain.finish_reasons == ["length"] * 3 and all(len(ids) == 6 for ids in plain.token_ids)
+
+    # The random model never picks its end-of-turn token; a copy whose generation config also ends at the third token
+    # it picks for the first prompt ends there.
+    ending = tmp_path / "ending"
+    shutil.copytree(tiny_model, ending)
+    config = json.loads((ending / "generation_config.json").read_text())
+    first = plain.token_ids[0]
+    config["eos_token_id"] = [tokenizer.eos_token_id, first[2]]
+    (ending / "generation_config.json").write_text(json.dumps(config))
+    ended = server.ask({"id": "r2", "op": "generate", "model": str(ending), "conversations": PROMPTS[:1],
+                        "max_new_tokens": 6})
+    assert ended.token_ids == [first[:first.index(first[2])]] and ended.finish_reasons == ["stop"]
+
+
+def test_generate_ends_before_the_first_stop_string(server, tiny_model):
+    plain = server.ask({"id": "s1", "op": "generate", "model": tiny_model, "conversations": PROMPTS, "max_new_tokens": 12})
+    text = plain.texts[0]
+    stop = text[len(text) // 2:len(text) // 2 + 3]  # from the middle: several tokens come before it
+    cut = text.find(stop)
+    stopped = server.ask({"id": "s2", "op": "generate", "model": tiny_model, "conversations": PROMPTS[:1],
+                          "max_new_tokens": 12, "stop": [stop, "never in the text"]})
+    assert stopped.texts == [text[:cut]] and stopped.finish_reasons == ["stop"]
+    ids = stopped.token_ids[0]
+    assert 0 < len(ids) < len(plain.token_ids[0]) and ids == plain.token_ids[0][:len(ids)]  # ended at the stop string
+    refused = server.ask({"id": "s3", "op": "generate", "model": tiny_model, "conversations": PROMPTS, "stop": [""]})
+    assert (refused.event, refused.code) == ("error", "validation")
+
+
+def test_generate_samples_the_same_answers_for_the_same_seed(server, tiny_model):
+    request = {"op": "generate", "model": tiny_model, "conversations": PROMPTS, "max_new_tokens": 8, "temperature": 1.0}
+    first = server.ask({**request, "id": "d1", "seed": 1})
+    again = server.ask({**request, "id": "d2", "seed": 1})
+    other = server.ask({**request, "id": "d3", "seed": 2})
+    assert first.token_ids == again.token_ids
+    assert other.token_ids != first.token_ids
 
 
 def test_text_parts_are_the_message_text(server, tiny_model):

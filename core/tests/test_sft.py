@@ -114,6 +114,23 @@ def test_merged_model_gives_the_adapter_logits_and_generates_from_the_cli(traine
     assert [r["text"] for r in rows] == [r["reference"] for r in rows] == [a for _, a in QA]
 
 
+@pytest.mark.parametrize("packing", [False, True])
+def test_trained_tokens_of_the_last_progress_event_are_the_preflight_count(tiny_model, sft_files, tmp_path, packing):
+    """Every token of every micro-batch of both epochs, padding left out (packed: no padding at all)."""
+    spec = sft_spec(tiny_model, *sft_files, tmp_path / "run", max_steps=-1, epochs=2, logging_steps=3,
+                    packing=packing)
+    with captured_events() as cap:
+        run(spec)
+    (preflight,) = cap.of("preflight")
+    progress = cap.of("progress")
+    if not packing:  # 16 rows, 4 a batch: 8 steps; 1, 3 and 6 are logged, and the last one always is
+        assert [p.step for p in progress] == [1, 3, 6, 8]
+    assert progress[-1].step == preflight.report["steps"]["total"]
+    trained = [p.extra["trained_tokens"] for p in progress]
+    assert trained == sorted(trained) and trained[0] > 0
+    assert trained[-1] == preflight.report["training_tokens"]
+
+
 @pytest.mark.parametrize("padding_free", [False, True])
 def test_logits_of_learned_positions_only_give_trls_loss_and_gradients(tiny_model, sft_files, tmp_path, padding_free):
     from trl import SFTTrainer

@@ -53,3 +53,29 @@ def test_preference_records_with_sft_name_the_trainers_that_fit(tiny_model, tmp_
                                                    "rejected": [{"role": "assistant", "content": "b"}]}])
     with pytest.raises(SpecError, match="use trainer_type dpo or orpo"):
         validate(_spec(tiny_model, train, hyperparameters=Hyperparameters(max_length=128)))
+
+
+@pytest.mark.parametrize("answer_weight,question_weight,message", [
+    (2, None, r"train_file record 2: 'messages' message 2: weight must be 0 \(not trained on\) or 1 \(trained on\), got 2"),
+    ("0", None, r"train_file record 2: 'messages' message 2: weight must be 0 .* got '0'"),
+    (True, None, r"train_file record 2: 'messages' message 2: weight must be 0 .* got True"),
+    (1, 0, r"train_file record 2: 'messages' message 1: weight applies to assistant messages only, not to 'user'"),
+    (0, None, r"train_file record 2: every assistant message has weight 0, so the row teaches nothing"),
+])
+def test_message_weights_are_0_or_1_on_assistant_messages(tiny_model, tmp_path, answer_weight, question_weight,
+                                                          message):
+    question, answer = {"role": "user", "content": "q"}, {"role": "assistant", "content": "a", "weight": answer_weight}
+    if question_weight is not None:
+        question["weight"] = question_weight
+    good = {"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a", "weight": 1}]}
+    train = write_jsonl(tmp_path / "train.jsonl", [good, {"messages": [question, answer]}])
+    with pytest.raises(SpecError, match=message):
+        validate(_spec(tiny_model, train, hyperparameters=Hyperparameters(max_length=128)))
+
+
+def test_the_answers_of_a_preference_pair_cannot_have_weight_0(tiny_model, tmp_path):
+    train = write_jsonl(tmp_path / "pref.jsonl", [{"prompt": [{"role": "user", "content": "q"}],
+                                                   "chosen": [{"role": "assistant", "content": "a", "weight": 0}],
+                                                   "rejected": [{"role": "assistant", "content": "b"}]}])
+    with pytest.raises(SpecError, match="record 1: 'chosen' message 1: the answers of a preference pair are always"):
+        validate(_spec(tiny_model, train, trainer_type="dpo", hyperparameters=Hyperparameters(max_length=128)))

@@ -14,6 +14,7 @@ export interface StackUrls {
   training: string;
   export: string;
   inference: string;
+  openai: string;
 }
 
 export interface NodeProcess {
@@ -25,16 +26,17 @@ export interface NodeProcess {
 }
 export type StackProcess = NodeProcess;
 
-/** Environment with four free ports and the matching service URLs. */
+/** Environment with five free ports and the matching service URLs. */
 export async function stackPorts(): Promise<{ env: Record<string, string>; urls: StackUrls }> {
-  const [p1, p2, p3, p4] = (await freePorts(4)) as [number, number, number, number];
+  const [p1, p2, p3, p4, p5] = (await freePorts(5)) as [number, number, number, number, number];
   return {
-    env: { PREPROCESSING_PORT: String(p1), TRAINING_PORT: String(p2), EXPORT_PORT: String(p3), INFERENCE_PORT: String(p4) },
+    env: { PREPROCESSING_PORT: String(p1), TRAINING_PORT: String(p2), EXPORT_PORT: String(p3), INFERENCE_PORT: String(p4), OPENAI_PORT: String(p5) },
     urls: {
       preprocessing: `http://127.0.0.1:${p1}`,
       training: `http://127.0.0.1:${p2}`,
       export: `http://127.0.0.1:${p3}`,
       inference: `http://127.0.0.1:${p4}`,
+      openai: `http://127.0.0.1:${p5}`,
     },
   };
 }

@@ -68,8 +68,30 @@ def _check_messages(record: dict, mode: Mode, where: str) -> None:
         if not isinstance(messages, list) or not messages or not all(
                 isinstance(m, dict) and "role" in m and "content" in m for m in messages):
             raise SpecError(f"{where}: {key!r} must be a non-empty list of {{role, content}} messages")
+        _check_weights(messages, f"{where}: {key!r}", pair_answer=key in ("chosen", "rejected"))
     if mode == "language_modeling" and record["messages"][-1]["role"] != "assistant":
         raise SpecError(f"{where}: the last message must be the assistant's (it is what SFT learns)")
+    if mode == "language_modeling" and all(m.get("weight", 1) == 0 for m in record["messages"]
+                                           if m["role"] == "assistant"):
+        raise SpecError(f"{where}: every assistant message has weight 0, so the row teaches nothing; give the turn "
+                        "to learn weight 1, or remove the row")
+
+
+def _check_weights(messages: list[dict], where: str, pair_answer: bool) -> None:
+    """OpenAI's fine-tuning format: an assistant message may carry weight 0 (context only, no loss) or 1 (trained)."""
+    for n, message in enumerate(messages, start=1):
+        if "weight" not in message:
+            continue
+        weight = message["weight"]
+        if message["role"] != "assistant":
+            raise SpecError(f"{where} message {n}: weight applies to assistant messages only, not to "
+                            f"{message['role']!r}; remove it")
+        if type(weight) is not int or weight not in (0, 1):
+            raise SpecError(f"{where} message {n}: weight must be 0 (not trained on) or 1 (trained on), "
+                            f"got {weight!r}")
+        if weight == 0 and pair_answer:
+            raise SpecError(f"{where} message {n}: the answers of a preference pair are always trained on; remove "
+                            "weight 0")
 
 
 def reference_conversations(records: list[dict], mode: Mode) -> list[list[dict]] | None:

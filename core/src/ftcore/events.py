@@ -124,6 +124,10 @@ class Generated:
     # Seconds spent loading the model for this request: 0 when it was already loaded (warm).
     load_seconds: float
     elapsed_seconds: float
+    # Per conversation: "stop" (end of turn or a stop string) or "length" (max_new_tokens). None from older cores.
+    finish_reasons: list[Literal["stop", "length"]] | None = None
+    # Per conversation: tokens of the prompt, chat template included. None from older cores.
+    prompt_tokens: list[int] | None = None
     event: Literal["generated"] = "generated"
 
 

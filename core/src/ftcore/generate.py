@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from . import events
 from .data import read_jsonl
@@ -41,6 +42,17 @@ def generate_texts(model, tokenizer, prompts: list[list[dict]], max_new_tokens: 
     return tokenizer.batch_decode(ids, skip_special_tokens=True)
 
 
+@dataclass
+class Answer:
+    """One conversation's answer: its new tokens, its text, how it ended and the prompt's length in tokens."""
+
+    token_ids: list[int]
+    text: str
+    # "stop": a stop token or a stop string ended it; "length": max_new_tokens did.
+    finish_reason: Literal["stop", "length"]
+    prompt_tokens: int
+
+
 def generate_token_ids(model, tokenizer, prompts: list[list[dict]], max_new_tokens: int = 256,
                        temperature: float = 0.0, top_p: float = 1.0, batch_size: int = 8,
                        should_stop: Callable[[], bool] | None = None,
@@ -48,14 +60,45 @@ def generate_token_ids(model, tokenizer, prompts: list[list[dict]], max_new_toke
     """The new tokens of each answer, up to (not including) the first stop token. `should_stop` is polled after
     every generated token; when it turns true the generation ends with Cancelled (serve's cancel). `encode` makes
     the left-padded model inputs of a batch of prompts (vision: the processor's, with pixel values)."""
+    stops = set(_stop_ids(model, tokenizer))
+    rows = _generated_rows(model, tokenizer, prompts, max_new_tokens, temperature, top_p, batch_size, [], should_stop,
+                           encode)
+    return [_until_stop_token(row, stops)[0] for row, _ in rows]
+
+
+def generate_answers(model, tokenizer, prompts: list[list[dict]], max_new_tokens: int = 256, temperature: float = 0.0,
+                     top_p: float = 1.0, batch_size: int = 8, stop: list[str] | None = None,
+                     should_stop: Callable[[], bool] | None = None) -> list[Answer]:
+    """Each answer up to its first stop token, or up to the first of the `stop` strings: its text leaves the string
+    out, its token_ids keep the tokens that made it (they were generated). `should_stop` as generate_token_ids."""
+    stops, stop = set(_stop_ids(model, tokenizer)), stop or []
+    answers = []
+    for row, prompt_tokens in _generated_rows(model, tokenizer, prompts, max_new_tokens, temperature, top_p, batch_size,
+                                              stop, should_stop, None):
+        ids, ended = _until_stop_token(row, stops)
+        text = tokenizer.decode(ids, skip_special_tokens=True)
+        cut = min((at for at in (text.find(s) for s in stop) if at >= 0), default=None)
+        if cut is not None:
+            # The row ended with the stop string; a batch pads the rest, unless its padding is a stop token.
+            while ids and ids[-1] == tokenizer.pad_token_id:
+                ids.pop()
+            answers.append(Answer(ids, text[:cut], "stop", prompt_tokens))
+        else:
+            answers.append(Answer(ids, text, "stop" if ended else "length", prompt_tokens))
+    return answers
+
+
+def _generated_rows(model, tokenizer, prompts, max_new_tokens, temperature, top_p, batch_size, stop_strings,
+                    should_stop, encode) -> Iterator[tuple[list[int], int]]:
+    """(the new tokens of a row, as generate left them (stop tokens, padding), the prompt's length) per prompt."""
     import torch
 
     tokenizer.padding_side = "left"
     device = next(model.parameters()).device
     sampling = temperature > 0
-    stops = set(_stop_ids(model, tokenizer))
     stopping = _stopping_criteria(should_stop)
-    answers: list[list[int]] = []
+    # Rows stop at their stop string's last token, not at max_new_tokens (transformers' StopStringCriteria).
+    stop_at_strings = {"stop_strings": stop_strings, "tokenizer": tokenizer} if stop_strings else {}
     for i in range(0, len(prompts), batch_size):
         if encode is not None:
             encoded = encode(prompts[i:i + batch_size]).to(device)
@@ -68,13 +111,17 @@ def generate_token_ids(model, tokenizer, prompts: list[list[dict]], max_new_toke
             out = model.generate(**encoded, max_new_tokens=max_new_tokens, do_sample=sampling,
                                  temperature=temperature if sampling else None, top_p=top_p if sampling else None,
                                  top_k=None, eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
-                                 stopping_criteria=stopping)
+                                 stopping_criteria=stopping, **stop_at_strings)
         if should_stop is not None and should_stop():
             raise Cancelled("generation cancelled")
-        for row in out[:, encoded["input_ids"].shape[1]:].tolist():
-            end = next((k for k, token in enumerate(row) if token in stops), len(row))
-            answers.append(row[:end])
-    return answers
+        prompt_lengths = encoded["attention_mask"].sum(dim=1).tolist()
+        yield from zip(out[:, encoded["input_ids"].shape[1]:].tolist(), prompt_lengths)
+
+
+def _until_stop_token(row: list[int], stops: set[int]) -> tuple[list[int], bool]:
+    """The tokens before the first stop token, and whether there was one."""
+    end = next((k for k, token in enumerate(row) if token in stops), None)
+    return (row, False) if end is None else (row[:end], True)
 
 
 def _stopping_criteria(should_stop: Callable[[], bool] | None):

@@ -48,7 +48,10 @@ class GenerateRequest:
     max_new_tokens: int = 256
     temperature: float = 0.0
     top_p: float = 1.0
+    # Seeds torch's random stream once for the request: a sampled answer depends on the batch it is in.
     seed: int = 0
+    # Each answer ends before the first of these; finish_reasons says which ended so.
+    stop: list[str] | None = None
     batch_size: int = 8
 
 
@@ -215,10 +218,12 @@ class Server:
                 self.reader.cancelled.discard(request_id)
 
     def generate(self, request: GenerateRequest) -> events.Generated:
-        from .generate import generate_token_ids
+        from .generate import generate_answers
 
         if request.temperature < 0 or not 0 < request.top_p <= 1 or request.max_new_tokens < 1:
             raise SpecError("max_new_tokens must be ≥ 1, temperature ≥ 0 and top_p in (0, 1]")
+        if request.stop is not None and not all(request.stop):
+            raise SpecError("stop strings must not be empty")
         started = time.monotonic()
         model, tokenizer, load_seconds = self.models.get(request.model, request.adapter)
         try:
@@ -226,14 +231,15 @@ class Server:
 
             torch.manual_seed(request.seed)
             prompts = [[{**m, "content": text_of(m.get("content", ""))} for m in c] for c in request.conversations]
-            ids = generate_token_ids(model, tokenizer, prompts, request.max_new_tokens, request.temperature,
-                                     request.top_p, request.batch_size,
-                                     should_stop=lambda: self.reader.stop_requested(request.id))
+            answers = generate_answers(model, tokenizer, prompts, request.max_new_tokens, request.temperature,
+                                       request.top_p, request.batch_size, request.stop,
+                                       should_stop=lambda: self.reader.stop_requested(request.id))
         finally:
             self.models.release_oversized()
-        return events.Generated(id=request.id, texts=tokenizer.batch_decode(ids, skip_special_tokens=True),
-                                token_ids=ids, load_seconds=round(load_seconds, 4),
-                                elapsed_seconds=round(time.monotonic() - started, 4))
+        return events.Generated(id=request.id, texts=[a.text for a in answers], token_ids=[a.token_ids for a in answers],
+                                load_seconds=round(load_seconds, 4), elapsed_seconds=round(time.monotonic() - started, 4),
+                                finish_reasons=[a.finish_reason for a in answers],
+                                prompt_tokens=[a.prompt_tokens for a in answers])
 
     def preflight(self, request: PreflightRequest) -> events.Preflight:
         from .cli import from_dict

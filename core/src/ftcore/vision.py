@@ -95,16 +95,17 @@ def _template(processor) -> str:
 
 def encode_conversation(processor, messages: list[dict], max_length: int) -> dict:
     """input_ids (images expanded to their soft tokens), token_type_ids, pixel_values and labels that keep only the
-    assistant tokens, truncated to max_length."""
+    trained assistant tokens (chat.trained_token_mask), truncated to max_length."""
+    from .chat import trained_token_mask, without_weights
+
     tokenizer = processor.tokenizer
-    plain = tokenizer.apply_chat_template(messages, chat_template=_template(processor), tokenize=True,
-                                          return_dict=True, return_assistant_tokens_mask=True)
-    text = tokenizer.apply_chat_template(messages, chat_template=_template(processor), tokenize=False)
+    plain_ids, plain_mask = trained_token_mask(tokenizer, messages, chat_template=_template(processor))
+    text = tokenizer.apply_chat_template(without_weights(messages), chat_template=_template(processor), tokenize=False)
     images = load_images(messages)
     encoded = processor(text=[text], images=[images] if images else None, add_special_tokens=False,
                         return_tensors="pt")
     ids = encoded["input_ids"][0].tolist()
-    mask = _carry_mask(list(plain["input_ids"]), list(plain["assistant_masks"]), ids)
+    mask = _carry_mask(plain_ids, plain_mask, ids)
     if len(ids) > max_length and _image_token_id(processor) in ids[max_length:]:
         raise SpecError(f"a conversation's image tokens reach beyond max_length {max_length} (it needs {len(ids)} "
                         "tokens); raise max_length")

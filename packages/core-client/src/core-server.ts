@@ -28,7 +28,10 @@ export interface GenerateParams {
   max_new_tokens?: number;
   temperature?: number;
   top_p?: number;
+  /** Sampling seed (the batch shares one random stream: a conversation's sample depends on its batch). */
   seed?: number;
+  /** Each text ends before the first of these (finish_reason stop). */
+  stop?: readonly string[];
   batch_size?: number;
 }
 

@@ -89,6 +89,10 @@ export const GeneratedEvent = z.strictObject({
   /** Seconds spent loading the model for this request: 0 when it was already loaded. */
   load_seconds: num,
   elapsed_seconds: num,
+  /** Per conversation: `stop` (end of turn or a stop string) or `length` (max_new_tokens). Absent from older cores. */
+  finish_reasons: z.array(z.enum(['stop', 'length'])).nullable().optional(),
+  /** Per conversation: tokens of the prompt, chat template included. Absent from older cores. */
+  prompt_tokens: z.array(z.number().int()).nullable().optional(),
 });
 
 const MetricNote = z.record(z.string(), z.string());

@@ -12,3 +12,5 @@ export * from './recovery.ts';
 export * from './process.ts';
 export * from './request-work.ts';
 export * from './preflight.ts';
+export * from './submit.ts';
+export * from './job-lifecycle.ts';

@@ -95,3 +95,39 @@ export async function locateBaseModel(
   looked.push(`the model hub at ${config.HF_ENDPOINT} (HTTP ${status}${status === 401 || status === 403 ? ': private or gated, send a hub_token with access' : ''})`);
   throw invalidField(loc, `base model ${JSON.stringify(modelId)} not found; looked in ${looked.join(' and ')}`, 'unknown_model');
 }
+
+/** The base models the model store and this machine's MODELS_DIR hold (by id), for
+ *  GET /v1/models. Hub models not fetched yet are not listed (the hub has too many). */
+export async function listStoredModels(lookup: ModelLookup): Promise<string[]> {
+  const found = new Set<string>();
+  for (const blob of await lookup.blobs.list(MODEL_STORE_PREFIX)) {
+    if (blob.key.endsWith('/config.json')) found.add(blob.key.slice(MODEL_STORE_PREFIX.length, -'/config.json'.length));
+  }
+  const root = lookup.config.modelsDir;
+  const entries = await fs.readdir(root, { recursive: true }).catch(() => [] as string[]);
+  for (const entry of entries) {
+    if (path.basename(entry) !== 'config.json' || entry.split(path.sep).length > 3) continue;
+    const modelId = path.dirname(entry).split(path.sep).join('/');
+    if (modelId !== '.') found.add(modelId);
+  }
+  return [...found].sort();
+}
+
+/** The context length (max_position_embeddings) config.json gives a located model, when it can be read without a
+ *  download (undefined for a hub model not fetched yet). */
+export async function modelContextLength(lookup: ModelLookup, location: ModelLocation): Promise<number | undefined> {
+  let text: string | undefined;
+  try {
+    if (location.kind === 'store') {
+      const chunks: Buffer[] = [];
+      for await (const chunk of await lookup.blobs.get(`${modelStorePrefix(location.modelId)}config.json`)) chunks.push(Buffer.from(chunk as Uint8Array));
+      text = Buffer.concat(chunks).toString('utf8');
+    } else if (location.kind !== 'hub') text = await fs.readFile(path.join(location.folder, 'config.json'), 'utf8');
+  } catch {
+    return undefined;
+  }
+  if (!text) return undefined;
+  const config = JSON.parse(text) as { max_position_embeddings?: number; text_config?: { max_position_embeddings?: number } };
+  const length = config.max_position_embeddings ?? config.text_config?.max_position_embeddings;
+  return typeof length === 'number' && length > 0 ? length : undefined;
+}

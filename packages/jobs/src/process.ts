@@ -55,6 +55,7 @@ export const SERVICE_PORTS = {
   training: 'TRAINING_PORT',
   export: 'EXPORT_PORT',
   inference: 'INFERENCE_PORT',
+  openai: 'OPENAI_PORT',
 } as const satisfies Record<string, keyof Platform['config']>;
 
 /** One HTTP service as its own process (`pnpm start:<service>`), listening on its port. */

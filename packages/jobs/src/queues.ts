@@ -22,16 +22,49 @@ export const ModelChoice = z.object({
 });
 export type ModelChoice = z.infer<typeof ModelChoice>;
 
+/** What a generation must be: free text, any JSON object, or JSON that matches a schema (constrained decoding on
+ *  the fast engine; the transformers engine cannot constrain and refuses json). */
+export const ResponseFormat = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('text') }),
+  z.object({ type: z.literal('json_object') }),
+  z.object({ type: z.literal('json_schema'), schema: z.record(z.string(), z.unknown()) }),
+]);
+export type ResponseFormat = z.infer<typeof ResponseFormat>;
+
 export const GenerationSettings = z.object({
   max_new_tokens: z.number().int().min(1),
   temperature: z.number().min(0),
   top_p: z.number().gt(0).max(1).optional(),
+  /** Sampling seed of the first conversation; the i-th uses seed + i (so n copies of one prompt differ). */
+  seed: z.number().int().optional(),
+  /** Generation ends before the first of these strings; the text returned does not contain it. */
+  stop: z.array(z.string().min(1)).max(4).optional(),
+  response_format: ResponseFormat.optional(),
+  /** Report text as it is generated (StreamDelta through the queue's report channel) as well as the result. */
+  stream: z.boolean().optional(),
 });
 export type GenerationSettings = z.infer<typeof GenerationSettings>;
+
+/** How one generation ended and what it cost: `stop` = end of turn or a stop string, `length` = max_new_tokens or
+ *  the context ran out. Tokens are counted by the engine's own tokenizer. */
+export const GenerationDetail = z.object({
+  finish_reason: z.enum(['stop', 'length']),
+  prompt_tokens: z.number().int().min(0),
+  completion_tokens: z.number().int().min(0),
+});
+export type GenerationDetail = z.infer<typeof GenerationDetail>;
+
+/** A piece of conversation `index`'s text, reported while it is generated (settings.stream). */
+export const StreamDelta = z.object({ index: z.number().int().min(0), text: z.string() });
+export type StreamDelta = z.infer<typeof StreamDelta>;
 
 /** A conversation as the engines take it: plain-text messages. */
 export const PlainMessage = z.object({ role: z.enum(['system', 'user', 'assistant']), content: z.string() });
 export type PlainMessage = z.infer<typeof PlainMessage>;
+
+/** The infer queue's answer: one text per conversation, in order, and how each ended. */
+export const InferResult = z.object({ results: z.array(z.string()), details: z.array(GenerationDetail) });
+export type InferResult = z.infer<typeof InferResult>;
 
 const Requester = {
   userId: Id,
@@ -48,7 +81,7 @@ export const inferQueue = defineQueue(
     generation: GenerationSettings,
   }),
   // Several calls pipeline into the warm engines; more would only queue inside them.
-  { result: z.object({ results: z.array(z.string()) }), concurrency: 4 },
+  { result: InferResult, concurrency: 4 },
 );
 export type InferPayload = z.infer<typeof inferQueue.payload>;
 

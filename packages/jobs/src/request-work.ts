@@ -34,21 +34,31 @@ export async function withTimeLimit<T>(limit: TimeLimit, what: string, work: (si
   }
 }
 
+export interface WorkRequestOptions {
+  /** Default: the inference time limit (INFERENCE_TIMEOUT_MS). */
+  limit?: TimeLimit;
+  /** Each report the worker makes while the caller waits (a streamed generation's deltas), in order. */
+  onReport?: (data: unknown) => void;
+}
+
 export async function requestFromWorker<P extends { secretsId?: string | undefined }, R>(
   platform: Platform,
   queue: QueueDefinition<P, R>,
   payload: P,
   hubToken: string | undefined,
   what: string,
-  limit: TimeLimit = inferenceTimeLimit(platform),
+  options: WorkRequestOptions = {},
 ): Promise<R> {
   if (!(await platform.workers.anyLiveServing(queue.name, platform.config.WORKER_TIMEOUT_S))) {
     throw new ServiceUnavailable('worker', `no live worker serves the ${queue.name} queue; start one (pnpm start:worker, with ${queue.name} in WORKER_QUEUES)`);
   }
   const secretsId = hubToken ? newId('req') : undefined;
   if (secretsId) await platform.secrets.put(secretsId, { hubToken });
+  const onReport = options.onReport ? { onReport: options.onReport } : {};
   try {
-    return await withTimeLimit(limit, what, (signal) => platform.queue.request(queue, secretsId ? { ...payload, secretsId } : payload, { signal }));
+    return await withTimeLimit(options.limit ?? inferenceTimeLimit(platform), what, (signal) =>
+      platform.queue.request(queue, secretsId ? { ...payload, secretsId } : payload, { signal, ...onReport }),
+    );
   } finally {
     if (secretsId) await platform.secrets.drop(secretsId);
   }

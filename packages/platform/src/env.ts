@@ -18,6 +18,7 @@ const EnvSchema = z
     TRAINING_PORT: port.default(8002),
     EXPORT_PORT: port.default(8003),
     INFERENCE_PORT: port.default(8004),
+    OPENAI_PORT: port.default(8000).describe('the OpenAI-compatible /v1 surface'),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     AUTH_MODE: z.enum(['none', 'token', 'jwt']).default('none'),
     AUTH_REQUIRE_ALL: boolFromEnv.default(false),

@@ -28,7 +28,7 @@ import type { EventEmitter } from 'node:events';
 import { isNotConnectionError, Queue, QueueEvents, Worker, type Job, type KeepJobs } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
 import { ServiceUnavailable } from './errors.ts';
-import { errorFromWire, settle, unwrap, type Consumer, type JobHandler, type JobQueue, type Outcome, type QueueDefinition, type RequestOptions } from './queue.ts';
+import { deliverReport, errorFromWire, settle, unwrap, type Consumer, type JobHandler, type JobQueue, type Outcome, type QueueDefinition, type RequestOptions } from './queue.ts';
 
 export interface BullMqQueueOptions {
   url: string;
@@ -61,6 +61,36 @@ interface Settlers {
   completed(args: { returnvalue: unknown }): void;
   failed(args: { failedReason: string }): void;
   stalled(): void;
+}
+
+/** A job's progress as this driver writes it: the reports made since the last progress was written. */
+interface ProgressData {
+  reports: unknown[];
+}
+
+/** A request's reports as its job's progress events, in order. While one is being written the next ones gather
+ *  and go as one (a stream entry per Redis round trip at most, however fast the handler reports); a write that
+ *  fails drops its reports, never the work. close() stops taking reports and waits for those taken. */
+function progressReports(job: Job): { report(data: unknown): void; close(): Promise<void> } {
+  let gathered: unknown[] = [];
+  let written = Promise.resolve();
+  let open = true;
+  const write = async () => {
+    const progress: ProgressData = { reports: gathered };
+    gathered = [];
+    await job.updateProgress(progress).catch(ignore);
+  };
+  return {
+    report(data) {
+      if (!open) return;
+      gathered.push(data);
+      if (gathered.length === 1) written = written.then(write);
+    },
+    close() {
+      open = false;
+      return written;
+    },
+  };
 }
 
 function stopped(queue: string, why: string): ServiceUnavailable {
@@ -118,6 +148,7 @@ export class BullMqQueue implements JobQueue {
       const detach = (): boolean => {
         if (!this.waiting.delete(id)) return false;
         for (const [event, listener] of Object.entries(listeners)) events.off(`${event}:${id}`, listener);
+        events.off(`progress:${id}`, onProgress);
         signal?.removeEventListener('abort', onAbort);
         return true;
       };
@@ -135,8 +166,12 @@ export class BullMqQueue implements JobQueue {
         failed: (args) => fail(stopped(queue.name, args.failedReason)),
         stalled: () => fail(stopped(queue.name, 'it no longer renews its lock')),
       };
+      const onProgress = (args: { data: unknown }) => {
+        for (const report of (args.data as Partial<ProgressData> | null)?.reports ?? []) deliverReport(options.onReport, report);
+      };
       this.waiting.set(id, { queue: producer, settle: listeners, fail });
       for (const [event, listener] of Object.entries(listeners)) events.on(`${event}:${id}`, listener);
+      if (options.onReport) events.on(`progress:${id}`, onProgress);
       const added = producer.add(REQUEST, data, { jobId: id }).then(ignore, (err) => fail(this.unavailable(`did not take ${queue.name} work`, err)));
       // Deaf to the work's outcome at once; cancelled once the add went through, so a removal cannot run ahead of it.
       const onAbort = () => {
@@ -204,8 +239,11 @@ export class BullMqQueue implements JobQueue {
     if (this.cancelledEarly.delete(key)) return null; // its producer gave up before it started
     const controller = new AbortController();
     this.running.set(key, controller);
+    const reports = job.name === REQUEST ? progressReports(job) : undefined;
     try {
-      const outcome = await settle(() => handler(queue.payload.parse(job.data), { id: job.id!, signal: controller.signal }));
+      const outcome = await settle(() => handler(queue.payload.parse(job.data), { id: job.id!, signal: controller.signal, report: reports?.report ?? ignore }));
+      // Written before the outcome, so its `completed` event follows them in the stream.
+      await reports?.close();
       if (job.name === REQUEST) return outcome;
       if (!outcome.ok) this.options.onHandlerError?.(queue.name, errorFromWire(outcome.error));
       return null;

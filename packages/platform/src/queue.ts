@@ -26,6 +26,10 @@ export interface WorkContext {
   /** Aborted when the producer gives up on a request (its time limit, a client gone). Closing a consumer does
    *  not abort it: close waits for the handlers at work. */
   signal: AbortSignal;
+  /** Sends `data` to the producer waiting on this request (its onReport), e.g. text as it is generated. Fire and
+   *  forget: delivered in order and before the result, best effort (a report that cannot be delivered is dropped,
+   *  never an error of the work); a no-op for added work, or once nobody waits. Data must survive JSON. */
+  report(data: unknown): void;
 }
 
 export type JobHandler<P, R> = (payload: P, context: WorkContext) => Promise<R>;
@@ -39,6 +43,9 @@ export interface RequestOptions {
   /** Aborting cancels the work wherever it runs (removed while waiting, its handler's signal aborted while
    *  running); request() then rejects with the signal's reason. */
   signal?: AbortSignal;
+  /** Called in this process with each report (WorkContext.report) of the work, in order, while request() waits;
+   *  never after it settled. An exception it throws is swallowed: a listener cannot fail the work. */
+  onReport?: (data: unknown) => void;
 }
 
 export interface JobQueue {
@@ -78,6 +85,16 @@ export async function settle<R>(run: () => Promise<R>): Promise<Outcome<R>> {
   }
 }
 
+/** Hands a report to its producer's listener (RequestOptions.onReport), whose failure is its own: it must not fail
+ *  the work, nor stop a driver's event reader. */
+export function deliverReport(onReport: ((data: unknown) => void) | undefined, data: unknown): void {
+  try {
+    onReport?.(data);
+  } catch {
+    // the listener's own problem
+  }
+}
+
 /** An error sent as data, as the error the producer throws: the same status and sentence. */
 export class RemoteError extends AppError {
   constructor(
@@ -105,8 +122,9 @@ interface Item {
   id: string;
   payload: unknown;
   controller: AbortController;
-  /** Set for request(): where the outcome goes. */
+  /** Set for request(): where the outcome goes, and its reports while it waits. */
   answer?: (outcome: Outcome<unknown>) => void;
+  onReport?: (data: unknown) => void;
 }
 
 interface Lane {
@@ -140,17 +158,19 @@ export class InProcessQueue implements JobQueue {
       const onAbort = () => {
         const lane = this.lane(queue.name);
         lane.waiting = lane.waiting.filter((w) => w !== item);
+        delete item.onReport; // nobody listens any more
         item.controller.abort(signal!.reason);
         reject(signal!.reason);
       };
-      item = this.enqueue(queue, payload, (outcome) => {
+      const answer = (outcome: Outcome<unknown>) => {
         signal?.removeEventListener('abort', onAbort);
         try {
           resolve(unwrap(outcome) as R);
         } catch (err) {
           reject(err);
         }
-      });
+      };
+      item = this.enqueue(queue, payload, { answer, ...(options.onReport ? { onReport: options.onReport } : {}) });
       signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
@@ -185,10 +205,11 @@ export class InProcessQueue implements JobQueue {
     );
   }
 
-  private enqueue(queue: QueueDefinition<unknown, unknown>, payload: unknown, answer?: Item['answer']): Item;
-  private enqueue<P, R>(queue: QueueDefinition<P, R>, payload: P, answer?: Item['answer']): Item {
+  /** `request`: where a request's outcome and reports go (the handler may report as soon as it is pumped). */
+  private enqueue(queue: QueueDefinition<unknown, unknown>, payload: unknown, request?: Pick<Item, 'answer' | 'onReport'>): Item;
+  private enqueue<P, R>(queue: QueueDefinition<P, R>, payload: P, request: Pick<Item, 'answer' | 'onReport'> = {}): Item {
     if (this.closed) throw new ServiceUnavailable('queue', `the job queue is closed; ${queue.name} work cannot be queued`);
-    const item: Item = { id: randomUUID(), payload: queue.payload.parse(payload), controller: new AbortController(), ...(answer ? { answer } : {}) };
+    const item: Item = { id: randomUUID(), payload: queue.payload.parse(payload), controller: new AbortController(), ...request };
     this.lane(queue.name).waiting.push(item);
     this.pump(queue.name);
     return item;
@@ -209,8 +230,10 @@ export class InProcessQueue implements JobQueue {
       const item = lane.waiting.shift()!;
       const handler = lane.handler;
       lane.running.set(item.id, item);
-      void settle(() => handler(item.payload, { id: item.id, signal: item.controller.signal }))
+      const report = (data: unknown) => deliverReport(item.onReport, data);
+      void settle(() => handler(item.payload, { id: item.id, signal: item.controller.signal, report }))
         .then((outcome) => {
+          delete item.onReport; // none after the result
           if (item.answer) item.answer(outcome);
           else if (!outcome.ok) this.onHandlerError(name, errorFromWire(outcome.error));
         })

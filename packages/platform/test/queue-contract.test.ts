@@ -155,6 +155,44 @@ describe.each(drivers)('$name', (driver) => {
     expect(await producer.request(echo, { text: 'hello' })).toEqual({ text: 'hello (string)', length: 5 });
   });
 
+  it("delivers a request's reports to its producer in order, all before the result, none after it", async () => {
+    const { producer, consumer } = driver.open();
+    const reporters: Array<(data: unknown) => void> = [];
+    consumer.process(numbers, async ({ n }, { report }) => {
+      reporters.push(report);
+      for (let i = 0; i < n; i++) {
+        report({ n, i });
+        if (i % 10 === 0) await sleep(1); // reports from several turns of the event loop
+      }
+      return n;
+    });
+    const seen: unknown[] = [];
+    const result = producer.request(numbers, { n: 40 }, { onReport: (data) => seen.push(data) });
+    expect(await result).toBe(40);
+    expect(seen).toEqual(Array.from({ length: 40 }, (_, i) => ({ n: 40, i })));
+    reporters[0]!({ late: true }); // after its result: nobody may hear it
+    const next: unknown[] = [];
+    expect(await producer.request(numbers, { n: 1 }, { onReport: (data) => next.push(data) })).toBe(1);
+    expect(next).toEqual([{ n: 1, i: 0 }]);
+    expect(seen).toHaveLength(40);
+  });
+
+  it('keeps a failing report listener from failing the work or the requests after it', async () => {
+    const { producer, consumer } = driver.open();
+    consumer.process(numbers, async ({ n }, { report }) => {
+      report('a');
+      report('b');
+      return n;
+    });
+    const broken = () => {
+      throw new Error('listener broke');
+    };
+    expect(await producer.request(numbers, { n: 1 }, { onReport: broken })).toBe(1);
+    const seen: unknown[] = [];
+    expect(await producer.request(numbers, { n: 2 }, { onReport: (data) => seen.push(data) })).toBe(2);
+    expect(seen).toEqual(['a', 'b']);
+  });
+
   it("re-throws a handler's error on the producer side as the same kind of error", async () => {
     const { producer, consumer } = driver.open();
     const issues = [{ loc: ['body', 'split'], msg: 'split "test" not found', type: 'value_error' }];

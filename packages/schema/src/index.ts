@@ -6,12 +6,14 @@ export * from './preprocessing.ts';
 export * from './training.ts';
 export * from './export.ts';
 export * from './inference.ts';
+export * from './openai.ts';
 export { validationDetail, fastifyValidationDetail, issuesFromFastifyValidation, type RequestLocation } from './validation.ts';
 export { defineRoute, type RouteContract } from './routes/contract.ts';
 export { preprocessingRoutes } from './routes/preprocessing.ts';
 export { trainingRoutes } from './routes/training.ts';
 export { exportRoutes } from './routes/export.ts';
 export { inferenceRoutes } from './routes/inference.ts';
+export { openaiRoutes } from './routes/openai.ts';
 export * from './services.ts';
 export {
   buildOpenApiDocument,

@@ -30,6 +30,14 @@ export const multipartForms: Readonly<Record<string, object>> = {
       },
     },
   },
+  'POST /v1/files': {
+    type: 'object',
+    required: ['file', 'purpose'],
+    properties: {
+      file: { type: 'string', format: 'binary', description: 'Chat JSONL ({"messages": […]}) or preference JSONL ({"input", "preferred_output", "non_preferred_output"})' },
+      purpose: { type: 'string', enum: ['fine-tune'] },
+    },
+  },
 };
 
 /** jsonSchemaTransform, plus the multipart bodies of `multipartForms`. */

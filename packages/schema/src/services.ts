@@ -1,11 +1,12 @@
-// The four services: name, OpenAPI title and version, default port and route contracts.
+// The five services (the four of the interface and the OpenAI-compatible one): name, OpenAPI title and version, default port and route contracts.
 import type { RouteContract } from './routes/contract.ts';
 import { exportRoutes } from './routes/export.ts';
 import { inferenceRoutes } from './routes/inference.ts';
+import { openaiRoutes } from './routes/openai.ts';
 import { preprocessingRoutes } from './routes/preprocessing.ts';
 import { trainingRoutes } from './routes/training.ts';
 
-export type ServiceName = 'preprocessing' | 'training' | 'export' | 'inference';
+export type ServiceName = 'preprocessing' | 'training' | 'export' | 'inference' | 'openai';
 
 export interface ServiceInfo {
   readonly name: ServiceName;
@@ -60,11 +61,30 @@ export const inferenceService: ServiceInfo = {
   routes: Object.values(inferenceRoutes),
 };
 
+export const openaiService: ServiceInfo = {
+  name: 'openai',
+  title: 'Fine-tuning pipeline: OpenAI-compatible API',
+  description:
+    'OpenAI’s files, fine-tuning jobs, models and chat completions over the same datasets, jobs and models, for the official ' +
+    'SDKs unchanged (base_url http://host:8000/v1). Errors use OpenAI’s body.',
+  version: '1.0.0',
+  defaultPort: 8000,
+  tags: [
+    healthTag,
+    { name: 'files', description: 'Fine-tuning files (uploads)' },
+    { name: 'fine-tuning', description: 'Fine-tuning jobs (training jobs), their events and checkpoints' },
+    { name: 'models', description: 'Base and fine-tuned models' },
+    { name: 'chat', description: 'Chat completions' },
+  ],
+  routes: Object.values(openaiRoutes),
+};
+
 export const services: Readonly<Record<ServiceName, ServiceInfo>> = {
   preprocessing: preprocessingService,
   training: trainingService,
   export: exportService,
   inference: inferenceService,
+  openai: openaiService,
 };
 
 export const SERVICE_NAMES = Object.keys(services) as ServiceName[];

@@ -55,6 +55,7 @@ export const Hyperparameters = z
     adam_beta2: Fraction.default(0.99),
     warmup_ratio: z.number().min(0).max(1).default(0.1),
     beta: z.number().min(0).default(0.1).describe('dpo/orpo preference strength; grpo KL weight (0 turns KL off)'),
+    seed: z.number().int().min(0).max(2 ** 31 - 1).default(42).describe('Random seed: data order, LoRA initialisation, sampling'),
   })
   .meta({ id: 'Hyperparameters', description: 'Every field is applied; defaults are the interface’s sample values' });
 export type Hyperparameters = z.infer<typeof Hyperparameters>;
@@ -310,7 +311,7 @@ export const TrainingJob = z
     status: JobStatus,
     modality: Modality,
     tracker_url: maybe(z.string()).describe('Tracker run, or this job’s dashboard page'),
-    processed_dataset_id: Identifier,
+    processed_dataset_id: maybe(Identifier).describe('Null for a /v1 fine-tuning job whose training file failed validation (no dataset was made)'),
     adapter_path: maybe(z.string()),
     base_model_id: z.string(),
     gguf_path: maybe(z.string()),

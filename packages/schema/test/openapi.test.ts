@@ -20,6 +20,12 @@ const ENDPOINTS: Record<ServiceName, string[]> = {
   training: ['GET /health', 'POST /train', 'GET /jobs', 'GET /jobs/{job_id}', 'DELETE /jobs/{job_id}', 'POST /jobs/{job_id}/cancel', 'GET /jobs/{job_id}/events', 'GET /jobs/{job_id}/dashboard', 'GET /jobs/{job_id}/checkpoints', 'GET /workers'],
   export: ['GET /health', 'POST /exports', 'GET /exports', 'GET /exports/{job_id}', 'GET /exports/{job_id}/download'],
   inference: ['GET /health', 'POST /evaluation', 'POST /inference/batch'],
+  openai: [
+    'GET /health', 'POST /v1/files', 'GET /v1/files', 'GET /v1/files/{file_id}', 'GET /v1/files/{file_id}/content', 'DELETE /v1/files/{file_id}',
+    'POST /v1/fine_tuning/jobs', 'GET /v1/fine_tuning/jobs', 'GET /v1/fine_tuning/jobs/{fine_tuning_job_id}', 'POST /v1/fine_tuning/jobs/{fine_tuning_job_id}/cancel',
+    'GET /v1/fine_tuning/jobs/{fine_tuning_job_id}/events', 'GET /v1/fine_tuning/jobs/{fine_tuning_job_id}/checkpoints',
+    'GET /v1/models', 'GET /v1/models/{model}', 'DELETE /v1/models/{model}', 'POST /v1/chat/completions',
+  ],
 };
 
 function operations(document: OpenAPIV3_1.Document): Array<[string, OpenAPIV3_1.OperationObject]> {
@@ -71,12 +77,15 @@ describe.each(SERVICE_NAMES)('%s OpenAPI document', (service) => {
     expect(documented.sort()).toEqual([...ENDPOINTS[service]].sort());
   });
 
-  it('marks bearer authentication, and documents 422 wherever there is input', async () => {
+  it('marks bearer authentication, and documents the validation error wherever there is input', async () => {
+    // The /v1 surface answers invalid input as OpenAI does: 400 invalid_request_error, never 422; and always needs a bearer.
+    const validationStatus = service === 'openai' ? '400' : '422';
     for (const [name, operation] of operations(await documentOf(service))) {
-      if (BEARER_REQUIRED.includes(name)) expect(operation.security, name).toEqual([{ bearerAuth: [] }]);
+      if (BEARER_REQUIRED.includes(name) || (service === 'openai' && name !== 'GET /health')) expect(operation.security, name).toEqual([{ bearerAuth: [] }]);
       else if (name !== 'GET /health') expect(operation.security, name).toEqual([{}, { bearerAuth: [] }]);
       const hasInput = operation.requestBody !== undefined || (operation.parameters ?? []).length > 0;
-      expect(Object.keys(operation.responses ?? {}).includes('422'), name).toBe(hasInput);
+      expect(Object.keys(operation.responses ?? {}).includes(validationStatus), name).toBe(hasInput);
+      if (service === 'openai') expect(Object.keys(operation.responses ?? {}).includes('422'), name).toBe(false);
       expect(operation.responses?.['500'], name).toBeDefined();
     }
   });
@@ -90,7 +99,7 @@ describe.each(SERVICE_NAMES)('%s OpenAPI document', (service) => {
     }
     {
       const requestNames = new Set(operations(document).flatMap(([, operation]) => [...propertyNames(operation.requestBody, components)]));
-      const expected = { preprocessing: ['llm_api_key'], training: ['hub_token', 'api_key'], export: ['hub_token'], inference: ['hub_token'] }[service];
+      const expected = { preprocessing: ['llm_api_key'], training: ['hub_token', 'api_key'], export: ['hub_token'], inference: ['hub_token'], openai: [] }[service];
       for (const secret of expected) expect(requestNames.has(secret), `${service} requests take ${secret}`).toBe(true);
     }
   });

@@ -83,7 +83,8 @@ describe('request samples of interface.md', () => {
     accepts(TrainRequest, trainRequest);
     const minimal = TrainRequest.parse({ processed_dataset_id: 'pd_01', training_config: { base_model_id: 'm' } });
     expect(minimal.job_name).toBe('unnamed job');
-    expect(minimal.training_config.hyperparameters).toEqual(hyperparameters);
+    // seed is ours (decisions.md adds optional fields): 42 unless sent, as the core's own default.
+    expect(minimal.training_config.hyperparameters).toEqual({ ...hyperparameters, seed: 42 });
     expect(minimal.training_config).toMatchObject({
       provider: 'hub',
       method: 'QLoRA',

@@ -7,6 +7,7 @@ import { buildPreprocessingApp } from '@ftp/preprocessing';
 import { buildTrainingApp } from '@ftp/training';
 import { buildExportApp } from '@ftp/export';
 import { buildInferenceApp } from '@ftp/inference';
+import { buildOpenAiApp } from '@ftp/openai';
 import { startWorker } from '@ftp/worker';
 
 await runProcess('embedded stack', async (platform) => {
@@ -21,6 +22,7 @@ await runProcess('embedded stack', async (platform) => {
     ['training', await buildTrainingApp(platform)],
     ['export', await buildExportApp(platform)],
     ['inference', await buildInferenceApp(platform)],
+    ['openai', await buildOpenAiApp(platform)],
   ];
   const worker = config.START_WORKER ? await startWorker(platform) : undefined;
   for (const [name, app] of apps) {

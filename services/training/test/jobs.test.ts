@@ -58,6 +58,10 @@ describe('a LoRA SFT job on the tiny model', () => {
     const metrics = finished.metrics as Record<string, number>;
     for (const name of ['eval_loss', 'perplexity', 'accuracy', 'eval_runtime']) expect(Number.isFinite(metrics[name]), name).toBe(true);
     expect(metrics.perplexity).toBeCloseTo(Math.exp(metrics.eval_loss!), 3);
+    // the tokens the core trained on are kept with the job's metrics (max_steps: the report predicts them from its mean row)
+    const trained = (await h.platform.jobs.getForWorker(jobId))!.metrics!.trained_tokens!;
+    expect(Number.isInteger(trained)).toBe(true);
+    expect(trained / (finished.preflight as PreflightReport).training_tokens).toBeCloseTo(1, 1);
     expect(finished.progress).toMatchObject({ step: 30, total_steps: 30 });
     expect(finished.tracker_url).toMatch(new RegExp(`/jobs/${jobId}/dashboard$`));
   }, 300_000);

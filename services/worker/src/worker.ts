@@ -3,7 +3,7 @@
 // its heartbeat, stops the training jobs whose users cancelled them, and on stop hands its unfinished jobs and
 // exports back to the queue. It imports packages only, never a service.
 import os from 'node:os';
-import { newId, RUNNING_STATUSES, type JobHandler, type Consumer, type Platform, type QueueDefinition } from '@ftp/platform';
+import { newId, RUNNING_STATUSES, type JobHandler, type Consumer, type Platform, type QueueDefinition, type WorkContext } from '@ftp/platform';
 import { evaluateQueue, exportQueue, inferQueue, preflightQueue, trainingDevice, trainingQueue, watchIntervalMs, type QueueName } from '@ftp/jobs';
 import { detectDevices } from './devices.ts';
 import { sweepWorkDirs } from './work-dirs.ts';
@@ -50,7 +50,13 @@ export async function startWorker(platform: Platform, options: WorkerOptions = {
   const warmEngines = () => (engines ??= new InferenceEngines(platform, options.engines));
 
   /** Consumes `queue`, tracking each piece of work (by `idOf`) with its own abort controller. */
-  const serve = <P, R>(name: QueueName, queue: QueueDefinition<P, R>, idOf: (payload: P, id: string) => string, run: (payload: P, signal: AbortSignal) => Promise<R>, concurrency?: number) => {
+  const serve = <P, R>(
+    name: QueueName,
+    queue: QueueDefinition<P, R>,
+    idOf: (payload: P, id: string) => string,
+    run: (payload: P, signal: AbortSignal, report: WorkContext['report']) => Promise<R>,
+    concurrency?: number,
+  ) => {
     if (!queues.includes(name)) return;
     const handler: JobHandler<P, R> = async (payload, context) => {
       const id = idOf(payload, context.id);
@@ -59,7 +65,7 @@ export async function startWorker(platform: Platform, options: WorkerOptions = {
       context.signal.addEventListener('abort', forward, { once: true });
       atWork.set(id, { queue: name, controller });
       try {
-        return await run(payload, controller.signal);
+        return await run(payload, controller.signal, context.report);
       } finally {
         context.signal.removeEventListener('abort', forward);
         atWork.delete(id);
@@ -75,7 +81,7 @@ export async function startWorker(platform: Platform, options: WorkerOptions = {
   serve('train', trainingQueue, (p) => p.jobId, async (p, signal) => runTrainingJob(await jobContext(p.jobId, signal), p.jobId),
     options.concurrency ?? platform.config.WORKER_CONCURRENCY);
   serve('export', exportQueue, (p) => p.exportId, async (p, signal) => runExportJob({ platform, workerId, machine, signal }, p.exportId));
-  serve('infer', inferQueue, (_p, id) => id, (p, signal) => runInference(platform, warmEngines(), p, signal));
+  serve('infer', inferQueue, (_p, id) => id, (p, signal, report) => runInference(platform, warmEngines(), p, signal, report));
   serve('evaluate', evaluateQueue, (_p, id) => id, (p, signal) => runEvaluation(platform, warmEngines(), p, signal));
   serve('preflight', preflightQueue, (_p, id) => id, (p, signal) => runPreflight(platform, machine, p, signal, () => warmEngines().core));
 

@@ -1,12 +1,12 @@
 // Parity of the fast engine (llama.cpp on the core's GGUF export) with transformers (core generate) on tiny models of
-// every architecture the export supports.
+// every architecture the export supports; then what the OpenAI-style options do (stop, JSON grammars, streaming).
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GgmlType, GgufFileType, readGgufFileInfo } from 'node-llama-cpp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FastEngine, promptText, type ChatMessage } from '../src/fast-engine/index.ts';
+import { FastEngine, promptText, UnsupportedSchemaError, type ChatMessage, type GenerateRequest, type GenerationOptions } from '../src/fast-engine/index.ts';
 import { agreement, buildTinyFixtures, TINY_ARCHITECTURES, type TinyFixtures } from './fast-engine-fixtures/fixtures.ts';
 
 const MAX_NEW_TOKENS = 40; // as build_tiny.py
@@ -126,10 +126,14 @@ describe('fast engine', () => {
     expect(short).toHaveLength(many.length);
     for (const g of short) expect(g.tokens.length).toBeLessThanOrEqual(5);
     expect(short[4]!.tokens).toEqual(short[0]!.tokens);
+    // Sampling on the untaught model, whose choices are close to even: on the taught one any seed picks its answer.
+    const untaught = join(fx.untaughtDir, 'tiny-f16', 'model.gguf');
     const sampled = { maxNewTokens: 8, temperature: 1.5, topP: 0.9, seed: 7 };
-    const a = await engine.generate({ modelPath, conversations: fx.prompts, options: sampled });
-    const b = await engine.generate({ modelPath, conversations: fx.prompts, options: sampled });
+    const a = await engine.generate({ modelPath: untaught, conversations: fx.prompts, options: sampled });
+    const b = await engine.generate({ modelPath: untaught, conversations: fx.prompts, options: sampled });
+    const other = await engine.generate({ modelPath: untaught, conversations: fx.prompts, options: { ...sampled, seed: 100 } });
     expect(a.map((g) => g.tokens)).toEqual(b.map((g) => g.tokens));
+    expect(other.map((g) => g.tokens)).not.toEqual(a.map((g) => g.tokens));
   });
 
   it('keeps models in an LRU: most recent last, unloaded above the memory budget', async () => {
@@ -154,5 +158,89 @@ describe('fast engine', () => {
     await expect(
       engine.generate({ modelPath: join(llama(), 'tiny-f16', 'model.gguf'), loraPath: join(llama(), 'nope.gguf'), conversations: fx.prompts }),
     ).rejects.toThrow(/ENOENT/);
+  });
+});
+
+describe('fast engine: stop strings, JSON grammars, streaming, usage', () => {
+  const taught = () => join(fx.architectures.llama.dir, 'tiny-f16', 'model.gguf');
+  const generate = (options: GenerationOptions, onText?: GenerateRequest['onText'], modelPath = taught()) =>
+    engine.generate({ modelPath, conversations: fx.prompts, options, ...(onText ? { onText } : {}) });
+  const SHORT_ANSWER = { type: 'object', properties: { answer: { type: 'string', maxLength: 8 } }, required: ['answer'], additionalProperties: false };
+
+  it('ends at the end of turn (stop) or at max_new_tokens (length)', async () => {
+    const whole = await generate({ maxNewTokens: 150 }); // the taught answers are about 100 tokens
+    const cut = await generate({ maxNewTokens: 40 });
+    expect(whole.map((g) => g.finishReason)).toEqual(['stop', 'stop', 'stop', 'stop']);
+    expect(cut.map((g) => g.finishReason)).toEqual(['length', 'length', 'length', 'length']);
+    for (const [i, g] of cut.entries()) expect(whole[i]!.text.startsWith(g.text) && g.tokens.length === 40).toBe(true);
+  });
+
+  it('stops before the first stop string, one that spans several tokens too, and leaves it out', async () => {
+    const plain = await generate({ maxNewTokens: 40 });
+    expect(plain[0]!.text).toContain('Paris. Paris');
+    expect(plain[1]!.text).toContain('thank you');
+    const stopped = await generate({ maxNewTokens: 40, stop: ['Paris. Paris', 'thank you'] });
+    expect(stopped.map((g) => g.text)).toEqual(['The capital of France is ', 'Hello there! I am fine, ', plain[2]!.text, plain[3]!.text]);
+    expect(stopped.map((g) => g.finishReason)).toEqual(['stop', 'stop', 'length', 'length']);
+    expect(stopped[0]!.tokens).toEqual(plain[0]!.tokens.slice(0, stopped[0]!.tokens.length)); // up to the stop's last token
+  });
+
+  it('counts the prompt and the completion as tokenizing them does', async () => {
+    const generations = await generate({ maxNewTokens: 40 });
+    await engine.models.with(taught(), async (model) => {
+      for (const [i, g] of generations.entries()) {
+        expect(g.promptTokens).toBe(model.tokenize(promptText(model, fx.prompts[i]!), true).length);
+        expect(g.tokens.length).toBe(model.tokenize(g.text).length);
+      }
+    });
+  });
+
+  it('json_object: greedy text is a JSON object wherever it ended by itself, even on an untaught model', async () => {
+    // The untaught model ends some answers at `{}`; others run on inside a string until max_new_tokens (cut JSON,
+    // honestly `length`). Without the grammar it writes no JSON at all.
+    const untaught = join(fx.untaughtDir, 'tiny-f16', 'model.gguf');
+    const json = await generate({ maxNewTokens: 60, grammar: { type: 'json_object' } }, undefined, untaught);
+    const ended = json.filter((g) => g.finishReason === 'stop');
+    expect(ended.length).toBeGreaterThan(0);
+    for (const g of ended) expect(JSON.parse(g.text)).toBeTypeOf('object');
+    for (const g of json) expect(g.text.startsWith('{')).toBe(true);
+    const free = await generate({ maxNewTokens: 60 }, undefined, untaught);
+    expect(free.some((g) => g.text.startsWith('{'))).toBe(false);
+  });
+
+  it('json_schema: every answer parses and matches the schema', async () => {
+    const answers = await generate({ maxNewTokens: 60, grammar: { type: 'json_schema', schema: SHORT_ANSWER } });
+    for (const g of answers) {
+      expect(g.finishReason).toBe('stop');
+      const parsed = JSON.parse(g.text) as Record<string, unknown>;
+      expect(Object.keys(parsed)).toEqual(['answer']);
+      expect(typeof parsed.answer === 'string' && parsed.answer.length <= 8).toBe(true);
+      expect(g.text).toBe(g.text.trim()); // the grammar's closing newlines are not part of the answer
+    }
+  });
+
+  it('refuses a schema the grammar would not honour, naming the keyword', async () => {
+    const refused = async (schema: Record<string, unknown>) => generate({ grammar: { type: 'json_schema', schema } }).catch((err: unknown) => err);
+    const pattern = await refused({ type: 'object', properties: { a: { type: 'string', pattern: '^x+$' } } });
+    expect(pattern).toBeInstanceOf(UnsupportedSchemaError);
+    expect((pattern as Error).message).toContain('schema.properties.a.pattern');
+    expect(await refused({})).toBeInstanceOf(UnsupportedSchemaError); // node-llama-cpp would generate `null`
+    expect(await refused({ type: 'object', properties: {}, required: ['a'] })).toBeInstanceOf(UnsupportedSchemaError);
+    expect(await refused({ const: { a: 1 } })).toBeInstanceOf(UnsupportedSchemaError); // the converter's own refusal
+  });
+
+  it.each([
+    ['plain text', { maxNewTokens: 40 }],
+    ['stop strings', { maxNewTokens: 40, stop: ['Paris. Paris', 'thank you'] }],
+    ['a JSON schema', { maxNewTokens: 60, grammar: { type: 'json_schema', schema: SHORT_ANSWER } }],
+  ] as const)('streams %s as pieces that add up to the final text', async (_name, options) => {
+    const pieces: string[][] = fx.prompts.map(() => []);
+    const streamed = await generate(options, (index, delta) => pieces[index]!.push(delta));
+    const whole = await generate(options);
+    expect(streamed.map((g) => g.text)).toEqual(whole.map((g) => g.text));
+    for (const [i, g] of streamed.entries()) {
+      expect(pieces[i]!.join('')).toBe(g.text);
+      expect(pieces[i]!.length).toBeGreaterThan(3); // as generated, not at the end
+    }
   });
 });

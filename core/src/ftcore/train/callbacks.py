@@ -1,6 +1,7 @@
 """Trainer callbacks that turn training into protocol events, and SIGTERM into a clean stop."""
 from __future__ import annotations
 
+import json
 import math
 import signal
 import time
@@ -15,10 +16,27 @@ _STANDARD_KEYS = {"loss", "learning_rate", "epoch", "total_flos", "train_runtime
 
 
 class TokenCounter:
-    """Counts real (non-padding) tokens per training step, whatever the trainer's batch layout."""
+    """Counts real (non-padding) tokens per training step, whatever the trainer's batch layout: `total` in this
+    process (tokens per second), `trained` also those the checkpoint it resumed from had counted (a job's
+    trained_tokens, which a checkpoint keeps in FILE)."""
+
+    FILE = "trained_tokens.json"
 
     def __init__(self) -> None:
         self.total = 0
+        self.before = 0  # counted by the run that saved the checkpoint this one resumed from
+
+    @property
+    def trained(self) -> int:
+        return self.before + self.total
+
+    def save(self, checkpoint: Path) -> None:
+        (checkpoint / self.FILE).write_text(json.dumps({"trained_tokens": self.trained}) + "\n")
+
+    def resume(self, checkpoint: Path) -> None:
+        """A checkpoint saved before this file existed counts as 0 tokens."""
+        path = checkpoint / self.FILE
+        self.before = json.loads(path.read_text())["trained_tokens"] if path.is_file() else 0
 
     def count(self, inputs) -> None:
         if not isinstance(inputs, dict):
@@ -70,7 +88,21 @@ class ProtocolCallback(TrainerCallback):
     def on_train_begin(self, args, state, control, **kwargs):
         self.started = time.monotonic()
         self.start_step = state.global_step  # > 0 when resuming
+        if state.global_step:
+            self.tokens.resume(_checkpoint(args, state))
         _announce_tracker_run(args)
+
+    def on_step_end(self, args, state, control, **kwargs):
+        # The last step, and each step that evaluates (early stopping may end the run there), is reported, so the
+        # last progress event carries the trained_tokens of the whole run.
+        if state.global_step >= state.max_steps or control.should_evaluate:
+            control.should_log = True
+        return control
+
+    def on_epoch_end(self, args, state, control, **kwargs):
+        if control.should_evaluate:
+            control.should_log = True
+        return control
 
     def on_log(self, args, state, control, logs=None, **kwargs):
         logs = dict(logs or {})
@@ -81,6 +113,7 @@ class ProtocolCallback(TrainerCallback):
         eta = (state.max_steps - state.global_step) * elapsed / done if done else None
         extra = {k: float(v) for k, v in logs.items()
                  if k not in _STANDARD_KEYS and isinstance(v, (int, float)) and math.isfinite(v)}
+        extra["trained_tokens"] = self.tokens.trained
         progress = events.Progress(
             step=state.global_step, total_steps=state.max_steps, epoch=round(float(state.epoch or 0), 4),
             loss=_finite(logs.get("loss")), learning_rate=_finite(logs.get("learning_rate")),
@@ -90,7 +123,8 @@ class ProtocolCallback(TrainerCallback):
         events.emit(progress)
 
     def on_save(self, args, state, control, **kwargs):
-        path = Path(args.output_dir) / f"checkpoint-{state.global_step}"
+        path = _checkpoint(args, state)
+        self.tokens.save(path)
         events.emit(events.Checkpoint(step=state.global_step, path=str(path)))
 
     def on_evaluate(self, args, state, control, metrics=None, **kwargs):
@@ -104,6 +138,11 @@ class ProtocolCallback(TrainerCallback):
                         ("eval_loss", "eval_runtime", "eval_accuracy", "epoch") and isinstance(v, (int, float))
                         and math.isfinite(v)}
         events.emit(report)
+
+
+def _checkpoint(args, state) -> Path:
+    """The Trainer's folder for the checkpoint of the current step."""
+    return Path(args.output_dir) / f"checkpoint-{state.global_step}"
 
 
 class CancelOnSigterm(TrainerCallback):

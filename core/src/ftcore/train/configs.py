@@ -118,8 +118,9 @@ def trainer_config(spec: Options):
         if spec.modality == "vision":  # records stay as they are; vision.VisionChatCollator masks the labels
             return SFTConfig(**common, max_length=hp.max_length, assistant_only_loss=False,
                              remove_unused_columns=False, dataset_kwargs={"skip_prepare_dataset": True})
+        # the records come tokenized with their loss mask (trainers.sft_dataset), which TRL's collator applies
         return SFTConfig(**common, max_length=hp.max_length, packing=hp.packing, padding_free=hp.padding_free,
-                         assistant_only_loss=True, dataset_num_proc=None)
+                         assistant_only_loss=False, dataset_num_proc=None)
     if spec.trainer_type == "dpo":
         from trl import DPOConfig
 

@@ -52,11 +52,12 @@ def _text_batch(tokenizer, conversations: list[list[dict]], max_length: int) -> 
 
 
 def assistant_labels(tokenizer, conversation: list[dict], max_length: int) -> tuple[list[int], list[int]]:
-    """Token ids of the chat-templated conversation and labels that keep only assistant tokens."""
-    encoded = tokenizer.apply_chat_template(conversation, tokenize=True, return_dict=True,
-                                            return_assistant_tokens_mask=True)
-    ids = list(encoded["input_ids"])[:max_length]
-    mask = list(encoded["assistant_masks"])[:max_length]
+    """Token ids of the chat-templated conversation and labels that keep only the tokens training learns (assistant
+    turns, less those with weight 0)."""
+    from ..chat import trained_token_mask
+
+    ids, mask = trained_token_mask(tokenizer, conversation)
+    ids, mask = ids[:max_length], mask[:max_length]
     return ids, [t if m else -100 for t, m in zip(ids, mask)]
 
 

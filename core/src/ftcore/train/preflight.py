@@ -121,10 +121,11 @@ def _encode(spec: TrainOptions, record: dict, tokenizer) -> _Row:
 
             encoded = encode_conversation(tokenizer, record["messages"], sys.maxsize)
             ids, trained = encoded["input_ids"], [label != IGNORE for label in encoded["labels"]]
-        else:  # TRL's assistant_only_loss: the template's {% generation %} mask; truncation keeps the start
-            encoded = tokenizer.apply_chat_template(record["messages"], tokenize=True, return_dict=True,
-                                                    return_assistant_tokens_mask=True)
-            ids, trained = list(encoded["input_ids"]), [bool(m) for m in encoded["assistant_masks"]]
+        else:  # the trainer's own mask (trainers.sft_dataset); truncation keeps the start
+            from ..chat import trained_token_mask
+
+            ids, mask = trained_token_mask(tokenizer, record["messages"])
+            trained = [bool(m) for m in mask]
         stop = min(len(ids), hp.max_length)
         return _Row(ids, trained, 0, stop, counted=stop)
     if spec.trainer_type == "dpo":
@@ -423,7 +424,7 @@ def _warnings(spec: TrainOptions, rows: list[_Row], train_records, test_records,
                      "{% generation %} … {% endgeneration %}" if not has_generation_markers(tokenizer) else
                      "give each of them an assistant turn, or check that the chat template's {% generation %} block "
                      "covers the assistant's content")
-            refused = ", and TRL refuses to train on them" if spec.modality == "text" else ""
+            refused = ", and training refuses them" if spec.modality == "text" else ""
             warn("no_assistant_turn", f"{len(empty)} of {len(rows)} train rows ({_first(empty)}) have no token the "
                                       f"chat template of {spec.base_model} marks as the assistant's: they add "
                                       f"nothing to the loss{refused}; {cause}")

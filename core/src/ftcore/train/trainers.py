@@ -34,10 +34,37 @@ def _resume_in_the_same_data_order() -> None:
     hf.skip_first_batches = skip_first_batches
 
 
+def sft_dataset(records, tokenizer, what: str):
+    """SFT records as TRL takes a processed dataset, {input_ids, assistant_masks}, with the core's loss mask
+    (chat.trained_token_mask: the template's assistant turns, less those with weight 0); TRL still truncates or packs
+    them, and its collator gives the tokens outside the mask label -100. A row with no trained token is refused, as
+    TRL refuses one when it applies the template itself."""
+    from ..chat import trained_token_mask
+    from ..errors import SpecError
+
+    if records is None:
+        return None
+    rows, empty = [], []
+    for n, record in enumerate(records, start=1):
+        ids, mask = trained_token_mask(tokenizer, record["messages"])
+        rows.append({"input_ids": ids, "assistant_masks": mask})
+        if not any(mask):
+            empty.append(n)
+    if empty:
+        listed = ", ".join(map(str, empty[:5])) + (", …" if len(empty) > 5 else "")
+        raise SpecError(f"{len(empty)} of {len(records)} {what} rows (rows {listed}) have no token the chat template "
+                        f"of {tokenizer.name_or_path} marks as the assistant's, so they add nothing to the loss; wrap "
+                        "the assistant turn of the template in {% generation %} … {% endgeneration %}, or remove the "
+                        "rows")
+    return _dataset(rows)
+
+
 def build_trainer(spec: Options, model, tokenizer, config, peft_config, train_records, test_records):
     _resume_in_the_same_data_order()
     if spec.modality == "vision":  # message contents mix strings and part lists, which Arrow cannot hold in a column
         train, test = train_records, test_records
+    elif spec.trainer_type == "sft":
+        train, test = sft_dataset(train_records, tokenizer, "train"), sft_dataset(test_records, tokenizer, "test")
     else:
         train, test = _dataset(train_records), _dataset(test_records)
     common = dict(model=model, args=config, train_dataset=train, eval_dataset=test, processing_class=tokenizer,

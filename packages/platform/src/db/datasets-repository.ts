@@ -61,6 +61,17 @@ export class DatasetsRepository {
     return row;
   }
 
+  /** The caller's uploads, newest first. */
+  async listRaw(userId: string): Promise<RawDatasetRow[]> {
+    return this.db.query<RawDatasetRow>('SELECT * FROM raw_datasets WHERE user_id = $1 ORDER BY created_at DESC, dataset_id DESC', [userId]);
+  }
+
+  /** Removes the row of an upload (its blob is the caller's to delete); false when it is not the caller's. */
+  async deleteRaw(userId: string, datasetId: string): Promise<boolean> {
+    const rows = await this.db.query('DELETE FROM raw_datasets WHERE user_id = $1 AND dataset_id = $2 RETURNING dataset_id', [userId, datasetId]);
+    return rows.length > 0;
+  }
+
   async insertProcessed(row: Omit<ProcessedDatasetRow, 'created_at'>, tx: Queryable = this.db): Promise<ProcessedDatasetRow> {
     const [created] = await tx.query<ProcessedDatasetRow>(
       `INSERT INTO processed_datasets (processed_dataset_id, user_id, dataset_id, dataset_name, dataset_subset,

@@ -30,7 +30,8 @@ export interface TrainingJobRow {
   user_id: string;
   job_name: string;
   status: JobStatus;
-  processed_dataset_id: string;
+  /** Null only for a /v1 job whose training file failed validation (it never ran). */
+  processed_dataset_id: string | null;
   base_model_id: string;
   modality: 'text' | 'vision';
   training_config: Record<string, unknown>;
@@ -51,6 +52,10 @@ export interface TrainingJobRow {
   best_step: number | null;
   /** The pre-flight report its worker made before training (PreflightReport). */
   preflight: Record<string, unknown> | null;
+  /** When the user cancelled it (it then ends failed with "cancelled by user"). */
+  cancelled_at: Date | null;
+  /** Created through the OpenAI-compatible surface: what only that face shows (OpenAiJobFacts in @ftp/jobs). */
+  openai: Record<string, unknown> | null;
   created_at: Date;
   updated_at: Date;
   started_at: Date | null;
@@ -75,8 +80,16 @@ export interface JobEventRow {
   created_at: Date;
 }
 
-type JobUpdate = Partial<Pick<TrainingJobRow, 'status' | 'progress' | 'metrics' | 'artifacts' | 'adapter_path' | 'gguf_path' | 'tracker_url' | 'error' | 'worker_id' | 'started_at' | 'finished_at' | 'best_step' | 'preflight'>>;
-const JSON_COLUMNS = new Set(['progress', 'metrics', 'artifacts', 'preflight']);
+type JobUpdate = Partial<Pick<TrainingJobRow, 'status' | 'progress' | 'metrics' | 'artifacts' | 'adapter_path' | 'gguf_path' | 'tracker_url' | 'error' | 'worker_id' | 'started_at' | 'finished_at' | 'best_step' | 'preflight' | 'cancelled_at' | 'openai'>>;
+const JSON_COLUMNS = new Set(['progress', 'metrics', 'artifacts', 'preflight', 'openai']);
+
+/** A new job row: queued, or (a /v1 job whose file failed validation) failed at once with its error. */
+export type NewJobRow = Pick<TrainingJobRow, 'job_id' | 'user_id' | 'job_name' | 'processed_dataset_id' | 'base_model_id' | 'modality' | 'training_config' | 'blob_prefix' | 'tracker_url'> &
+  Partial<Pick<TrainingJobRow, 'parent_job_id' | 'parent_checkpoint_step' | 'openai'>> & {
+    failed?: { error: string };
+    /** Log lines of what happened before the row existed (a /v1 job's file validation), logged before its status. */
+    earlier?: string[];
+  };
 /** SQL: the `table` row's worker has no heartbeat fresher than the seconds bound to `param` (or no row at all). */
 export const workerSilent = (table: string, param: string): string =>
   `NOT EXISTS (SELECT 1 FROM workers w WHERE w.worker_id = ${table}.worker_id AND w.heartbeat_at > now() - make_interval(secs => ${param}))`;
@@ -84,15 +97,18 @@ export const workerSilent = (table: string, param: string): string =>
 export class JobsRepository {
   constructor(private readonly db: Database) {}
 
-  async insert(row: Pick<TrainingJobRow, 'job_id' | 'user_id' | 'job_name' | 'processed_dataset_id' | 'base_model_id' | 'modality' | 'training_config' | 'blob_prefix' | 'tracker_url'> & Partial<Pick<TrainingJobRow, 'parent_job_id' | 'parent_checkpoint_step'>>): Promise<TrainingJobRow> {
+  async insert(row: NewJobRow): Promise<TrainingJobRow> {
+    const status = row.failed ? 'failed' : 'queued';
     const [created] = await this.db.query<TrainingJobRow>(
       `INSERT INTO training_jobs (job_id, user_id, job_name, status, processed_dataset_id, base_model_id, modality, training_config, blob_prefix, tracker_url,
-         parent_job_id, parent_checkpoint_step)
-       VALUES ($1, $2, $3, 'queued', $4, $5, $6, $7::json, $8, $9, $10, $11) RETURNING *`,
-      [row.job_id, row.user_id, row.job_name, row.processed_dataset_id, row.base_model_id, row.modality,
-        JSON.stringify(row.training_config), row.blob_prefix, row.tracker_url, row.parent_job_id ?? null, row.parent_checkpoint_step ?? null],
+         parent_job_id, parent_checkpoint_step, openai, error, finished_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8::json, $9, $10, $11, $12, $13::json, $14, $15) RETURNING *`,
+      [row.job_id, row.user_id, row.job_name, status, row.processed_dataset_id, row.base_model_id, row.modality,
+        JSON.stringify(row.training_config), row.blob_prefix, row.tracker_url, row.parent_job_id ?? null, row.parent_checkpoint_step ?? null,
+        row.openai ? JSON.stringify(row.openai) : null, row.failed?.error ?? null, row.failed ? new Date() : null],
     );
-    await this.appendEvent(row.job_id, 'status', { status: 'queued' });
+    for (const message of row.earlier ?? []) await this.appendEvent(row.job_id, 'log', { level: 'info', message });
+    await this.appendEvent(row.job_id, 'status', { status, ...(row.failed ? { error: row.failed.error } : {}) });
     return created!;
   }
 
@@ -135,6 +151,18 @@ export class JobsRepository {
 
   async list(userId: string): Promise<TrainingJobRow[]> {
     return this.db.query<TrainingJobRow>('SELECT * FROM training_jobs WHERE user_id = $1 ORDER BY created_at DESC, job_id DESC', [userId]);
+  }
+
+  /** One page of the caller's jobs, newest first: at most `limit`, those after job `after` in that order (an id that
+   *  is not the caller's gives the first page, as an unknown cursor does); `hasMore` says whether a next page exists. */
+  async listPage(userId: string, page: { after?: string; limit: number }): Promise<{ rows: TrainingJobRow[]; hasMore: boolean }> {
+    const rows = await this.db.query<TrainingJobRow>(
+      `SELECT * FROM training_jobs j WHERE j.user_id = $1 AND ($2::text IS NULL OR NOT EXISTS (SELECT 1 FROM training_jobs a WHERE a.user_id = $1 AND a.job_id = $2)
+         OR (j.created_at, j.job_id) < (SELECT a.created_at, a.job_id FROM training_jobs a WHERE a.user_id = $1 AND a.job_id = $2))
+       ORDER BY j.created_at DESC, j.job_id DESC LIMIT $3`,
+      [userId, page.after ?? null, page.limit + 1],
+    );
+    return { rows: rows.slice(0, page.limit), hasMore: rows.length > page.limit };
   }
 
   async listByStatus(statuses: readonly JobStatus[]): Promise<TrainingJobRow[]> {

@@ -2,7 +2,7 @@
 // 422 → {detail:[{loc,msg,type}]}, other client errors → {detail:"…"}, 500 → {detail:"internal error",request_id}.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { validationDetail } from '@ftp/schema';
-import { AppError, UnprocessableEntity } from '../errors.ts';
+import { AppError, UnprocessableEntity, type ValidationIssue } from '../errors.ts';
 import { BlobNotFound, InvalidBlobKey } from '../blobs/blob-store.ts';
 import { locationOf, RequestValidationError } from './validation.ts';
 
@@ -16,37 +16,75 @@ const FASTIFY_CLIENT_ERRORS: Record<string, (err: FastifyError) => [number, stri
   FST_INVALID_MULTIPART_CONTENT_TYPE: () => [400, 'the request is not multipart/form-data; send the file as a `file` part'],
 };
 
-export function installErrorHandler(app: FastifyInstance): void {
+/** How an app writes its error bodies: ours (decisions.md) or OpenAI's, for the /v1 surface the SDKs parse. */
+export type ErrorStyle = 'detail' | 'openai';
+
+/** An error as the handler decided it, before it is written in a style. */
+type Outcome =
+  | { status: number; detail: string; requestId?: string }
+  | { status: 422; issues: ValidationIssue[] };
+
+export function installErrorHandler(app: FastifyInstance, style: ErrorStyle = 'detail'): void {
+  const write = style === 'openai' ? openAiBody : detailBody;
   app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    if (err instanceof RequestValidationError) {
-      return reply.code(422).send({ detail: validationDetail(locationOf(err.validationContext), err.issues, err.input) });
-    }
-    if (err instanceof UnprocessableEntity) {
-      return reply.code(422).send({ detail: err.issues });
-    }
-    if (err instanceof AppError) {
-      if (err.statusCode >= 500) request.log.warn({ err }, 'dependency failure');
-      return reply.code(err.statusCode).send({ detail: err.message });
-    }
-    if (err instanceof BlobNotFound) {
-      return reply.code(404).send({ detail: 'the stored file behind this resource is missing' });
-    }
-    if (err instanceof InvalidBlobKey) {
-      return reply.code(400).send({ detail: err.message });
-    }
-    const known = err.code ? FASTIFY_CLIENT_ERRORS[err.code] : undefined;
-    if (known) {
-      const [status, detail] = known(err);
-      return reply.code(status).send({ detail });
-    }
-    if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) {
-      return reply.code(err.statusCode).send({ detail: err.message });
-    }
-    request.log.error({ err }, 'unhandled error');
-    return reply.code(500).send({ detail: 'internal error', request_id: request.id });
+    const outcome = decide(err, request);
+    const [status, body] = write(outcome);
+    return reply.code(status).send(body);
   });
 
-  app.setNotFoundHandler((request, reply) =>
-    reply.code(404).send({ detail: `no endpoint ${request.method} ${request.url.split('?')[0]}` }),
-  );
+  app.setNotFoundHandler((request, reply) => {
+    const [status, body] = write({ status: 404, detail: `no endpoint ${request.method} ${request.url.split('?')[0]}` });
+    return reply.code(status).send(body);
+  });
+}
+
+function decide(err: FastifyError, request: FastifyRequest): Outcome {
+  if (err instanceof RequestValidationError) {
+    return { status: 422, issues: validationDetail(locationOf(err.validationContext), err.issues, err.input) };
+  }
+  if (err instanceof UnprocessableEntity) return { status: 422, issues: err.issues };
+  if (err instanceof AppError) {
+    if (err.statusCode >= 500) request.log.warn({ err }, 'dependency failure');
+    return { status: err.statusCode, detail: err.message };
+  }
+  if (err instanceof BlobNotFound) return { status: 404, detail: 'the stored file behind this resource is missing' };
+  if (err instanceof InvalidBlobKey) return { status: 400, detail: err.message };
+  const known = err.code ? FASTIFY_CLIENT_ERRORS[err.code] : undefined;
+  if (known) {
+    const [status, detail] = known(err);
+    return { status, detail };
+  }
+  if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) return { status: err.statusCode, detail: err.message };
+  request.log.error({ err }, 'unhandled error');
+  return { status: 500, detail: 'internal error', requestId: request.id };
+}
+
+function detailBody(outcome: Outcome): [number, unknown] {
+  if ('issues' in outcome) return [422, { detail: outcome.issues }];
+  return [outcome.status, outcome.requestId ? { detail: outcome.detail, request_id: outcome.requestId } : { detail: outcome.detail }];
+}
+
+const OPENAI_TYPES: Record<number, string> = {
+  400: 'invalid_request_error',
+  401: 'invalid_request_error',
+  404: 'invalid_request_error',
+  409: 'invalid_request_error',
+  413: 'invalid_request_error',
+  415: 'invalid_request_error',
+  429: 'rate_limit_exceeded',
+};
+const OPENAI_CODES: Record<number, string> = { 401: 'invalid_api_key', 404: 'not_found', 409: 'conflict', 413: 'payload_too_large', 503: 'service_unavailable', 504: 'timeout' };
+
+/** OpenAI's `{"error": {message, type, param, code}}`. A validation failure is their 400 invalid_request_error with
+ *  the first field at fault in `param` (dotted, without the body/query/path prefix). */
+function openAiBody(outcome: Outcome): [number, unknown] {
+  if ('issues' in outcome) {
+    const [first] = outcome.issues;
+    const param = first ? first.loc.slice(1).join('.') || null : null;
+    const message = outcome.issues.map((issue) => `${issue.loc.slice(1).join('.') || issue.loc[0]}: ${issue.msg}`).join('; ');
+    return [400, { error: { message, type: 'invalid_request_error', param, code: first?.type ?? null } }];
+  }
+  const message = outcome.requestId ? `${outcome.detail} (request id ${outcome.requestId})` : outcome.detail;
+  const type = OPENAI_TYPES[outcome.status] ?? (outcome.status >= 500 ? 'server_error' : 'invalid_request_error');
+  return [outcome.status, { error: { message, type, param: null, code: OPENAI_CODES[outcome.status] ?? null } }];
 }

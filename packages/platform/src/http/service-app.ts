@@ -4,7 +4,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { serializerCompiler } from 'fastify-type-provider-zod';
 import type { Platform } from '../platform.ts';
 import { newId } from '../ids.ts';
-import { installErrorHandler } from './error-handler.ts';
+import { installErrorHandler, type ErrorStyle } from './error-handler.ts';
 import { zodValidatorCompiler } from './validation.ts';
 
 declare module 'fastify' {
@@ -27,9 +27,11 @@ export interface ServiceAppOptions {
   platform: Platform;
   /** Body limit for JSON requests; uploads have their own limit. */
   bodyLimit?: number;
+  /** Error bodies: ours, or OpenAI's for the /v1 surface. */
+  errorStyle?: ErrorStyle;
 }
 
-export function createServiceApp({ platform, bodyLimit = 16 * 1024 * 1024 }: ServiceAppOptions): FastifyInstance {
+export function createServiceApp({ platform, bodyLimit = 16 * 1024 * 1024, errorStyle = 'detail' }: ServiceAppOptions): FastifyInstance {
   const app = Fastify({
     loggerInstance: platform.logger as FastifyBaseLogger,
     genReqId: () => newId('req'),
@@ -41,7 +43,7 @@ export function createServiceApp({ platform, bodyLimit = 16 * 1024 * 1024 }: Ser
   });
   app.setValidatorCompiler(zodValidatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
-  installErrorHandler(app);
+  installErrorHandler(app, errorStyle);
   app.decorate('platform', platform);
   app.decorateRequest('userId', '');
 

@@ -18,7 +18,7 @@ const tags = ['exports'] as const;
 const jobNotFound = notFound('training job');
 
 /** The handler sends a stream or buffer, which fastify passes through unserialised. */
-const BinaryFile = z.custom<Readable | Buffer>().meta({ type: 'string', format: 'binary' });
+export const BinaryFile = z.custom<Readable | Buffer>().meta({ type: 'string', format: 'binary' });
 
 export const exportRoutes = {
   getHealth: healthRoute('export'),

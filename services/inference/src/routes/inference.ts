@@ -26,7 +26,8 @@ export function registerInferenceRoutes(app: FastifyInstance): void {
         conversations: messages.map(plainConversation),
         generation: { max_new_tokens, temperature, ...(top_p !== undefined ? { top_p } : {}) },
       };
-      return requestFromWorker(platform, inferQueue, payload, hubToken, 'batch inference');
+      const { results } = await requestFromWorker(platform, inferQueue, payload, hubToken, 'batch inference');
+      return { results };
     },
   });
 

@@ -1,12 +1,9 @@
 // /datasets: upload a raw file, process it into ChatML splits, list, read and delete processed datasets.
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { invalidField, NotFound, PayloadTooLarge } from '@ftp/platform';
+import { invalidField, NotFound } from '@ftp/platform';
 import { preprocessingRoutes } from '@ftp/schema';
-import { storeUpload } from '../uploads.ts';
-import { processDataset } from '../processing/process-dataset.ts';
-import { uploadSource, type DatasetSource } from '../processing/sources.ts';
-import { presentDatasetSummary, presentProcessedDataset, presentProcessingResult } from '../presenters.ts';
+import { loadHubSource, presentDatasetSummary, presentProcessedDataset, presentProcessingResult, processDataset, storeUploadPart, uploadSource } from '@ftp/datasets';
 
 const FILE_PART = 'file';
 
@@ -26,14 +23,7 @@ export async function datasetRoutes(app: FastifyInstance): Promise<void> {
         part.file.resume();
         throw invalidField(['body', FILE_PART], `the file part is named ${JSON.stringify(part.fieldname)}; name it "file"`, 'missing');
       }
-      // @fastify/multipart only truncates a file at the limit (and may have done so before we get the part):
-      // fail the stream when it happens later, and check the flag once the file is stored.
-      const tooLarge = () =>
-        new PayloadTooLarge(`the file is larger than MAX_UPLOAD_BYTES (${platform.config.MAX_UPLOAD_BYTES} bytes); split it or raise the limit`);
-      part.file.once('limit', () => part.file.destroy(tooLarge()));
-      const row = await storeUpload(platform, request.userId, part.filename || 'upload', part.file, () => {
-        if (part.file.truncated) throw tooLarge();
-      });
+      const row = await storeUploadPart(platform, request.userId, part);
       return {
         dataset_id: row.dataset_id,
         filename: row.filename,
@@ -50,10 +40,9 @@ export async function datasetRoutes(app: FastifyInstance): Promise<void> {
     ...preprocessingRoutes.processDataset,
     handler: async (request) => {
       const body = request.body;
-      const source: DatasetSource =
+      const source =
         body.dataset_source === 'hub'
-          ? // Loaded on first use: the hub client costs ~25 MB of memory a server without hub datasets never needs.
-            await (await import('../processing/hub-source.ts')).hubSource(platform.config, body.dataset_id, body.dataset_subset)
+          ? await loadHubSource(platform.config, body.dataset_id, body.dataset_subset)
           : await uploadSource(platform, request.userId, body.dataset_id);
       const row = await processDataset(platform, request.userId, body, source);
       return presentProcessingResult(row, platform.blobs);

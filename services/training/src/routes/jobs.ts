@@ -1,10 +1,9 @@
 // /train and /jobs: submit, read, list, cancel, delete, stream events (SSE) and the job's own page.
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { Conflict, RUNNING_STATUSES, type Platform } from '@ftp/platform';
+import type { Platform } from '@ftp/platform';
 import { trainingRoutes } from '@ftp/schema';
-import { CANCELLED_BY_USER, presentCheckpoint, presentJob, presentWorker } from '@ftp/jobs';
-import { preflightTrainingJob, submitTrainingJob } from '../submit.ts';
+import { cancelTrainingJob, deleteTrainingJob, preflightTrainingJob, presentCheckpoint, presentJob, presentWorker, submitTrainingJob } from '@ftp/jobs';
 import { renderDashboard } from '../dashboard.ts';
 import { streamJobEvents } from '../job-events.ts';
 
@@ -43,32 +42,15 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
   routes.route({
     ...trainingRoutes.cancelJob,
     handler: async (request) => {
-      const job = await platform.jobs.getOwn(request.userId, request.params.job_id);
-      if (!RUNNING_STATUSES.includes(job.status)) throw new Conflict(`job ${job.job_id} is already ${job.status}; only queued, preparing or training jobs can be cancelled`);
-      await platform.jobs.requestCancel(request.userId, job.job_id);
-      // A queued job ends here (a worker that takes it later finds it failed and skips it); a running one is
-      // stopped by its worker, which watches the flag, wherever it runs.
-      if (await platform.jobs.update(job.job_id, { status: 'failed', error: CANCELLED_BY_USER, finished_at: new Date() }, ['queued'])) {
-        await platform.secrets.drop(job.job_id);
-      }
-      return present(platform, request.userId, job.job_id);
+      await cancelTrainingJob(platform, request.userId, request.params.job_id);
+      return present(platform, request.userId, request.params.job_id);
     },
   });
 
   routes.route({
     ...trainingRoutes.deleteJob,
     handler: async (request) => {
-      const job = await platform.jobs.getOwn(request.userId, request.params.job_id);
-      if (RUNNING_STATUSES.includes(job.status)) {
-        throw new Conflict(`job ${job.job_id} is ${job.status}; cancel it first (POST /jobs/${job.job_id}/cancel)`);
-      }
-      if (await platform.exports.anyRunning(job.job_id)) {
-        throw new Conflict(`an export of job ${job.job_id} is running; delete the job once it has finished (GET /exports/${job.job_id})`);
-      }
-      await platform.jobs.delete(request.userId, job.job_id);
-      await platform.secrets.drop(job.job_id);
-      const evaluations = await platform.evaluations.deleteFor(request.userId, { jobId: job.job_id });
-      const blobs = await platform.blobs.deletePrefix(job.blob_prefix);
+      const { job, blobs, evaluations } = await deleteTrainingJob(platform, request.userId, request.params.job_id);
       return {
         job_id: job.job_id,
         deleted: true,

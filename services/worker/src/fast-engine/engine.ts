@@ -1,8 +1,11 @@
-// The fast engine: batch chat generation on a GGUF with llama.cpp (node-llama-cpp's prebuilt binaries, no build step).
+// The fast engine: batch chat generation on a GGUF with llama.cpp (node-llama-cpp's prebuilt binaries, no build step),
+// with stop strings, JSON grammars and the text streamed as it is generated.
 import { stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
-import { getLlama, LlamaLogLevel, type Llama, type LlamaContextSequence, type LlamaModel, type Token } from 'node-llama-cpp';
+import { getLlama, LlamaGrammarEvaluationState, LlamaLogLevel, LlamaText, type GbnfJsonSchema, type Llama, type LlamaContextSequence, type LlamaGrammar, type LlamaModel, type Token } from 'node-llama-cpp';
 import { promptTokens, type ChatMessage } from './chat-prompt.ts';
+import { GeneratedText, type TextEnding } from './generated-text.ts';
+import { grammarSchema, UnsupportedSchemaError } from './json-schema.ts';
 import { ModelCache } from './model-cache.ts';
 
 export interface FastEngineOptions {
@@ -22,7 +25,14 @@ export interface GenerationOptions {
   temperature?: number; // default 0 = greedy
   topP?: number; // default 1
   seed?: number; // sampling seed of the first conversation; the i-th uses seed + i
+  /** Generation ends before the first of these; the text returned does not contain it. */
+  stop?: readonly string[];
+  /** Constrained decoding: the text is JSON (any object, or one that matches the schema; json-schema.ts says which
+   *  schemas can be honoured). Ended by length, the JSON may be cut short. */
+  grammar?: OutputGrammar;
 }
+
+export type OutputGrammar = { type: 'json_object' } | { type: 'json_schema'; schema: Record<string, unknown> };
 
 export interface GenerateRequest {
   modelPath: string;
@@ -30,15 +40,19 @@ export interface GenerateRequest {
   loraPath?: string;
   conversations: readonly (readonly ChatMessage[])[];
   options?: GenerationOptions;
+  /** Text of conversation `index` as it is generated; the pieces of one conversation add up to its final text. */
+  onText?: (index: number, delta: string) => void;
   /** Stops generating at the next token (the request's time limit passed); generate then rejects with its reason. */
   signal?: AbortSignal;
 }
 
 export interface Generation {
   text: string;
+  /** Every token generated (a stop string's too), without the end-of-turn token. */
   tokens: Token[];
   promptTokens: number;
-  finishReason: 'end_of_turn' | 'length';
+  /** `stop`: end of turn or a stop string; `length`: maxNewTokens, or the context is full. */
+  finishReason: 'stop' | 'length';
 }
 
 export class FastEngine {
@@ -62,6 +76,8 @@ export class FastEngine {
     const options = resolveOptions(request.options);
     if (request.loraPath) await stat(request.loraPath); // a clear ENOENT instead of a native load failure
     return this.models.with(request.modelPath, async (model) => {
+      const grammar = options.grammar ? await this.grammarFor(options.grammar) : undefined;
+      const ending = textEnding(options.stop, grammar);
       const prompts = request.conversations.map((c) => promptTokens(model, c));
       if (prompts.length === 0) return [];
       const longest = Math.max(...prompts.map((p) => p.length));
@@ -79,10 +95,13 @@ export class FastEngine {
       try {
         const results: Generation[] = new Array(prompts.length);
         let next = 0;
+        const onText = request.onText;
         const worker = async (sequence: LlamaContextSequence) => {
           for (let i = next++; i < prompts.length; i = next++) {
             await sequence.clearHistory();
-            results[i] = await generateOne(model, sequence, prompts[i]!, options, options.seed + i, request.signal);
+            const text = new GeneratedText(model, ending, onText && ((delta) => onText(i, delta)));
+            const sampling = { seed: options.seed + i, ...(grammar ? { grammar } : {}) };
+            results[i] = await generateOne(model, sequence, prompts[i]!, options, sampling, text, request.signal);
           }
         };
         await Promise.all(Array.from({ length: parallel }, () => worker(context.getSequence())));
@@ -93,20 +112,43 @@ export class FastEngine {
     });
   }
 
+  /** The grammar a request asks for; an UnsupportedSchemaError for a schema it could not honour. */
+  private async grammarFor(grammar: OutputGrammar): Promise<LlamaGrammar> {
+    if (grammar.type === 'json_object') return this.llama.getGrammarFor('json');
+    const schema = grammarSchema(grammar.schema);
+    try {
+      return await this.llama.createGrammarForJsonSchema<GbnfJsonSchema>(schema);
+    } catch (err) {
+      // What the keyword check lets through but the converter still refuses (an object as const, an enum that is no list).
+      throw new UnsupportedSchemaError(`response_format schema: llama.cpp's grammar could not be made of it (${(err as Error).message})`);
+    }
+  }
+
   async dispose(): Promise<void> {
     await this.models.dispose();
     await this.llama.dispose();
   }
 }
 
-type ResolvedOptions = Required<GenerationOptions>;
+type ResolvedOptions = Required<Omit<GenerationOptions, 'grammar'>> & Pick<GenerationOptions, 'grammar'>;
 
 function resolveOptions(options: GenerationOptions = {}): ResolvedOptions {
-  const resolved = { maxNewTokens: 256, temperature: 0, topP: 1, seed: 0, ...options };
+  const resolved = { maxNewTokens: 256, temperature: 0, topP: 1, seed: 0, stop: [], ...options };
   if (!(resolved.maxNewTokens >= 1) || !(resolved.temperature >= 0) || !(resolved.topP > 0 && resolved.topP <= 1)) {
     throw new Error('maxNewTokens must be ≥ 1, temperature ≥ 0 and topP in (0, 1]');
   }
   return resolved;
+}
+
+/** Where texts end: the request's stop strings and what the grammar asks for. node-llama-cpp's JSON grammars end in
+ *  a run of newlines that only its LlamaChat acts on (stopGenerationTriggers, trimWhitespaceSuffix): driving the
+ *  sequence ourselves, we do it here. */
+function textEnding(stop: readonly string[], grammar: LlamaGrammar | undefined): TextEnding {
+  const triggers = (grammar?.stopGenerationTriggers ?? []).map((trigger) => {
+    if (typeof trigger === 'string' || LlamaText.isLlamaText(trigger)) return trigger.toString();
+    throw new Error('a grammar stop trigger made of tokens is not supported');
+  });
+  return { stops: [...stop, ...triggers], trimEnd: grammar?.trimWhitespaceSuffix ?? false };
 }
 
 async function generateOne(
@@ -114,23 +156,29 @@ async function generateOne(
   sequence: LlamaContextSequence,
   prompt: Token[],
   options: ResolvedOptions,
-  seed: number,
+  { seed, grammar }: { seed: number; grammar?: LlamaGrammar },
+  text: GeneratedText,
   signal?: AbortSignal,
 ): Promise<Generation> {
-  const sampling = options.temperature > 0;
   const tokens: Token[] = [];
   let finishReason: Generation['finishReason'] = 'length';
   // node-llama-cpp samples with topK 40 / topP 0.95 unless told otherwise; transformers (the core) with neither.
-  const sampler = sampling ? { temperature: options.temperature, topP: options.topP, topK: 0, seed } : {};
+  const sampler = options.temperature > 0 ? { temperature: options.temperature, topP: options.topP, topK: 0, seed } : {};
+  // A grammar state follows one answer: the sampler accepts each token it picks into it.
+  const constrained = grammar ? { grammarEvaluationState: new LlamaGrammarEvaluationState({ model, grammar }) } : {};
   const room = sequence.contextSize - prompt.length; // never let llama.cpp shift the prompt out of the context
-  for await (const token of sequence.evaluate(prompt, sampler)) {
+  for await (const token of sequence.evaluate(prompt, { ...sampler, ...constrained, yieldEogToken: true })) {
     signal?.throwIfAborted();
     if (model.isEogToken(token)) {
-      finishReason = 'end_of_turn';
+      finishReason = 'stop';
       break;
     }
     tokens.push(token);
+    if (text.add(tokens)) {
+      finishReason = 'stop';
+      break;
+    }
     if (tokens.length >= Math.min(options.maxNewTokens, room)) break;
   }
-  return { text: model.detokenize(tokens), tokens, promptTokens: prompt.length, finishReason };
+  return { text: text.finish(tokens), tokens, promptTokens: prompt.length, finishReason };
 }

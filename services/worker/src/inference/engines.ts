@@ -2,10 +2,12 @@
 // long-lived ML core process (CoreServer, `ftcore serve`), and llama.cpp in this process (FastEngine, loaded on
 // first use). Each keeps an LRU of loaded models within INFERENCE_MEMORY_BYTES. Their failures become the errors
 // the API answers with (they cross the queue as data).
-import { CoreServer, type EvaluateParams, type Scored, type ServeMessage } from '@ftp/core-client';
+import { CoreServer, type EvaluateParams, type Generated, type Scored, type ServeMessage } from '@ftp/core-client';
 import { invalidField, ServiceUnavailable, type Platform } from '@ftp/platform';
-import type { GenerationSettings } from '@ftp/jobs';
+import type { GenerationDetail, GenerationSettings, InferResult, StreamDelta } from '@ftp/jobs';
 import type { FastEngine } from '../fast-engine/index.ts';
+// Not through the fast engine's index: that loads node-llama-cpp, which waits for the first fast request.
+import { UnsupportedSchemaError } from '../fast-engine/json-schema.ts';
 
 /** Local files of the model a request runs, for the engine it asked for. */
 export type ModelFiles =
@@ -39,9 +41,15 @@ export class InferenceEngines {
       });
   }
 
-  /** One generated text per conversation. */
-  async generate(files: ModelFiles, conversations: ServeMessage[][], settings: GenerationSettings, signal: AbortSignal): Promise<string[]> {
+  /** One generated text per conversation, with how it ended and its token counts. `onText` gets the text as it is
+   *  generated: from llama.cpp token by token; transformers generates a batch at once, so there each conversation's
+   *  whole text is one delta, when the batch is done. */
+  async generate(files: ModelFiles, conversations: ServeMessage[][], settings: GenerationSettings, signal: AbortSignal, onText?: (delta: StreamDelta) => void): Promise<InferResult> {
+    const format = settings.response_format?.type ?? 'text';
     if (files.engine === 'transformers') {
+      if (format !== 'text') {
+        throw invalidField(['body', 'response_format'], `response_format ${format} needs the fast engine (llama.cpp grammar); this model runs on transformers`, 'not_available');
+      }
       const answer = await this.core
         .generate(
           {
@@ -51,13 +59,17 @@ export class InferenceEngines {
             max_new_tokens: settings.max_new_tokens,
             temperature: settings.temperature,
             ...(settings.top_p !== undefined ? { top_p: settings.top_p } : {}),
+            ...(settings.seed !== undefined ? { seed: settings.seed } : {}),
+            ...(settings.stop ? { stop: settings.stop } : {}),
           },
           { signal },
         )
         .catch((err: unknown) => rethrow(err, signal, 'ml core', 'the ML core could not run the model'));
-      return answer.texts;
+      for (const [index, text] of answer.texts.entries()) if (text !== '') onText?.({ index, text });
+      return { results: answer.texts, details: coreDetails(answer) };
     }
     const engine = await this.fastEngine();
+    const grammar = settings.response_format && settings.response_format.type !== 'text' ? { grammar: settings.response_format } : {};
     const generations = await engine
       .generate({
         modelPath: files.gguf,
@@ -67,14 +79,22 @@ export class InferenceEngines {
           maxNewTokens: settings.max_new_tokens,
           temperature: settings.temperature,
           ...(settings.top_p !== undefined ? { topP: settings.top_p } : {}),
+          ...(settings.seed !== undefined ? { seed: settings.seed } : {}),
+          ...(settings.stop ? { stop: settings.stop } : {}),
+          ...grammar,
         },
+        ...(onText ? { onText: (index: number, text: string) => onText({ index, text }) } : {}),
         signal,
       })
       .catch((err: unknown) => {
+        if (err instanceof UnsupportedSchemaError) throw invalidField(['body', 'response_format'], err.message);
         if (!signal.aborted && /does not fit/.test(String((err as Error).message))) throw invalidField(['body', 'messages'], (err as Error).message);
         return rethrow(err, signal, 'fast engine', 'llama.cpp could not run the model');
       });
-    return generations.map((g) => g.text);
+    return {
+      results: generations.map((g) => g.text),
+      details: generations.map((g) => ({ finish_reason: g.finishReason, prompt_tokens: g.promptTokens, completion_tokens: g.tokens.length })),
+    };
   }
 
   /** Scores with the nine metrics in the warm ML core (the BERTScore encoder stays loaded there). */
@@ -103,6 +123,13 @@ export class InferenceEngines {
     });
     return this.fast;
   }
+}
+
+/** How each of the core's generations ended and what it cost (a core that does not say is older than this worker). */
+function coreDetails(answer: Generated): GenerationDetail[] {
+  const { finish_reasons: reasons, prompt_tokens: prompts } = answer;
+  if (!reasons || !prompts) throw new ServiceUnavailable('ml core', 'the ML core did not report finish reasons and prompt tokens; it is older than this worker: restart the worker');
+  return answer.token_ids.map((ids, i) => ({ finish_reason: reasons[i]!, prompt_tokens: prompts[i]!, completion_tokens: ids.length }));
 }
 
 /** The time limit's own error when it passed; otherwise a 503 that says what failed. */

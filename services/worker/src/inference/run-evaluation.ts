@@ -85,7 +85,7 @@ export async function runEvaluation(platform: Platform, engines: InferenceEngine
   const data = await readEvaluationData(platform, dataset, request.max_samples);
   const secrets = payload.secretsId ? await platform.secrets.open(payload.secretsId) : undefined;
   const model = await resolveModel(platform, userId, request, secrets, signal);
-  const predictions = await engines.generate(
+  const { results: predictions } = await engines.generate(
     model.files,
     data.rows.map((row) => plainConversation(row.prompt)),
     { max_new_tokens: request.max_new_tokens, temperature: request.temperature, top_p: request.top_p },

@@ -1,12 +1,25 @@
-// The infer queue's processor (POST /inference/batch): the request's model as local files on this worker, one
-// generated text per conversation from the warm engine it asked for; the texts go back to the waiting API.
+// The infer queue's processor (POST /inference/batch, POST /v1/chat/completions): the request's model as local files
+// on this worker, one generated text per conversation from the warm engine it asked for, with how each ended; the
+// answer goes back to the waiting API, and with settings.stream the text goes there as it is generated too.
 import type { Platform } from '@ftp/platform';
-import type { InferPayload } from '@ftp/jobs';
+import type { InferPayload, InferResult, StreamDelta } from '@ftp/jobs';
 import type { InferenceEngines } from './engines.ts';
 import { resolveModel } from './model-files.ts';
+import { DeltaBatcher } from './stream-deltas.ts';
 
-export async function runInference(platform: Platform, engines: InferenceEngines, payload: InferPayload, signal: AbortSignal): Promise<{ results: string[] }> {
+export async function runInference(
+  platform: Platform,
+  engines: InferenceEngines,
+  payload: InferPayload,
+  signal: AbortSignal,
+  report?: (delta: StreamDelta) => void,
+): Promise<InferResult> {
   const secrets = payload.secretsId ? await platform.secrets.open(payload.secretsId) : undefined;
   const model = await resolveModel(platform, payload.userId, payload.model, secrets, signal);
-  return { results: await engines.generate(model.files, payload.conversations, payload.generation, signal) };
+  const stream = payload.generation.stream && report ? new DeltaBatcher(report) : undefined;
+  try {
+    return await engines.generate(model.files, payload.conversations, payload.generation, signal, stream?.add);
+  } finally {
+    stream?.flush(); // before the answer: the queue delivers no report after it
+  }
 }

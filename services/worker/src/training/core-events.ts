@@ -13,6 +13,9 @@ export interface TrainingRecord {
   produced: Map<string, string>;
   /** The mean of the tokens/s the core reported (null before any). */
   tokensPerSecond(): number | null;
+  /** The job's metrics once it completes: the evaluations' and `trained_tokens`, the tokens the core trained on over
+   *  all epochs (its last progress event's count, an integer); null when it reported no count (metrics stay as stored). */
+  finalMetrics(): Record<string, number> | null;
   onEvent(event: CoreEvent): Promise<void>;
 }
 
@@ -22,6 +25,7 @@ export function recordTraining(ctx: JobContext, job: TrainingJobRow): TrainingRe
   const produced = new Map<string, string>();
   const speeds: number[] = [];
   let metrics: Record<string, number> = {};
+  let trainedTokens: number | undefined;
   const onEvent = async (event: CoreEvent): Promise<void> => {
     switch (event.event) {
       case 'preflight': {
@@ -46,8 +50,10 @@ export function recordTraining(ctx: JobContext, job: TrainingJobRow): TrainingRe
         // The first progress event moves the job to training; later ones only update progress.
         const moved = await jobs.update(jobId, { status: 'training', progress }, ['preparing'], ctx.workerId);
         if (!moved) await jobs.update(jobId, { progress }, ['training'], ctx.workerId);
-        await jobs.appendEvent(jobId, 'progress', progress);
+        // The log also keeps the trainer's extra figures (token accuracy, trained tokens, …): what /v1 events show.
+        await jobs.appendEvent(jobId, 'progress', Object.keys(event.extra).length > 0 ? { ...progress, extra: event.extra } : progress);
         if (event.tokens_per_second) speeds.push(event.tokens_per_second);
+        if (event.extra.trained_tokens !== undefined) trainedTokens = Math.round(event.extra.trained_tokens);
         break;
       }
       case 'metrics': {
@@ -75,5 +81,6 @@ export function recordTraining(ctx: JobContext, job: TrainingJobRow): TrainingRe
     }
   };
   const tokensPerSecond = () => (speeds.length === 0 ? null : speeds.reduce((a, b) => a + b, 0) / speeds.length);
-  return { produced, onEvent, tokensPerSecond };
+  const finalMetrics = () => (trainedTokens === undefined ? null : { ...metrics, trained_tokens: trainedTokens });
+  return { produced, onEvent, tokensPerSecond, finalMetrics };
 }

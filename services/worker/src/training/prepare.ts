@@ -50,8 +50,8 @@ export async function prepareTraining(ctx: JobContext, job: TrainingJobRow): Pro
   const { platform } = ctx;
   const config = job.training_config as unknown as TrainingConfig;
   const work = jobWorkDir(platform, job.job_id);
-  const dataset = await platform.datasets.getProcessed(job.user_id, job.processed_dataset_id);
-  if (!dataset) throw new JobFailure(`processed dataset ${job.processed_dataset_id} no longer exists`);
+  const dataset = job.processed_dataset_id ? await platform.datasets.getProcessed(job.user_id, job.processed_dataset_id) : undefined;
+  if (!dataset) throw new JobFailure(`processed dataset ${job.processed_dataset_id ?? '(none)'} no longer exists`);
 
   const options = { ...(ctx.secrets ? { secrets: ctx.secrets } : {}), signal: ctx.signal };
   const location = await locateBaseModel(platform, config.provider, config.base_model_id, { hubToken: ctx.secrets?.hubToken });

@@ -34,7 +34,7 @@ export async function runTrainingJob(ctx: JobContext, jobId: string): Promise<vo
     });
     if (result.cancelled) throw new JobFailure(stopReason(ctx.signal, ctx.workerId));
     if (!result.done || result.exitCode !== 0) throw new JobFailure(describeCoreFailure(result));
-    await complete(ctx, job, await storeTrainedModel(ctx, job, inputs.baseModel, record.produced));
+    await complete(ctx, job, await storeTrainedModel(ctx, job, inputs.baseModel, record.produced), record.finalMetrics());
     const tokensPerSecond = record.tokensPerSecond();
     if (tokensPerSecond) {
       // this host's speed for the model, method and trainer: what dry runs estimate wall time from
@@ -45,12 +45,12 @@ export async function runTrainingJob(ctx: JobContext, jobId: string): Promise<vo
   }
 }
 
-async function complete(ctx: JobContext, job: TrainingJobRow, stored: StoredModel): Promise<void> {
+async function complete(ctx: JobContext, job: TrainingJobRow, stored: StoredModel, metrics: Record<string, number> | null): Promise<void> {
   const { platform } = ctx;
   const config = job.training_config as unknown as TrainingConfig;
   const done = await platform.jobs.update(
     job.job_id,
-    { status: 'completed', artifacts: stored.artifacts, adapter_path: stored.adapterPath, gguf_path: stored.ggufPath, finished_at: new Date() },
+    { status: 'completed', artifacts: stored.artifacts, adapter_path: stored.adapterPath, gguf_path: stored.ggufPath, finished_at: new Date(), ...(metrics ? { metrics } : {}) },
     RUNNING,
     ctx.workerId,
   );
@@ -87,6 +87,8 @@ async function stopped(ctx: JobContext, job: TrainingJobRow, err: unknown): Prom
     : err instanceof JobFailure || err instanceof AppError ? err.message
     : `the worker failed: ${(err as Error).message}`;
   if (!(err instanceof JobFailure || err instanceof AppError)) log.error({ err }, 'training job failed');
-  await platform.jobs.update(job.job_id, { status: 'failed', error: message, finished_at: new Date() }, RUNNING, ctx.workerId);
+  const now = new Date();
+  const cancelled = ctx.signal.aborted && ctx.signal.reason !== SHUTDOWN && ctx.signal.reason !== TAKEN; // the user's cancel
+  await platform.jobs.update(job.job_id, { status: 'failed', error: message, finished_at: now, ...(cancelled ? { cancelled_at: now } : {}) }, RUNNING, ctx.workerId);
   await platform.secrets.drop(job.job_id);
 }

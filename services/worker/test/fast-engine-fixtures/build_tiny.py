@@ -1,13 +1,13 @@
 """Builds the fast-engine test fixtures with the core, in one Python process (imports once): for each architecture a
 tiny model taught long answers to the prompts, its f16/q8_0 GGUFs, a LoRA adapter taught other answers, the merged
 model (and its f16 GGUF with the Modelfile), the adapter as GGUF, the prompt text each chat template renders, and transformers' greedy token ids for every prompt on the base and on the merged model;
-and a wider tiny Llama (K-quant blocks are 256 wide) as f16 and q4_k_m.
+and a wider tiny Llama (K-quant blocks are 256 wide) as f16 and q4_k_m; and an untaught tiny Llama as f16.
 
 Why teach them: on a random-init model the top two logits along a greedy path come within 0.1% of the logits' spread
 somewhere, and any rounding (f16, llama.cpp's kernels) flips that token and everything after it. A few seconds of
 training give clear choices, as a real model has, so a difference means a wrong export, not a coin toss.
 
-usage: build_tiny.py ROOT ARCHITECTURE...   (writes ROOT/prompts.jsonl, ROOT/<architecture>/..., ROOT/k-quant/...)
+usage: build_tiny.py ROOT ARCHITECTURE...   (writes ROOT/prompts.jsonl, ROOT/<architecture>/..., ROOT/k-quant/..., ROOT/untaught/...)
 """
 import json
 import sys
@@ -171,6 +171,12 @@ def build_k_quant(root: Path) -> None:
             "--quantization", q)
 
 
+def build_untaught(root: Path) -> None:
+    """A random-init Llama as f16 GGUF: its near-uniform choices let a grammar, not the training, decide the text."""
+    cli("make-tiny-model", "--output_dir", str(root / "tiny"))
+    cli("gguf", "--model", str(root / "tiny"), "--output_file", str(root / "tiny-f16" / "model.gguf"), "--quantization", "f16")
+
+
 def build(root: Path, architectures: list[str]) -> None:
     prompts = root / "prompts.jsonl"
     prompts.write_text("".join(json.dumps({"messages": p}) + "\n" for p in PROMPTS))
@@ -178,6 +184,7 @@ def build(root: Path, architectures: list[str]) -> None:
         build_architecture(root / architecture, architecture, prompts)
     write_families(root, root / architectures[0] / "tiny")
     build_k_quant(root / "k-quant")
+    build_untaught(root / "untaught")
 
 
 if __name__ == "__main__":

@@ -31,6 +31,8 @@ export interface TinyFixtures {
   architectures: Record<TinyArchitecture, ArchitectureFixtures>;
   /** A wider tiny Llama (K-quant blocks are 256 wide): tiny-f16/model.gguf and tiny-q4_k_m/model.gguf. */
   kQuantDir: string;
+  /** A random-init tiny Llama as f16 GGUF (tiny-f16/model.gguf), never taught anything. */
+  untaughtDir: string;
 }
 
 function readJsonl<T>(path: string): T[] {
@@ -51,7 +53,7 @@ export function buildTinyFixtures(): TinyFixtures {
     return { dir, hf };
   };
   const architectures = Object.fromEntries(TINY_ARCHITECTURES.map((name) => [name, architecture(name)]));
-  return { root, prompts, architectures: architectures as TinyFixtures['architectures'], kQuantDir: join(root, 'k-quant') };
+  return { root, prompts, architectures: architectures as TinyFixtures['architectures'], kQuantDir: join(root, 'k-quant'), untaughtDir: join(root, 'untaught') };
 }
 
 /** Share of positions (over the longer sequence) where both sequences have the same token. */

@@ -2,9 +2,12 @@
 // job is checked here (dataset ownership, trainer vs processing mode, QLoRA vs CUDA, the base model, the
 // test split for evaluation, reward columns), then the row is written and the job queued; or, with dry_run,
 // a worker makes the pre-flight report and nothing is written.
-import { invalidField, newId, NotFound, UnprocessableEntity, userKeySegment, type Platform, type TrainingJobRow, type ValidationIssue } from '@ftp/platform';
+import { invalidField, newId, NotFound, UnprocessableEntity, userKeySegment, type NewJobRow, type Platform, type TrainingJobRow, type ValidationIssue } from '@ftp/platform';
 import type { PreflightReport, TrainRequest } from '@ftp/schema';
-import { checkCheckpoint, locateBaseModel, preflightQueue, type PreflightPayload, requestFromWorker, trainingQueue, trainsWholeModel } from '@ftp/jobs';
+import { checkCheckpoint, trainsWholeModel } from './model-choice.ts';
+import { locateBaseModel } from './model-store.ts';
+import { preflightQueue, type PreflightPayload, trainingQueue } from './queues.ts';
+import { requestFromWorker } from './request-work.ts';
 
 const CONFIG_LOC = ['body', 'training_config'];
 const MODE_FOR_TRAINER = { sft: 'language_modeling', dpo: 'preference', orpo: 'preference', grpo: 'prompt_only' } as const;
@@ -88,11 +91,16 @@ async function checkTrainRequest(platform: Platform, userId: string, request: Tr
   return parent;
 }
 
-export async function submitTrainingJob(platform: Platform, userId: string, request: TrainRequest): Promise<string> {
+/** What the /v1 face adds to a job it creates: its id (chosen before its files were read), what only that face shows,
+ *  and the log of its file validation. */
+export type JobExtras = Partial<Pick<NewJobRow, 'job_id' | 'openai' | 'earlier'>>;
+
+export async function submitTrainingJob(platform: Platform, userId: string, request: TrainRequest, extras: JobExtras = {}): Promise<string> {
   const config = request.training_config;
   const parent = await checkTrainRequest(platform, userId, request);
-  const jobId = newId('job');
+  const jobId = extras.job_id ?? newId('job');
   await platform.jobs.insert({
+    ...extras,
     job_id: jobId,
     user_id: userId,
     job_name: request.job_name,
@@ -116,7 +124,7 @@ export async function preflightTrainingJob(platform: Platform, userId: string, r
   await checkTrainRequest(platform, userId, request);
   const payload: PreflightPayload = { userId, processed_dataset_id: request.processed_dataset_id, training_config: storableConfig(request.training_config) };
   const limit = { ms: platform.config.PREFLIGHT_TIMEOUT_MS, setting: 'PREFLIGHT_TIMEOUT_MS', fix: 'raise the limit, or try again once the worker has the base model cached' };
-  return requestFromWorker(platform, preflightQueue, payload, request.hub_token, 'the dry run', limit);
+  return requestFromWorker(platform, preflightQueue, payload, request.hub_token, 'the dry run', { limit });
 }
 
 /** training_config.from_job: the caller's job (404 otherwise), on the same base, completed or with the checkpoint

@@ -11,6 +11,7 @@ import type { DatasetSource, SourceSplit } from './sources.ts';
 import { processedPrefix } from '../storage-keys.ts';
 
 const SPLIT_CONFIG_LOC = ['body', 'config', 'split_config'];
+const SPLIT_NAMES: Record<number, string> = { [TRAIN]: 'train', [TEST]: 'test' };
 
 /** Which source split(s) feed which output split, decided before any row is read. */
 type Route = { source: SourceSplit; assign: (index: number) => number };
@@ -78,32 +79,65 @@ export async function processDataset(
 ): Promise<ProcessedDatasetRow> {
   rejectAugmentation(request);
   const processedDatasetId = newId('pd');
-  const prefix = processedPrefix(userId, processedDatasetId);
   const builder = compileRecordBuilder({
     mode: request.processing_mode,
     mappings: request.config.field_mappings,
     columns: source.columns,
     normalize: request.config.normalize_whitespace,
-    resolveImage: createImageResolver(platform.blobs, prefix),
+    resolveImage: createImageResolver(platform.blobs, processedPrefix(userId, processedDatasetId)),
   });
   const routes = await planRoutes(source, request.config.split_config);
-  const hasTest = request.config.split_config.type !== 'no_split';
-  const writers = new Map<number, SplitWriter>([[TRAIN, new SplitWriter(platform.blobs, 'train', `${prefix}train.jsonl`)]]);
-  if (hasTest) writers.set(TEST, new SplitWriter(platform.blobs, 'test', `${prefix}test.jsonl`));
-
-  try {
+  const splitNames = request.config.split_config.type === 'no_split' ? ['train'] : ['train', 'test'];
+  const row = {
+    processed_dataset_id: processedDatasetId,
+    dataset_id: request.dataset_id,
+    dataset_name: request.dataset_name,
+    dataset_subset: request.dataset_subset,
+    dataset_source: request.dataset_source,
+    processing_mode: request.processing_mode,
+    modality: builder.modality,
+    config: storableConfig(request),
+    columns: source.columns,
+  };
+  return writeProcessedDataset(platform, userId, row, splitNames, async (write) => {
     for (const route of routes) {
       let index = 0;
       for await (const batch of route.source.batches()) {
-        for (const row of batch) {
-          const target = writers.get(route.assign(index));
+        for (const sourceRow of batch) {
+          const target = SPLIT_NAMES[route.assign(index)];
           index += 1;
-          if (!target) continue;
-          const record = builder.build(row, index);
-          await target.write(record instanceof Promise ? await record : record);
+          if (!target || !splitNames.includes(target)) continue;
+          const record = builder.build(sourceRow, index);
+          await write(target, record instanceof Promise ? await record : record);
         }
       }
     }
+  });
+}
+
+/** What a processed dataset is, apart from what writing its splits decides. */
+export type ProcessedDatasetFields = Omit<ProcessedDatasetRow, 'user_id' | 'splits' | 'num_examples' | 'blob_prefix' | 'created_at'>;
+
+/** Records go to the split named; a name not given to writeProcessedDataset is an error. */
+export type SplitRecords = (write: (split: string, record: Record<string, unknown>) => Promise<void>) => Promise<void>;
+
+/** Streams the records `fill` produces into one JSONL blob per split, then records the row. Any failure removes what
+ *  was written, so a half-processed dataset is never listed. Both /datasets/process and the /v1 jobs' files use it. */
+export async function writeProcessedDataset(
+  platform: Platform,
+  userId: string,
+  fields: ProcessedDatasetFields,
+  splitNames: readonly string[],
+  fill: SplitRecords,
+): Promise<ProcessedDatasetRow> {
+  const prefix = processedPrefix(userId, fields.processed_dataset_id);
+  const writers = new Map(splitNames.map((name) => [name, new SplitWriter(platform.blobs, name, `${prefix}${name}.jsonl`)]));
+  try {
+    await fill(async (split, record) => {
+      const writer = writers.get(split);
+      if (!writer) throw new Error(`no split ${split} is being written`);
+      await writer.write(record);
+    });
     for (const writer of writers.values()) await writer.finish();
   } catch (err) {
     await Promise.all([...writers.values()].map((w) => w.abort(err as Error)));
@@ -119,18 +153,10 @@ export async function processDataset(
   }));
   try {
     return await platform.datasets.insertProcessed({
-      processed_dataset_id: processedDatasetId,
+      ...fields,
       user_id: userId,
-      dataset_id: request.dataset_id,
-      dataset_name: request.dataset_name,
-      dataset_subset: request.dataset_subset,
-      dataset_source: request.dataset_source,
-      processing_mode: request.processing_mode,
-      modality: builder.modality,
-      config: storableConfig(request),
       splits,
       num_examples: splits.reduce((n, s) => n + s.num_rows, 0),
-      columns: source.columns,
       blob_prefix: prefix,
     });
   } catch (err) {

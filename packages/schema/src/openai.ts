@@ -1,0 +1,273 @@
+// The OpenAI-compatible surface (/v1): OpenAI's own field names and shapes for files, fine-tuning jobs, models and
+// chat completions, so the official SDKs work unchanged (decisions.md, "The OpenAI-compatible surface"). Requests are
+// lenient as OpenAI's are (unknown fields are dropped, not refused); responses carry every field the SDKs read.
+import { z } from 'zod';
+
+const UnixSeconds = z.number().int().nonnegative().describe('Unix time, seconds');
+const Auto = z.literal('auto');
+const nullable = <T extends z.ZodType>(schema: T) => schema.nullable();
+
+export const OpenAiError = z
+  .object({
+    error: z.object({
+      message: z.string().describe('One sentence a person can act on'),
+      type: z.string().describe('invalid_request_error, authentication_error, not_found_error, conflict_error, server_error, …'),
+      param: nullable(z.string()).describe('The request field at fault, dotted (e.g. hyperparameters.n_epochs)'),
+      code: nullable(z.string()),
+    }),
+  })
+  .meta({ id: 'OpenAiError', description: 'The error body of every /v1 route, as OpenAI sends it' });
+
+// ---------------------------------------------------------------------------------------------- files
+
+export const FilePurpose = z.literal('fine-tune').describe('Only fine-tune files are stored here');
+
+export const FileObject = z
+  .object({
+    id: z.string(),
+    object: z.literal('file'),
+    bytes: z.number().int().nonnegative(),
+    created_at: UnixSeconds,
+    filename: z.string(),
+    purpose: FilePurpose,
+    status: z.literal('processed').describe('Stored and readable (each line is checked when a job uses it)'),
+    status_details: z.null(),
+  })
+  .meta({ id: 'FileObject', description: 'An uploaded file: the same upload POST /datasets/upload makes (id = dataset_id)' });
+export type FileObject = z.infer<typeof FileObject>;
+
+export const FileList = z
+  .object({
+    object: z.literal('list'),
+    data: z.array(FileObject),
+    has_more: z.boolean(),
+    first_id: nullable(z.string()),
+    last_id: nullable(z.string()),
+  })
+  .meta({ id: 'FileList' });
+
+export const FileDeleted = z.object({ id: z.string(), object: z.literal('file'), deleted: z.literal(true) }).meta({ id: 'FileDeleted' });
+
+export const ListQuery = z.object({
+  after: z.string().min(1).max(256).optional().describe('The last id of the previous page'),
+  limit: z.coerce.number().int().min(1).max(1000).default(20),
+});
+
+export const FileListQuery = z.object({
+  after: z.string().min(1).max(256).optional().describe('The last id of the previous page'),
+  limit: z.coerce.number().int().min(1).max(10000).default(10000),
+  order: z.enum(['asc', 'desc']).default('desc'),
+  purpose: z.string().optional().describe('Only fine-tune files exist here; any other purpose lists none'),
+});
+
+// ------------------------------------------------------------------------------------- fine-tuning jobs
+
+const Epochs = z.union([Auto, z.number().int().min(1).max(50)]);
+const BatchSize = z.union([Auto, z.number().int().min(1).max(256)]);
+const LrMultiplier = z.union([Auto, z.number().positive().max(100)]);
+const Beta = z.union([Auto, z.number().positive().max(2)]);
+
+export const SupervisedHyperparameters = z.object({
+  n_epochs: Epochs.optional(),
+  batch_size: BatchSize.optional(),
+  learning_rate_multiplier: LrMultiplier.optional(),
+});
+export const DpoHyperparameters = SupervisedHyperparameters.extend({ beta: Beta.optional() });
+
+export const FineTuningMethodInput = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('supervised'), supervised: z.object({ hyperparameters: SupervisedHyperparameters.optional() }).optional() }),
+  z.object({ type: z.literal('dpo'), dpo: z.object({ hyperparameters: DpoHyperparameters.optional() }).optional() }),
+]);
+
+export const CreateFineTuningJobRequest = z
+  .object({
+    model: z.string().min(1).max(256).describe('A base model: a name in the local model store or a hub model id'),
+    training_file: z.string().min(1).max(256).describe('An uploaded file id (POST /v1/files)'),
+    validation_file: nullable(z.string().min(1).max(256)).optional(),
+    suffix: nullable(
+      z
+        .string()
+        .min(1)
+        .max(64)
+        .regex(/^[A-Za-z0-9_-]+$/, 'letters, digits, - and _ only'),
+    ).optional().describe('Put into fine_tuned_model: ft:<model>:<suffix>:<job id>'),
+    seed: nullable(z.number().int().min(0).max(2 ** 31 - 1)).optional().describe('Random seed; chosen and reported when absent'),
+    metadata: nullable(z.record(z.string().max(64), z.string().max(512))).optional(),
+    hyperparameters: DpoHyperparameters.optional().describe('Deprecated by OpenAI in favour of method; still accepted (supervised)'),
+    method: FineTuningMethodInput.optional(),
+    integrations: nullable(z.array(z.unknown()).max(0, 'integrations (Weights & Biases) are not available here; leave them out')).optional(),
+  })
+  .meta({ id: 'CreateFineTuningJobRequest' });
+export type CreateFineTuningJobRequest = z.infer<typeof CreateFineTuningJobRequest>;
+
+/** Hyperparameters as the job shows them: the values used, "auto" already resolved. */
+const ResolvedHyperparameters = z.object({
+  n_epochs: z.number().int(),
+  batch_size: z.number().int(),
+  learning_rate_multiplier: z.number(),
+});
+const ResolvedDpoHyperparameters = ResolvedHyperparameters.extend({ beta: z.number() });
+
+export const FineTuningMethod = z.union([
+  z.object({ type: z.literal('supervised'), supervised: z.object({ hyperparameters: ResolvedHyperparameters }) }),
+  z.object({ type: z.literal('dpo'), dpo: z.object({ hyperparameters: ResolvedDpoHyperparameters }) }),
+  z.object({ type: z.string().describe('orpo or grpo: a job made through POST /train'), hyperparameters: ResolvedHyperparameters }),
+]);
+
+export const FineTuningJobStatus = z.enum(['validating_files', 'queued', 'running', 'succeeded', 'failed', 'cancelled']);
+
+export const FineTuningJob = z
+  .object({
+    id: z.string().describe('The training job id (GET /jobs/{id} on the training service)'),
+    object: z.literal('fine_tuning.job'),
+    created_at: UnixSeconds,
+    finished_at: nullable(UnixSeconds),
+    estimated_finish: nullable(UnixSeconds),
+    error: nullable(z.object({ code: z.string(), message: z.string(), param: nullable(z.string()) })),
+    fine_tuned_model: nullable(z.string()).describe('ft:<model>:<suffix or custom>:<job id>, once succeeded'),
+    model: z.string(),
+    organization_id: z.string().describe('The owner: the user id'),
+    result_files: z.array(z.string()),
+    seed: z.number().int(),
+    status: FineTuningJobStatus,
+    trained_tokens: nullable(z.number().int()).describe('Tokens the job trained on, all epochs, counted by the trainer'),
+    training_file: nullable(z.string()),
+    validation_file: nullable(z.string()),
+    hyperparameters: ResolvedHyperparameters,
+    method: FineTuningMethod,
+    integrations: nullable(z.array(z.unknown())),
+    metadata: nullable(z.record(z.string(), z.string())),
+    user_provided_suffix: nullable(z.string()),
+  })
+  .meta({ id: 'FineTuningJob' });
+export type FineTuningJob = z.infer<typeof FineTuningJob>;
+
+/** One page of a cursor-paginated list (`after` = the last id of the page before). */
+const page = <T extends z.ZodType>(item: T) => z.object({ object: z.literal('list'), data: z.array(item), has_more: z.boolean() });
+
+export const FineTuningJobList = page(FineTuningJob).meta({ id: 'FineTuningJobList' });
+
+export const FineTuningJobEvent = z
+  .object({
+    id: z.string(),
+    object: z.literal('fine_tuning.job.event'),
+    created_at: UnixSeconds,
+    level: z.enum(['info', 'warn', 'error']),
+    message: z.string(),
+    type: z.enum(['message', 'metrics']),
+    data: nullable(z.record(z.string(), z.unknown())),
+  })
+  .meta({ id: 'FineTuningJobEvent' });
+export const FineTuningJobEventList = page(FineTuningJobEvent).meta({ id: 'FineTuningJobEventList' });
+
+export const FineTuningCheckpoint = z
+  .object({
+    id: z.string(),
+    object: z.literal('fine_tuning.job.checkpoint'),
+    created_at: UnixSeconds,
+    fine_tuned_model_checkpoint: z.string().describe('A model id chat completions accept: …:ckpt-step-<n>'),
+    fine_tuning_job_id: z.string(),
+    step_number: z.number().int(),
+    metrics: z.object({
+      step: z.number().int(),
+      train_loss: nullable(z.number()),
+      train_mean_token_accuracy: nullable(z.number()),
+      valid_loss: nullable(z.number()),
+      valid_mean_token_accuracy: nullable(z.number()),
+      full_valid_loss: nullable(z.number()),
+      full_valid_mean_token_accuracy: nullable(z.number()),
+    }),
+  })
+  .meta({ id: 'FineTuningCheckpoint' });
+export const FineTuningCheckpointList = page(FineTuningCheckpoint)
+  .extend({ first_id: nullable(z.string()), last_id: nullable(z.string()) })
+  .meta({ id: 'FineTuningCheckpointList' });
+
+// --------------------------------------------------------------------------------------------- models
+
+export const ModelObject = z
+  .object({ id: z.string(), object: z.literal('model'), created: UnixSeconds, owned_by: z.string().describe('"system" for a base model, else the user id') })
+  .meta({ id: 'ModelObject' });
+export const ModelList = z.object({ object: z.literal('list'), data: z.array(ModelObject) }).meta({ id: 'ModelList' });
+export const ModelDeleted = z.object({ id: z.string(), object: z.literal('model'), deleted: z.literal(true) }).meta({ id: 'ModelDeleted' });
+
+// ----------------------------------------------------------------------------------------------- chat
+
+const TextPart = z.object({ type: z.literal('text'), text: z.string() });
+export const ChatMessageInput = z.object({
+  role: z.enum(['system', 'developer', 'user', 'assistant']).describe('developer is read as system'),
+  content: z.union([z.string(), z.array(TextPart).min(1)]).describe('Text, or text parts (images are not accepted here)'),
+  name: z.string().optional(),
+});
+
+const Stop = z.union([z.string().min(1), z.array(z.string().min(1)).max(4)]);
+
+export const ChatResponseFormat = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('text') }),
+  z.object({ type: z.literal('json_object') }),
+  z.object({
+    type: z.literal('json_schema'),
+    json_schema: z.object({ name: z.string().min(1).max(64), schema: z.record(z.string(), z.unknown()).optional(), strict: nullable(z.boolean()).optional(), description: z.string().optional() }),
+  }),
+]);
+
+export const ChatCompletionRequest = z
+  .object({
+    model: z.string().min(1).max(512).describe('A base model id, a fine_tuned_model, or a checkpoint’s fine_tuned_model_checkpoint'),
+    messages: z.array(ChatMessageInput).min(1),
+    max_tokens: nullable(z.number().int().min(1)).optional(),
+    max_completion_tokens: nullable(z.number().int().min(1)).optional(),
+    temperature: nullable(z.number().min(0).max(2)).optional().describe('Default 1, as OpenAI; 0 is greedy'),
+    top_p: nullable(z.number().gt(0).max(1)).optional(),
+    n: nullable(z.number().int().min(1).max(8)).optional(),
+    stop: nullable(Stop).optional(),
+    seed: nullable(z.number().int()).optional(),
+    stream: nullable(z.boolean()).optional(),
+    stream_options: nullable(z.object({ include_usage: z.boolean().optional() })).optional(),
+    response_format: ChatResponseFormat.optional(),
+    user: z.string().optional(),
+  })
+  .meta({ id: 'ChatCompletionRequest' });
+export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequest>;
+
+export const CompletionUsage = z.object({ prompt_tokens: z.number().int(), completion_tokens: z.number().int(), total_tokens: z.number().int() });
+
+export const ChatCompletion = z
+  .object({
+    id: z.string(),
+    object: z.literal('chat.completion'),
+    created: UnixSeconds,
+    model: z.string(),
+    system_fingerprint: nullable(z.string()),
+    choices: z.array(
+      z.object({
+        index: z.number().int(),
+        message: z.object({ role: z.literal('assistant'), content: z.string(), refusal: z.null() }),
+        finish_reason: z.enum(['stop', 'length']),
+        logprobs: z.null(),
+      }),
+    ),
+    usage: CompletionUsage,
+  })
+  .meta({ id: 'ChatCompletion' });
+export type ChatCompletion = z.infer<typeof ChatCompletion>;
+
+export const ChatCompletionChunk = z
+  .object({
+    id: z.string(),
+    object: z.literal('chat.completion.chunk'),
+    created: UnixSeconds,
+    model: z.string(),
+    system_fingerprint: nullable(z.string()),
+    choices: z.array(
+      z.object({
+        index: z.number().int(),
+        delta: z.object({ role: z.literal('assistant').optional(), content: z.string().optional() }),
+        finish_reason: nullable(z.enum(['stop', 'length'])),
+        logprobs: z.null(),
+      }),
+    ),
+    usage: nullable(CompletionUsage).optional(),
+  })
+  .meta({ id: 'ChatCompletionChunk' });
+export type ChatCompletionChunk = z.infer<typeof ChatCompletionChunk>;

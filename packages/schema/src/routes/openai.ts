@@ -1,0 +1,260 @@
+// Route contracts of the OpenAI-compatible surface (/v1): files, fine-tuning jobs, models and chat completions.
+// Every error is OpenAI's body (OpenAiError) with the statuses the SDKs expect: a request that does not validate is a
+// 400 invalid_request_error naming the field in `param` (not our 422), 401, 404, 409, 413, 500, 503, 504.
+import { z } from 'zod';
+import { BinaryFile } from './export.ts';
+import {
+  ChatCompletion,
+  ChatCompletionRequest,
+  CreateFineTuningJobRequest,
+  FileDeleted,
+  FileList,
+  FileListQuery,
+  FileObject,
+  FineTuningCheckpointList,
+  FineTuningJob,
+  FineTuningJobEventList,
+  FineTuningJobList,
+  ListQuery,
+  ModelDeleted,
+  ModelList,
+  ModelObject,
+  OpenAiError,
+} from '../openai.ts';
+import { bearerRequired, defineRoute, healthRoute, mediaResponse } from './contract.ts';
+
+const error = (why: string) => OpenAiError.describe(why);
+const common = {
+  401: error('The bearer token is missing or invalid'),
+  500: error('Internal error; the message carries the request id'),
+  503: error('A dependency (database, storage, queue, or a worker for the queue) is unavailable; the message names it'),
+} as const;
+const invalid = error('The request is invalid; param names the field');
+const notFound = (what: string) => error(`No ${what} with this id belongs to the caller`);
+const FileId = z.object({ file_id: z.string().min(1).max(256) });
+const JobId = z.object({ fine_tuning_job_id: z.string().min(1).max(256) });
+const ModelId = z.object({ model: z.string().min(1).max(512) });
+
+export const openaiRoutes = {
+  getHealth: healthRoute('OpenAI-compatible'),
+
+  createFile: defineRoute({
+    method: 'POST',
+    url: '/v1/files',
+    schema: {
+      operationId: 'createFile',
+      summary: 'Upload a fine-tuning file',
+      description:
+        'multipart/form-data with a `file` part (chat JSONL: {"messages": […]}; or preference JSONL: {"input", "preferred_output", ' +
+        '"non_preferred_output"}) and `purpose` fine-tune. Stored through the same path as POST /datasets/upload (same size limit, ' +
+        'MAX_UPLOAD_BYTES); its lines are validated when a job uses it.',
+      tags: ['files'],
+      security: bearerRequired,
+      response: { 200: FileObject, 400: invalid, 413: error('The file is larger than MAX_UPLOAD_BYTES'), ...common },
+    },
+  }),
+
+  listFiles: defineRoute({
+    method: 'GET',
+    url: '/v1/files',
+    schema: {
+      operationId: 'listFiles',
+      summary: 'List the caller’s files',
+      description: 'Every upload of the caller (through /v1/files or /datasets/upload), newest first unless order is asc.',
+      tags: ['files'],
+      security: bearerRequired,
+      querystring: FileListQuery,
+      response: { 200: FileList, 400: invalid, ...common },
+    },
+  }),
+
+  retrieveFile: defineRoute({
+    method: 'GET',
+    url: '/v1/files/:file_id',
+    schema: {
+      operationId: 'retrieveFile',
+      summary: 'A file',
+      tags: ['files'],
+      security: bearerRequired,
+      params: FileId,
+      response: { 200: FileObject, 400: invalid, 404: notFound('file'), ...common },
+    },
+  }),
+
+  downloadFile: defineRoute({
+    method: 'GET',
+    url: '/v1/files/:file_id/content',
+    schema: {
+      operationId: 'downloadFile',
+      summary: 'A file’s bytes, as uploaded',
+      tags: ['files'],
+      security: bearerRequired,
+      params: FileId,
+      response: { 200: mediaResponse('application/octet-stream', 'The file as uploaded', BinaryFile), 400: invalid, 404: notFound('file'), ...common },
+    },
+  }),
+
+  deleteFile: defineRoute({
+    method: 'DELETE',
+    url: '/v1/files/:file_id',
+    schema: {
+      operationId: 'deleteFile',
+      summary: 'Delete a file',
+      description: 'Removes the upload and its stored bytes. Datasets and jobs made from it keep their own copy.',
+      tags: ['files'],
+      security: bearerRequired,
+      params: FileId,
+      response: { 200: FileDeleted, 400: invalid, 404: notFound('file'), ...common },
+    },
+  }),
+
+  createFineTuningJob: defineRoute({
+    method: 'POST',
+    url: '/v1/fine_tuning/jobs',
+    schema: {
+      operationId: 'createFineTuningJob',
+      summary: 'Create a fine-tuning job',
+      description:
+        'Validates the files line by line (a bad line fails the job in validating_files with its line number), turns them into a ' +
+        'processed dataset and queues a training job (LoRA; visible in GET /jobs of the training service). "auto" hyperparameters ' +
+        'and the learning-rate rule are in the README ("Coming from OpenAI fine-tuning").',
+      tags: ['fine-tuning'],
+      security: bearerRequired,
+      body: CreateFineTuningJobRequest,
+      response: { 200: FineTuningJob, 400: invalid, 404: notFound('file'), ...common },
+    },
+  }),
+
+  listFineTuningJobs: defineRoute({
+    method: 'GET',
+    url: '/v1/fine_tuning/jobs',
+    schema: {
+      operationId: 'listFineTuningJobs',
+      summary: 'List the caller’s fine-tuning jobs',
+      description: 'Newest first; every training job of the caller, however it was made.',
+      tags: ['fine-tuning'],
+      security: bearerRequired,
+      querystring: ListQuery,
+      response: { 200: FineTuningJobList, 400: invalid, ...common },
+    },
+  }),
+
+  retrieveFineTuningJob: defineRoute({
+    method: 'GET',
+    url: '/v1/fine_tuning/jobs/:fine_tuning_job_id',
+    schema: {
+      operationId: 'retrieveFineTuningJob',
+      summary: 'A fine-tuning job',
+      tags: ['fine-tuning'],
+      security: bearerRequired,
+      params: JobId,
+      response: { 200: FineTuningJob, 400: invalid, 404: notFound('fine-tuning job'), ...common },
+    },
+  }),
+
+  cancelFineTuningJob: defineRoute({
+    method: 'POST',
+    url: '/v1/fine_tuning/jobs/:fine_tuning_job_id/cancel',
+    schema: {
+      operationId: 'cancelFineTuningJob',
+      summary: 'Cancel a fine-tuning job',
+      tags: ['fine-tuning'],
+      security: bearerRequired,
+      params: JobId,
+      response: { 200: FineTuningJob, 400: invalid, 404: notFound('fine-tuning job'), 409: error('The job has already ended'), ...common },
+    },
+  }),
+
+  listFineTuningEvents: defineRoute({
+    method: 'GET',
+    url: '/v1/fine_tuning/jobs/:fine_tuning_job_id/events',
+    schema: {
+      operationId: 'listFineTuningEvents',
+      summary: 'A fine-tuning job’s events, newest first',
+      description: 'Status changes, steps (type metrics, with step, train_loss and learning rate) and messages, from the job’s event log.',
+      tags: ['fine-tuning'],
+      security: bearerRequired,
+      params: JobId,
+      querystring: ListQuery,
+      response: { 200: FineTuningJobEventList, 400: invalid, 404: notFound('fine-tuning job'), ...common },
+    },
+  }),
+
+  listFineTuningCheckpoints: defineRoute({
+    method: 'GET',
+    url: '/v1/fine_tuning/jobs/:fine_tuning_job_id/checkpoints',
+    schema: {
+      operationId: 'listFineTuningCheckpoints',
+      summary: 'A fine-tuning job’s checkpoints, newest first',
+      description: 'The stored checkpoints (each epoch saves one; the last two are kept); fine_tuned_model_checkpoint works as a model in chat completions.',
+      tags: ['fine-tuning'],
+      security: bearerRequired,
+      params: JobId,
+      querystring: ListQuery,
+      response: { 200: FineTuningCheckpointList, 400: invalid, 404: notFound('fine-tuning job'), ...common },
+    },
+  }),
+
+  listModels: defineRoute({
+    method: 'GET',
+    url: '/v1/models',
+    schema: {
+      operationId: 'listModels',
+      summary: 'Base models in the model store and the caller’s fine-tuned models',
+      tags: ['models'],
+      security: bearerRequired,
+      response: { 200: ModelList, ...common },
+    },
+  }),
+
+  retrieveModel: defineRoute({
+    method: 'GET',
+    url: '/v1/models/:model',
+    schema: {
+      operationId: 'retrieveModel',
+      summary: 'A model',
+      tags: ['models'],
+      security: bearerRequired,
+      params: ModelId,
+      response: { 200: ModelObject, 400: invalid, 404: notFound('model'), ...common },
+    },
+  }),
+
+  deleteModel: defineRoute({
+    method: 'DELETE',
+    url: '/v1/models/:model',
+    schema: {
+      operationId: 'deleteModel',
+      summary: 'Delete a fine-tuned model',
+      description: 'Deletes the training job behind it and everything it stored (as DELETE /jobs/{id}). Base models cannot be deleted here.',
+      tags: ['models'],
+      security: bearerRequired,
+      params: ModelId,
+      response: { 200: ModelDeleted, 400: invalid, 404: notFound('fine-tuned model'), 409: error('The job is still running, or the model is a base model'), ...common },
+    },
+  }),
+
+  createChatCompletion: defineRoute({
+    method: 'POST',
+    url: '/v1/chat/completions',
+    schema: {
+      operationId: 'createChatCompletion',
+      summary: 'Chat with a base, fine-tuned or checkpoint model',
+      description:
+        'Runs on a worker: llama.cpp on the model’s GGUF (made on first use), or transformers when no GGUF can be made (vision). ' +
+        'With stream true the answer is text/event-stream: chat.completion.chunk events, then data: [DONE]. response_format ' +
+        'json_object/json_schema is enforced by a llama.cpp grammar. Longer than INFERENCE_TIMEOUT_MS is a 504.',
+      tags: ['chat'],
+      security: bearerRequired,
+      body: ChatCompletionRequest,
+      response: {
+        200: ChatCompletion.describe('The completion (a text/event-stream of ChatCompletionChunk when stream is true)'),
+        400: invalid,
+        404: notFound('model'),
+        409: error('The fine-tuned model does not exist yet (its job has not succeeded)'),
+        ...common,
+        504: error('The request did not finish within INFERENCE_TIMEOUT_MS'),
+      },
+    },
+  }),
+};

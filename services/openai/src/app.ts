@@ -1,0 +1,24 @@
+// Builds the OpenAI-compatible service (decisions.md, "The OpenAI-compatible surface") on a platform; no listen. It is
+// a second face of the same datasets, jobs and models: files are uploads, fine-tuning jobs are training jobs, chat runs
+// on a worker through the infer queue. Errors are OpenAI's body, which the SDKs parse.
+import multipart from '@fastify/multipart';
+import type { FastifyInstance } from 'fastify';
+import { createServiceApp, registerApiDocs, registerHealthRoute, type Platform } from '@ftp/platform';
+import { fileRoutes } from './routes/files.ts';
+import { fineTuningRoutes } from './routes/fine-tuning.ts';
+import { modelRoutes } from './routes/models.ts';
+import { chatRoutes } from './routes/chat.ts';
+
+export async function buildOpenAiApp(platform: Platform): Promise<FastifyInstance> {
+  const app = createServiceApp({ platform, errorStyle: 'openai' });
+  await app.register(multipart, {
+    limits: { fieldSize: 64 * 1024, fields: 10, files: 1, fileSize: platform.config.MAX_UPLOAD_BYTES },
+  });
+  await registerApiDocs(app, 'openai');
+  registerHealthRoute(app, 'openai');
+  await app.register(fileRoutes);
+  await app.register(fineTuningRoutes);
+  await app.register(modelRoutes);
+  await app.register(chatRoutes);
+  return app;
+}

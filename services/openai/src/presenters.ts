@@ -1,0 +1,183 @@
+// Rows → OpenAI's objects: an upload is a file, a training job a fine-tuning job (its status mapped from ours, a
+// user's cancel read from cancelled_at), its event log the job's events, its stored checkpoints OpenAI's checkpoints,
+// and model names in both directions (ft:<base>:<suffix or custom>:<job id>, a checkpoint …:ckpt-step-<n>).
+import type { CheckpointRow, JobEventRow, RawDatasetRow, TrainingJobRow } from '@ftp/platform';
+import type { FileObject, FineTuningJob } from '@ftp/schema';
+import type { OpenAiJobFacts, ResolvedHyperparameters } from './fine-tuning.ts';
+
+const seconds = (value: Date | string): number => Math.floor(new Date(value).getTime() / 1000);
+
+export function presentFile(row: RawDatasetRow): FileObject {
+  return {
+    id: row.dataset_id,
+    object: 'file',
+    bytes: Number(row.size_bytes),
+    created_at: seconds(row.created_at),
+    filename: row.filename,
+    purpose: 'fine-tune',
+    status: 'processed',
+    status_details: null,
+  };
+}
+
+const CHECKPOINT = /^(ft:.+:[^:]+:([^:]+)):ckpt-step-(\d+)$/;
+const FINE_TUNED = /^ft:.+:[^:]+:([^:]+)$/;
+
+/** The model a fine-tuned job made: ft:<base>:<suffix, or custom>:<job id>. */
+export function fineTunedModelName(job: TrainingJobRow): string {
+  const suffix = (job.openai as Partial<OpenAiJobFacts> | null)?.suffix ?? 'custom';
+  return `ft:${job.base_model_id}:${suffix}:${job.job_id}`;
+}
+
+export const checkpointModelName = (job: TrainingJobRow, step: number): string => `${fineTunedModelName(job)}:ckpt-step-${step}`;
+
+/** What a model id names: a checkpoint or a fine-tuned model (by job id; the caller checks the whole name against
+ *  the job), or else a base model. */
+export function parseModelName(model: string): { jobId: string; step?: number } | { base: string } {
+  const checkpoint = CHECKPOINT.exec(model);
+  if (checkpoint) return { jobId: checkpoint[2]!, step: Number(checkpoint[3]) };
+  const tuned = FINE_TUNED.exec(model);
+  if (tuned) return { jobId: tuned[1]! };
+  return { base: model };
+}
+
+function status(job: TrainingJobRow): FineTuningJob['status'] {
+  switch (job.status) {
+    case 'queued':
+      return 'queued';
+    case 'preparing':
+    case 'training':
+      return 'running';
+    case 'completed':
+      return 'succeeded';
+    case 'failed':
+      return job.cancelled_at ? 'cancelled' : 'failed';
+  }
+}
+
+/** The hyperparameters a job made through POST /train shows: its own, in OpenAI's terms. */
+function ownHyperparameters(job: TrainingJobRow): ResolvedHyperparameters & { beta: number } {
+  const hp = (job.training_config as { hyperparameters?: { epochs?: number; batch_size?: number; gradient_accumulation_steps?: number; learning_rate?: number; beta?: number } }).hyperparameters ?? {};
+  return {
+    n_epochs: hp.epochs ?? 3,
+    batch_size: (hp.batch_size ?? 2) * (hp.gradient_accumulation_steps ?? 4),
+    learning_rate_multiplier: (hp.learning_rate ?? 2e-4) / 2e-4,
+    beta: hp.beta ?? 0.1,
+  };
+}
+
+export function presentFineTuningJob(job: TrainingJobRow): FineTuningJob {
+  const facts = job.openai as OpenAiJobFacts | null;
+  const trainer = (job.training_config as { trainer_type?: string }).trainer_type ?? 'sft';
+  const own = ownHyperparameters(job);
+  const hyperparameters = facts?.hyperparameters ?? own;
+  const { beta, ...plain } = { beta: own.beta, ...hyperparameters };
+  const method: FineTuningJob['method'] =
+    trainer === 'sft' ? { type: 'supervised', supervised: { hyperparameters: plain } }
+    : trainer === 'dpo' ? { type: 'dpo', dpo: { hyperparameters: { ...plain, beta } } }
+    : { type: trainer, hyperparameters: plain };
+  const state = status(job);
+  const eta = job.progress?.eta_seconds;
+  const trained = job.metrics?.['trained_tokens'];
+  return {
+    id: job.job_id,
+    object: 'fine_tuning.job',
+    created_at: seconds(job.created_at),
+    finished_at: job.finished_at ? seconds(job.finished_at) : null,
+    estimated_finish: state === 'running' && typeof eta === 'number' ? seconds(job.updated_at) + Math.round(eta) : null,
+    error: state === 'failed' ? { code: facts?.error?.code ?? 'training_failed', message: job.error ?? 'the job failed', param: facts?.error?.param ?? null } : null,
+    fine_tuned_model: state === 'succeeded' ? fineTunedModelName(job) : null,
+    model: job.base_model_id,
+    organization_id: job.user_id,
+    result_files: [],
+    seed: facts?.seed ?? (job.training_config as { hyperparameters?: { seed?: number } }).hyperparameters?.seed ?? 42,
+    status: state,
+    trained_tokens: typeof trained === 'number' ? Math.round(trained) : null,
+    training_file: facts?.training_file ?? null,
+    validation_file: facts?.validation_file ?? null,
+    hyperparameters: plain,
+    method,
+    integrations: null,
+    metadata: facts?.metadata ?? null,
+    user_provided_suffix: facts?.suffix ?? null,
+  };
+}
+
+const STATUS_MESSAGES: Record<string, string> = {
+  queued: 'Job queued',
+  preparing: 'Fine-tuning job started: loading the dataset and the base model',
+  training: 'Training started',
+  completed: 'The job has successfully completed',
+};
+
+const num = (value: unknown): number | null => (typeof value === 'number' && Number.isFinite(value) ? value : null);
+
+/** One entry of the job's event log as OpenAI's event (null for nothing worth showing). */
+export function presentEvent(job: TrainingJobRow, event: JobEventRow) {
+  const base = { id: `ftevent-${job.job_id}-${event.seq}`, object: 'fine_tuning.job.event' as const, created_at: seconds(event.created_at) };
+  const data = event.data;
+  switch (event.kind) {
+    case 'status': {
+      const value = String(data['status']);
+      if (value === 'failed') return { ...base, level: 'error' as const, message: String(data['error'] ?? 'The job failed'), type: 'message' as const, data: null };
+      const message = value === 'completed' ? `New fine-tuned model created: ${fineTunedModelName(job)}. ${STATUS_MESSAGES[value]}` : (STATUS_MESSAGES[value] ?? `Job ${value}`);
+      return { ...base, level: 'info' as const, message, type: 'message' as const, data: null };
+    }
+    case 'progress': {
+      const step = num(data['step']);
+      const loss = num(data['loss']);
+      const total = num(data['total_steps']);
+      const extra = (data['extra'] ?? {}) as Record<string, unknown>;
+      const accuracy = num(extra['mean_token_accuracy']);
+      return {
+        ...base,
+        level: 'info' as const,
+        message: `Step ${step}${total ? `/${total}` : ''}: training loss=${loss === null ? 'n/a' : loss.toFixed(4)}`,
+        type: 'metrics' as const,
+        data: { step, total_steps: total, train_loss: loss, train_mean_token_accuracy: accuracy, learning_rate: num(data['learning_rate']), epoch: num(data['epoch']) },
+      };
+    }
+    case 'metrics': {
+      const step = num(data['step']);
+      const loss = num(data['eval_loss']);
+      return {
+        ...base,
+        level: 'info' as const,
+        message: `Step ${step}: validation loss=${loss === null ? 'n/a' : loss.toFixed(4)}`,
+        type: 'metrics' as const,
+        data: { step, valid_loss: loss, valid_mean_token_accuracy: num(data['accuracy']) },
+      };
+    }
+    case 'log': {
+      const level = data['level'] === 'warning' ? ('warn' as const) : data['level'] === 'error' ? ('error' as const) : ('info' as const);
+      return { ...base, level, message: String(data['message'] ?? ''), type: 'message' as const, data: null };
+    }
+  }
+}
+
+/** A stored checkpoint with the accuracies the event log has for its step. */
+export function presentCheckpoint(job: TrainingJobRow, checkpoint: CheckpointRow, events: JobEventRow[]) {
+  const atOrBefore = events.filter((e) => num(e.data['step']) !== null && num(e.data['step'])! <= checkpoint.step);
+  const lastProgress = atOrBefore.filter((e) => e.kind === 'progress').at(-1);
+  const evaluation = atOrBefore.filter((e) => e.kind === 'metrics' && num(e.data['step']) === checkpoint.step).at(-1);
+  const validLoss = checkpoint.eval_loss ?? num(evaluation?.data['eval_loss']);
+  const validAccuracy = num(evaluation?.data['accuracy']);
+  return {
+    id: `ftckpt-${job.job_id}-${checkpoint.step}`,
+    object: 'fine_tuning.job.checkpoint' as const,
+    created_at: seconds(checkpoint.created_at),
+    fine_tuned_model_checkpoint: checkpointModelName(job, checkpoint.step),
+    fine_tuning_job_id: job.job_id,
+    step_number: checkpoint.step,
+    metrics: {
+      step: checkpoint.step,
+      train_loss: checkpoint.train_loss,
+      train_mean_token_accuracy: num(((lastProgress?.data['extra'] ?? {}) as Record<string, unknown>)['mean_token_accuracy']),
+      valid_loss: validLoss,
+      valid_mean_token_accuracy: validAccuracy,
+      // Every evaluation here runs over the whole validation file.
+      full_valid_loss: validLoss,
+      full_valid_mean_token_accuracy: validAccuracy,
+    },
+  };
+}

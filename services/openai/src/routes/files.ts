@@ -1,0 +1,87 @@
+// /v1/files: an uploaded file is an upload here (the same path and limits as POST /datasets/upload), listed, read
+// back as uploaded, and deleted with its stored bytes. Its lines are checked when a job uses it.
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { BadRequest, invalidField, NotFound } from '@ftp/platform';
+import { openaiRoutes } from '@ftp/schema';
+import { storeUploadPart } from '@ftp/datasets';
+import { presentFile } from '../presenters.ts';
+
+export async function fileRoutes(app: FastifyInstance): Promise<void> {
+  const routes = app.withTypeProvider<ZodTypeProvider>();
+  const { platform } = app;
+
+  const ownFile = async (userId: string, fileId: string) => {
+    const row = await platform.datasets.getRaw(userId, fileId);
+    if (!row) throw new NotFound('file', fileId);
+    return row;
+  };
+
+  routes.route({
+    ...openaiRoutes.createFile,
+    handler: async (request) => {
+      if (!request.isMultipart()) throw new BadRequest('send multipart/form-data with a "file" part and purpose "fine-tune"');
+      // The SDKs send purpose before or after the file: the file is stored as it streams, and dropped again when the
+      // purpose turns out wrong.
+      let purpose: unknown;
+      let stored: Awaited<ReturnType<typeof storeUploadPart>> | undefined;
+      for await (const part of request.parts()) {
+        if (part.type === 'file') {
+          if (part.fieldname !== 'file' || stored) {
+            part.file.resume();
+            continue;
+          }
+          stored = await storeUploadPart(platform, request.userId, part, { lenient: true });
+        } else if (part.fieldname === 'purpose') purpose = part.value;
+      }
+      if (purpose !== 'fine-tune') {
+        if (stored) {
+          await platform.datasets.deleteRaw(request.userId, stored.dataset_id);
+          await platform.blobs.delete(stored.blob_key);
+        }
+        throw invalidField(['body', 'purpose'], `purpose ${JSON.stringify(purpose ?? null)} is not served here; send purpose "fine-tune"`, 'invalid_value');
+      }
+      if (!stored) throw invalidField(['body', 'file'], 'send the file as a multipart part named "file"', 'missing');
+      return presentFile(stored);
+    },
+  });
+
+  routes.route({
+    ...openaiRoutes.listFiles,
+    handler: async (request) => {
+      const { after, limit, order, purpose } = request.query;
+      let rows = purpose !== undefined && purpose !== 'fine-tune' ? [] : await platform.datasets.listRaw(request.userId);
+      if (order === 'asc') rows = rows.reverse();
+      const start = after ? rows.findIndex((r) => r.dataset_id === after) + 1 : 0;
+      const page = rows.slice(start, start + limit).map(presentFile);
+      return { object: 'list' as const, data: page, has_more: start + limit < rows.length, first_id: page[0]?.id ?? null, last_id: page.at(-1)?.id ?? null };
+    },
+  });
+
+  routes.route({
+    ...openaiRoutes.retrieveFile,
+    handler: async (request) => presentFile(await ownFile(request.userId, request.params.file_id)),
+  });
+
+  routes.route({
+    ...openaiRoutes.downloadFile,
+    handler: async (request, reply) => {
+      const row = await ownFile(request.userId, request.params.file_id);
+      return reply
+        .type('application/octet-stream')
+        .header('content-disposition', `attachment; filename="${row.filename.replace(/"/g, '')}"`)
+        .send(await platform.blobs.get(row.blob_key));
+    },
+  });
+
+  routes.route({
+    ...openaiRoutes.deleteFile,
+    handler: async (request) => {
+      const row = await ownFile(request.userId, request.params.file_id);
+      // Row first: if removing the bytes fails, nothing points at them and a retry is harmless.
+      await platform.datasets.deleteRaw(request.userId, row.dataset_id);
+      await platform.blobs.delete(row.blob_key);
+      return { id: row.dataset_id, object: 'file' as const, deleted: true as const };
+    },
+  });
+}

@@ -1,0 +1,69 @@
+// /v1/fine_tuning/jobs: create (files validated, a processed dataset made, a training job queued), list, retrieve,
+// cancel, events (the job's event log, newest first) and checkpoints (the stored ones, each usable as a model).
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { openaiRoutes } from '@ftp/schema';
+import { cancelTrainingJob } from '@ftp/jobs';
+import { createFineTuningJob, ownJob } from '../fine-tuning.ts';
+import { presentCheckpoint, presentEvent, presentFineTuningJob } from '../presenters.ts';
+
+/** A newest-first page after the item with id `after` (the first page when it is absent or unknown). */
+function page<T extends { id: string }>(items: T[], after: string | undefined, limit: number) {
+  const start = after ? items.findIndex((item) => item.id === after) + 1 : 0;
+  const data = items.slice(start, start + limit);
+  return { object: 'list' as const, data, has_more: start + limit < items.length };
+}
+
+export async function fineTuningRoutes(app: FastifyInstance): Promise<void> {
+  const routes = app.withTypeProvider<ZodTypeProvider>();
+  const { platform } = app;
+
+  routes.route({
+    ...openaiRoutes.createFineTuningJob,
+    handler: async (request) => {
+      const jobId = await createFineTuningJob(platform, request.userId, request.body);
+      return presentFineTuningJob(await ownJob(platform, request.userId, jobId));
+    },
+  });
+
+  routes.route({
+    ...openaiRoutes.listFineTuningJobs,
+    handler: async (request) => {
+      const { rows, hasMore } = await platform.jobs.listPage(request.userId, request.query);
+      return { object: 'list' as const, data: rows.map(presentFineTuningJob), has_more: hasMore };
+    },
+  });
+
+  routes.route({
+    ...openaiRoutes.retrieveFineTuningJob,
+    handler: async (request) => presentFineTuningJob(await ownJob(platform, request.userId, request.params.fine_tuning_job_id)),
+  });
+
+  routes.route({
+    ...openaiRoutes.cancelFineTuningJob,
+    handler: async (request) => {
+      await cancelTrainingJob(platform, request.userId, request.params.fine_tuning_job_id);
+      return presentFineTuningJob(await ownJob(platform, request.userId, request.params.fine_tuning_job_id));
+    },
+  });
+
+  routes.route({
+    ...openaiRoutes.listFineTuningEvents,
+    handler: async (request) => {
+      const job = await ownJob(platform, request.userId, request.params.fine_tuning_job_id);
+      const events = (await platform.jobs.events(job.job_id)).reverse().map((event) => presentEvent(job, event));
+      return page(events, request.query.after, request.query.limit);
+    },
+  });
+
+  routes.route({
+    ...openaiRoutes.listFineTuningCheckpoints,
+    handler: async (request) => {
+      const job = await ownJob(platform, request.userId, request.params.fine_tuning_job_id);
+      const [checkpoints, events] = [await platform.jobs.checkpoints(job.job_id), await platform.jobs.events(job.job_id)];
+      const presented = checkpoints.reverse().map((checkpoint) => presentCheckpoint(job, checkpoint, events));
+      const result = page(presented, request.query.after, request.query.limit);
+      return { ...result, first_id: result.data[0]?.id ?? null, last_id: result.data.at(-1)?.id ?? null };
+    },
+  });
+}

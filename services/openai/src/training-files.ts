@@ -1,0 +1,109 @@
+// OpenAI's fine-tuning files, read line by line as OpenAI validates them, and turned into this project's processed
+// records: chat lines {"messages": [...]} become language_modeling records (every turn kept; an assistant message's
+// `weight` 0 or 1 kept, and honoured by the core's label mask); preference lines {"input": {"messages"},
+// "preferred_output", "non_preferred_output"} become preference records {prompt, chosen, rejected}.
+// The first bad line stops the reading with its number and what is wrong.
+import { createInterface } from 'node:readline';
+import type { Platform, RawDatasetRow } from '@ftp/platform';
+
+export type FileKind = 'chat' | 'preference';
+
+type Message = { role: 'system' | 'user' | 'assistant'; content: string; weight?: 0 | 1 };
+
+/** A line that is not what OpenAI's format allows: its 1-based number and the sentence to fix it. */
+export class InvalidLine extends Error {
+  constructor(
+    readonly line: number,
+    what: string,
+  ) {
+    super(`line ${line}: ${what}`);
+  }
+}
+
+const ROLES = new Set(['system', 'developer', 'user', 'assistant']);
+const TOOLS = 'tool calls and tool definitions are not supported for training here yet (open models’ chat templates render them differently); remove tools, tool_calls, function_call and tool messages';
+
+function text(content: unknown, where: string): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content) && content.length > 0 && content.every((p) => p && typeof p === 'object' && (p as { type?: unknown }).type === 'text' && typeof (p as { text?: unknown }).text === 'string')) {
+    return content.map((p) => (p as { text: string }).text).join('');
+  }
+  throw new Error(`${where}.content must be a string or a list of {"type": "text", "text": …} parts`);
+}
+
+function readMessages(value: unknown, where: string, allowWeight: boolean): Message[] {
+  if (!Array.isArray(value) || value.length === 0) throw new Error(`${where} must be a non-empty list of messages`);
+  return value.map((raw, i) => {
+    const at = `${where}[${i}]`;
+    if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new Error(`${at} must be an object with role and content`);
+    const message = raw as Record<string, unknown>;
+    if ('tool_calls' in message || 'function_call' in message || message['role'] === 'tool' || message['role'] === 'function') throw new Error(TOOLS);
+    if (typeof message['role'] !== 'string' || !ROLES.has(message['role'])) throw new Error(`${at}.role must be one of system, developer, user, assistant`);
+    const unknown = Object.keys(message).filter((k) => !['role', 'content', 'name', 'weight'].includes(k));
+    if (unknown.length > 0) throw new Error(`${at} has unknown key ${JSON.stringify(unknown[0])}`);
+    const role = message['role'] === 'developer' ? 'system' : (message['role'] as Message['role']);
+    const out: Message = { role, content: text(message['content'], at) };
+    if ('weight' in message) {
+      if (!allowWeight || role !== 'assistant') throw new Error(`${at}.weight is only allowed on assistant messages`);
+      if (message['weight'] !== 0 && message['weight'] !== 1) throw new Error(`${at}.weight must be 0 or 1`);
+      out.weight = message['weight'];
+    }
+    return out;
+  });
+}
+
+/** One line as a processed record, or an Error saying what is wrong with it. */
+function recordOf(kind: FileKind, row: Record<string, unknown>): Record<string, unknown> {
+  if (kind === 'chat') {
+    if ('tools' in row || 'functions' in row) throw new Error(TOOLS);
+    if (!('messages' in row)) throw new Error('a supervised job needs chat lines with "messages" (preference lines with "input", "preferred_output" and "non_preferred_output" train with method dpo)');
+    const unknown = Object.keys(row).filter((k) => !['messages', 'parallel_tool_calls', 'metadata'].includes(k));
+    if (unknown.length > 0) throw new Error(`unknown key ${JSON.stringify(unknown[0])}`);
+    const messages = readMessages(row['messages'], 'messages', true);
+    if (!messages.some((m) => m.role === 'assistant' && m.weight !== 0)) throw new Error('no assistant message to train on (at least one assistant message without weight 0 is needed)');
+    return { messages };
+  }
+  for (const key of ['input', 'preferred_output', 'non_preferred_output']) {
+    if (!(key in row)) throw new Error(`a dpo job needs preference lines with ${JSON.stringify(key)} (input, preferred_output and non_preferred_output)`);
+  }
+  const input = row['input'];
+  if (!input || typeof input !== 'object' || Array.isArray(input)) throw new Error('input must be an object with "messages"');
+  if ('tools' in input) throw new Error(TOOLS);
+  const prompt = readMessages((input as { messages?: unknown }).messages, 'input.messages', false);
+  if (prompt.at(-1)?.role === 'assistant') throw new Error('input.messages must end with a user message (the answers are preferred_output and non_preferred_output)');
+  const answer = (key: string) => {
+    const output = readMessages(row[key], key, false);
+    if (output.length !== 1 || output[0]!.role !== 'assistant') throw new Error(`${key} must be a list of exactly one assistant message`);
+    return output;
+  };
+  return { prompt, chosen: answer('preferred_output'), rejected: answer('non_preferred_output') };
+}
+
+/**
+ * Reads an uploaded file's lines in order, checks each against OpenAI's format of `kind` (chat for supervised jobs,
+ * preference for dpo) and yields the processed records. Throws InvalidLine at the first bad line.
+ */
+export async function* readTrainingFile(platform: Platform, file: RawDatasetRow, kind: FileKind): AsyncGenerator<Record<string, unknown>> {
+  let number = 0;
+  let seen = 0;
+  for await (const line of createInterface({ input: await platform.blobs.get(file.blob_key), crlfDelay: Infinity })) {
+    number += 1;
+    if (!line.trim()) continue;
+    let row: unknown;
+    try {
+      row = JSON.parse(line);
+    } catch (err) {
+      throw new InvalidLine(number, `not valid JSON (${(err as Error).message}); each line must be one JSON object`);
+    }
+    if (!row || typeof row !== 'object' || Array.isArray(row)) throw new InvalidLine(number, 'must be a JSON object');
+    let record: Record<string, unknown>;
+    try {
+      record = recordOf(kind, row as Record<string, unknown>);
+    } catch (err) {
+      throw new InvalidLine(number, (err as Error).message);
+    }
+    yield record;
+    seen += 1;
+  }
+  if (seen === 0) throw new InvalidLine(Math.max(number, 1), 'the file has no examples');
+}

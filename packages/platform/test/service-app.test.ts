@@ -124,6 +124,18 @@ describe('error bodies', () => {
     expect(nowhere.statusCode).toBe(404);
     expect(nowhere.json().detail).toMatch(/no endpoint GET \/nowhere/);
   });
+
+  it('405 with an Allow header for a known path asked with a method it does not serve', async () => {
+    const app = await appWith();
+    const put = await app.inject({ method: 'PUT', url: '/things/t_1', payload: { name: 'a' } });
+    expect(put.statusCode).toBe(405);
+    expect(put.headers['allow']).toBe('POST');
+    expect(put.json()).toEqual({ detail: 'PUT is not served at /things/t_1; use POST' });
+    const del = await app.inject({ method: 'DELETE', url: '/fail/x' });
+    expect(del.statusCode).toBe(405);
+    expect(del.headers['allow']).toBe('GET, HEAD');
+    expect((await app.inject({ method: 'PUT', url: '/things/t_1/more' })).statusCode).toBe(404);
+  });
 });
 
 describe('logging', () => {

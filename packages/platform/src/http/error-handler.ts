@@ -26,6 +26,7 @@ type Outcome =
 
 export function installErrorHandler(app: FastifyInstance, style: ErrorStyle = 'detail'): void {
   const write = style === 'openai' ? openAiBody : detailBody;
+  const allowed = routeMethods(app);
   app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const outcome = decide(err, request);
     const [status, body] = write(outcome);
@@ -33,9 +34,30 @@ export function installErrorHandler(app: FastifyInstance, style: ErrorStyle = 'd
   });
 
   app.setNotFoundHandler((request, reply) => {
-    const [status, body] = write({ status: 404, detail: `no endpoint ${request.method} ${request.url.split('?')[0]}` });
+    const path = request.url.split('?')[0]!;
+    // A known path asked with a method it does not serve is a 405 that says which it does (RFC 9110 §15.5.6).
+    const methods = allowed(path);
+    if (methods.length > 0) {
+      reply.header('allow', methods.join(', '));
+      const [status, body] = write({ status: 405, detail: `${request.method} is not served at ${path}; use ${methods.join(', ')}` });
+      return reply.code(status).send(body);
+    }
+    const [status, body] = write({ status: 404, detail: `no endpoint ${request.method} ${path}` });
     return reply.code(status).send(body);
   });
+}
+
+/** The methods each route path serves, learnt as routes are added; returns those matching a concrete path. */
+function routeMethods(app: FastifyInstance): (path: string) => string[] {
+  const routes: Array<{ pattern: RegExp; methods: string[] }> = [];
+  app.addHook('onRoute', (route) => {
+    const source = route.url
+      .split('/')
+      .map((segment) => (segment === '*' ? '.*' : segment.startsWith(':') ? '[^/]+' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+      .join('/');
+    routes.push({ pattern: new RegExp(`^${source}/?$`), methods: ([] as string[]).concat(route.method) });
+  });
+  return (path) => [...new Set(routes.filter((r) => r.pattern.test(path)).flatMap((r) => r.methods))].sort();
 }
 
 function decide(err: FastifyError, request: FastifyRequest): Outcome {
@@ -68,12 +90,13 @@ const OPENAI_TYPES: Record<number, string> = {
   400: 'invalid_request_error',
   401: 'invalid_request_error',
   404: 'invalid_request_error',
+  405: 'invalid_request_error',
   409: 'invalid_request_error',
   413: 'invalid_request_error',
   415: 'invalid_request_error',
   429: 'rate_limit_exceeded',
 };
-const OPENAI_CODES: Record<number, string> = { 401: 'invalid_api_key', 404: 'not_found', 409: 'conflict', 413: 'payload_too_large', 503: 'service_unavailable', 504: 'timeout' };
+const OPENAI_CODES: Record<number, string> = { 401: 'invalid_api_key', 404: 'not_found', 405: 'method_not_allowed', 409: 'conflict', 413: 'payload_too_large', 503: 'service_unavailable', 504: 'timeout' };
 
 /** OpenAI's `{"error": {message, type, param, code}}`. A validation failure is their 400 invalid_request_error with
  *  the first field at fault in `param` (dotted, without the body/query/path prefix). */

@@ -5,7 +5,15 @@ import type { CheckpointRow, JobEventRow, RawDatasetRow, TrainingJobRow } from '
 import type { FileObject, FineTuningJob } from '@ftp/schema';
 import type { OpenAiJobFacts, ResolvedHyperparameters } from './fine-tuning.ts';
 
-const seconds = (value: Date | string): number => Math.floor(new Date(value).getTime() / 1000);
+export const seconds = (value: Date | string): number => Math.floor(new Date(value).getTime() / 1000);
+
+/** A page of a list already in order: the items after the one with id `after` (from the start when it is absent or
+ *  unknown), at most `limit`, as OpenAI's list object. */
+export function listPage<T extends { id: string }>(items: T[], after: string | undefined, limit: number) {
+  const start = after ? items.findIndex((item) => item.id === after) + 1 : 0;
+  const data = items.slice(start, start + limit);
+  return { object: 'list' as const, data, has_more: start + limit < items.length, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
+}
 
 export function presentFile(row: RawDatasetRow): FileObject {
   return {

@@ -5,7 +5,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { BadRequest, invalidField, NotFound } from '@ftp/platform';
 import { openaiRoutes } from '@ftp/schema';
 import { storeUploadPart } from '@ftp/datasets';
-import { presentFile } from '../presenters.ts';
+import { listPage, presentFile } from '../presenters.ts';
 
 export async function fileRoutes(app: FastifyInstance): Promise<void> {
   const routes = app.withTypeProvider<ZodTypeProvider>();
@@ -52,9 +52,7 @@ export async function fileRoutes(app: FastifyInstance): Promise<void> {
       const { after, limit, order, purpose } = request.query;
       let rows = purpose !== undefined && purpose !== 'fine-tune' ? [] : await platform.datasets.listRaw(request.userId);
       if (order === 'asc') rows = rows.reverse();
-      const start = after ? rows.findIndex((r) => r.dataset_id === after) + 1 : 0;
-      const page = rows.slice(start, start + limit).map(presentFile);
-      return { object: 'list' as const, data: page, has_more: start + limit < rows.length, first_id: page[0]?.id ?? null, last_id: page.at(-1)?.id ?? null };
+      return listPage(rows.map(presentFile), after, limit);
     },
   });
 

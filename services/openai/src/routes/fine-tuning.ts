@@ -5,14 +5,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { openaiRoutes } from '@ftp/schema';
 import { cancelTrainingJob } from '@ftp/jobs';
 import { createFineTuningJob, ownJob } from '../fine-tuning.ts';
-import { presentCheckpoint, presentEvent, presentFineTuningJob } from '../presenters.ts';
-
-/** A newest-first page after the item with id `after` (the first page when it is absent or unknown). */
-function page<T extends { id: string }>(items: T[], after: string | undefined, limit: number) {
-  const start = after ? items.findIndex((item) => item.id === after) + 1 : 0;
-  const data = items.slice(start, start + limit);
-  return { object: 'list' as const, data, has_more: start + limit < items.length };
-}
+import { listPage, presentCheckpoint, presentEvent, presentFineTuningJob } from '../presenters.ts';
 
 export async function fineTuningRoutes(app: FastifyInstance): Promise<void> {
   const routes = app.withTypeProvider<ZodTypeProvider>();
@@ -52,7 +45,8 @@ export async function fineTuningRoutes(app: FastifyInstance): Promise<void> {
     handler: async (request) => {
       const job = await ownJob(platform, request.userId, request.params.fine_tuning_job_id);
       const events = (await platform.jobs.events(job.job_id)).reverse().map((event) => presentEvent(job, event));
-      return page(events, request.query.after, request.query.limit);
+      const { first_id: _first, last_id: _last, ...result } = listPage(events, request.query.after, request.query.limit);
+      return result;
     },
   });
 
@@ -62,8 +56,7 @@ export async function fineTuningRoutes(app: FastifyInstance): Promise<void> {
       const job = await ownJob(platform, request.userId, request.params.fine_tuning_job_id);
       const [checkpoints, events] = [await platform.jobs.checkpoints(job.job_id), await platform.jobs.events(job.job_id)];
       const presented = checkpoints.reverse().map((checkpoint) => presentCheckpoint(job, checkpoint, events));
-      const result = page(presented, request.query.after, request.query.limit);
-      return { ...result, first_id: result.data[0]?.id ?? null, last_id: result.data.at(-1)?.id ?? null };
+      return listPage(presented, request.query.after, request.query.limit);
     },
   });
 }

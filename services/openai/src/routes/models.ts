@@ -6,9 +6,7 @@ import { Conflict, NotFound } from '@ftp/platform';
 import { openaiRoutes } from '@ftp/schema';
 import { deleteTrainingJob, listStoredModels } from '@ftp/jobs';
 import { resolveChatModel } from '../chat-models.ts';
-import { fineTunedModelName } from '../presenters.ts';
-
-const seconds = (value: Date): number => Math.floor(value.getTime() / 1000);
+import { fineTunedModelName, seconds } from '../presenters.ts';
 
 export async function modelRoutes(app: FastifyInstance): Promise<void> {
   const routes = app.withTypeProvider<ZodTypeProvider>();

@@ -2,6 +2,7 @@
 // message naming the variable and what it accepts, instead of failing deep inside a request later.
 import path from 'node:path';
 import { z } from 'zod';
+import { DEFAULT_MAX_BATCH, DEFAULT_MAX_EVAL_SAMPLES } from '@ftp/schema';
 
 const boolFromEnv = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -30,8 +31,8 @@ const EnvSchema = z
     HF_ENDPOINT: z.url().default('https://huggingface.co'),
     HF_TOKEN: z.string().min(1).optional(),
     HUB_TIMEOUT_MS: positiveInt.default(15_000),
-    MAX_BATCH: positiveInt.default(64),
-    MAX_EVAL_SAMPLES: positiveInt.default(1000),
+    MAX_BATCH: positiveInt.default(DEFAULT_MAX_BATCH),
+    MAX_EVAL_SAMPLES: positiveInt.default(DEFAULT_MAX_EVAL_SAMPLES),
     INFERENCE_TIMEOUT_MS: positiveInt.default(600_000).describe('time limit of one batch inference or evaluation request (504 past it)'),
     PREFLIGHT_TIMEOUT_MS: positiveInt.default(300_000).describe('time limit of a training dry run (POST /train with dry_run; 504 past it)'),
     INFERENCE_MEMORY_BYTES: positiveInt.default(4 * 1024 ** 3).describe('model weights each inference engine keeps loaded between requests'),

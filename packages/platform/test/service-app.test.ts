@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { BadRequest, Conflict, createServiceApp, NotFound, ServiceUnavailable } from '@ftp/platform';
 import { openTestPlatform, type TestPlatform } from '@ftp/platform/testing';
+import { MAX_PARAM_LENGTH } from '@ftp/schema';
 import type { FastifyInstance } from 'fastify';
 
 let platform: TestPlatform | undefined;
@@ -27,6 +28,7 @@ async function appWith(env: Record<string, string> = {}): Promise<FastifyInstanc
     },
     async (req) => ({ ok: true, params: req.params }),
   );
+  app.delete('/things/special', async () => ({ ok: true }));
   app.get('/fail/:kind', async (req) => {
     const kind = (req.params as { kind: string }).kind;
     if (kind === 'bad') throw new BadRequest('row 3 has 2 fields, expected 3');
@@ -135,6 +137,48 @@ describe('error bodies', () => {
     expect(del.statusCode).toBe(405);
     expect(del.headers['allow']).toBe('GET, HEAD');
     expect((await app.inject({ method: 'PUT', url: '/things/t_1/more' })).statusCode).toBe(404);
+    // The most specific path decides: /things/special serves DELETE only, not what /things/:thing_id serves.
+    const special = await app.inject({ method: 'OPTIONS', url: '/things/special' });
+    expect([special.statusCode, special.headers['allow']]).toEqual([405, 'DELETE']);
+    // QUERY carries a body; refused before the not-found handler, it is still a 405, not a 400 about its body.
+    const query = await app.inject({ method: 'QUERY', url: '/things/t_1' });
+    expect([query.statusCode, query.headers['allow'], query.json()]).toEqual([405, 'POST', { detail: 'QUERY is not served at /things/t_1; use POST' }]);
+  });
+
+  it('the framework refusals in our body: 414, 413, 400 for a __proto__ body dropped only, and no NUL anywhere', async () => {
+    const app = await appWith();
+    const long = await app.inject({ method: 'POST', url: `/things/t_${'x'.repeat(MAX_PARAM_LENGTH)}`, payload: { name: 'a' } });
+    expect(long.statusCode).toBe(414);
+    expect(long.json()).toEqual({ detail: expect.stringContaining(`longer than ${MAX_PARAM_LENGTH} characters`) });
+    expect(long.headers['x-request-id']).toMatch(/^req_/);
+    // An id within MAX_PARAM_LENGTH as sent reaches its schema: 256 four-byte characters percent-encoded are 3072.
+    const encoded = await app.inject({ method: 'POST', url: `/things/${encodeURIComponent('𝄞'.repeat(256))}`, payload: { name: 'a' } });
+    expect(encoded.statusCode).toBe(422);
+    const proto = await app.inject({ method: 'POST', url: '/things/t_1', headers: { 'content-type': 'application/json' }, payload: '{"name":"a","__proto__":{"x":1}}' });
+    expect(proto.statusCode).toBe(200);
+    const nul = await app.inject({ method: 'POST', url: '/things/t_1', payload: { name: 'a\u0000b' } });
+    expect(nul.statusCode).toBe(422);
+    expect(nul.json()).toEqual({ detail: [{ loc: ['body', 'name'], msg: 'must not contain the NUL character (U+0000); remove it', type: 'string_pattern_mismatch' }] });
+    // A key the schema does not name is dropped with what it holds, so its NUL never reaches storage: accepted.
+    const ignoredKey = await app.inject({ method: 'POST', url: '/things/t_1', payload: { name: 'a', 'k\u0000': 'v\u0000' } });
+    expect(ignoredKey.statusCode).toBe(200);
+
+    const small = createServiceApp({ platform: platform!, bodyLimit: 64 });
+    small.post('/echo', async (req) => req.body);
+    const tooLarge = await small.inject({ method: 'POST', url: '/echo', payload: { text: 'x'.repeat(100) } });
+    expect([tooLarge.statusCode, tooLarge.json()]).toEqual([413, { detail: 'the request body is larger than this endpoint accepts' }]);
+  });
+
+  it('the same refusals in the OpenAI body on the /v1 style', async () => {
+    platform = await openTestPlatform({});
+    const app = createServiceApp({ platform, errorStyle: 'openai' });
+    app.get('/v1/models/:model', async () => ({}));
+    await app.ready();
+    const long = await app.inject({ url: `/v1/models/${'m'.repeat(MAX_PARAM_LENGTH + 1)}` });
+    expect(long.statusCode).toBe(414);
+    expect(long.json()).toEqual({ error: { message: expect.stringContaining('path parameter'), type: 'invalid_request_error', param: null, code: null } });
+    const put = await app.inject({ method: 'PUT', url: '/v1/models/m' });
+    expect([put.statusCode, put.headers['allow'], put.json().error.code]).toEqual([405, 'GET, HEAD', 'method_not_allowed']);
   });
 });
 

@@ -51,6 +51,16 @@ export const ValidationErrorBody = z
   .meta({ id: 'ValidationErrorBody', description: 'The request did not match the schema; one entry per problem' });
 export type ValidationErrorBody = z.infer<typeof ValidationErrorBody>;
 
+/**
+ * JSON Schema of rules a refinement checks across fields, for `.meta()`: zod writes meta keys into the schema it
+ * generates, so the OpenAPI document states what the server enforces and a client generating requests from it (or a
+ * person reading it) sends what is accepted. The refinement stays the check; these only describe it. Each rule is
+ * `when` (a schema the object matches) → `then` (a schema it must also match).
+ */
+export function documentedRules(...rules: Array<{ when: object; then: object }>): { allOf: object[] } {
+  return { allOf: rules.map(({ when, then }) => ({ if: when, then })) };
+}
+
 export const ErrorBody = z
   .object({
     detail: z.string().describe('One sentence a person can act on'),

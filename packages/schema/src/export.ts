@@ -2,7 +2,7 @@
 // decisions.md "Export").
 import { z } from 'zod';
 import { ArtifactGroups, ExportDestination, ExportRecord, ExportType, GgufQuantization, HubRepoId } from './artifacts.ts';
-import { CheckpointStep, Identifier, Modality, Secret, maybe } from './common.ts';
+import { CheckpointStep, documentedRules, Identifier, Modality, Secret, maybe } from './common.ts';
 
 export const ExportRequest = z
   .strictObject({
@@ -22,7 +22,11 @@ export const ExportRequest = z
       }
     }
   })
-  .meta({ id: 'ExportRequest', description: 'Publish a job’s artifacts' });
+  .meta({
+    id: 'ExportRequest',
+    description: 'Publish a job’s artifacts',
+    ...documentedRules({ when: { required: ['destination'], properties: { destination: { contains: { const: 'hub' } } } }, then: { required: ['hub_repo_id', 'hub_token'], properties: { hub_repo_id: { minLength: 1 }, hub_token: { minLength: 1 } } } }),
+  });
 export type ExportRequest = z.infer<typeof ExportRequest>;
 
 export const ExportCreateResult = z

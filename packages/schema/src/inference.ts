@@ -1,7 +1,7 @@
 // Inference service schemas: evaluation over a processed dataset and batch generation over
 // conversations (interface.md 2.17, 4.4; decisions.md "Inference and evaluation").
 import { z } from 'zod';
-import { CheckpointStep, Conversation, ChatMessage, Identifier, Secret } from './common.ts';
+import { CheckpointStep, Conversation, ChatMessage, documentedRules, Identifier, Secret } from './common.ts';
 
 export const ModelSource = z
   .enum(['adapter', 'merged', 'base'])
@@ -44,13 +44,30 @@ function checkModelChoice(request: ModelChoice, ctx: z.RefinementCtx): void {
   }
 }
 
+/** The defaults of MAX_EVAL_SAMPLES and MAX_BATCH (the platform's config): the documents state these limits; a server
+ *  configured higher accepts more. */
+export const DEFAULT_MAX_EVAL_SAMPLES = 1000;
+export const DEFAULT_MAX_BATCH = 64;
+
+/** checkModelChoice, as JSON Schema (model_source defaults to adapter). */
+const modelChoiceRules = [
+  { when: { required: ['model_source'], properties: { model_source: { const: 'base' } } }, then: { required: ['base_model_id'], not: { required: ['checkpoint_step'] } } },
+  { when: { not: { required: ['model_source'], properties: { model_source: { const: 'base' } } } }, then: { required: ['job_id'] } },
+];
+
 /** The evaluation request's fields without its cross-field rules: the evaluate queue's payload reuses them. */
 export const EvaluationFields = z.strictObject({
   ...generationFields,
   dataset_id: Identifier.describe('Processed dataset; its test split is used (train when there is none)'),
   metrics: z.array(EvaluationMetric).min(1).optional().describe('Explicit metrics; do not combine with task_type'),
   task_type: TaskType.optional().describe('Metric suite; neither metrics nor task_type means general'),
-  max_samples: z.number().int().min(1).optional().describe('Evaluate at most this many rows (server limit MAX_EVAL_SAMPLES)'),
+  max_samples: z
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe(`Evaluate at most this many rows (server limit MAX_EVAL_SAMPLES, default ${DEFAULT_MAX_EVAL_SAMPLES}: 422 above it)`)
+    .meta({ maximum: DEFAULT_MAX_EVAL_SAMPLES }),
   num_sample_results: z.number().int().min(0).default(3).describe('How many predictions to return in samples'),
 });
 
@@ -61,7 +78,11 @@ export const EvaluationRequest = EvaluationFields
       ctx.addIssue({ code: 'custom', path: ['task_type'], message: 'send either metrics or task_type, not both' });
     }
   })
-  .meta({ id: 'EvaluationRequest', description: 'Score a model on a processed dataset' });
+  .meta({
+    id: 'EvaluationRequest',
+    description: 'Score a model on a processed dataset',
+    ...documentedRules(...modelChoiceRules, { when: { required: ['metrics'] }, then: { not: { required: ['task_type'] } } }),
+  });
 export type EvaluationRequest = z.infer<typeof EvaluationRequest>;
 
 export const EvaluationSample = z.object({
@@ -96,10 +117,14 @@ export type EvaluationResult = z.infer<typeof EvaluationResult>;
 export const BatchInferenceRequest = z
   .strictObject({
     ...generationFields,
-    messages: z.array(Conversation).min(1).describe('Conversations (server limit MAX_BATCH); the model answers each'),
+    messages: z
+      .array(Conversation)
+      .min(1)
+      .describe(`Conversations (server limit MAX_BATCH, default ${DEFAULT_MAX_BATCH}: 422 above it); the model answers each`)
+      .meta({ maxItems: DEFAULT_MAX_BATCH }),
   })
   .superRefine(checkModelChoice)
-  .meta({ id: 'BatchInferenceRequest', description: 'Generate one answer per conversation' });
+  .meta({ id: 'BatchInferenceRequest', description: 'Generate one answer per conversation', ...documentedRules(...modelChoiceRules) });
 export type BatchInferenceRequest = z.infer<typeof BatchInferenceRequest>;
 
 export const BatchInferenceResult = z

@@ -12,16 +12,18 @@ import {
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { OpenAPIV3_1 } from 'openapi-types';
+import { MULTIPART_LIMITS } from './routes/contract.ts';
 import { services, type ServiceInfo, type ServiceName } from './services.ts';
 
 /**
  * Request bodies that the service parses from the stream itself, so no zod schema validates them;
- * they are documented here instead, keyed by `METHOD url`.
+ * they are documented here instead, keyed by `METHOD url`. Other fields are ignored, up to MULTIPART_LIMITS (413 past).
  */
 export const multipartForms: Readonly<Record<string, object>> = {
   'POST /datasets/upload': {
     type: 'object',
     required: ['file'],
+    maxProperties: MULTIPART_LIMITS.fields + MULTIPART_LIMITS.files,
     properties: {
       file: {
         type: 'string',
@@ -33,6 +35,7 @@ export const multipartForms: Readonly<Record<string, object>> = {
   'POST /v1/files': {
     type: 'object',
     required: ['file', 'purpose'],
+    maxProperties: MULTIPART_LIMITS.fields + MULTIPART_LIMITS.files,
     properties: {
       file: { type: 'string', format: 'binary', description: 'Chat JSONL ({"messages": […]}) or preference JSONL ({"input", "preferred_output", "non_preferred_output"})' },
       purpose: { type: 'string', enum: ['fine-tune'] },
@@ -177,9 +180,21 @@ function referencedComponents(root: unknown, schemas: Record<string, unknown>): 
   return used;
 }
 
-/** zod writes the safe-integer range on every integer and its full regex on every date-time. */
+/** No request string may hold U+0000 (PostgreSQL cannot store it; the validator refuses it with the field's loc). */
+const NO_NUL = '^[^\\u0000]*$';
+
+/** A string schema nothing else restricts the characters of (no pattern, enum, const or binary format). */
+function isFreeString(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
+  const schema = value as Record<string, unknown>;
+  const types = ([] as unknown[]).concat(schema['type']);
+  return types.includes('string') && !('pattern' in schema) && !('enum' in schema) && !('const' in schema) && schema['format'] !== 'binary' && schema['format'] !== 'date-time';
+}
+
+/** zod writes its full regex on every date-time. (The safe-integer range it writes on every integer stays: the server
+ *  refuses integers past it, and a client generating values from the document must know.) */
 function dropNoise(this: Record<string, unknown>, key: string, value: unknown): unknown {
-  if ((key === 'maximum' && value === Number.MAX_SAFE_INTEGER) || (key === 'minimum' && value === Number.MIN_SAFE_INTEGER)) return undefined;
   if (key === 'pattern' && this['format'] === 'date-time') return undefined;
+  if (isFreeString(value)) return { ...value, pattern: NO_NUL };
   return value;
 }

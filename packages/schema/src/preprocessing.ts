@@ -1,7 +1,7 @@
 // Preprocessing service schemas: uploads, the process request (field mappings, augmentation, splits)
 // and the processed-dataset resources (interface.md 2.1-2.9, decisions.md "Preprocessing").
 import { z } from 'zod';
-import { DatasetSource, Identifier, Modality, Secret, Timestamp, maybe } from './common.ts';
+import { DatasetSource, documentedRules, Identifier, Modality, Secret, Timestamp, maybe } from './common.ts';
 
 export const ProcessingMode = z
   .enum(['language_modeling', 'prompt_only', 'preference'])
@@ -75,7 +75,8 @@ export const ManualSplit = z.strictObject({
     })
     .nullable()
     .default(0.1)
-    .describe('Fraction (0 < x < 1) or row count (≥ 1) of the test split'),
+    .describe('Fraction (0 < x < 1) or row count (≥ 1) of the test split')
+    .meta({ anyOf: [{ type: 'null' }, { exclusiveMaximum: 1 }, { type: 'integer' }] }),
   split: SourceSplit,
 });
 export const NoSplit = z.strictObject({
@@ -98,6 +99,11 @@ export const PreprocessingConfig = z
   .meta({ id: 'PreprocessingConfig' });
 export type PreprocessingConfig = z.infer<typeof PreprocessingConfig>;
 
+/** A hub repository id: an optional owner and a name, each 1–96 of [A-Za-z0-9_.-] not starting with '.', and no '..'
+ *  anywhere (both pieces stated in the OpenAPI document; resolveHubDataset checks them). */
+export const HUB_REPO_ID_PATTERN = '^(?:[A-Za-z0-9_-][A-Za-z0-9_.-]{0,95}/)?[A-Za-z0-9_-][A-Za-z0-9_.-]{0,95}$';
+export const HUB_REPO_ID_FORBIDDEN = '\\.\\.';
+
 export const ProcessDatasetRequest = z
   .strictObject({
     dataset_name: z.string().min(1).max(200).describe('Name for the processed dataset'),
@@ -119,7 +125,20 @@ export const ProcessDatasetRequest = z
       }
     }
   })
-  .meta({ id: 'ProcessDatasetRequest', description: 'Convert an uploaded or hub dataset to ChatML' });
+  .meta({
+    id: 'ProcessDatasetRequest',
+    description: 'Convert an uploaded or hub dataset to ChatML',
+    ...documentedRules(
+      {
+        when: { required: ['dataset_source'], properties: { dataset_source: { const: 'hub' } } },
+        then: { properties: { dataset_id: { pattern: HUB_REPO_ID_PATTERN, not: { pattern: HUB_REPO_ID_FORBIDDEN } } } },
+      },
+      ...Object.entries(REQUIRED_FIELD_MAPPINGS).map(([mode, keys]) => ({
+        when: { properties: { processing_mode: { const: mode } }, ...(mode === 'language_modeling' ? {} : { required: ['processing_mode'] }) },
+        then: { required: ['config'], properties: { config: { required: ['field_mappings'], properties: { field_mappings: { required: keys } } } } },
+      })),
+    ),
+  });
 export type ProcessDatasetRequest = z.infer<typeof ProcessDatasetRequest>;
 
 // ---------------------------------------------------------------------------------------------

@@ -1,5 +1,7 @@
 // The five services (the four of the interface and the OpenAI-compatible one): name, OpenAPI title and version, default port and route contracts.
-import type { RouteContract } from './routes/contract.ts';
+import { ErrorBody } from './common.ts';
+import { OpenAiError } from './openai.ts';
+import { withFrameworkErrors, type RouteContract } from './routes/contract.ts';
 import { exportRoutes } from './routes/export.ts';
 import { inferenceRoutes } from './routes/inference.ts';
 import { openaiRoutes } from './routes/openai.ts';
@@ -28,7 +30,7 @@ export const preprocessingService: ServiceInfo = {
   version: '2.0.0',
   defaultPort: 8001,
   tags: [healthTag, { name: 'datasets', description: 'Raw uploads and processed datasets' }],
-  routes: Object.values(preprocessingRoutes),
+  routes: Object.values(preprocessingRoutes).map((route) => withFrameworkErrors(route, ErrorBody)),
 };
 
 export const trainingService: ServiceInfo = {
@@ -38,7 +40,7 @@ export const trainingService: ServiceInfo = {
   version: '1.0.0',
   defaultPort: 8002,
   tags: [healthTag, { name: 'jobs', description: 'Training jobs' }, { name: 'workers', description: 'The workers that run jobs' }],
-  routes: Object.values(trainingRoutes),
+  routes: Object.values(trainingRoutes).map((route) => withFrameworkErrors(route, ErrorBody)),
 };
 
 export const exportService: ServiceInfo = {
@@ -48,7 +50,7 @@ export const exportService: ServiceInfo = {
   version: '1.0.0',
   defaultPort: 8003,
   tags: [healthTag, { name: 'exports', description: 'Artifacts and their exports' }],
-  routes: Object.values(exportRoutes),
+  routes: Object.values(exportRoutes).map((route) => withFrameworkErrors(route, ErrorBody)),
 };
 
 export const inferenceService: ServiceInfo = {
@@ -58,7 +60,7 @@ export const inferenceService: ServiceInfo = {
   version: '1.0.0',
   defaultPort: 8004,
   tags: [healthTag, { name: 'inference', description: 'Evaluation and batch generation' }],
-  routes: Object.values(inferenceRoutes),
+  routes: Object.values(inferenceRoutes).map((route) => withFrameworkErrors(route, ErrorBody)),
 };
 
 export const openaiService: ServiceInfo = {
@@ -76,7 +78,7 @@ export const openaiService: ServiceInfo = {
     { name: 'models', description: 'Base and fine-tuned models' },
     { name: 'chat', description: 'Chat completions' },
   ],
-  routes: Object.values(openaiRoutes),
+  routes: Object.values(openaiRoutes).map((route) => withFrameworkErrors(route, OpenAiError)),
 };
 
 export const services: Readonly<Record<ServiceName, ServiceInfo>> = {

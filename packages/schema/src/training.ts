@@ -2,7 +2,7 @@
 // are the sample values shown there), reward functions for GRPO, and the job status resource.
 import { z } from 'zod';
 import { ArtifactGroups, ExportRecord, GgufQuantization, HubRepoId } from './artifacts.ts';
-import { Identifier, Modality, Secret, Timestamp, maybe } from './common.ts';
+import { documentedRules, Identifier, Modality, Secret, Timestamp, maybe } from './common.ts';
 
 export const TrainerType = z
   .enum(['sft', 'dpo', 'orpo', 'grpo'])
@@ -76,7 +76,8 @@ export const TrainingExportConfig = z
       ctx.addIssue({ code: 'custom', path: ['hub_repo_id'], message: 'hub_repo_id is required when destination is hub', params: { type: 'missing' } });
     }
   })
-  .describe('What the job writes when it ends');
+  .describe('What the job writes when it ends')
+  .meta(documentedRules({ when: { required: ['destination'], properties: { destination: { const: 'hub' } } }, then: { required: ['hub_repo_id'], properties: { hub_repo_id: { minLength: 1 } } } }));
 
 export const EvalConfig = z.strictObject({
   eval_strategy: IntervalStrategy.default('no').describe('steps or epoch need a test split'),
@@ -199,7 +200,18 @@ export const TrainingConfig = z
       }
     });
   })
-  .meta({ id: 'TrainingConfig' });
+  .meta({
+    id: 'TrainingConfig',
+    // Reward names being unique and passing_labels being among labels are checked too; JSON Schema cannot say either.
+    ...documentedRules(
+      { when: { required: ['from_checkpoint_step'] }, then: { required: ['from_job'] } },
+      {
+        when: { properties: { eval_config: { properties: { eval_strategy: { const: 'no' } } } } },
+        then: { properties: { eval_config: { properties: { early_stopping_patience: false, load_best_model_at_end: { const: false } } } } },
+      },
+      { when: { required: ['trainer_type'], properties: { trainer_type: { const: 'grpo' } } }, then: { required: ['reward_config'], properties: { reward_config: { minItems: 1 } } } },
+    ),
+  });
 export type TrainingConfig = z.infer<typeof TrainingConfig>;
 
 export const TrainRequest = z

@@ -3,6 +3,7 @@
 // on a worker through the infer queue. Errors are OpenAI's body, which the SDKs parse.
 import multipart from '@fastify/multipart';
 import type { FastifyInstance } from 'fastify';
+import { MULTIPART_LIMITS } from '@ftp/schema';
 import { createServiceApp, registerApiDocs, registerHealthRoute, type Platform } from '@ftp/platform';
 import { fileRoutes } from './routes/files.ts';
 import { fineTuningRoutes } from './routes/fine-tuning.ts';
@@ -12,7 +13,7 @@ import { chatRoutes } from './routes/chat.ts';
 export async function buildOpenAiApp(platform: Platform): Promise<FastifyInstance> {
   const app = createServiceApp({ platform, errorStyle: 'openai' });
   await app.register(multipart, {
-    limits: { fieldSize: 64 * 1024, fields: 10, files: 1, fileSize: platform.config.MAX_UPLOAD_BYTES },
+    limits: { ...MULTIPART_LIMITS, fileSize: platform.config.MAX_UPLOAD_BYTES },
   });
   await registerApiDocs(app, 'openai');
   registerHealthRoute(app, 'openai');

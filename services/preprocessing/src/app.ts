@@ -1,6 +1,7 @@
 // Builds the preprocessing service (interface.md 4.1) on a platform; no listen. Tests use inject().
 import multipart from '@fastify/multipart';
 import type { FastifyInstance } from 'fastify';
+import { MULTIPART_LIMITS } from '@ftp/schema';
 import { createServiceApp, registerApiDocs, registerHealthRoute, type Platform } from '@ftp/platform';
 import { datasetRoutes } from './routes/datasets.ts';
 
@@ -8,7 +9,7 @@ export async function buildPreprocessingApp(platform: Platform): Promise<Fastify
   const app = createServiceApp({ platform });
   await app.register(multipart, {
     // The file part streams to storage; only tiny text fields are buffered.
-    limits: { fieldSize: 64 * 1024, fields: 10, files: 1, fileSize: platform.config.MAX_UPLOAD_BYTES },
+    limits: { ...MULTIPART_LIMITS, fileSize: platform.config.MAX_UPLOAD_BYTES },
   });
   await registerApiDocs(app, 'preprocessing');
   registerHealthRoute(app, 'preprocessing');

@@ -2,6 +2,7 @@
 // range requests. Main's files come first; a dataset whose main has none (a loading script, unsupported
 // formats) or lacks the subset falls back to the hub's auto-converted `refs/convert/parquet` branch.
 import { invalidField } from '@ftp/platform';
+import { HUB_REPO_ID_FORBIDDEN, HUB_REPO_ID_PATTERN } from '@ftp/schema';
 import type { ByteSource } from '../readers/byte-source.ts';
 import { fetchRevisionInfo, hubDatasetNotFound, listRepoFiles, type CardConfig, type HubConnection } from './hub-client.ts';
 import { dataFiles, inferLayout, layoutFromConfigs, pickSubset, type DatasetLayout, type HubFileFormat } from './layout.ts';
@@ -52,13 +53,15 @@ export interface HubDataset {
 
 export const PARQUET_BRANCH = 'refs/convert/parquet';
 
-// Hub repo names: letters, digits, '-', '_', '.', at most 96 characters, an optional owner before a '/'.
-const REPO_ID = /^(?:[\w.-]{1,96}\/)?[\w.-]{1,96}$/;
+// Hub repo names: letters, digits, '-', '_', '.', at most 96 characters, an optional owner before a '/'; the same
+// patterns the OpenAPI document states for a hub dataset_id.
+const REPO_ID = new RegExp(HUB_REPO_ID_PATTERN);
+const REPO_ID_FORBIDDEN = new RegExp(HUB_REPO_ID_FORBIDDEN);
 
 export async function resolveHubDataset(options: ResolveHubDatasetOptions): Promise<HubDataset> {
   const { repoId, revision } = options;
   const requested = options.subset ?? 'default';
-  if (!REPO_ID.test(repoId) || repoId.split('/').some((part) => part.startsWith('.') || part.includes('..'))) {
+  if (!REPO_ID.test(repoId) || REPO_ID_FORBIDDEN.test(repoId)) {
     throw invalidField(['body', 'dataset_id'], `${JSON.stringify(repoId)} is not a hub dataset id; expected owner/name`);
   }
   const conn: HubConnection = {

@@ -1,10 +1,11 @@
 // The one place where thrown errors become HTTP error bodies (spec/decisions.md, Errors):
 // 422 → {detail:[{loc,msg,type}]}, other client errors → {detail:"…"}, 500 → {detail:"internal error",request_id}.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { validationDetail } from '@ftp/schema';
+import { MAX_PARAM_LENGTH, MULTIPART_LIMITS, validationDetail } from '@ftp/schema';
 import { AppError, UnprocessableEntity, type ValidationIssue } from '../errors.ts';
 import { BlobNotFound, InvalidBlobKey } from '../blobs/blob-store.ts';
 import { locationOf, RequestValidationError } from './validation.ts';
+
 
 /** Fastify's own client-error codes, with the sentence a client can act on. */
 const FASTIFY_CLIENT_ERRORS: Record<string, (err: FastifyError) => [number, string]> = {
@@ -14,6 +15,13 @@ const FASTIFY_CLIENT_ERRORS: Record<string, (err: FastifyError) => [number, stri
   FST_ERR_CTP_INVALID_MEDIA_TYPE: (err) => [415, `${err.message}; send application/json (or multipart/form-data for uploads)`],
   FST_REQ_FILE_TOO_LARGE: () => [413, 'the uploaded file is larger than MAX_UPLOAD_BYTES'],
   FST_INVALID_MULTIPART_CONTENT_TYPE: () => [400, 'the request is not multipart/form-data; send the file as a `file` part'],
+  FST_PARTS_LIMIT: () => [413, `the multipart request has more parts than the ${MULTIPART_LIMITS.parts} accepted; send one file part and the documented fields`],
+  FST_FILES_LIMIT: () => [413, 'the multipart request has more than one file part; send one file per request'],
+  FST_FIELDS_LIMIT: () => [413, `the multipart request has more than ${MULTIPART_LIMITS.fields} fields; send only the documented fields`],
+  FST_PROTO_VIOLATION: () => [400, 'a multipart field is named __proto__, constructor or prototype; rename it'],
+  FST_MP_PREMATURE_CLOSE: () => [400, 'the multipart body ended before its closing boundary; send the whole request'],
+  FST_ERR_MAX_PARAM_LENGTH: () => [414, `a path parameter is longer than ${MAX_PARAM_LENGTH} characters (as sent, percent-encoded); ids are at most 256 characters`],
+  FST_ERR_BAD_URL: () => [400, 'the request path is not a valid URL (bad percent-encoding); encode path segments as UTF-8'],
 };
 
 /** How an app writes its error bodies: ours (decisions.md) or OpenAI's, for the /v1 surface the SDKs parse. */
@@ -28,12 +36,17 @@ export function installErrorHandler(app: FastifyInstance, style: ErrorStyle = 'd
   const write = style === 'openai' ? openAiBody : detailBody;
   const allowed = routeMethods(app);
   app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    // A request no route serves can still fail before the not-found handler (a QUERY without a content type, a body
+    // over the limit): it is answered as what it is, a 404 or 405.
+    if (request.is404) return notFound(request, reply);
     const outcome = decide(err, request);
     const [status, body] = write(outcome);
     return reply.code(status).send(body);
   });
 
-  app.setNotFoundHandler((request, reply) => {
+  app.setNotFoundHandler((request, reply) => notFound(request, reply));
+
+  function notFound(request: FastifyRequest, reply: FastifyReply) {
     const path = request.url.split('?')[0]!;
     // A known path asked with a method it does not serve is a 405 that says which it does (RFC 9110 §15.5.6).
     const methods = allowed(path);
@@ -44,27 +57,44 @@ export function installErrorHandler(app: FastifyInstance, style: ErrorStyle = 'd
     }
     const [status, body] = write({ status: 404, detail: `no endpoint ${request.method} ${path}` });
     return reply.code(status).send(body);
-  });
+  }
 }
 
-/** The methods each route path serves, learnt as routes are added; returns those matching a concrete path. */
+/** Fastify's `frameworkErrors`: what the router refuses before any route or hook runs (a path parameter over
+ *  MAX_PARAM_LENGTH, a path that is not valid percent-encoding), in the app's error body. */
+export function frameworkErrors(style: ErrorStyle = 'detail') {
+  const write = style === 'openai' ? openAiBody : detailBody;
+  return (err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    const [status, detail] = FASTIFY_CLIENT_ERRORS[err.code]?.(err) ?? [400, err.message];
+    const [code, body] = write({ status, detail });
+    return reply.header('x-request-id', request.id).code(code).send(body);
+  };
+}
+
+/** The methods each route path serves, learnt as routes are added; returns those of the most specific path template
+ *  matching a concrete path (the one with the most literal segments: /datasets/process, not /datasets/{id}). */
 function routeMethods(app: FastifyInstance): (path: string) => string[] {
-  const routes: Array<{ pattern: RegExp; methods: string[] }> = [];
+  const routes: Array<{ pattern: RegExp; literals: number; methods: string[] }> = [];
   app.addHook('onRoute', (route) => {
-    const source = route.url
-      .split('/')
+    const segments = route.url.split('/');
+    const source = segments
       .map((segment) => (segment === '*' ? '.*' : segment.startsWith(':') ? '[^/]+' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
       .join('/');
-    routes.push({ pattern: new RegExp(`^${source}/?$`), methods: ([] as string[]).concat(route.method) });
+    const literals = segments.filter((segment) => segment !== '*' && !segment.startsWith(':')).length;
+    routes.push({ pattern: new RegExp(`^${source}/?$`), literals, methods: ([] as string[]).concat(route.method) });
   });
-  return (path) => [...new Set(routes.filter((r) => r.pattern.test(path)).flatMap((r) => r.methods))].sort();
+  return (path) => {
+    const matching = routes.filter((r) => r.pattern.test(path));
+    const best = Math.max(...matching.map((r) => r.literals));
+    return [...new Set(matching.filter((r) => r.literals === best).flatMap((r) => r.methods))].sort();
+  };
 }
 
 function decide(err: FastifyError, request: FastifyRequest): Outcome {
   if (err instanceof RequestValidationError) {
-    return { status: 422, issues: validationDetail(locationOf(err.validationContext), err.issues, err.input) };
+    return { status: 422, issues: escapeNul(validationDetail(locationOf(err.validationContext), err.issues, err.input)) };
   }
-  if (err instanceof UnprocessableEntity) return { status: 422, issues: err.issues };
+  if (err instanceof UnprocessableEntity) return { status: 422, issues: escapeNul(err.issues) };
   if (err instanceof AppError) {
     if (err.statusCode >= 500) request.log.warn({ err }, 'dependency failure');
     return { status: err.statusCode, detail: err.message };
@@ -77,8 +107,18 @@ function decide(err: FastifyError, request: FastifyRequest): Outcome {
     return { status, detail };
   }
   if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) return { status: err.statusCode, detail: err.message };
+  // busboy (under @fastify/multipart) rejects a body it cannot parse with a bare Error: no code, no status.
+  if (request.isMultipart?.() && err.constructor === Error && err.code === undefined) {
+    return { status: 400, detail: `the multipart body cannot be read (${err.message}); send multipart/form-data with its boundary and a \`file\` part` };
+  }
   request.log.error({ err }, 'unhandled error');
   return { status: 500, detail: 'internal error', requestId: request.id };
+}
+
+/** A loc or message may quote a key the client sent; a NUL in it is written escaped (no body of ours holds U+0000). */
+function escapeNul(issues: ValidationIssue[]): ValidationIssue[] {
+  const escape = <T>(value: T): T => (typeof value === 'string' ? (value.replaceAll('\u0000', '\\u0000') as T) : value);
+  return issues.map((issue) => ({ ...issue, loc: issue.loc.map(escape), msg: escape(issue.msg) }));
 }
 
 function detailBody(outcome: Outcome): [number, unknown] {

@@ -4,7 +4,8 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { serializerCompiler } from 'fastify-type-provider-zod';
 import type { Platform } from '../platform.ts';
 import { newId } from '../ids.ts';
-import { installErrorHandler, type ErrorStyle } from './error-handler.ts';
+import { JSON_BODY_LIMIT, MAX_PARAM_LENGTH } from '@ftp/schema';
+import { frameworkErrors, installErrorHandler, type ErrorStyle } from './error-handler.ts';
 import { zodValidatorCompiler } from './validation.ts';
 
 declare module 'fastify' {
@@ -31,13 +32,17 @@ export interface ServiceAppOptions {
   errorStyle?: ErrorStyle;
 }
 
-export function createServiceApp({ platform, bodyLimit = 16 * 1024 * 1024, errorStyle = 'detail' }: ServiceAppOptions): FastifyInstance {
+export function createServiceApp({ platform, bodyLimit = JSON_BODY_LIMIT, errorStyle = 'detail' }: ServiceAppOptions): FastifyInstance {
   const app = Fastify({
     loggerInstance: platform.logger as FastifyBaseLogger,
     genReqId: () => newId('req'),
     bodyLimit,
     // Ids are validated by their schemas (up to 256 characters); the default of 100 would answer 414 first.
-    routerOptions: { maxParamLength: 300 },
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    frameworkErrors: frameworkErrors(errorStyle),
+    // A `__proto__` or `constructor.prototype` key in a JSON body is dropped, never applied; no schema of ours names them.
+    onProtoPoisoning: 'remove',
+    onConstructorPoisoning: 'remove',
     // Routes carry their own time limits where a request waits on a job; the server only needs a guard.
     requestTimeout: 0,
   });

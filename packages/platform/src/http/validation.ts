@@ -15,8 +15,26 @@ export class RequestValidationError extends Error {
 
 export const zodValidatorCompiler: FastifySchemaCompiler<z.ZodType> = ({ schema }) => (data) => {
   const result = schema.safeParse(data);
-  return result.success ? { value: result.data } : { error: new RequestValidationError(result.error.issues, data) };
+  if (!result.success) return { error: new RequestValidationError(result.error.issues, data) };
+  // Checked once parsed: an object that ignores unknown keys has dropped them (and what they held) by then.
+  const nul = nulCharacters(result.data);
+  return nul.length > 0 ? { error: new RequestValidationError(nul, data) } : { value: result.data };
 };
+
+/** PostgreSQL cannot store U+0000 in text or jsonb, and every request string may end up there: one rule for all of
+ *  them, refused with the field's loc (the OpenAPI documents state it on every string). */
+function nulCharacters(data: unknown, path: PropertyKey[] = []): z.core.$ZodIssue[] {
+  if (typeof data === 'string') {
+    return data.includes('\u0000') ? [{ code: 'custom', path, message: 'must not contain the NUL character (U+0000); remove it', input: data, params: { type: 'string_pattern_mismatch' } }] : [];
+  }
+  if (Array.isArray(data)) return data.flatMap((item, index) => nulCharacters(item, [...path, index]));
+  if (data !== null && typeof data === 'object') {
+    return Object.entries(data).flatMap(([key, value]) =>
+      key.includes('\u0000') ? nulCharacters(key, [...path, key]) : nulCharacters(value, [...path, key]),
+    );
+  }
+  return [];
+}
 
 /** Fastify's names for the parts of a request → the `loc` prefixes of decisions.md. */
 export function locationOf(validationContext: string | undefined): 'body' | 'path' | 'query' | 'header' {

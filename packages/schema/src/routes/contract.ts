@@ -6,10 +6,41 @@ import type {} from '@fastify/swagger'; // adds summary, tags, security, … to 
 import { z } from 'zod';
 import { ErrorBody, HealthBody, ValidationErrorBody } from '../common.ts';
 
+/** Longest path parameter the router accepts, measured as sent: an id of 256 characters of any script, percent-encoded
+ *  (up to 12 characters each), still reaches its schema and gets a 422 past 256; only longer paths are a 414. */
+export const MAX_PARAM_LENGTH = 4096;
+/** Every JSON body; uploads stream under MAX_UPLOAD_BYTES instead. */
+export const JSON_BODY_LIMIT = 16 * 1024 * 1024;
+/** What a multipart request may hold besides its one file (@fastify/multipart's limits). */
+export const MULTIPART_LIMITS = { fieldSize: 64 * 1024, fields: 10, files: 1, parts: 12 } as const;
+
 export interface RouteContract {
   readonly method: HTTPMethods;
   readonly url: string;
   readonly schema: FastifySchema & { readonly operationId: string; readonly summary: string };
+}
+
+/** Methods whose requests carry a body Fastify parses (and so can refuse) before the handler runs. */
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * A contract with what the framework answers before its handler runs added to its documented responses, in the
+ * service's error body (ours, or OpenAI's on /v1): 414 when a path parameter is longer than MAX_PARAM_LENGTH; with a
+ * body, 400 (not valid JSON or multipart), 413 (over JSON_BODY_LIMIT, MAX_UPLOAD_BYTES or MULTIPART_LIMITS) and 415
+ * (another media type). A status the contract documents itself keeps its own description.
+ */
+export function withFrameworkErrors(route: RouteContract, error: z.ZodType): RouteContract {
+  const response: Record<string, unknown> = { ...(route.schema.response as Record<string, unknown> | undefined) };
+  const add = (status: number, description: string) => {
+    response[status] ??= error.describe(description);
+  };
+  if (route.schema.params) add(414, `A path parameter is longer than ${MAX_PARAM_LENGTH} characters as sent (percent-encoded)`);
+  if (([] as string[]).concat(route.method).some((method) => BODY_METHODS.has(method))) {
+    add(400, 'The body is not valid JSON (or, for an upload, not valid multipart/form-data)');
+    add(413, `The body is too large: JSON over ${JSON_BODY_LIMIT / 1024 / 1024} MiB, a file over MAX_UPLOAD_BYTES, a multipart field over ${MULTIPART_LIMITS.fieldSize / 1024} KiB or more than ${MULTIPART_LIMITS.fields} fields`);
+    add(415, 'The body has a media type this endpoint does not read; send application/json (multipart/form-data for uploads)');
+  }
+  return { ...route, schema: { ...route.schema, response } };
 }
 
 /** Identity, but infers the narrowest type so that the zod schemas survive into route(). */

@@ -49,6 +49,7 @@ export const openaiRoutes = {
         '"non_preferred_output"}) and `purpose` fine-tune. Stored through the same path as POST /datasets/upload (same size limit, ' +
         'MAX_UPLOAD_BYTES); its lines are validated when a job uses it.',
       tags: ['files'],
+      consumes: ['multipart/form-data'],
       security: bearerRequired,
       response: { 200: FileObject, 400: invalid, 413: error('The file is larger than MAX_UPLOAD_BYTES'), ...common },
     },

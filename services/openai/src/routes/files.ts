@@ -2,8 +2,8 @@
 // back as uploaded, and deleted with its stored bytes. Its lines are checked when a job uses it.
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { BadRequest, invalidField, NotFound } from '@ftp/platform';
-import { openaiRoutes } from '@ftp/schema';
+import { BadRequest, invalidField, NotFound, PayloadTooLarge } from '@ftp/platform';
+import { MULTIPART_LIMITS, openaiRoutes } from '@ftp/schema';
 import { storeUploadPart } from '@ftp/datasets';
 import { listPage, presentFile } from '../presenters.ts';
 
@@ -32,6 +32,8 @@ export async function fileRoutes(app: FastifyInstance): Promise<void> {
             continue;
           }
           stored = await storeUploadPart(platform, request.userId, part, { lenient: true });
+        } else if (part.valueTruncated) {
+          throw new PayloadTooLarge(`the multipart field ${JSON.stringify(part.fieldname)} is longer than ${MULTIPART_LIMITS.fieldSize} bytes`);
         } else if (part.fieldname === 'purpose') purpose = part.value;
       }
       if (purpose !== 'fine-tune') {

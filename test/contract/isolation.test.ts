@@ -1,0 +1,414 @@
+// Isolation between users, over every operation of every service: the embedded stack in JWT mode with two users, A
+// and B. A creates one of everything that has an id and can exist without a worker (an upload, a processed dataset,
+// a training job, /v1 files, a fine-tuning job and a failed one, with the processed dataset it made); then B calls
+// every operation read from openapi/*.json (so a new endpoint cannot be forgotten) with A's ids in its path and body:
+// 404 everywhere (on /v1 OpenAI's error body), and no answer of B's, whatever its status, holds any of A's ids or
+// strings beyond what B's own request sent. Afterwards A reads everything again: all there, unchanged.
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { SignJWT } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SERVICE_NAMES, type ServiceName } from '@ftp/schema';
+import { startStack, stackPorts, type StackProcess, type StackUrls } from '../support/stack.ts';
+import { tinyModelsDir, TINY_MODEL } from '../support/tiny-model.ts';
+
+const OPENAPI_DIR = fileURLToPath(new URL('../../openapi/', import.meta.url));
+const JWT_SECRET = 'isolation-test-secret-of-32-chars-or-more';
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'];
+const RUN = randomBytes(4).toString('hex');
+/** Every string of A's below holds this, so nothing of B's or of the stack's can contain one by chance. */
+const MARK = `alpha${RUN}`;
+const USER_A = `isolation-a-${RUN}`;
+const USER_B = `isolation-b-${RUN}`;
+const A_TEXT = {
+  datasetName: `${MARK}-processed`,
+  jobName: `${MARK}-job`,
+  uploadName: `${MARK}-upload.csv`,
+  question: `${MARK} what color is the sky`,
+  fileName: `${MARK}-chat.jsonl`,
+  chatLine: `${MARK} says hello`,
+  suffix: `${MARK}-ft`,
+  badFileName: `${MARK}-bad.jsonl`,
+};
+
+type Json = Record<string, any>;
+
+interface Operation {
+  service: ServiceName;
+  method: string;
+  template: string;
+  /** `METHOD /path`, the key of the tables below. */
+  key: string;
+  pathParams: string[];
+  requiredQuery: string[];
+  bodyTypes: string[];
+}
+
+/** A's ids, by kind. Uploads and /v1 files are one kind (a /v1 file is an upload), and so are training and
+ *  fine-tuning jobs: each id is tried wherever its kind is taken, through either surface. */
+interface AIds {
+  raw: string[];
+  processed: string[];
+  jobs: string[];
+  models: string[];
+  events: string[];
+}
+
+/** B's own resources, for requests that must name one of B's besides one of A's. */
+interface BIds {
+  processedDatasetId: string;
+  fileId: string;
+}
+
+/** What B sends besides the URL, and what it must get back. */
+interface Variant {
+  body?: unknown;
+  form?: () => FormData;
+  /** The answer B must get: 404 when the request names anything of A's. */
+  status: number;
+  check?: (body: any) => void;
+}
+
+// ---- The tables: what B sends where the documents alone cannot say. ----
+
+/** Path parameter name → A's ids it is filled with (every one is tried). */
+const pathValues = (a: AIds): Record<string, string[]> => ({
+  processed_dataset_id: a.processed,
+  job_id: a.jobs,
+  fine_tuning_job_id: a.jobs,
+  file_id: a.raw,
+  model: a.models,
+});
+
+/** Required query parameter name → the value sent (no id is taken by query). */
+const QUERY_VALUES: Record<string, string> = { type: 'adapter' };
+
+const csvOf = (rows: string[][]) => ['question,answer', ...rows.map((r) => r.map((c) => `"${c}"`).join(','))].join('\n');
+const chatLine = (user: string, assistant: string) => JSON.stringify({ messages: [{ role: 'user', content: user }, { role: 'assistant', content: assistant }] });
+const form = (fields: Record<string, string>, file: { text: string; name: string }) => () => {
+  const data = new FormData();
+  for (const [name, value] of Object.entries(fields)) data.append(name, value);
+  data.append('file', new Blob([file.text]), file.name);
+  return data;
+};
+const B_CSV = { text: csvOf([['b question one', 'b answer'], ['b question two', 'b answer']]), name: 'b-upload.csv' };
+const B_JSONL = { text: [chatLine('b hi', 'b hello'), chatLine('b bye', 'b goodbye')].join('\n'), name: 'b-chat.jsonl' };
+const FIELD_MAPPINGS = { user_field: { type: 'column', value: 'question' }, assistant_field: { type: 'column', value: 'answer' } };
+const TRAINING_CONFIG = { base_model_id: TINY_MODEL, provider: 'local', method: 'LoRA' };
+
+/** OpenAI's 400 for a training or validation file that is not the caller's: the answer the SDKs expect for an unknown
+ *  file id in a job request (a body field, not a resource of the URL), the same for a file of another user as for none
+ *  at all. Anything but exactly this (a 200, a 404, another code or param) fails. */
+const fileNotFound = (param: string): Pick<Variant, 'status' | 'check'> => ({
+  status: 400,
+  check: (body) => expect(body.error).toMatchObject({ type: 'invalid_request_error', code: 'not_found', param }),
+});
+
+/** `METHOD /path` → B's requests, for every operation with a request body. Each JSON body is minimal and valid and
+ *  names A's ids wherever the body takes an id (and B's own where it needs a second one); a multipart upload is B's
+ *  own fresh file, which makes a resource of B's. */
+const BODIES: Record<string, (a: AIds, b: BIds) => Variant[]> = {
+  'POST /datasets/upload': () => [{ form: form({}, B_CSV), status: 200 }],
+  'POST /datasets/process': (a) =>
+    a.raw.map((dataset_id) => ({ body: { dataset_name: 'b-processed', dataset_id, config: { field_mappings: FIELD_MAPPINGS } }, status: 404 })),
+  'POST /train': (a, b) => [
+    ...a.processed.map((processed_dataset_id) => ({ body: { processed_dataset_id, training_config: TRAINING_CONFIG }, status: 404 })),
+    ...a.jobs.map((from_job) => ({ body: { processed_dataset_id: b.processedDatasetId, training_config: { ...TRAINING_CONFIG, from_job } }, status: 404 })),
+  ],
+  'POST /exports': (a) => a.jobs.map((job_id) => ({ body: { job_id }, status: 404 })),
+  'POST /evaluation': (a, b) => [
+    ...a.processed.map((dataset_id) => ({ body: { model_source: 'base', base_model_id: TINY_MODEL, dataset_id, max_samples: 1 }, status: 404 })),
+    ...a.jobs.map((job_id) => ({ body: { job_id, dataset_id: b.processedDatasetId, max_samples: 1 }, status: 404 })),
+  ],
+  'POST /inference/batch': (a) => a.jobs.map((job_id) => ({ body: { job_id, messages: [[{ role: 'user', content: 'hi' }]], max_new_tokens: 1 }, status: 404 })),
+  'POST /v1/files': () => [{ form: form({ purpose: 'fine-tune' }, B_JSONL), status: 200 }],
+  'POST /v1/fine_tuning/jobs': (a, b) => [
+    ...a.raw.map((training_file) => ({ body: { model: TINY_MODEL, training_file }, ...fileNotFound('training_file') })),
+    ...a.raw.map((validation_file) => ({ body: { model: TINY_MODEL, training_file: b.fileId, validation_file }, ...fileNotFound('validation_file') })),
+  ],
+  'POST /v1/chat/completions': (a) => a.models.map((model) => ({ body: { model, messages: [{ role: 'user', content: 'hi' }], max_tokens: 1 }, status: 404 })),
+};
+
+/** GETs naming A's ids that A gets a 404 from too, with why. B's 404 there still shows nothing of A's; everywhere
+ *  else A gets no 404, which shows B's 404 is isolation. */
+const A_HAS_NONE: Record<string, string> = {
+  'GET /exports/{job_id}/download': 'no job of A completes without a worker, so none has an export file to download',
+};
+
+// ---- Reading the documents ----
+
+function readOperations(service: ServiceName, document: Json): Operation[] {
+  const operations: Operation[] = [];
+  const resolve = (p: Json): Json => {
+    if (typeof p.$ref !== 'string') return p;
+    const target = p.$ref.replace(/^#\//, '').split('/').reduce((node: Json | undefined, part: string) => node?.[part], document);
+    if (!target) throw new Error(`openapi/${service}.json: unresolved ${p.$ref}`);
+    return target;
+  };
+  for (const [template, item] of Object.entries(document.paths as Record<string, Json>)) {
+    for (const [method, operation] of Object.entries(item)) {
+      if (!HTTP_METHODS.includes(method)) continue;
+      const params = [...(item.parameters ?? []), ...(operation.parameters ?? [])].map(resolve);
+      const body = operation.requestBody ? resolve(operation.requestBody) : undefined;
+      const declared = [...template.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!);
+      operations.push({
+        service,
+        method: method.toUpperCase(),
+        template,
+        key: `${method.toUpperCase()} ${template}`,
+        pathParams: declared,
+        requiredQuery: params.filter((p) => p.in === 'query' && p.required).map((p) => p.name as string),
+        bodyTypes: Object.keys(body?.content ?? {}),
+      });
+      const undeclared = declared.filter((name) => !params.some((p) => p.in === 'path' && p.name === name));
+      if (undeclared.length > 0) throw new Error(`openapi/${service}.json ${method.toUpperCase()} ${template}: path parameter ${undeclared.join(', ')} is not declared`);
+    }
+  }
+  return operations;
+}
+
+// ---- Sending ----
+
+interface Answer {
+  status: number;
+  contentType: string;
+  /** The body as text (a stream's first event only) and the header values: what is searched for A's strings. */
+  text: string;
+  body: any;
+}
+
+/** One request; a server-sent event stream is read up to its first event (a job's stream stays open while the job
+ *  is queued), and every request has a time limit, so nothing here can hang. */
+async function send(url: string, token: string, init: { method: string; json?: unknown; form?: FormData }): Promise<Answer> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new Error(`${init.method} ${url}: no answer within 30 s`)), 30_000);
+  try {
+    const res = await fetch(url, {
+      method: init.method,
+      signal: controller.signal,
+      headers: { authorization: `Bearer ${token}`, ...(init.json === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(init.json !== undefined ? { body: JSON.stringify(init.json) } : init.form ? { body: init.form } : {}),
+    });
+    const contentType = res.headers.get('content-type') ?? '';
+    let text = '';
+    if (contentType.startsWith('text/event-stream') && res.body) {
+      const reader = res.body.getReader();
+      const decoder = new TextDecoder();
+      const firstEvent = setTimeout(() => void reader.cancel(), 2_000);
+      try {
+        while (!text.includes('\n\n')) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          text += decoder.decode(value, { stream: true });
+        }
+      } finally {
+        clearTimeout(firstEvent);
+        await reader.cancel().catch(() => {});
+      }
+    } else {
+      text = await res.text();
+    }
+    const headers = [...res.headers].map(([k, v]) => `${k}: ${v}`).join('\n');
+    let body: any = text;
+    if (contentType.startsWith('application/json')) body = JSON.parse(text);
+    return { status: res.status, contentType, text: `${headers}\n\n${text}`, body };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+// ---- The stack and the two users ----
+
+let dataDir: string;
+let urls: StackUrls;
+let stack: StackProcess;
+let tokenA: string;
+let tokenB: string;
+const operations: Operation[] = [];
+
+const mint = (sub: string) => new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject(sub).setIssuedAt().setExpirationTime('1h').sign(new TextEncoder().encode(JWT_SECRET));
+
+async function ok(url: string, token: string, init: { method: string; json?: unknown; form?: FormData }): Promise<any> {
+  const answer = await send(url, token, init);
+  if (answer.status !== 200) throw new Error(`${init.method} ${url} → ${answer.status}: ${answer.text.slice(-1000)}`);
+  return answer.body;
+}
+
+beforeAll(async () => {
+  // The documents are read from the folder, and each must be a service's: a document added there is covered or fails.
+  const files = (await fs.readdir(OPENAPI_DIR)).filter((f) => f.endsWith('.json')).sort();
+  expect(files).toEqual(SERVICE_NAMES.map((s) => `${s}.json`).sort());
+  for (const service of SERVICE_NAMES) operations.push(...readOperations(service, JSON.parse(await fs.readFile(path.join(OPENAPI_DIR, `${service}.json`), 'utf8')) as Json));
+
+  dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'ftp-isolation-'));
+  const ports = await stackPorts();
+  urls = ports.urls;
+  stack = await startStack(
+    { ...ports.env, DATA_DIR: dataDir, MODELS_DIR: await tinyModelsDir(), AUTH_MODE: 'jwt', JWT_SECRET, START_WORKER: 'false', LOG_LEVEL: 'warn' },
+    urls,
+  );
+  [tokenA, tokenB] = [await mint(USER_A), await mint(USER_B)];
+}, 180_000);
+
+afterAll(async () => {
+  await stack?.stop();
+  if (dataDir) await fs.rm(dataDir, { recursive: true, force: true });
+});
+
+describe('isolation between two users, over every operation of every OpenAPI document', () => {
+  it('answers B 404 for every one of A’s ids, leaks none of A’s data, and leaves A’s resources as they were', { timeout: 120_000 }, async () => {
+    // 1. A: one of everything with an id that exists without a worker.
+    const upload = await ok(`${urls.preprocessing}/datasets/upload`, tokenA, {
+      method: 'POST',
+      form: form({}, { text: csvOf(Array.from({ length: 4 }, (_, i) => [`${A_TEXT.question} ${i}`, 'blue'])), name: A_TEXT.uploadName })(),
+    });
+    const processed = await ok(`${urls.preprocessing}/datasets/process`, tokenA, {
+      method: 'POST',
+      json: { dataset_name: A_TEXT.datasetName, dataset_id: upload.dataset_id, config: { field_mappings: FIELD_MAPPINGS } },
+    });
+    const train = await ok(`${urls.training}/train`, tokenA, {
+      method: 'POST',
+      json: { processed_dataset_id: processed.processed_dataset_id, job_name: A_TEXT.jobName, training_config: TRAINING_CONFIG },
+    });
+    const file = await ok(`${urls.openai}/v1/files`, tokenA, {
+      method: 'POST',
+      form: form({ purpose: 'fine-tune' }, { text: Array.from({ length: 4 }, (_, i) => chatLine(`${A_TEXT.chatLine} ${i}`, 'hi')).join('\n'), name: A_TEXT.fileName })(),
+    });
+    const fineTuning = await ok(`${urls.openai}/v1/fine_tuning/jobs`, tokenA, { method: 'POST', json: { model: TINY_MODEL, training_file: file.id, suffix: A_TEXT.suffix } });
+    // A file with a line that is no chat line: a job for it is created failed (no worker needed), and it is a file too.
+    const badFile = await ok(`${urls.openai}/v1/files`, tokenA, {
+      method: 'POST',
+      form: form({ purpose: 'fine-tune' }, { text: JSON.stringify({ prompt: `${MARK} not a chat line` }), name: A_TEXT.badFileName })(),
+    });
+    const failed = await ok(`${urls.openai}/v1/fine_tuning/jobs`, tokenA, { method: 'POST', json: { model: TINY_MODEL, training_file: badFile.id } });
+    expect(train.job_id).toBeTypeOf('string');
+    expect(fineTuning.status).toBe('queued');
+    expect(failed.status).toBe('failed');
+    const ftJob = await ok(`${urls.training}/jobs/${fineTuning.id}`, tokenA, { method: 'GET' });
+    expect(ftJob.processed_dataset_id).toMatch(/^pd_/);
+    const events = await ok(`${urls.openai}/v1/fine_tuning/jobs/${fineTuning.id}/events`, tokenA, { method: 'GET' });
+    const a: AIds = {
+      raw: [upload.dataset_id, file.id, badFile.id],
+      processed: [processed.processed_dataset_id, ftJob.processed_dataset_id],
+      jobs: [train.job_id, fineTuning.id, failed.id],
+      // The names A's jobs' models have (ft:<base>:<suffix>:<job id>); A gets a 409 there (queued), not a 404.
+      models: [
+        `ft:${TINY_MODEL}:${A_TEXT.suffix}:${fineTuning.id}`,
+        `ft:${TINY_MODEL}:custom:${train.job_id}`,
+      ],
+      events: (events.data as Array<{ id: string }>).map((e) => e.id),
+    };
+    expect(a.events.length).toBeGreaterThan(0);
+    /** Nothing of these may reach B, unless B's own request sent it (a 404 may name the id asked for). */
+    const secrets = [...new Set([...a.raw, ...a.processed, ...a.jobs, ...a.models, ...a.events, USER_A, ...Object.values(A_TEXT)])];
+
+    // 2. B's own: a processed dataset and a file, for the requests that name one of B's besides one of A's.
+    const bUpload = await ok(`${urls.preprocessing}/datasets/upload`, tokenB, { method: 'POST', form: form({}, B_CSV)() });
+    const bProcessed = await ok(`${urls.preprocessing}/datasets/process`, tokenB, {
+      method: 'POST',
+      json: { dataset_name: 'b-processed', dataset_id: bUpload.dataset_id, config: { field_mappings: FIELD_MAPPINGS } },
+    });
+    const bFile = await ok(`${urls.openai}/v1/files`, tokenB, { method: 'POST', form: form({ purpose: 'fine-tune' }, B_JSONL)() });
+    const b: BIds = { processedDatasetId: bProcessed.processed_dataset_id, fileId: bFile.id };
+
+    // 3. Every operation as concrete requests: path parameters from A's ids (each of them), bodies from the table.
+    const values = pathValues(a);
+    const missing: string[] = [];
+    const requests = operations.flatMap((op) => {
+      let paths = [op.template];
+      for (const name of op.pathParams) {
+        const ids = values[name];
+        if (!ids) {
+          missing.push(`${op.key} (${op.service}): path parameter {${name}} has no entry in pathValues`);
+          return [];
+        }
+        paths = paths.flatMap((p) => ids.map((id) => p.replace(`{${name}}`, encodeURIComponent(id))));
+      }
+      const query = new URLSearchParams();
+      for (const name of op.requiredQuery) {
+        if (QUERY_VALUES[name] === undefined) {
+          missing.push(`${op.key} (${op.service}): required query parameter ${name} has no entry in QUERY_VALUES`);
+          return [];
+        }
+        query.set(name, QUERY_VALUES[name]);
+      }
+      const search = op.requiredQuery.length > 0 ? `?${query}` : '';
+      let variants: Variant[];
+      if (op.bodyTypes.length > 0) {
+        const table = BODIES[op.key];
+        if (!table) {
+          missing.push(`${op.key} (${op.service}): takes a request body (${op.bodyTypes.join(', ')}) and has no entry in BODIES`);
+          return [];
+        }
+        variants = table(a, b);
+      } else {
+        // No body: a request naming A's ids in its path is a 404; one naming nothing (a list, /health) a 200.
+        variants = [{ status: op.pathParams.length > 0 ? 404 : 200 }];
+      }
+      return paths.flatMap((p) => variants.map((variant) => ({ op, url: `${urls[op.service]}${p}${search}`, variant })));
+    });
+    if (missing.length > 0) throw new Error(`operations of openapi/*.json this test cannot build a request for:\n${missing.join('\n')}`);
+    // Stale entries are mistakes too: every table key names an operation of the documents that uses it.
+    const keys = new Set(operations.map((op) => op.key));
+    expect(Object.keys(BODIES).filter((k) => !keys.has(k) || operations.find((op) => op.key === k)!.bodyTypes.length === 0)).toEqual([]);
+    expect(Object.keys(A_HAS_NONE).filter((k) => !keys.has(k))).toEqual([]);
+
+    // 4. A reads every GET first: what it gets back is compared after B's requests (all there, unchanged), and where
+    //    it names A's ids, A's answer is no 404 (A has that resource), so B's 404 for the same request is isolation,
+    //    not a wrong URL or a resource that does not exist.
+    const readAsA = async () => {
+      const seen = new Map<string, { key: string; status: number; body: unknown }>();
+      for (const { op, url } of requests) {
+        if (op.method !== 'GET') continue;
+        const answer = await send(url, tokenA, { method: 'GET' });
+        // A stream's first event is only what the job is at the moment; its status is what is compared.
+        seen.set(url, { key: op.key, status: answer.status, body: answer.contentType.startsWith('text/event-stream') ? null : answer.body });
+      }
+      return seen;
+    };
+    const before = await readAsA();
+    for (const [url, { key, status, body }] of before) {
+      if (!operations.find((op) => op.key === key)!.pathParams.length) continue;
+      const what = `A's own ${key} at ${url} → ${status} ${JSON.stringify(body).slice(0, 300)}`;
+      expect(status, what).toBeLessThan(500);
+      if (A_HAS_NONE[key]) expect(status, what).toBe(404);
+      else expect(status, what).not.toBe(404);
+    }
+
+    // 5. B: every request, its status, and none of A's strings in any answer.
+    const failures: string[] = [];
+    for (const { op, url, variant } of requests) {
+      const answer = await send(url, tokenB, { method: op.method, json: variant.body, form: variant.form?.() });
+      const sent = `${decodeURIComponent(url)}\n${variant.body === undefined ? '' : JSON.stringify(variant.body)}`;
+      const what = `B: ${op.method} ${decodeURIComponent(url.replace(urls[op.service], ''))}${variant.body === undefined ? '' : ` ${JSON.stringify(variant.body)}`} → ${answer.status} ${answer.text.split('\n\n').slice(1).join('\n\n').slice(0, 400)}`;
+      const problems: string[] = [];
+      const leaked = secrets.filter((secret) => answer.text.includes(secret) && !sent.includes(secret));
+      if (leaked.length > 0) problems.push(`holds A's ${leaked.join(', ')}`);
+      if (answer.status !== variant.status) problems.push(`expected ${variant.status}`);
+      else {
+        try {
+          if (answer.status === 404) {
+            // The resource's 404 in the service's error body, not the router's (which would mean a path built wrong).
+            if (op.service === 'openai') expect(answer.body.error).toMatchObject({ type: 'invalid_request_error', code: 'not_found', message: expect.any(String) });
+            else expect(answer.body.detail).toBeTypeOf('string');
+            expect(answer.body.error?.message ?? answer.body.detail).not.toMatch(/^no endpoint /);
+          }
+          variant.check?.(answer.body);
+        } catch (err) {
+          problems.push((err as Error).message);
+        }
+      }
+      if (problems.length > 0) failures.push(`${what}\n  ${problems.join('\n  ')}`);
+    }
+    expect(failures, failures.join('\n\n')).toEqual([]);
+
+    // 6. A's resources, all still there and unchanged (uploads included: they are /v1 files), and A's lists as they
+    //    were: B's deletes, cancels and submissions did nothing to A's, and B's own made nothing appear on A's side.
+    const after = await readAsA();
+    expect(after.size).toBe(before.size);
+    for (const [url, got] of before) expect(after.get(url), `A: GET ${url}`).toEqual(got);
+  });
+});

@@ -16,6 +16,7 @@ function commonFields(row: ProcessedDatasetRow) {
     processed_dataset_id: row.processed_dataset_id,
     processing_mode: row.processing_mode,
     created_at: new Date(row.created_at).toISOString(),
+    ...(row.augmentation ? { augmentation: row.augmentation } : {}),
   };
 }
 

@@ -171,6 +171,19 @@ export const SplitInfo = z
   .meta({ id: 'SplitInfo' });
 export type SplitInfo = z.infer<typeof SplitInfo>;
 
+export const AugmentationCounts = z
+  .partialRecord(
+    z.enum(['eda', 'back_translation', 'paraphrasing', 'synthesis']),
+    z.object({
+      added: z.number().int().nonnegative().describe('New train rows this method made'),
+      dropped: z.number().int().nonnegative().describe('Rows it could not make (no word to change, a bad generation)'),
+    }),
+  )
+  .meta({
+    id: 'AugmentationCounts',
+    description: 'Per augmentation method, what it did to the train split; new records carry metadata.augmented (the method) and metadata.source_index',
+  });
+
 const datasetFields = {
   dataset_name: z.string(),
   dataset_subset: z.string(),
@@ -180,6 +193,7 @@ const datasetFields = {
   processed_dataset_id: Identifier,
   processing_mode: ProcessingMode.optional(),
   created_at: Timestamp,
+  augmentation: AugmentationCounts.optional().describe('Present when the train split was augmented'),
 };
 
 export const ProcessedDataset = z

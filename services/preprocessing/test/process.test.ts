@@ -151,7 +151,7 @@ describe('bad process requests', () => {
     ['test_size 0', () => lm({}, { split_config: { type: 'manual_split', test_size: 0 } }), [...sc, 'test_size'], /.+/],
     ['test_size equal to the rows', () => lm({}, { split_config: { type: 'manual_split', test_size: 40 } }), [...sc, 'test_size'], /below the 40 rows/],
     ['test_size fraction leaving no train rows', () => lm({}, { split_config: { type: 'manual_split', test_size: 0.999 } }), [...sc, 'test_size'], /both splits need at least one row/],
-    ['augmentation switched on', () => lm({}, { augmentation_config: { use_eda: true } }), ['body', 'config', 'augmentation_config', 'use_eda'], /not available yet/],
+    ['an LLM augmentation switched on', () => lm({}, { augmentation_config: { use_paraphrasing: true } }), ['body', 'config', 'augmentation_config', 'use_paraphrasing'], /not available yet/],
   ];
   it.each(cases)('%s → 422 at the field, nothing stored', async (_name, body, loc, msg) => {
     const before = (await svc.platform.blobs.list('processed/')).length;
@@ -166,6 +166,86 @@ describe('bad process requests', () => {
   it('an unknown dataset id is a 404', async () => {
     const res = await svc.process(lm({ dataset_id: 'ds_doesnotexist' }));
     expect(res.statusCode).toBe(404);
+  });
+});
+
+describe('augmentation with EDA', () => {
+  const QUESTIONS = [
+    'How do I reset my password quickly?', 'Where can I find the nearest train station?', 'Why does my computer run so slowly?',
+    'What should I cook for a healthy dinner?', 'How can I improve my writing style?', 'Which book should I read next summer?',
+    'Visit https://example.com/help before 2024-05-01 and call 555-0100 about the 15% discount.', 'How do plants grow in dark rooms?',
+    'Can you explain how a bicycle gear works?', 'What makes the ocean water salty?', 'How do I keep my garden green during winter?',
+    'Why do cats sleep during the day?', 'Run `npm install` and then open the settings page, please.', 'When is the best time to plant tomatoes?',
+    'How can a small team write better software?', 'Where do migrating birds spend the cold months?', 'What is a good way to learn a language?',
+    'How do I fix a leaking kitchen tap?', 'Why is the sky blue on clear days?', 'How should I prepare for a job interview?',
+  ];
+  let support: string;
+  beforeAll(async () => {
+    const rows = [['question', 'answer'], ...QUESTIONS.map((q, i) => [q, `Here is a careful answer number ${i} with useful advice.`])];
+    support = (await svc.upload('support.csv', csv(rows))).json().dataset_id;
+  });
+  const eda = (factor: number) => ({
+    dataset_name: 'support-eda',
+    dataset_id: support,
+    config: {
+      field_mappings: {
+        system_field: { type: 'template', value: 'You are a helpful support agent.' },
+        user_field: { type: 'template', value: 'Customer asks: {question}' },
+        assistant_field: { type: 'column', value: 'answer' },
+      },
+      split_config: { type: 'manual_split', test_size: 5 },
+      augmentation_config: { use_eda: true, augmentation_factor: factor },
+    },
+  });
+  type Rec = { messages: Array<{ role: string; content: string }>; metadata?: { augmented: string; source_index: number } };
+
+  it('adds new train rows that differ from their sources, keeps roles, system prompt and template text, and never touches test', async () => {
+    const res = await svc.process(eda(2));
+    expect(res.statusCode, res.body).toBe(200);
+    const result = res.json();
+    const [train, test] = result.full_splits;
+    const records = (await readSplit(svc.platform, train.path)) as Rec[];
+    const originals = records.filter((r) => !r.metadata);
+    const added = records.filter((r) => r.metadata);
+    expect(originals).toHaveLength(15);
+    expect(result.augmentation).toEqual({ eda: { added: added.length, dropped: 15 - added.length } });
+    expect(added.length).toBeGreaterThanOrEqual(14);
+    expect(train.num_rows).toBe(15 + added.length);
+
+    records.forEach((record, at) => {
+      if (!record.metadata) return;
+      expect(record.metadata.augmented).toBe('eda');
+      // A new row follows its source row (or the other new rows of it).
+      const source = records.slice(0, at).reverse().find((r) => !r.metadata)!;
+      const sourceQuestion = source.messages[1]!.content.replace('Customer asks: ', '');
+      expect(QUESTIONS.indexOf(sourceQuestion)).toBe(record.metadata.source_index);
+      expect(record.messages.map((m) => m.role)).toEqual(['system', 'user', 'assistant']);
+      expect(record.messages[0]!.content).toBe('You are a helpful support agent.');
+      expect(record.messages[1]!.content.startsWith('Customer asks: ')).toBe(true);
+      expect(record.messages.slice(1).map((m) => m.content)).not.toEqual(source.messages.slice(1).map((m) => m.content));
+      // URLs, dates, numbers and code keep their text.
+      for (const kept of ['https://example.com/help', '2024-05-01', '555-0100', '15%', '`npm install`']) {
+        if (source.messages[1]!.content.includes(kept)) expect(record.messages[1]!.content).toContain(kept);
+      }
+    });
+
+    // The test split is what processing without augmentation gives.
+    const plain = (await svc.process({ ...eda(2), config: { ...eda(2).config, augmentation_config: undefined } })).json();
+    expect(await readSplit(svc.platform, test.path)).toEqual(await readSplit(svc.platform, plain.full_splits[1].path));
+    expect(plain.augmentation).toBeUndefined();
+
+    // Seeded: the same request gives the same rows; GET /datasets/{id} reports the counts.
+    const again = (await svc.process(eda(2))).json();
+    expect(await readSplit(svc.platform, again.full_splits[0].path)).toEqual(records);
+    const got = await svc.call({ url: `/datasets/${result.processed_dataset_id}` });
+    expect(got.json().augmentation).toEqual(result.augmentation);
+  });
+
+  it('grows train to about factor × rows: 1.4 over 15 rows adds 6', async () => {
+    const result = (await svc.process(eda(1.4))).json();
+    const { added, dropped } = result.augmentation.eda;
+    expect(added + dropped).toBe(6);
+    expect(result.full_splits[0].num_rows).toBe(15 + added);
   });
 });
 

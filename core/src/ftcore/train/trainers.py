@@ -9,7 +9,8 @@ def _dataset(records):
         return None
     from datasets import Dataset
 
-    return Dataset.from_list(records)
+    # `metadata` marks augmented records (how each was made); it is provenance, never a training column.
+    return Dataset.from_list([{k: v for k, v in record.items() if k != "metadata"} for record in records])
 
 
 def _resume_in_the_same_data_order() -> None:

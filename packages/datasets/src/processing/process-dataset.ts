@@ -1,7 +1,7 @@
 // POST /datasets/process as a domain function: check the request against the source, plan the splits,
 // stream every row through the record builder into one JSONL blob per split, then record the row.
 // Any failure removes what was written, so a half-processed dataset is never listed.
-import { invalidField, newId, UnprocessableEntity, type Platform, type ProcessedDatasetRow, type StoredSplit } from '@ftp/platform';
+import { invalidField, newId, UnprocessableEntity, type NewProcessedDatasetRow, type Platform, type ProcessedDatasetRow, type StoredSplit } from '@ftp/platform';
 import type { ProcessDatasetRequest, SplitConfig } from '@ftp/schema';
 import { compileRecordBuilder } from './records.ts';
 import { createImageResolver } from './images.ts';
@@ -9,6 +9,7 @@ import { planSplit, TEST, TRAIN } from './splits.ts';
 import { SplitWriter } from './split-writer.ts';
 import type { DatasetSource, SourceSplit } from './sources.ts';
 import { processedPrefix } from '../storage-keys.ts';
+import { edaAugmenter } from '../augmentation/augment.ts';
 
 const SPLIT_CONFIG_LOC = ['body', 'config', 'split_config'];
 const SPLIT_NAMES: Record<number, string> = { [TRAIN]: 'train', [TEST]: 'test' };
@@ -28,17 +29,19 @@ function findSplit(source: DatasetSource, name: string, field: string): SourceSp
   return split;
 }
 
-async function planRoutes(source: DatasetSource, config: SplitConfig): Promise<Route[]> {
+/** The routes, and how many rows `train` gets (what augmentation spreads its new rows over). */
+async function planRoutes(source: DatasetSource, config: SplitConfig): Promise<{ routes: Route[]; trainRows: number }> {
   if (config.type === 'hub_split') {
     const train = findSplit(source, config.train_split, 'train_split');
     const test = findSplit(source, config.test_split, 'test_split');
     if (train === test) {
       throw invalidField([...SPLIT_CONFIG_LOC, 'test_split'], 'test_split must differ from train_split', 'value_error');
     }
-    return [
+    const routes = [
       { source: train, assign: () => TRAIN },
       { source: test, assign: () => TEST },
     ];
+    return { routes, trainRows: await train.numRows() };
   }
   const chosen = config.split ? findSplit(source, config.split, 'split') : source.splits[0]!;
   const plan = planSplit({
@@ -47,13 +50,14 @@ async function planRoutes(source: DatasetSource, config: SplitConfig): Promise<R
     testSize: config.type === 'manual_split' ? config.test_size : undefined,
     loc: SPLIT_CONFIG_LOC,
   });
-  return [{ source: chosen, assign: (i) => plan.assignment[i] ?? 0 }];
+  return { routes: [{ source: chosen, assign: (i) => plan.assignment[i] ?? 0 }], trainRows: plan.trainRows };
 }
 
-function rejectAugmentation(request: ProcessDatasetRequest): void {
+/** The methods that need a language-model service are not built yet. */
+function rejectLlmAugmentation(request: ProcessDatasetRequest): void {
   const augmentation = request.config.augmentation_config;
   if (!augmentation) return;
-  const on = (['use_eda', 'use_back_translation', 'use_paraphrasing', 'use_synthesis'] as const).filter((k) => augmentation[k]);
+  const on = (['use_back_translation', 'use_paraphrasing', 'use_synthesis'] as const).filter((k) => augmentation[k]);
   if (on.length > 0) {
     throw new UnprocessableEntity(
       on.map((k) => ({
@@ -77,7 +81,7 @@ export async function processDataset(
   request: ProcessDatasetRequest,
   source: DatasetSource,
 ): Promise<ProcessedDatasetRow> {
-  rejectAugmentation(request);
+  rejectLlmAugmentation(request);
   const processedDatasetId = newId('pd');
   const builder = compileRecordBuilder({
     mode: request.processing_mode,
@@ -86,7 +90,11 @@ export async function processDataset(
     normalize: request.config.normalize_whitespace,
     resolveImage: createImageResolver(platform.blobs, processedPrefix(userId, processedDatasetId)),
   });
-  const routes = await planRoutes(source, request.config.split_config);
+  const { routes, trainRows } = await planRoutes(source, request.config.split_config);
+  const augmentation = request.config.augmentation_config;
+  const augmenter = augmentation?.use_eda
+    ? edaAugmenter({ columns: builder.augmentableColumns, trainRows, newRows: Math.round((augmentation.augmentation_factor - 1) * trainRows) })
+    : undefined;
   const splitNames = request.config.split_config.type === 'no_split' ? ['train'] : ['train', 'test'];
   const row = {
     processed_dataset_id: processedDatasetId,
@@ -99,6 +107,7 @@ export async function processDataset(
     config: storableConfig(request),
     columns: source.columns,
   };
+  let trainPosition = 0;
   return writeProcessedDataset(platform, userId, row, splitNames, async (write) => {
     for (const route of routes) {
       let index = 0;
@@ -107,16 +116,21 @@ export async function processDataset(
           const target = SPLIT_NAMES[route.assign(index)];
           index += 1;
           if (!target || !splitNames.includes(target)) continue;
-          const record = builder.build(sourceRow, index);
-          await write(target, record instanceof Promise ? await record : record);
+          await write(target, await builder.build(sourceRow, index));
+          if (target !== 'train' || !augmenter) continue;
+          // New rows follow their source row; the test split is never augmented.
+          for (const variant of augmenter.variants(sourceRow, trainPosition, index - 1)) {
+            await write(target, { ...(await builder.build(variant.row, index)), metadata: variant.metadata });
+          }
+          trainPosition += 1;
         }
       }
     }
-  });
+  }, () => augmenter?.report());
 }
 
 /** What a processed dataset is, apart from what writing its splits decides. */
-export type ProcessedDatasetFields = Omit<ProcessedDatasetRow, 'user_id' | 'splits' | 'num_examples' | 'blob_prefix' | 'created_at'>;
+export type ProcessedDatasetFields = Omit<NewProcessedDatasetRow, 'user_id' | 'splits' | 'num_examples' | 'blob_prefix'>;
 
 /** Records go to the split named; a name not given to writeProcessedDataset is an error. */
 export type SplitRecords = (write: (split: string, record: Record<string, unknown>) => Promise<void>) => Promise<void>;
@@ -129,6 +143,8 @@ export async function writeProcessedDataset(
   fields: ProcessedDatasetFields,
   splitNames: readonly string[],
   fill: SplitRecords,
+  /** What augmentation did, once every record is written. */
+  augmentation?: () => NewProcessedDatasetRow['augmentation'],
 ): Promise<ProcessedDatasetRow> {
   const prefix = processedPrefix(userId, fields.processed_dataset_id);
   const writers = new Map(splitNames.map((name) => [name, new SplitWriter(platform.blobs, name, `${prefix}${name}.jsonl`)]));
@@ -154,6 +170,7 @@ export async function writeProcessedDataset(
   try {
     return await platform.datasets.insertProcessed({
       ...fields,
+      augmentation: augmentation?.() ?? null,
       user_id: userId,
       splits,
       num_examples: splits.reduce((n, s) => n + s.num_rows, 0),

@@ -53,6 +53,9 @@ function compileMapping(mapping: FieldMapping, loc: string[], columns: Set<strin
 
 export interface RecordBuilder {
   modality: 'text' | 'vision';
+  /** The columns whose text fills the user and assistant (chosen, rejected) messages and nothing else: what text
+   *  augmentation may change. A column the system prompt also uses is not one of them; nor is an image column. */
+  augmentableColumns: string[];
   /** Builds the record of a source row (1-based `rowNumber` for error messages). */
   build(row: Record<string, unknown>, rowNumber: number): ProcessedRecord | Promise<ProcessedRecord>;
 }
@@ -85,6 +88,7 @@ export function compileRecordBuilder(options: {
 
   const text = (s: string): string => (normalize ? normalizeWhitespace(s) : s);
   const hasImages = [...compiled.values()].some((parts) => parts.some((p) => p.kind === 'image'));
+  const imageColumns = new Set([...compiled.values()].flat().flatMap((p) => (p.kind === 'image' ? [p.column] : [])));
   const userIsList = Array.isArray(mappings.user_field);
 
   const contentOf = (key: MappingKey, row: Record<string, unknown>, images: Map<CompiledPart, string>): MessageContent | undefined => {
@@ -115,13 +119,21 @@ export function compileRecordBuilder(options: {
     }
   };
 
+  const textColumnsOf = (keys: readonly MappingKey[]) =>
+    new Set(keys.flatMap((key) => (compiled.get(key) ?? []).flatMap((p) => (p.kind === 'text' ? templateColumns(p.pieces) : [p.column]))));
+  const systemColumns = textColumnsOf(['system_field']);
+  const augmentableColumns = [...textColumnsOf(['user_field', 'assistant_field', 'chosen_field', 'rejected_field'])].filter(
+    (column) => !systemColumns.has(column) && !imageColumns.has(column),
+  );
+
   if (!hasImages) {
     const none = new Map<CompiledPart, string>();
-    return { modality: 'text', build: (row) => assemble(row, none) };
+    return { modality: 'text', augmentableColumns, build: (row) => assemble(row, none) };
   }
   const imageParts = [...compiled.values()].flat().filter((p): p is Extract<CompiledPart, { kind: 'image' }> => p.kind === 'image');
   return {
     modality: 'vision',
+    augmentableColumns,
     async build(row, rowNumber) {
       const images = new Map<CompiledPart, string>();
       for (const part of imageParts) images.set(part, await resolveImage(row[part.column], rowNumber, part.column, part.loc));

@@ -16,7 +16,7 @@ export interface SplitPlan {
 }
 
 /** mulberry32: a small, well-distributed 32-bit PRNG; only reproducibility matters here. */
-function seededRandom(seed: number): () => number {
+export function seededRandom(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

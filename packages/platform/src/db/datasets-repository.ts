@@ -37,8 +37,13 @@ export interface ProcessedDatasetRow {
   num_examples: number;
   columns: string[];
   blob_prefix: string;
+  /** Per augmentation method, rows added and rows it could not make; null when not augmented. */
+  augmentation: Record<string, { added: number; dropped: number }> | null;
   created_at: Date;
 }
+
+/** A processed dataset to insert: `augmentation` may be left out (not augmented). */
+export type NewProcessedDatasetRow = Omit<ProcessedDatasetRow, 'created_at' | 'augmentation'> & Partial<Pick<ProcessedDatasetRow, 'augmentation'>>;
 
 export class DatasetsRepository {
   constructor(private readonly db: Database) {}
@@ -72,14 +77,14 @@ export class DatasetsRepository {
     return rows.length > 0;
   }
 
-  async insertProcessed(row: Omit<ProcessedDatasetRow, 'created_at'>, tx: Queryable = this.db): Promise<ProcessedDatasetRow> {
+  async insertProcessed(row: NewProcessedDatasetRow, tx: Queryable = this.db): Promise<ProcessedDatasetRow> {
     const [created] = await tx.query<ProcessedDatasetRow>(
       `INSERT INTO processed_datasets (processed_dataset_id, user_id, dataset_id, dataset_name, dataset_subset,
-         dataset_source, processing_mode, modality, config, splits, num_examples, columns, blob_prefix)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::json, $10::json, $11, $12::json, $13) RETURNING *`,
+         dataset_source, processing_mode, modality, config, splits, num_examples, columns, blob_prefix, augmentation)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::json, $10::json, $11, $12::json, $13, $14::json) RETURNING *`,
       [row.processed_dataset_id, row.user_id, row.dataset_id, row.dataset_name, row.dataset_subset, row.dataset_source,
         row.processing_mode, row.modality, JSON.stringify(row.config), JSON.stringify(row.splits), row.num_examples,
-        JSON.stringify(row.columns), row.blob_prefix],
+        JSON.stringify(row.columns), row.blob_prefix, row.augmentation ? JSON.stringify(row.augmentation) : null],
     );
     return created!;
   }

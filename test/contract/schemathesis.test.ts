@@ -66,8 +66,11 @@ describe('schemathesis over every OpenAPI document', () => {
   for (const service of SERVICE_NAMES) {
     it(`finds nothing wrong with the ${service} service`, async () => {
       const { code, output } = await schemathesis(service);
-      // The summary names the phases and checks that ran; a run that tested nothing is a failure too.
+      // The summary names the phases and checks that ran; a run that tested nothing is a failure too, and a document
+      // with examples (interface.md's samples) has them sent.
       expect(output).toMatch(/Test cases:\s+\d+ generated/);
+      const document = await fs.readFile(path.join(ROOT, 'openapi', `${service}.json`), 'utf8');
+      if (document.includes('"examples"')) expect(output).toMatch(/Examples \(in [^)]*\)\s+✅\s+\d+ passed/);
       expect(code, output.slice(-20_000)).toBe(0);
     }, 600_000);
   }

@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { ArtifactGroups, ExportDestination, ExportRecord, ExportType, GgufQuantization, HubRepoId } from './artifacts.ts';
 import { CheckpointStep, documentedRules, Identifier, Modality, Secret, maybe } from './common.ts';
+import { exportRequest } from './examples.ts';
 
 export const ExportRequest = z
   .strictObject({
@@ -25,6 +26,7 @@ export const ExportRequest = z
   .meta({
     id: 'ExportRequest',
     description: 'Publish a job’s artifacts',
+    examples: [exportRequest],
     ...documentedRules({ when: { required: ['destination'], properties: { destination: { contains: { const: 'hub' } } } }, then: { required: ['hub_repo_id', 'hub_token'], properties: { hub_repo_id: { minLength: 1 }, hub_token: { minLength: 1 } } } }),
   });
 export type ExportRequest = z.infer<typeof ExportRequest>;

@@ -2,6 +2,7 @@
 // conversations (interface.md 2.17, 4.4; decisions.md "Inference and evaluation").
 import { z } from 'zod';
 import { CheckpointStep, Conversation, ChatMessage, documentedRules, Identifier, Secret } from './common.ts';
+import { batchRequest, evaluationRequest } from './examples.ts';
 
 export const ModelSource = z
   .enum(['adapter', 'merged', 'base'])
@@ -81,6 +82,7 @@ export const EvaluationRequest = EvaluationFields
   .meta({
     id: 'EvaluationRequest',
     description: 'Score a model on a processed dataset',
+    examples: [evaluationRequest],
     ...documentedRules(...modelChoiceRules, { when: { required: ['metrics'] }, then: { not: { required: ['task_type'] } } }),
   });
 export type EvaluationRequest = z.infer<typeof EvaluationRequest>;
@@ -124,7 +126,7 @@ export const BatchInferenceRequest = z
       .meta({ maxItems: DEFAULT_MAX_BATCH }),
   })
   .superRefine(checkModelChoice)
-  .meta({ id: 'BatchInferenceRequest', description: 'Generate one answer per conversation', ...documentedRules(...modelChoiceRules) });
+  .meta({ id: 'BatchInferenceRequest', description: 'Generate one answer per conversation', examples: [batchRequest], ...documentedRules(...modelChoiceRules) });
 export type BatchInferenceRequest = z.infer<typeof BatchInferenceRequest>;
 
 export const BatchInferenceResult = z

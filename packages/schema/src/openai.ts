@@ -97,7 +97,7 @@ export const CreateFineTuningJobRequest = z
     method: FineTuningMethodInput.optional(),
     integrations: nullable(z.array(z.unknown()).max(0, 'integrations (Weights & Biases) are not available here; leave them out')).optional(),
   })
-  .meta({ id: 'CreateFineTuningJobRequest' });
+  .meta({ id: 'CreateFineTuningJobRequest', examples: [{ model: 'google/gemma-3-270m-it', training_file: 'ds_0123456789abcdef01234567', suffix: 'support' }] });
 export type CreateFineTuningJobRequest = z.infer<typeof CreateFineTuningJobRequest>;
 
 /** Hyperparameters as the job shows them: the values used, "auto" already resolved. */
@@ -227,7 +227,7 @@ export const ChatCompletionRequest = z
     response_format: ChatResponseFormat.optional(),
     user: z.string().optional(),
   })
-  .meta({ id: 'ChatCompletionRequest' });
+  .meta({ id: 'ChatCompletionRequest', examples: [{ model: 'ft:google/gemma-3-270m-it:support:job_0123456789abcdef01234567', messages: [{ role: 'user', content: 'Hello!' }], max_tokens: 32 }] });
 export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequest>;
 
 export const CompletionUsage = z.object({ prompt_tokens: z.number().int(), completion_tokens: z.number().int(), total_tokens: z.number().int() });

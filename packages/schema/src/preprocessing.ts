@@ -2,6 +2,7 @@
 // and the processed-dataset resources (interface.md 2.1-2.9, decisions.md "Preprocessing").
 import { z } from 'zod';
 import { DatasetSource, documentedRules, Identifier, Modality, Secret, Timestamp, maybe } from './common.ts';
+import { processRequest } from './examples.ts';
 
 export const ProcessingMode = z
   .enum(['language_modeling', 'prompt_only', 'preference'])
@@ -128,6 +129,7 @@ export const ProcessDatasetRequest = z
   .meta({
     id: 'ProcessDatasetRequest',
     description: 'Convert an uploaded or hub dataset to ChatML',
+    examples: [processRequest],
     ...documentedRules(
       {
         when: { required: ['dataset_source'], properties: { dataset_source: { const: 'hub' } } },

@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { ArtifactGroups, ExportRecord, GgufQuantization, HubRepoId } from './artifacts.ts';
 import { documentedRules, Identifier, Modality, Secret, Timestamp, maybe } from './common.ts';
+import { trainRequest } from './examples.ts';
 
 export const TrainerType = z
   .enum(['sft', 'dpo', 'orpo', 'grpo'])
@@ -225,7 +226,12 @@ export const TrainRequest = z
       .default(false)
       .describe('Answer with the pre-flight report (tokens, truncation, steps, time and memory estimates, warnings) and create no job'),
   })
-  .meta({ id: 'TrainRequest', description: 'Start a fine-tuning job' });
+  .meta({
+    id: 'TrainRequest',
+    description: 'Start a fine-tuning job',
+    // interface.md's sample, on LoRA: its QLoRA needs a CUDA worker, LoRA runs on any.
+    examples: [{ ...trainRequest, training_config: { ...trainRequest.training_config, method: 'LoRA' } }],
+  });
 export type TrainRequest = z.infer<typeof TrainRequest>;
 
 // ---------------------------------------------------------------------------------------------

@@ -6,6 +6,8 @@ import { RUNNING_STATUSES, type Platform, type TrainingJobRow } from '@ftp/platf
 import { presentJob } from '@ftp/jobs';
 
 const POLL_MS = 500;
+/** A comment this often when nothing else is sent, so proxies and clients with idle timeouts keep the stream. */
+const HEARTBEAT_MS = 15_000;
 
 function send(res: ServerResponse, event: string, data: unknown, id?: number): void {
   res.write(`${id === undefined ? '' : `id: ${id}\n`}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
@@ -21,11 +23,17 @@ export async function streamJobEvents(platform: Platform, job: TrainingJobRow, r
   req.on('close', () => (closed = true));
   // A reconnecting client says where it stopped.
   let lastSeq = Number(req.headers['last-event-id'] ?? 0) || 0;
+  let lastWrite = Date.now();
   while (!closed) {
     const current = await platform.jobs.getForWorker(job.job_id);
     for (const event of await platform.jobs.events(job.job_id, lastSeq)) {
       send(res, event.kind, event.data, event.seq);
       lastSeq = event.seq;
+      lastWrite = Date.now();
+    }
+    if (Date.now() - lastWrite >= HEARTBEAT_MS) {
+      res.write(': keep-alive\n\n');
+      lastWrite = Date.now();
     }
     if (!current || !RUNNING_STATUSES.includes(current.status)) {
       const latestExport = current ? await platform.exports.latestForJob(current.user_id, current.job_id) : undefined;

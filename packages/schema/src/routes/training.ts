@@ -128,13 +128,15 @@ export const trainingRoutes = {
       operationId: 'streamJobEvents',
       summary: 'Follow a training job as server-sent events',
       description:
-        'A text/event-stream: `event: progress` with a JobProgress object as data while the job runs, ' +
-        'then `event: status` with the final TrainingJob, after which the stream ends.',
+        'A text/event-stream of the job\'s event log, each event named by its kind (`status`, `progress` with a JobProgress, ' +
+        '`metrics`, `log`, …) with its sequence number as `id` (send `Last-Event-ID` to resume after it), followed live while ' +
+        'the job runs, with a `:` comment every 15 s of silence; the last event is `end` with the final TrainingJob ' +
+        '(or `{job_id, deleted: true}`), after which the stream ends.',
       tags,
       security: bearerOptional,
       params: JobParams,
       response: {
-        200: mediaResponse('text/event-stream', 'Progress events, then the final status', z.string()),
+        200: mediaResponse('text/event-stream', 'The job\'s events, then `end` with the final job', z.string()),
         404: jobNotFound,
         422: invalidRequest,
         ...serviceErrors,

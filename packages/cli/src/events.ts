@@ -1,0 +1,66 @@
+// GET /jobs/{id}/events: the training service's server-sent events of a job. It replays the job's event log
+// (`status`, `progress`, `metrics`, `log`, each with its sequence number as `id`), follows it while the job runs,
+// and ends with `end`, whose data is the final job (as GET /jobs/{id} shows it). A stream that breaks before `end`
+// (a restart of the service, an idle timeout) is picked up again where it stopped, with Last-Event-ID.
+import type { JobProgress, TrainingJob } from '@ftp/schema';
+import { EventSourceParserStream, type EventSourceMessage } from 'eventsource-parser/stream';
+import { ApiError, CliError } from './errors.ts';
+import { segment, type Api } from './http.ts';
+
+export type JobEvent =
+  | { id?: string; event: 'status'; data: { status: string; error?: string } }
+  | { id?: string; event: 'progress'; data: JobProgress & { learning_rate?: number | null; tokens_per_second?: number | null } }
+  | { id?: string; event: 'metrics'; data: { step?: number } & Record<string, unknown> }
+  | { id?: string; event: 'log'; data: { level?: string; message?: string } }
+  | { id?: string; event: 'end'; data: TrainingJob | { job_id: string; deleted: true } }
+  | { id?: string; event: string; data: unknown };
+
+/** The messages of a text/event-stream body, parsed by eventsource-parser. */
+function parseSse(body: ReadableStream<Uint8Array>): AsyncIterable<EventSourceMessage> {
+  return body.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream()) as unknown as AsyncIterable<EventSourceMessage>;
+}
+
+const MAX_RECONNECTS = 10;
+
+/** The job's events until `end` (included). Throws the API's sentence for an unknown job, and after
+ *  MAX_RECONNECTS broken streams in a row. */
+export async function* jobEvents(api: Api, jobId: string): AsyncGenerator<JobEvent> {
+  let lastId: string | undefined;
+  let failures = 0;
+  let lastError = '';
+  for (;;) {
+    const controller = new AbortController();
+    try {
+      const res = await api.send('training', 'GET', `/jobs/${segment(jobId)}/events`, {
+        headers: { accept: 'text/event-stream', ...(lastId !== undefined ? { 'last-event-id': lastId } : {}) },
+        signal: controller.signal,
+      });
+      if (!res.body) throw new CliError('the event stream has no body');
+      for await (const message of parseSse(res.body)) {
+        failures = 0;
+        if (message.id !== undefined) lastId = message.id;
+        let data: unknown;
+        try {
+          data = JSON.parse(message.data);
+        } catch {
+          data = message.data;
+        }
+        const event = message.event ?? 'message';
+        yield { ...(message.id !== undefined ? { id: message.id } : {}), event, data } as JobEvent;
+        if (message.event === 'end') return;
+      }
+      lastError = 'the stream ended before the job did';
+    } catch (err) {
+      // An answer about the request itself (unknown job, bad key) will not change on a retry; a 5xx might.
+      if (err instanceof ApiError && err.status < 500) throw err;
+      if (!(err instanceof CliError) && !(err instanceof TypeError) && (err as Error).name !== 'AbortError') throw err;
+      lastError = (err as Error).message;
+    } finally {
+      controller.abort();
+    }
+    failures += 1;
+    if (failures > MAX_RECONNECTS) throw new CliError(`lost the event stream of job ${jobId}: ${lastError}`);
+    // Back off before reconnecting: 0.5 s, 1 s, … up to 5 s.
+    await new Promise((resolve) => setTimeout(resolve, Math.min(500 * failures, 5_000)));
+  }
+}

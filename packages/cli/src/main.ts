@@ -1,0 +1,68 @@
+// ftune: the fine-tuning pipeline from the command line, over the services' public HTTP APIs only.
+// Exit codes: 0 done; 1 the API refused, a service could not be reached, or a followed job did not complete;
+// 2 a usage error (unknown command or flag, a bad value, a bad config file).
+import fs from 'node:fs';
+import { Command, CommanderError } from '@commander-js/extra-typings';
+import { DEFAULT_URLS, ENV_NAMES } from './config.ts';
+import { datasetsCommand } from './commands/datasets.ts';
+import { jobsCommand } from './commands/jobs.ts';
+import { trainCommand } from './commands/train.ts';
+import { CliError } from './errors.ts';
+
+function version(): string {
+  const pkg = JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version?: string };
+  return pkg.version ?? '0.0.0';
+}
+
+export function buildProgram(): Command {
+  const program = new Command('ftune')
+    .description('Fine-tune models with the pipeline’s services: datasets, training jobs (export, chat and eval come next).')
+    .version(version())
+    .option('--preprocessing-url <url>', `preprocessing service (env ${ENV_NAMES.preprocessing}, default ${DEFAULT_URLS.preprocessing})`)
+    .option('--training-url <url>', `training service (env ${ENV_NAMES.training}, default ${DEFAULT_URLS.training})`)
+    .option('--export-url <url>', `export service (env ${ENV_NAMES.export}, default ${DEFAULT_URLS.export})`)
+    .option('--inference-url <url>', `inference service (env ${ENV_NAMES.inference}, default ${DEFAULT_URLS.inference})`)
+    .option('--api-key <key>', `API key sent as a bearer token (env ${ENV_NAMES.apiKey})`)
+    .addHelpText(
+      'after',
+      `\nSettings: flags, then environment variables, then $XDG_CONFIG_HOME/ftune/config.json (~/.config/ftune/config.json)\n` +
+        `with the same keys, e.g. {"${ENV_NAMES.training}": "http://host:8002", "${ENV_NAMES.apiKey}": "…"}.\n` +
+        `Every command takes --json to print the API's JSON document.`,
+    );
+  program.addCommand(datasetsCommand());
+  program.addCommand(trainCommand());
+  program.addCommand(jobsCommand());
+  // On every command: usage errors come back to main() (which exits 2, where commander would exit 1) with a hint.
+  const configure = (command: Command) => {
+    command.exitOverride().showHelpAfterError('(add --help for usage)');
+    for (const sub of command.commands) configure(sub as unknown as Command);
+  };
+  configure(program);
+  return program;
+}
+
+function printError(message: string): void {
+  for (const line of message.split('\n')) process.stderr.write(`error: ${line}\n`);
+}
+
+/** Runs the command line (`argv` as process.argv gives it) and returns the exit code. */
+export async function main(argv: readonly string[]): Promise<number> {
+  // Output piped into `head` and closed early is not an error.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(0);
+    throw err;
+  });
+  const program = buildProgram();
+  try {
+    await program.parseAsync([...argv]);
+    return 0;
+  } catch (err) {
+    if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2;
+    if (err instanceof CliError) {
+      printError(err.message);
+      return err.exitCode;
+    }
+    printError(`unexpected: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    return 1;
+  }
+}

@@ -1,0 +1,243 @@
+// The `ftune` binary as a person or a script runs it (node_modules/.bin/ftune, a child process), against one
+// embedded stack in token mode with the tiny model: upload → process → list/get → train --follow → jobs
+// list/get/logs → failures (unknown dataset, unparsable file, refused connection, bad key, usage) → the key from
+// the config file → rm.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../../test/servers/servers.ts';
+import { startStack, stackPorts, type StackProcess, type StackUrls } from '../../../test/support/stack.ts';
+import { tinyModelsDir, TINY_MODEL } from '../../../test/support/tiny-model.ts';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const FTUNE = path.join(ROOT, 'node_modules/.bin/ftune');
+const PAIRS = [
+  ['What color is the sky?', 'Blue.'],
+  ['What is two plus two?', 'Four.'],
+  ['Name a fruit.', 'Apple.'],
+  ['What do cows drink?', 'Water.'],
+];
+
+let tmp: string;
+let urls: StackUrls;
+let stack: StackProcess;
+let apiKey: string;
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `ftune args…` with the stack's URLs and key in FTUNE_*, HOME and XDG_CONFIG_HOME in the temp folder;
+ *  `env` entries replace those (undefined removes one). */
+function ftune(args: string[], env: Record<string, string | undefined> = {}): Promise<Run> {
+  const base: Record<string, string | undefined> = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('FTUNE_')));
+  const merged: Record<string, string | undefined> = {
+    ...base,
+    HOME: path.join(tmp, 'home'),
+    XDG_CONFIG_HOME: path.join(tmp, 'xdg'),
+    FTUNE_PREPROCESSING_URL: urls.preprocessing,
+    FTUNE_TRAINING_URL: urls.training,
+    FTUNE_EXPORT_URL: urls.export,
+    FTUNE_INFERENCE_URL: urls.inference,
+    FTUNE_API_KEY: apiKey,
+    ...env,
+  };
+  const child = spawn(FTUNE, args, {
+    cwd: tmp,
+    env: Object.fromEntries(Object.entries(merged).filter((e): e is [string, string] => e[1] !== undefined)),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** The run succeeded; its stdout parsed as JSON. */
+function json(run: Run): any {
+  expect(run.code, run.stderr).toBe(0);
+  return JSON.parse(run.stdout);
+}
+
+/** The API's own error sentence for a request, read directly, to compare with what ftune prints. */
+async function apiDetail(url: string, init: RequestInit): Promise<{ status: number; detail: string }> {
+  const res = await fetch(url, { ...init, headers: { authorization: `Bearer ${apiKey}`, ...(init.headers as Record<string, string>) } });
+  const body = (await res.json()) as { detail: string };
+  return { status: res.status, detail: body.detail };
+}
+
+beforeAll(async () => {
+  tmp = await fs.mkdtemp(path.join(os.tmpdir(), 'ftp-cli-'));
+  await fs.mkdir(path.join(tmp, 'home'));
+  const ports = await stackPorts();
+  urls = ports.urls;
+  stack = await startStack(
+    { ...ports.env, DATA_DIR: path.join(tmp, 'data'), MODELS_DIR: await tinyModelsDir(), LOG_LEVEL: 'warn', AUTH_MODE: 'token' },
+    urls,
+  );
+  const key = /shown once\):\s+(\S+)/.exec(stack.output())?.[1];
+  if (!key) throw new Error(`no first API key in the stack's output:\n${stack.output().slice(-2000)}`);
+  apiKey = key;
+}, 180_000);
+
+afterAll(async () => {
+  await stack?.stop();
+  if (tmp) await fs.rm(tmp, { recursive: true, force: true });
+});
+
+describe('ftune against the embedded stack', () => {
+  let uploadId: string;
+  let datasetId: string;
+  let jobId: string;
+
+  it('uploads a CSV (--json gives the upload) and prints the API’s 400 sentence for a file it cannot parse', async () => {
+    const csv = ['question,answer', ...Array.from({ length: 24 }, (_, i) => PAIRS[i % 4]!.map((c) => `"${c}"`).join(','))].join('\n');
+    await fs.writeFile(path.join(tmp, 'qa.csv'), csv);
+    const bad = Buffer.from([0x00, 0xff, 0xfe, 0x01, 0x02, 0x80, 0x00, 0x7f, 0x10, 0x00]);
+    await fs.writeFile(path.join(tmp, 'bad.bin'), bad);
+    const [upload, failed] = await Promise.all([ftune(['datasets', 'upload', 'qa.csv', '--json']), ftune(['datasets', 'upload', 'bad.bin'])]);
+    const result = json(upload);
+    expect(result).toMatchObject({ filename: 'qa.csv', num_examples: 24, columns: ['question', 'answer'] });
+    uploadId = result.dataset_id;
+    expect(typeof uploadId).toBe('string');
+
+    const form = new FormData();
+    form.append('file', new Blob([bad]), 'bad.bin');
+    const refused = await apiDetail(`${urls.preprocessing}/datasets/upload`, { method: 'POST', body: form });
+    expect(refused.status).toBe(400);
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toContain(refused.detail);
+    expect(failed.stdout).toBe('');
+  });
+
+  it('processes the upload with a template and a test split, lists and shows it', async () => {
+    const processed = await ftune(['datasets', 'process', uploadId, '--name', 'qa-cli', '--user', 'Q: {question}', '--assistant', 'answer', '--test-size', '4']);
+    expect(processed.code, processed.stderr).toBe(0);
+    datasetId = /^processed_dataset_id\s+(\S+)$/m.exec(processed.stdout)?.[1] ?? '';
+    expect(datasetId).not.toBe('');
+    expect(processed.stdout).toMatch(/^splits\s+train \(20 rows\), test \(4 rows\)$/m);
+
+    const [table, listed, shown, shownJson] = await Promise.all([
+      ftune(['datasets', 'list']),
+      ftune(['datasets', 'list', '--json']),
+      ftune(['datasets', 'get', datasetId]),
+      ftune(['datasets', 'get', datasetId, '--json']),
+    ]);
+    expect(table.code, table.stderr).toBe(0);
+    expect(table.stdout).toContain('qa-cli');
+    expect(table.stdout).toContain(datasetId);
+    expect(json(listed).datasets.map((d: { processed_dataset_id: string }) => d.processed_dataset_id)).toContain(datasetId);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toMatch(/^dataset_name\s+qa-cli$/m);
+    expect(shown.stdout).toMatch(/│ train │ 20/);
+    // `{question}` made a template, `answer` a column.
+    const train = json(shownJson).splits.find((s: { split_name: string }) => s.split_name === 'train');
+    const messages = train.samples[0].messages as Array<{ role: string; content: string }>;
+    expect(messages.find((m) => m.role === 'user')!.content).toMatch(/^Q: /);
+    expect(PAIRS.map(([, a]) => a)).toContain(messages.find((m) => m.role === 'assistant')!.content);
+  });
+
+  it('trains the tiny model with --follow: plain progress lines with a loss, exit 0 when it completes', async () => {
+    const run = await ftune([
+      'train', '--dataset', datasetId, '--model', TINY_MODEL, '--provider', 'local', '--method', 'LoRA', '--name', 'cli-e2e',
+      '--set', 'max_steps=4', '--set', 'logging_steps=1', '--set', 'batch_size=4', '--set', 'gradient_accumulation_steps=1',
+      '--set', 'max_length=64', '--set', 'save_strategy=no', '--set', 'learning_rate=0.01',
+      '--set', 'eval_config.eval_strategy=no', '--follow',
+    ]);
+    expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
+    jobId = /^job_id\s+(\S+)$/m.exec(run.stdout)?.[1] ?? '';
+    expect(jobId).not.toBe('');
+    expect(run.stdout).toMatch(/^step 4\/4 {2}loss \d+\.\d{4}/m);
+    expect(run.stdout).toMatch(/^status\s+completed$/m);
+    expect(run.stdout).toMatch(/^metrics\s+.*eval_loss \d/m);
+  }, 120_000);
+
+  it('lists, shows and reads the logs of the job', async () => {
+    const [table, listed, shown, logs, logsJson] = await Promise.all([
+      ftune(['jobs', 'list']),
+      ftune(['jobs', 'list', '--json']),
+      ftune(['jobs', 'get', jobId]),
+      ftune(['jobs', 'logs', jobId]),
+      ftune(['jobs', 'logs', jobId, '--json']),
+    ]);
+    expect(table.code, table.stderr).toBe(0);
+    expect(table.stdout).toContain(jobId);
+    expect(table.stdout).toContain('completed');
+    expect(json(listed).jobs.map((j: { job_id: string }) => j.job_id)).toContain(jobId);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toMatch(/^status\s+completed$/m);
+    expect(shown.stdout).toMatch(/^progress\s+step 4\/4 {2}loss \d/m);
+    expect(logs.code, logs.stderr).toBe(0);
+    expect(logs.stdout).toMatch(/^status: queued$/m);
+    expect(logs.stdout).toMatch(/^step 1\/4 {2}loss \d/m);
+    expect(logs.stdout).toMatch(/^end: completed$/m);
+    const events = json(logsJson) as Array<{ event: string; data: any }>;
+    expect(events.filter((e) => e.event === 'progress').map((e) => e.data.step)).toEqual([1, 2, 3, 4]);
+    expect(events.at(-1)).toMatchObject({ event: 'end', data: { job_id: jobId, status: 'completed' } });
+  });
+
+  it('fails with the API’s sentence: an unknown dataset, a refused connection, a bad key, a usage error', async () => {
+    const body = { processed_dataset_id: 'no-such-dataset', training_config: { base_model_id: TINY_MODEL, provider: 'local', method: 'LoRA' } };
+    const refused = await apiDetail(`${urls.training}/train`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+    expect(refused.status).toBeGreaterThanOrEqual(400);
+    const closed = `http://127.0.0.1:${await freePort()}`;
+    const [unknown, unreachable, badKey, usage] = await Promise.all([
+      ftune(['train', '--dataset', 'no-such-dataset', '--model', TINY_MODEL, '--provider', 'local', '--method', 'LoRA', '--follow']),
+      ftune(['jobs', 'list'], { FTUNE_TRAINING_URL: closed }),
+      ftune(['datasets', 'list'], { FTUNE_API_KEY: 'ftp_not-a-real-key' }),
+      ftune(['train', '--dataset', datasetId]),
+    ]);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain(`error: ${refused.detail}`);
+    expect(unreachable.code).toBe(1);
+    expect(unreachable.stderr).toContain(closed);
+    expect(unreachable.stderr).toContain('FTUNE_TRAINING_URL');
+    expect(badKey.code).toBe(1);
+    expect(badKey.stderr).toMatch(/^error: .+/);
+    expect(badKey.stderr + badKey.stdout).not.toContain('ftp_not-a-real-key');
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toContain('--model');
+  });
+
+  it('reads the URL and the key from $XDG_CONFIG_HOME/ftune/config.json when the environment has none', async () => {
+    const configFile = path.join(tmp, 'xdg', 'ftune', 'config.json');
+    await fs.mkdir(path.dirname(configFile), { recursive: true });
+    const noEnv = { FTUNE_API_KEY: undefined, FTUNE_PREPROCESSING_URL: undefined };
+    // The file's key is sent: a wrong one is refused (and never printed) …
+    await fs.writeFile(configFile, JSON.stringify({ FTUNE_PREPROCESSING_URL: urls.preprocessing, FTUNE_API_KEY: 'ftp_from-the-file' }));
+    const wrongInFile = await ftune(['datasets', 'list'], noEnv);
+    expect(wrongInFile.code).toBe(1);
+    expect(wrongInFile.stderr).toMatch(/^error: .+/);
+    expect(wrongInFile.stderr + wrongInFile.stdout).not.toContain('ftp_from-the-file');
+    // … the right one works; the environment beats the file, and a flag beats the environment.
+    await fs.writeFile(configFile, JSON.stringify({ FTUNE_PREPROCESSING_URL: urls.preprocessing, FTUNE_API_KEY: apiKey }));
+    const [fromFile, envWins, flagWins] = await Promise.all([
+      ftune(['datasets', 'list', '--json'], noEnv),
+      ftune(['datasets', 'list'], { FTUNE_API_KEY: 'ftp_not-a-real-key' }),
+      ftune(['datasets', 'list', '--json', '--api-key', apiKey], { FTUNE_API_KEY: 'ftp_not-a-real-key' }),
+    ]);
+    expect(json(fromFile).datasets.map((d: { processed_dataset_id: string }) => d.processed_dataset_id)).toContain(datasetId);
+    expect(envWins.code).toBe(1);
+    expect(json(flagWins).datasets.map((d: { processed_dataset_id: string }) => d.processed_dataset_id)).toContain(datasetId);
+  });
+
+  it('deletes the job and the dataset', async () => {
+    const [jobGone, datasetGone] = await Promise.all([ftune(['jobs', 'rm', jobId]), ftune(['datasets', 'rm', datasetId])]);
+    expect(jobGone.code, jobGone.stderr).toBe(0);
+    expect(jobGone.stdout).toContain(jobId);
+    expect(datasetGone.code, datasetGone.stderr).toBe(0);
+    expect(datasetGone.stdout.trim()).not.toBe('');
+    const again = await ftune(['datasets', 'get', datasetId]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/^error: .+/);
+  });
+});

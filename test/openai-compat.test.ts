@@ -88,6 +88,22 @@ describe('the /v1 surface with the official npm client', { timeout: 300_000 }, (
     await expect(alice.files.retrieve(file.id)).rejects.toBeInstanceOf(NotFoundError);
   });
 
+  it('a file refused for a part after it (a field too long, too many fields) leaves no file behind', async () => {
+    const before = (await alice.files.list()).data.length;
+    const send = async (extra: Array<[string, string]>) => {
+      const form = new FormData();
+      form.append('file', new Blob([CHAT_LINES[0]!]), 'chat.jsonl');
+      for (const [name, value] of extra) form.append(name, value);
+      return fetch(`${urls.openai}/v1/files`, { method: 'POST', headers: { authorization: `Bearer ${aliceToken}` }, body: form });
+    };
+    for (const extra of [[['purpose', 'x'.repeat(70_000)]], Array.from({ length: 11 }, (_, i): [string, string] => [`f${i}`, 'v'])]) {
+      const res = await send(extra);
+      expect(res.status).toBe(413);
+      expect((await res.json()).error.code).toBe('payload_too_large');
+    }
+    expect((await alice.files.list()).data).toHaveLength(before);
+  });
+
   it('fine-tunes the tiny model: queued → running → succeeded, a training job here too', async () => {
     const created = await trainedJob(alice, CHAT_LINES, 'e2e');
     jobId = created.id;

@@ -22,25 +22,32 @@ export async function fileRoutes(app: FastifyInstance): Promise<void> {
     handler: async (request) => {
       if (!request.isMultipart()) throw new BadRequest('send multipart/form-data with a "file" part and purpose "fine-tune"');
       // The SDKs send purpose before or after the file: the file is stored as it streams, and dropped again when the
-      // purpose turns out wrong.
+      // purpose turns out wrong or a later part breaks a limit, so a refused request leaves no file behind.
       let purpose: unknown;
       let stored: Awaited<ReturnType<typeof storeUploadPart>> | undefined;
-      for await (const part of request.parts()) {
-        if (part.type === 'file') {
-          if (part.fieldname !== 'file' || stored) {
-            part.file.resume();
-            continue;
-          }
-          stored = await storeUploadPart(platform, request.userId, part, { lenient: true });
-        } else if (part.valueTruncated) {
-          throw new PayloadTooLarge(`the multipart field ${JSON.stringify(part.fieldname)} is longer than ${MULTIPART_LIMITS.fieldSize} bytes`);
-        } else if (part.fieldname === 'purpose') purpose = part.value;
+      const discard = async () => {
+        if (!stored) return;
+        await platform.datasets.deleteRaw(request.userId, stored.dataset_id);
+        await platform.blobs.delete(stored.blob_key);
+      };
+      try {
+        for await (const part of request.parts()) {
+          if (part.type === 'file') {
+            if (part.fieldname !== 'file' || stored) {
+              part.file.resume();
+              continue;
+            }
+            stored = await storeUploadPart(platform, request.userId, part, { lenient: true });
+          } else if (part.valueTruncated) {
+            throw new PayloadTooLarge(`the multipart field ${JSON.stringify(part.fieldname)} is longer than ${MULTIPART_LIMITS.fieldSize} bytes`);
+          } else if (part.fieldname === 'purpose') purpose = part.value;
+        }
+      } catch (err) {
+        await discard();
+        throw err;
       }
       if (purpose !== 'fine-tune') {
-        if (stored) {
-          await platform.datasets.deleteRaw(request.userId, stored.dataset_id);
-          await platform.blobs.delete(stored.blob_key);
-        }
+        await discard();
         throw invalidField(['body', 'purpose'], `purpose ${JSON.stringify(purpose ?? null)} is not served here; send purpose "fine-tune"`, 'invalid_value');
       }
       if (!stored) throw invalidField(['body', 'file'], 'send the file as a multipart part named "file"', 'missing');

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FastEngine } from '../services/worker/src/fast-engine/index.ts';
 import { startHubStandin, type HubStandin } from './hub-standin/server.ts';
 import { apiClient, until } from './support/http.ts';
-import { startStack, stackPorts, type StackProcess, type StackUrls } from './support/stack.ts';
+import { firstApiKey, startStack, stackPorts, type StackProcess, type StackUrls } from './support/stack.ts';
 import { tinyModelsDir, TINY_MODEL } from './support/tiny-model.ts';
 
 const HUB_TOKEN = 'hf_e2e_secret_token_1234';
@@ -44,9 +44,7 @@ beforeAll(async () => {
     urls,
   );
   // Token mode on a fresh data folder: the stack creates one key and prints it once.
-  const key = /shown once\):\s+(\S+)/.exec(stack.output())?.[1];
-  if (!key) throw new Error(`no first API key in the stack's output:\n${stack.output().slice(-2000)}`);
-  auth = { authorization: `Bearer ${key}` };
+  auth = { authorization: `Bearer ${firstApiKey(stack)}` };
 }, 300_000);
 
 afterAll(async () => {

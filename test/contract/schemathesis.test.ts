@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SERVICE_NAMES } from '@ftp/schema';
 import { startHubStandin, type HubStandin } from '../hub-standin/server.ts';
-import { stackPorts, startStack, type StackProcess, type StackUrls } from '../support/stack.ts';
+import { firstApiKey, stackPorts, startStack, type StackProcess, type StackUrls } from '../support/stack.ts';
 
 const HERE = fileURLToPath(new URL('./', import.meta.url));
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -37,9 +37,7 @@ beforeAll(async () => {
   const ports = await stackPorts();
   urls = ports.urls;
   stack = await startStack({ ...ports.env, DATA_DIR: dataDir, MODELS_DIR: modelsDir, AUTH_MODE: 'token', HF_ENDPOINT: hub.url, LOG_LEVEL: 'warn' }, urls);
-  const printed = /shown once\):\s+(\S+)/.exec(stack.output())?.[1];
-  if (!printed) throw new Error(`no first API key in the stack's output:\n${stack.output().slice(-2000)}`);
-  key = printed;
+  key = firstApiKey(stack);
 }, 180_000);
 
 afterAll(async () => {

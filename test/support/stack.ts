@@ -74,6 +74,13 @@ export async function waitHealthy(urls: readonly string[], processes: readonly N
   throw new Error(`not healthy within ${timeoutMs} ms:\n${processes.map((p) => p.output().slice(-2000)).join('\n---\n')}`);
 }
 
+/** The API key a stack in token mode prints once when it starts on a fresh data folder (platform.ts). */
+export function firstApiKey(stack: NodeProcess): string {
+  const key = /shown once\):\s+(\S+)/.exec(stack.output())?.[1];
+  if (!key) throw new Error(`no first API key in the stack's output:\n${stack.output().slice(-2000)}`);
+  return key;
+}
+
 /** Starts services/stack (every service and a worker in one process) and waits until every service answers. */
 export async function startStack(env: Record<string, string>, urls: StackUrls): Promise<StackProcess> {
   const stack = startNode('services/stack/src/main.ts', env);

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../../test/servers/servers.ts';
-import { startStack, stackPorts, type StackProcess, type StackUrls } from '../../../test/support/stack.ts';
+import { firstApiKey, startStack, stackPorts, type StackProcess, type StackUrls } from '../../../test/support/stack.ts';
 import { tinyModelsDir, TINY_MODEL } from '../../../test/support/tiny-model.ts';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -84,9 +84,7 @@ beforeAll(async () => {
     { ...ports.env, DATA_DIR: path.join(tmp, 'data'), MODELS_DIR: await tinyModelsDir(), LOG_LEVEL: 'warn', AUTH_MODE: 'token' },
     urls,
   );
-  const key = /shown once\):\s+(\S+)/.exec(stack.output())?.[1];
-  if (!key) throw new Error(`no first API key in the stack's output:\n${stack.output().slice(-2000)}`);
-  apiKey = key;
+  apiKey = firstApiKey(stack);
 }, 180_000);
 
 afterAll(async () => {

@@ -185,6 +185,7 @@ export const AugmentationCounts = z
     id: 'AugmentationCounts',
     description: 'Per augmentation method, what it did to the train split; new records carry metadata.augmented (the method) and metadata.source_index',
   });
+export type AugmentationCounts = z.infer<typeof AugmentationCounts>;
 
 const datasetFields = {
   dataset_name: z.string(),

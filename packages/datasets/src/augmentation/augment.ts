@@ -3,6 +3,7 @@
 // than synthesis. A new row is a changed copy of a source row, made before the record is built, so templates, the
 // system prompt and images stay as they are; its record says how it was made in `metadata`. Seeded per source row:
 // the same request gives the same rows.
+import type { AugmentationCounts } from '@ftp/schema';
 import { seededRandom, SPLIT_SEED } from '../processing/splits.ts';
 import { EDA_OPERATIONS, edaText } from './eda.ts';
 import { WordNet } from './wordnet.ts';
@@ -10,9 +11,9 @@ import { WordNet } from './wordnet.ts';
 /** EDA's alpha: the share of a text's words each operation changes (Wei & Zou's recommended 0.1). */
 export const EDA_ALPHA = 0.1;
 
-export type AugmentationMethod = 'eda' | 'back_translation' | 'paraphrasing' | 'synthesis';
-/** Per method: rows added, and rows it could not make (no word to change, a bad generation). */
-export type AugmentationReport = Partial<Record<AugmentationMethod, { added: number; dropped: number }>>;
+/** Per method: rows added, and rows it could not make (no word to change, a bad generation): the API's shape. */
+export type AugmentationReport = AugmentationCounts;
+export type AugmentationMethod = keyof AugmentationCounts;
 
 export interface AugmentedRow {
   row: Record<string, unknown>;

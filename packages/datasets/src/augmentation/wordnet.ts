@@ -19,6 +19,8 @@ const DETACH: Record<Pos, Array<[string, string]>> = {
 export class WordNet {
   private readonly indexes = new Map<Pos, Map<string, number[]>>();
   private readonly synsets = new Map<string, string[]>();
+  /** EDA asks for the same words over and over (every row, every attempt). */
+  private readonly answers = new Map<string, string[]>();
   private readonly dataFiles = new Map<Pos, number>();
 
   constructor(private readonly dictDir: string) {}
@@ -33,6 +35,8 @@ export class WordNet {
    *  empty when WordNet does not know it. */
   synonyms(word: string): string[] {
     const lower = word.toLowerCase();
+    const cached = this.answers.get(lower);
+    if (cached) return cached;
     const found: string[] = [];
     for (const pos of POS) {
       for (const lemma of this.baseForms(lower, pos)) {
@@ -43,6 +47,7 @@ export class WordNet {
         }
       }
     }
+    this.answers.set(lower, found);
     return found;
   }
 

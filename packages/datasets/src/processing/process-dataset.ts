@@ -129,8 +129,8 @@ export async function processDataset(
   }, () => augmenter?.report());
 }
 
-/** What a processed dataset is, apart from what writing its splits decides. */
-export type ProcessedDatasetFields = Omit<NewProcessedDatasetRow, 'user_id' | 'splits' | 'num_examples' | 'blob_prefix'>;
+/** What a processed dataset is, apart from what writing its splits decides (augmentation counts included). */
+export type ProcessedDatasetFields = Omit<NewProcessedDatasetRow, 'user_id' | 'splits' | 'num_examples' | 'blob_prefix' | 'augmentation'>;
 
 /** Records go to the split named; a name not given to writeProcessedDataset is an error. */
 export type SplitRecords = (write: (split: string, record: Record<string, unknown>) => Promise<void>) => Promise<void>;

@@ -1,5 +1,6 @@
 // Rows of raw uploads and processed datasets. Every method takes the caller's user_id and filters on
 // it, so another user's id reads exactly like an unknown one.
+import type { AugmentationCounts } from '@ftp/schema';
 import type { Database, Queryable } from './database.ts';
 
 export interface RawDatasetRow {
@@ -38,7 +39,7 @@ export interface ProcessedDatasetRow {
   columns: string[];
   blob_prefix: string;
   /** Per augmentation method, rows added and rows it could not make; null when not augmented. */
-  augmentation: Record<string, { added: number; dropped: number }> | null;
+  augmentation: AugmentationCounts | null;
   created_at: Date;
 }
 

@@ -6,7 +6,6 @@ import { AppError, UnprocessableEntity, type ValidationIssue } from '../errors.t
 import { BlobNotFound, InvalidBlobKey } from '../blobs/blob-store.ts';
 import { locationOf, RequestValidationError } from './validation.ts';
 
-
 /** Fastify's own client-error codes, with the sentence a client can act on. */
 const FASTIFY_CLIENT_ERRORS: Record<string, (err: FastifyError) => [number, string]> = {
   FST_ERR_CTP_INVALID_JSON_BODY: (err) => [400, `the request body is not valid JSON: ${err.message.replace(/^.*?JSON[^:]*: /, '')}`],
@@ -32,8 +31,13 @@ type Outcome =
   | { status: number; detail: string; requestId?: string }
   | { status: 422; issues: ValidationIssue[] };
 
+/** The body writer of a style. */
+function writerOf(style: ErrorStyle): (outcome: Outcome) => [number, unknown] {
+  return style === 'openai' ? openAiBody : detailBody;
+}
+
 export function installErrorHandler(app: FastifyInstance, style: ErrorStyle = 'detail'): void {
-  const write = style === 'openai' ? openAiBody : detailBody;
+  const write = writerOf(style);
   const allowed = routeMethods(app);
   app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     // A request no route serves can still fail before the not-found handler (a QUERY without a content type, a body
@@ -63,7 +67,7 @@ export function installErrorHandler(app: FastifyInstance, style: ErrorStyle = 'd
 /** Fastify's `frameworkErrors`: what the router refuses before any route or hook runs (a path parameter over
  *  MAX_PARAM_LENGTH, a path that is not valid percent-encoding), in the app's error body. */
 export function frameworkErrors(style: ErrorStyle = 'detail') {
-  const write = style === 'openai' ? openAiBody : detailBody;
+  const write = writerOf(style);
   return (err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const [status, detail] = FASTIFY_CLIENT_ERRORS[err.code]?.(err) ?? [400, err.message];
     const [code, body] = write({ status, detail });

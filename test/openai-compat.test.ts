@@ -96,10 +96,11 @@ describe('the /v1 surface with the official npm client', { timeout: 300_000 }, (
       for (const [name, value] of extra) form.append(name, value);
       return fetch(`${urls.openai}/v1/files`, { method: 'POST', headers: { authorization: `Bearer ${aliceToken}` }, body: form });
     };
-    for (const extra of [[['purpose', 'x'.repeat(70_000)]], Array.from({ length: 11 }, (_, i): [string, string] => [`f${i}`, 'v'])]) {
+    const refused: Array<Array<[string, string]>> = [[['purpose', 'x'.repeat(70_000)]], Array.from({ length: 11 }, (_, i): [string, string] => [`f${i}`, 'v'])];
+    for (const extra of refused) {
       const res = await send(extra);
       expect(res.status).toBe(413);
-      expect((await res.json()).error.code).toBe('payload_too_large');
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe('payload_too_large');
     }
     expect((await alice.files.list()).data).toHaveLength(before);
   });

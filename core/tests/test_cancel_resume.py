@@ -56,3 +56,24 @@ def test_sigterm_saves_a_checkpoint_and_resume_continues_from_its_step(tmp_path,
     first = next(e for e in resumed if e.event == "progress")
     assert 0 < first.extra["trained_tokens"] - saved <= 2 * 96 * (first.step - checkpoint.step)
     assert resumed[-1].event == "done"
+
+
+def test_a_dead_worker_gets_a_checkpoint_even_when_a_library_write_to_stderr_notices_first(tmp_path, tiny_model, sft_files):
+    """The worker's death closes stdin, stdout and stderr at once; the main thread may write to stderr (the
+    Trainer prints each log line there) before the stdin watch detaches. That write must stop the run with a
+    checkpoint, not end it with BrokenPipeError. Here stderr's reader goes first while stdin stays open."""
+    train, _ = sft_files
+    process = subprocess.Popen([sys.executable, "-m", "ftcore", "train", "--spec",
+                                _spec(tmp_path, tiny_model, train, 400, False)],
+                               cwd=CORE, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, env={**os.environ, "PYTHONUNBUFFERED": "1", "FTCORE_EXIT_WITH_PARENT": "1"})
+    for line in process.stdout:
+        event = events.parse_event_line(line)
+        if event.event == "progress" and event.step >= 2:
+            process.stderr.close()
+            break
+    process.stdout.close()  # and then stdout: the run learns of nothing more but must still save
+    assert process.wait(timeout=120) == 130
+    process.stdin.close()
+    checkpoints = sorted((tmp_path / "run" / "checkpoints").glob("checkpoint-*"))
+    assert checkpoints and Path(checkpoints[-1], "trainer_state.json").is_file()

@@ -13,9 +13,10 @@ import { startWorker } from '@ftp/worker';
 await runProcess('embedded stack', async (platform) => {
   const { config, logger } = platform;
   // With the embedded store this process is the only one: every worker it finds registered died with an earlier
-  // run (their jobs fail, or are queued again to resume), and the in-process queue starts empty.
-  if (!config.DATABASE_URL) await recoverOrphans(platform, { everyWorkerGone: true });
+  // run (their jobs fail, or are queued again to resume), and the in-process queue starts empty. The queued rows
+  // go back in first: recovery adds what it queues again itself, and would otherwise be added twice.
   await requeuePending(platform);
+  if (!config.DATABASE_URL) await recoverOrphans(platform, { everyWorkerGone: true });
 
   const apps: Array<[keyof typeof SERVICE_PORTS, FastifyInstance]> = [
     ['preprocessing', await buildPreprocessingApp(platform)],

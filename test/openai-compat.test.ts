@@ -59,7 +59,11 @@ beforeAll(async () => {
   const ports = await stackPorts();
   urls = ports.urls;
   stack = await startStack(
-    { ...ports.env, DATA_DIR: dataDir, MODELS_DIR: await tinyModelsDir(), LOG_LEVEL: 'info', AUTH_MODE: 'jwt', JWT_SECRET, FAST_ENGINE_QUANTIZATION: 'f16', FAST_ENGINE_THREADS: '1' },
+    {
+      ...ports.env, DATA_DIR: dataDir, MODELS_DIR: await tinyModelsDir(), LOG_LEVEL: 'info', AUTH_MODE: 'jwt', JWT_SECRET, FAST_ENGINE_QUANTIZATION: 'f16', FAST_ENGINE_THREADS: '1',
+      // LLM augmentation asks this very stack's /v1 (the tiny model, JSON by schema on the fast engine).
+      LLM_API_BASE: `${urls.openai}/v1`, LLM_MODEL: TINY_MODEL,
+    },
     urls,
   );
   [aliceToken, bobToken] = [await token('alice'), await token('bob')];
@@ -283,3 +287,62 @@ describe('the /v1 surface with the official npm client', { timeout: 300_000 }, (
     expect(report['events']).toBeGreaterThan(5);
   }, 600_000);
 });
+
+describe('LLM augmentation against this stack’s own /v1 on the tiny model', { timeout: 300_000 }, () => {
+  it('processes on a worker: processing at once, 409 for training meanwhile, then ready with rows of each method', async () => {
+    const rows = ['question,answer', ...Array.from({ length: 6 }, (_, i) => `Where does the river number ${i} flow to?,It flows to the sea ${i}.`)];
+    const form = new FormData();
+    form.append('file', new Blob([rows.join('\n')]), 'rivers.csv');
+    const upload = await ok(`${urls.preprocessing}/datasets/upload`, { method: 'POST', body: form });
+    // The key of the service at LLM_API_BASE is alice's token here: the worker calls /v1 as alice.
+    const answered = await ok(`${urls.preprocessing}/datasets/process`, {
+      method: 'POST',
+      json: {
+        dataset_name: 'rivers',
+        dataset_id: upload.dataset_id,
+        config: {
+          field_mappings: { user_field: { type: 'column', value: 'question' }, assistant_field: { type: 'column', value: 'answer' } },
+          split_config: { type: 'manual_split', test_size: 1 },
+          augmentation_config: {
+            augmentation_factor: 3, use_back_translation: true, use_paraphrasing: true, use_synthesis: true, synthesis_ratio: 1,
+            custom_prompt: 'Ask where a river flows.', llm_api_key: aliceToken,
+          },
+        },
+      },
+    });
+    expect(answered).toMatchObject({ status: 'processing', splits: [], num_examples: 0 });
+    const id = answered.processed_dataset_id as string;
+    const train = await apiClient(() => ({ authorization: `Bearer ${aliceToken}` })).call(`${urls.training}/train`, {
+      method: 'POST',
+      json: { processed_dataset_id: id, training_config: { base_model_id: TINY_MODEL, provider: 'local', method: 'LoRA' } },
+    });
+    expect(train.status, JSON.stringify(train.body)).toBe(409);
+    expect(train.body.detail).toMatch(/is still being processed .*wait until GET \/datasets\/pd_\w+ says status ready/);
+
+    const done = await until('the augmentation', () => ok(`${urls.preprocessing}/datasets/${id}`), (d) => d.status !== 'processing', 240_000);
+    expect(done.status, JSON.stringify(done)).toBe('ready');
+    // 5 train rows, f 3: 10 new rows, 5 each for back-translation and paraphrasing; synthesis 1 × 5 of its own.
+    const counts = done.augmentation as Record<string, { added: number; dropped: number }>;
+    expect(counts.back_translation!.added + counts.back_translation!.dropped).toBe(5);
+    expect(counts.paraphrasing!.added + counts.paraphrasing!.dropped).toBe(5);
+    expect(counts.synthesis!.added + counts.synthesis!.dropped).toBe(5);
+    for (const method of ['back_translation', 'paraphrasing', 'synthesis']) expect(counts[method]!.added, method).toBeGreaterThan(0);
+
+    const trainSplit = (done.splits as Array<{ split_name: string; path: string }>).find((s) => s.split_name === 'train')!;
+    const records = (await fs.readFile(fileURLToPath(trainSplit.path), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { messages: Array<{ role: string; content: string }>; metadata?: { augmented: string; source_index: number } });
+    const made = records.filter((r) => r.metadata);
+    expect(records.length - made.length).toBe(5);
+    expect(made.length).toBe(counts.back_translation!.added + counts.paraphrasing!.added + counts.synthesis!.added);
+    for (const record of made) {
+      expect(record.messages.map((m) => m.role)).toEqual(['user', 'assistant']);
+      expect(record.messages[0]!.content.length).toBeGreaterThan(0);
+      // The rewriting methods keep the source's answer.
+      if (record.metadata!.augmented !== 'synthesis') expect(record.messages[1]!.content).toMatch(/^It flows to the sea \d\.$/);
+    }
+    // The key travelled sealed: not in the stack's log, not in any file of its data folder.
+    expect(stack.output()).not.toContain(aliceToken);
+    const files = (await fs.readdir(dataDir, { recursive: true, withFileTypes: true })).filter((e) => e.isFile());
+    for (const file of files) expect((await fs.readFile(path.join(file.parentPath, file.name))).includes(aliceToken), file.name).toBe(false);
+  });
+});
+

@@ -17,6 +17,9 @@ function commonFields(row: ProcessedDatasetRow) {
     processing_mode: row.processing_mode,
     created_at: new Date(row.created_at).toISOString(),
     ...(row.augmentation ? { augmentation: row.augmentation } : {}),
+    status: row.status,
+    ...(row.progress ? { progress: row.progress } : {}),
+    ...(row.error ? { error: row.error } : {}),
   };
 }
 

@@ -6,6 +6,7 @@ export * from './model-store.ts';
 export * from './model-choice.ts';
 export * from './job-files.ts';
 export * from './exports.ts';
+export * from './datasets.ts';
 export * from './presenters.ts';
 export * from './conversations.ts';
 export * from './recovery.ts';

@@ -10,6 +10,9 @@ const Id = z.string().min(1);
 
 export const trainingQueue = defineQueue('train', z.object({ jobId: Id }));
 export const exportQueue = defineQueue('export', z.object({ exportId: Id }));
+/** A processed dataset augmented with a language model (its llm_api_key sealed under the dataset's id). Each waits on
+ *  the service, not the machine: a few at once. */
+export const augmentQueue = defineQueue('augment', z.object({ processedDatasetId: Id }), { concurrency: 2 });
 
 /** The model a request runs: a job's adapter or merged model, or a base model alone. */
 export const ModelChoice = z.object({
@@ -109,6 +112,6 @@ export const preflightQueue = defineQueue(
 export type PreflightPayload = z.infer<typeof preflightQueue.payload>;
 
 /** The lanes a worker serves by default (WORKER_QUEUES unset), by name. */
-export const QUEUES = { train: trainingQueue, export: exportQueue, infer: inferQueue, evaluate: evaluateQueue, preflight: preflightQueue } as const;
+export const QUEUES = { train: trainingQueue, export: exportQueue, infer: inferQueue, evaluate: evaluateQueue, preflight: preflightQueue, augment: augmentQueue } as const;
 export type QueueName = keyof typeof QUEUES;
 export const QUEUE_NAMES = Object.keys(QUEUES) as QueueName[];

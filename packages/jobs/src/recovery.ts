@@ -1,13 +1,13 @@
 // Work whose worker is gone. A worker that has not beaten its heartbeat for WORKER_TIMEOUT_S is dead: its
 // training jobs fail ("the worker <id> stopped") or, when they asked for it (resume_on_restart), go back to the
-// queue to continue from their last stored checkpoint; its exports are queued again (they write the same keys,
-// and their hub token is sealed in the database, not in the dead process). Every long-lived process runs the
-// watchdog, API processes included, so this holds when the dead worker was the only one. Each change is a
+// queue to continue from their last stored checkpoint; its exports and the datasets it was augmenting are queued
+// again (they write the same keys, and their secrets are sealed in the database, not in the dead process). Every
+// long-lived process runs the watchdog, API processes included, so this holds when the dead worker was the only one. Each change is a
 // guarded UPDATE (the row still names that worker and the worker is still silent), so when several processes
 // notice the same death only one of them acts on each row, and a worker that just registered is never taken for dead.
 import type { Platform, TrainingJobRow } from '@ftp/platform';
 import { workerStopped } from './messages.ts';
-import { exportQueue, trainingQueue } from './queues.ts';
+import { augmentQueue, exportQueue, trainingQueue } from './queues.ts';
 
 export interface RecoveryOptions {
   /** Every registered worker is gone (the embedded default at start: no other process can be running). */
@@ -41,6 +41,14 @@ export async function recoverOrphans(platform: Platform, options: RecoveryOption
     }
   }
 
+  for (const row of await platform.datasets.listProcessingOrphaned(timeoutS)) {
+    // It starts over on whichever worker takes it; its llm_api_key stays sealed until then.
+    if (await platform.datasets.releaseProcessing(row, timeoutS)) {
+      await queue.add(augmentQueue, { processedDatasetId: row.processed_dataset_id });
+      logger.warn({ processedDatasetId: row.processed_dataset_id, workerId: row.worker_id }, 'dataset processing queued again: its worker stopped');
+    }
+  }
+
   await workers.removeSilent(timeoutS);
   await platform.secrets.sweepExpired();
 }
@@ -53,6 +61,7 @@ export async function requeuePending(platform: Platform): Promise<void> {
   for (const row of await platform.exports.listRunning()) {
     if (row.worker_id === null) await platform.queue.add(exportQueue, { exportId: row.export_id });
   }
+  for (const row of await platform.datasets.listProcessingPending()) await platform.queue.add(augmentQueue, { processedDatasetId: row.processed_dataset_id });
 }
 
 export interface Watchdog {

@@ -2,12 +2,13 @@
 // job is checked here (dataset ownership, trainer vs processing mode, QLoRA vs CUDA, the base model, the
 // test split for evaluation, reward columns), then the row is written and the job queued; or, with dry_run,
 // a worker makes the pre-flight report and nothing is written.
-import { invalidField, newId, NotFound, UnprocessableEntity, userKeySegment, type NewJobRow, type Platform, type TrainingJobRow, type ValidationIssue } from '@ftp/platform';
+import { invalidField, newId, UnprocessableEntity, userKeySegment, type NewJobRow, type Platform, type TrainingJobRow, type ValidationIssue } from '@ftp/platform';
 import type { PreflightReport, TrainRequest } from '@ftp/schema';
 import { checkCheckpoint, trainsWholeModel } from './model-choice.ts';
 import { locateBaseModel } from './model-store.ts';
 import { preflightQueue, type PreflightPayload, trainingQueue } from './queues.ts';
 import { requestFromWorker } from './request-work.ts';
+import { readyDataset } from './datasets.ts';
 
 const CONFIG_LOC = ['body', 'training_config'];
 const MODE_FOR_TRAINER = { sft: 'language_modeling', dpo: 'preference', orpo: 'preference', grpo: 'prompt_only' } as const;
@@ -25,8 +26,7 @@ export function jobPageUrl(platform: Platform, jobId: string): string {
 /** Everything a submit checks, for a job and a dry run alike; returns the parent job (training_config.from_job). */
 async function checkTrainRequest(platform: Platform, userId: string, request: TrainRequest): Promise<TrainingJobRow | undefined> {
   const config = request.training_config;
-  const dataset = await platform.datasets.getProcessed(userId, request.processed_dataset_id);
-  if (!dataset) throw new NotFound('processed dataset', request.processed_dataset_id);
+  const dataset = await readyDataset(platform, userId, request.processed_dataset_id);
 
   const issues: ValidationIssue[] = [];
   const needed = MODE_FOR_TRAINER[config.trainer_type];

@@ -41,7 +41,12 @@ const EnvSchema = z
       .default('f16')
       .describe('GGUF type the fast engine runs: f16 gives transformers’ greedy text, q8_0 is faster'),
     FAST_ENGINE_THREADS: positiveInt.optional().describe('CPU threads per llama.cpp context (default one per core); 1 suits tiny models on a busy machine'),
-    LLM_API_BASE: z.url().optional(),
+    LLM_API_BASE: z.url().optional().describe('OpenAI-compatible API root (…/v1) the LLM augmentation methods call'),
+    LLM_MODEL: z.string().min(1).optional().describe('the model LLM augmentation asks at LLM_API_BASE'),
+    LLM_CONCURRENCY: positiveInt.default(4).describe('requests to LLM_API_BASE one dataset has in flight at once'),
+    LLM_MAX_RETRIES: z.coerce.number().int().min(0).default(4).describe('retries of one LLM request on 429, 5xx and lost connections (backoff 0.5 s doubling to 8 s)'),
+    LLM_TIMEOUT_MS: positiveInt.default(120_000).describe('time limit of one LLM request'),
+    AUGMENT_TIMEOUT_S: positiveInt.default(3600).describe('time limit of one dataset’s LLM augmentation; past it the dataset fails'),
     DATABASE_URL: z
       .string()
       .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
@@ -65,9 +70,9 @@ const EnvSchema = z
     WORKER_TIMEOUT_S: positiveInt.default(60).describe('a worker silent this long is gone: its jobs fail, or resume elsewhere'),
     WORKER_QUEUES: z
       .string()
-      .regex(/^\s*(train|export|infer|evaluate|preflight)(\s*,\s*(train|export|infer|evaluate|preflight))*\s*$/, 'must be a comma-separated list of train, export, infer, evaluate, preflight')
-      .default('train,export,infer,evaluate,preflight')
-      .transform((v) => [...new Set(v.split(',').map((q) => q.trim()))] as Array<'train' | 'export' | 'infer' | 'evaluate' | 'preflight'>)
+      .regex(/^\s*(train|export|infer|evaluate|preflight|augment)(\s*,\s*(train|export|infer|evaluate|preflight|augment))*\s*$/, 'must be a comma-separated list of train, export, infer, evaluate, preflight, augment')
+      .default('train,export,infer,evaluate,preflight,augment')
+      .transform((v) => [...new Set(v.split(',').map((q) => q.trim()))] as Array<'train' | 'export' | 'infer' | 'evaluate' | 'preflight' | 'augment'>)
       .describe('the queues a worker serves'),
     WORKER_CONCURRENCY: positiveInt.default(1).describe('training jobs one worker runs at once'),
     START_WORKER: boolFromEnv.default(true).describe('run a worker in the embedded process'),

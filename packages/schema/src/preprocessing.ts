@@ -187,6 +187,20 @@ export const AugmentationCounts = z
   });
 export type AugmentationCounts = z.infer<typeof AugmentationCounts>;
 
+export const DatasetStatus = z
+  .enum(['ready', 'processing', 'failed'])
+  .describe('ready: its splits can be trained on; processing: a worker is augmenting it with a language model; failed: see error');
+export type DatasetStatus = z.infer<typeof DatasetStatus>;
+
+export const DatasetProgress = z
+  .object({
+    done: z.number().int().nonnegative().describe('Source rows processed'),
+    total: z.number().int().nonnegative().describe('Source rows to process'),
+    by_method: z.record(z.string(), z.number().int().nonnegative()).describe('New rows made so far, per augmentation method'),
+  })
+  .meta({ id: 'DatasetProgress', description: 'How far a worker is with a processing dataset' });
+export type DatasetProgress = z.infer<typeof DatasetProgress>;
+
 const datasetFields = {
   dataset_name: z.string(),
   dataset_subset: z.string(),
@@ -197,6 +211,9 @@ const datasetFields = {
   processing_mode: ProcessingMode.optional(),
   created_at: Timestamp,
   augmentation: AugmentationCounts.optional().describe('Present when the train split was augmented'),
+  status: DatasetStatus,
+  progress: DatasetProgress.optional().describe('Present while (and after) a worker processed it'),
+  error: z.string().optional().describe('Why processing failed (status failed)'),
 };
 
 export const ProcessedDataset = z

@@ -151,7 +151,9 @@ describe('bad process requests', () => {
     ['test_size 0', () => lm({}, { split_config: { type: 'manual_split', test_size: 0 } }), [...sc, 'test_size'], /.+/],
     ['test_size equal to the rows', () => lm({}, { split_config: { type: 'manual_split', test_size: 40 } }), [...sc, 'test_size'], /below the 40 rows/],
     ['test_size fraction leaving no train rows', () => lm({}, { split_config: { type: 'manual_split', test_size: 0.999 } }), [...sc, 'test_size'], /both splits need at least one row/],
-    ['an LLM augmentation switched on', () => lm({}, { augmentation_config: { use_paraphrasing: true } }), ['body', 'config', 'augmentation_config', 'use_paraphrasing'], /not available yet/],
+    ['an LLM augmentation on a server without LLM_API_BASE', () => lm({}, { augmentation_config: { use_paraphrasing: true, llm_api_key: 'sk-x' } }), ['body', 'config', 'augmentation_config', 'use_paraphrasing'], /no LLM_API_BASE and LLM_MODEL: set LLM_API_BASE and LLM_MODEL/],
+    ['an LLM augmentation without llm_api_key', () => lm({}, { augmentation_config: { use_back_translation: true } }), ['body', 'config', 'augmentation_config', 'llm_api_key'], /use_back_translation needs llm_api_key/],
+    ['synthesis without synthesis_ratio', () => lm({}, { augmentation_config: { use_synthesis: true, llm_api_key: 'sk-x' } }), ['body', 'config', 'augmentation_config', 'synthesis_ratio'], /needs synthesis_ratio/],
   ];
   it.each(cases)('%s → 422 at the field, nothing stored', async (_name, body, loc, msg) => {
     const before = (await svc.platform.blobs.list('processed/')).length;

@@ -1,10 +1,11 @@
 // A worker: registers itself (host, devices, queues served), consumes each queue it serves as its own lane
-// (training WORKER_CONCURRENCY at a time, exports one at a time, inference and evaluation on warm engines), beats
-// its heartbeat, stops the training jobs whose users cancelled them, and on stop hands its unfinished jobs and
-// exports back to the queue. It imports packages only, never a service.
+// (training WORKER_CONCURRENCY at a time, exports one at a time, inference and evaluation on warm engines, datasets
+// augmented by a language model two at a time), beats
+// its heartbeat, stops the training jobs whose users cancelled them, and on stop hands its unfinished jobs, exports
+// and datasets back to the queue. It imports packages only, never a service.
 import os from 'node:os';
 import { newId, RUNNING_STATUSES, type JobHandler, type Consumer, type Platform, type QueueDefinition, type WorkContext } from '@ftp/platform';
-import { evaluateQueue, exportQueue, inferQueue, preflightQueue, trainingDevice, trainingQueue, watchIntervalMs, type QueueName } from '@ftp/jobs';
+import { augmentQueue, evaluateQueue, exportQueue, inferQueue, preflightQueue, trainingDevice, trainingQueue, watchIntervalMs, type QueueName } from '@ftp/jobs';
 import { detectDevices } from './devices.ts';
 import { sweepWorkDirs } from './work-dirs.ts';
 import { InferenceEngines, type InferenceEnginesOptions } from './inference/engines.ts';
@@ -13,6 +14,7 @@ import { runInference } from './inference/run-inference.ts';
 import { runExportJob } from './export/run-export-job.ts';
 import { runTrainingJob } from './training/run-training-job.ts';
 import { runPreflight } from './training/preflight.ts';
+import { runProcessingJob } from './datasets/run-processing.ts';
 import { SHUTDOWN, TAKEN, type JobContext } from './training/job-context.ts';
 
 export interface WorkerHandle {
@@ -84,6 +86,7 @@ export async function startWorker(platform: Platform, options: WorkerOptions = {
   serve('infer', inferQueue, (_p, id) => id, (p, signal, report) => runInference(platform, warmEngines(), p, signal, report));
   serve('evaluate', evaluateQueue, (_p, id) => id, (p, signal) => runEvaluation(platform, warmEngines(), p, signal));
   serve('preflight', preflightQueue, (_p, id) => id, (p, signal) => runPreflight(platform, machine, p, signal, () => warmEngines().core));
+  serve('augment', augmentQueue, (p) => p.processedDatasetId, (p, signal) => runProcessingJob({ platform, workerId, signal }, p.processedDatasetId));
 
   // Heartbeat; cancel requests and jobs taken from this worker (flags on the rows, so any process can set them).
   let beating: Promise<void> | undefined;
@@ -116,7 +119,7 @@ export async function startWorker(platform: Platform, options: WorkerOptions = {
       clearInterval(timer);
       await beating;
       // Long work is stopped and handed back; requests (seconds) are left to finish.
-      for (const work of atWork.values()) if (work.queue === 'train' || work.queue === 'export') work.controller.abort(SHUTDOWN);
+      for (const work of atWork.values()) if (work.queue === 'train' || work.queue === 'export' || work.queue === 'augment') work.controller.abort(SHUTDOWN);
       await Promise.all(consumers.map((c) => c.close()));
       await engines?.close();
       await platform.workers.remove(workerId);

@@ -25,6 +25,8 @@ export interface LlmSettings {
   requestTimeoutMs?: number;
   /** The whole run; past it every request fails with LlmUnavailable. */
   deadlineMs?: number;
+  /** Aborts the requests in flight and refuses new ones (the worker stops, the dataset was deleted). */
+  signal?: AbortSignal;
 }
 
 export type LlmMessage = { role: 'system' | 'user' | 'assistant'; content: string };
@@ -45,9 +47,13 @@ export class LlmClient {
     this.deadline = Date.now() + (settings.deadlineMs ?? 3_600_000);
   }
 
-  /** One answer of `schema`'s shape, or undefined when the model's text is not JSON of that shape. */
-  json<T>(name: string, schema: z.ZodType<T>, messages: LlmMessage[], temperature = 0.7): Promise<T | undefined> {
+  /** One answer of `schema`'s shape, or undefined when the model's text is not JSON of that shape. `seed` asks the
+   *  service for a repeatable sample. With `{ ask, accept }` the service is asked for `ask` (e.g. with length bounds
+   *  that only steer decoding) and the answer is checked against `accept`. */
+  json<T>(name: string, schema: z.ZodType<T> | { ask: z.ZodType; accept: z.ZodType<T> }, messages: LlmMessage[], temperature = 0.7, seed?: number): Promise<T | undefined> {
+    const { ask, accept } = schema instanceof z.ZodType ? { ask: schema, accept: schema } : schema;
     return this.limit(async () => {
+      this.settings.signal?.throwIfAborted();
       const left = this.deadline - Date.now();
       if (left <= 0) throw new LlmUnavailable(`the language-model service at ${this.settings.apiBase} did not finish within the time limit`);
       let content: string | null | undefined;
@@ -57,12 +63,14 @@ export class LlmClient {
             model: this.settings.model,
             messages,
             temperature,
-            response_format: { type: 'json_schema', json_schema: { name, schema: jsonSchemaOf(schema), strict: true } },
+            ...(seed === undefined ? {} : { seed }),
+            response_format: { type: 'json_schema', json_schema: { name, schema: jsonSchemaOf(ask), strict: true } },
           },
-          { timeout: Math.min(left, this.settings.requestTimeoutMs ?? 120_000) },
+          { timeout: Math.min(left, this.settings.requestTimeoutMs ?? 120_000), ...(this.settings.signal ? { signal: this.settings.signal } : {}) },
         );
         content = completion.choices[0]?.message.content;
       } catch (err) {
+        if (this.settings.signal?.aborted) throw this.settings.signal.reason;
         throw new LlmUnavailable(describeFailure(this.settings.apiBase, err), { cause: err });
       }
       if (!content) return undefined;
@@ -72,7 +80,7 @@ export class LlmClient {
       } catch {
         return undefined;
       }
-      const result = schema.safeParse(parsed);
+      const result = accept.safeParse(parsed);
       return result.success ? result.data : undefined;
     });
   }

@@ -56,6 +56,9 @@ export interface RecordBuilder {
   /** The columns whose text fills the user and assistant (chosen, rejected) messages and nothing else: what text
    *  augmentation may change. A column the system prompt also uses is not one of them; nor is an image column. */
   augmentableColumns: string[];
+  /** Those of augmentableColumns that fill the user message (the prompt) only: what paraphrasing and back-translation
+   *  rewrite, the answers kept as they are. */
+  userColumns: string[];
   /** Builds the record of a source row (1-based `rowNumber` for error messages). */
   build(row: Record<string, unknown>, rowNumber: number): ProcessedRecord | Promise<ProcessedRecord>;
 }
@@ -125,15 +128,18 @@ export function compileRecordBuilder(options: {
   const augmentableColumns = [...textColumnsOf(['user_field', 'assistant_field', 'chosen_field', 'rejected_field'])].filter(
     (column) => !systemColumns.has(column) && !imageColumns.has(column),
   );
+  const answerColumns = textColumnsOf(['assistant_field', 'chosen_field', 'rejected_field']);
+  const userColumns = [...textColumnsOf(['user_field'])].filter((column) => augmentableColumns.includes(column) && !answerColumns.has(column));
 
   if (!hasImages) {
     const none = new Map<CompiledPart, string>();
-    return { modality: 'text', augmentableColumns, build: (row) => assemble(row, none) };
+    return { modality: 'text', augmentableColumns, userColumns, build: (row) => assemble(row, none) };
   }
   const imageParts = [...compiled.values()].flat().filter((p): p is Extract<CompiledPart, { kind: 'image' }> => p.kind === 'image');
   return {
     modality: 'vision',
     augmentableColumns,
+    userColumns,
     async build(row, rowNumber) {
       const images = new Map<CompiledPart, string>();
       for (const part of imageParts) images.set(part, await resolveImage(row[part.column], rowNumber, part.column, part.loc));

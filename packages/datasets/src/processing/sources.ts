@@ -34,3 +34,14 @@ export async function uploadSource(platform: Platform, userId: string, datasetId
     ],
   };
 }
+
+/** The source a processing request names: the caller's upload, or a model-hub dataset. The hub client is loaded on
+ *  first use: it costs ~25 MB of memory a server without hub datasets never needs. */
+export async function datasetSource(
+  platform: Platform,
+  userId: string,
+  request: { dataset_source: 'upload' | 'hub'; dataset_id: string; dataset_subset: string },
+): Promise<DatasetSource> {
+  if (request.dataset_source === 'upload') return uploadSource(platform, userId, request.dataset_id);
+  return (await import('./hub-source.ts')).hubSource(platform.config, request.dataset_id, request.dataset_subset);
+}

@@ -1,7 +1,9 @@
 // Rows of raw uploads and processed datasets. Every method takes the caller's user_id and filters on
 // it, so another user's id reads exactly like an unknown one.
-import type { AugmentationCounts } from '@ftp/schema';
+import type { AugmentationCounts, DatasetProgress, DatasetStatus } from '@ftp/schema';
 import type { Database, Queryable } from './database.ts';
+import { guardedUpdate, type Bind } from './guarded-update.ts';
+import { workerSilent } from './jobs-repository.ts';
 
 export interface RawDatasetRow {
   dataset_id: string;
@@ -40,11 +42,25 @@ export interface ProcessedDatasetRow {
   blob_prefix: string;
   /** Per augmentation method, rows added and rows it could not make; null when not augmented. */
   augmentation: AugmentationCounts | null;
+  /** ready (splits written), processing (a worker augments it with a language model), failed (`error` says why). */
+  status: DatasetStatus;
+  /** While processing (and after): rows read and new rows made, per method. */
+  progress: DatasetProgress | null;
+  error: string | null;
+  /** The worker processing it; null when ready, failed, or waiting in the queue. */
+  worker_id: string | null;
   created_at: Date;
+  updated_at: Date;
 }
 
-/** A processed dataset to insert: `augmentation` may be left out (not augmented). */
-export type NewProcessedDatasetRow = Omit<ProcessedDatasetRow, 'created_at' | 'augmentation'> & Partial<Pick<ProcessedDatasetRow, 'augmentation'>>;
+/** A processed dataset to insert: ready unless said otherwise; `augmentation` may be left out (not augmented). */
+export type NewProcessedDatasetRow = Omit<ProcessedDatasetRow, 'created_at' | 'updated_at' | 'augmentation' | 'status' | 'progress' | 'error' | 'worker_id'> &
+  Partial<Pick<ProcessedDatasetRow, 'augmentation' | 'status' | 'progress'>>;
+
+/** What a worker writes when the splits of a processing dataset are stored. */
+export type FinishedProcessing = Pick<ProcessedDatasetRow, 'splits' | 'num_examples' | 'augmentation' | 'progress'>;
+
+const JSON_COLUMNS = new Set(['config', 'splits', 'columns', 'augmentation', 'progress']);
 
 export class DatasetsRepository {
   constructor(private readonly db: Database) {}
@@ -81,11 +97,12 @@ export class DatasetsRepository {
   async insertProcessed(row: NewProcessedDatasetRow, tx: Queryable = this.db): Promise<ProcessedDatasetRow> {
     const [created] = await tx.query<ProcessedDatasetRow>(
       `INSERT INTO processed_datasets (processed_dataset_id, user_id, dataset_id, dataset_name, dataset_subset,
-         dataset_source, processing_mode, modality, config, splits, num_examples, columns, blob_prefix, augmentation)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::json, $10::json, $11, $12::json, $13, $14::json) RETURNING *`,
+         dataset_source, processing_mode, modality, config, splits, num_examples, columns, blob_prefix, augmentation, status, progress)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::json, $10::json, $11, $12::json, $13, $14::json, $15, $16::json) RETURNING *`,
       [row.processed_dataset_id, row.user_id, row.dataset_id, row.dataset_name, row.dataset_subset, row.dataset_source,
         row.processing_mode, row.modality, JSON.stringify(row.config), JSON.stringify(row.splits), row.num_examples,
-        JSON.stringify(row.columns), row.blob_prefix, row.augmentation ? JSON.stringify(row.augmentation) : null],
+        JSON.stringify(row.columns), row.blob_prefix, row.augmentation ? JSON.stringify(row.augmentation) : null,
+        row.status ?? 'ready', row.progress ? JSON.stringify(row.progress) : null],
     );
     return created!;
   }
@@ -112,5 +129,64 @@ export class DatasetsRepository {
       [userId, processedDatasetId],
     );
     return rows.length > 0;
+  }
+
+  // A dataset a worker processes (status processing): taken, reported on, finished or failed, each only while that
+  // worker holds it, so that a worker taken for dead cannot overwrite what its successor did.
+
+  /** The row, whoever owns it: for the worker that processes it. */
+  async getForWorker(processedDatasetId: string): Promise<ProcessedDatasetRow | undefined> {
+    const [row] = await this.db.query<ProcessedDatasetRow>('SELECT * FROM processed_datasets WHERE processed_dataset_id = $1', [processedDatasetId]);
+    return row;
+  }
+
+  /** A worker takes a processing dataset no worker holds; undefined when it is ready, failed, gone or taken. */
+  async claimProcessing(processedDatasetId: string, workerId: string): Promise<ProcessedDatasetRow | undefined> {
+    return this.applyProcessing(processedDatasetId, { worker_id: workerId, error: null }, () => ['worker_id IS NULL']);
+  }
+
+  /** Progress of the worker holding it; undefined when it no longer does (deleted, or taken for dead). */
+  async reportProcessing(processedDatasetId: string, workerId: string, progress: DatasetProgress): Promise<ProcessedDatasetRow | undefined> {
+    return this.applyProcessing(processedDatasetId, { progress }, (bind) => [`worker_id = ${bind(workerId)}`]);
+  }
+
+  /** The splits are stored: ready. */
+  async finishProcessing(processedDatasetId: string, workerId: string, done: FinishedProcessing): Promise<ProcessedDatasetRow | undefined> {
+    return this.applyProcessing(processedDatasetId, { ...done, status: 'ready', worker_id: null }, (bind) => [`worker_id = ${bind(workerId)}`]);
+  }
+
+  /** Failed with a sentence a person can act on; by the worker holding it, or by anyone when `workerId` is null. */
+  async failProcessing(processedDatasetId: string, workerId: string | null, error: string): Promise<ProcessedDatasetRow | undefined> {
+    return this.applyProcessing(processedDatasetId, { status: 'failed', error, worker_id: null }, (bind) => (workerId === null ? [] : [`worker_id = ${bind(workerId)}`]));
+  }
+
+  /** Back to the queue: its worker stops (`workerId`), or is silent for `timeoutS` (the watchdog). */
+  async releaseProcessing(row: Pick<ProcessedDatasetRow, 'processed_dataset_id' | 'worker_id'>, timeoutS?: number): Promise<ProcessedDatasetRow | undefined> {
+    return this.applyProcessing(row.processed_dataset_id, { worker_id: null, progress: null }, (bind) => [
+      `worker_id = ${bind(row.worker_id)}`,
+      ...(timeoutS === undefined ? [] : [workerSilent('processed_datasets', bind(timeoutS))]),
+    ]);
+  }
+
+  /** Processing datasets held by a worker with no heartbeat fresher than `timeoutS`. */
+  async listProcessingOrphaned(timeoutS: number): Promise<ProcessedDatasetRow[]> {
+    return this.db.query<ProcessedDatasetRow>(
+      `SELECT * FROM processed_datasets WHERE status = 'processing' AND worker_id IS NOT NULL AND ${workerSilent('processed_datasets', '$1')} ORDER BY created_at, processed_dataset_id`,
+      [timeoutS],
+    );
+  }
+
+  /** Processing datasets no worker holds: waiting in the queue (the in-process queue forgets them on restart). */
+  async listProcessingPending(): Promise<ProcessedDatasetRow[]> {
+    return this.db.query<ProcessedDatasetRow>(
+      "SELECT * FROM processed_datasets WHERE status = 'processing' AND worker_id IS NULL ORDER BY created_at, processed_dataset_id",
+    );
+  }
+
+  private applyProcessing(processedDatasetId: string, set: Record<string, unknown>, where: (bind: Bind) => string[]): Promise<ProcessedDatasetRow | undefined> {
+    return guardedUpdate<ProcessedDatasetRow>(this.db, {
+      table: 'processed_datasets', idColumn: 'processed_dataset_id', id: processedDatasetId, set, jsonColumns: JSON_COLUMNS,
+      where: (bind) => ["status = 'processing'", ...where(bind)],
+    });
   }
 }

@@ -41,7 +41,7 @@ export const inferenceRoutes = {
         200: EvaluationResult.describe('Scores and sample predictions'),
         400: malformedJson,
         404: notFound('training job or processed dataset'),
-        409: modelConflict,
+        409: conflict('The training job has not completed, so its model does not exist yet; an adapter was asked of a job that trained the whole model; or the processed dataset is not ready (processing or failed)'),
         422: invalidRequest,
         ...serviceErrors,
         504: timedOut,

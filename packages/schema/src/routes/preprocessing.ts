@@ -54,12 +54,16 @@ export const preprocessingRoutes = {
       summary: 'Convert a dataset to ChatML',
       description:
         'Maps columns or templates to messages, normalises whitespace, augments the train split and splits the rows. ' +
-        'Which field_mappings keys are required depends on processing_mode; an unknown column in a mapping is a 422 that lists the columns.',
+        'Which field_mappings keys are required depends on processing_mode; an unknown column in a mapping is a 422 that lists the columns. ' +
+        'Without a language-model augmentation method the answer is the dataset, status ready. With use_back_translation, use_paraphrasing ' +
+        'or use_synthesis the request is checked (LLM_API_BASE and LLM_MODEL set, llm_api_key given, else 422), the dataset is recorded ' +
+        'with status processing and no splits, and a worker finishes it: follow GET /datasets/{processed_dataset_id} (progress) ' +
+        'until status is ready, or failed with error.',
       tags,
       security: bearerOptional,
       body: ProcessDatasetRequest,
       response: {
-        200: ProcessingResult.describe('The processed dataset with its splits'),
+        200: ProcessingResult.describe('The processed dataset with its splits; status processing (no splits yet) when a worker augments it'),
         400: malformedJson,
         404: notFound('uploaded dataset'),
         422: invalidRequest,

@@ -28,7 +28,7 @@ export const trainingRoutes = {
       operationId: 'startTraining',
       summary: 'Start a fine-tuning job',
       description:
-        'Queues a job on a processed dataset and a base model. Checked before queueing: the dataset exists and is the caller’s, ' +
+        'Queues a job on a processed dataset and a base model. Checked before queueing: the dataset exists, is the caller’s and is ready, ' +
         'trainer_type fits its processing mode (sft ← language_modeling, dpo/orpo ← preference, grpo ← prompt_only), ' +
         'QLoRA has a CUDA worker, eval_strategy has a test split, and reward reference fields are dataset columns. ' +
         'With dry_run a worker also checks the spec as training would and answers the pre-flight report; no job is created.',
@@ -39,6 +39,7 @@ export const trainingRoutes = {
         200: z.union([TrainResponse, PreflightResponse]).describe('The queued job; with dry_run, the pre-flight report'),
         400: malformedJson,
         404: notFound('processed dataset'),
+        409: conflict('The processed dataset is still processing (augmentation on a worker) or failed; only a ready dataset trains'),
         422: invalidRequest,
         ...serviceErrors,
         504: ErrorBody.describe('dry_run: the report did not come within PREFLIGHT_TIMEOUT_MS; detail names the limit'),

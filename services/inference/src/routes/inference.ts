@@ -2,9 +2,9 @@
 // the store or hub has) are checked here, then a worker does the work and this process waits for its answer.
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { invalidField, NotFound } from '@ftp/platform';
+import { invalidField } from '@ftp/platform';
 import { inferenceRoutes } from '@ftp/schema';
-import { checkModelChoice, evaluateQueue, inferQueue, plainConversation, requestFromWorker } from '@ftp/jobs';
+import { checkModelChoice, evaluateQueue, inferQueue, plainConversation, readyDataset, requestFromWorker } from '@ftp/jobs';
 
 export function registerInferenceRoutes(app: FastifyInstance): void {
   const routes = app.withTypeProvider<ZodTypeProvider>();
@@ -38,7 +38,7 @@ export function registerInferenceRoutes(app: FastifyInstance): void {
       if (evaluation.max_samples !== undefined && evaluation.max_samples > MAX_EVAL_SAMPLES) {
         throw invalidField(['body', 'max_samples'], `max_samples ${evaluation.max_samples} is more than MAX_EVAL_SAMPLES (${MAX_EVAL_SAMPLES})`, 'too_big');
       }
-      if (!(await platform.datasets.getProcessed(request.userId, evaluation.dataset_id))) throw new NotFound('processed dataset', evaluation.dataset_id);
+      await readyDataset(platform, request.userId, evaluation.dataset_id);
       await checkModelChoice(platform, request.userId, evaluation, hubToken);
       return requestFromWorker(platform, evaluateQueue, { userId: request.userId, request: evaluation }, hubToken, 'the evaluation');
     },

@@ -3,7 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { invalidField, NotFound } from '@ftp/platform';
 import { preprocessingRoutes } from '@ftp/schema';
-import { loadHubSource, presentDatasetSummary, presentProcessedDataset, presentProcessingResult, processDataset, storeUploadPart, uploadSource } from '@ftp/datasets';
+import { queueProcessing } from '@ftp/jobs';
+import { beginProcessing, datasetSource, needsWorker, presentDatasetSummary, presentProcessedDataset, presentProcessingResult, processDataset, storeUploadPart } from '@ftp/datasets';
 
 const FILE_PART = 'file';
 
@@ -40,11 +41,11 @@ export async function datasetRoutes(app: FastifyInstance): Promise<void> {
     ...preprocessingRoutes.processDataset,
     handler: async (request) => {
       const body = request.body;
-      const source =
-        body.dataset_source === 'hub'
-          ? await loadHubSource(platform.config, body.dataset_id, body.dataset_subset)
-          : await uploadSource(platform, request.userId, body.dataset_id);
-      const row = await processDataset(platform, request.userId, body, source);
+      const source = await datasetSource(platform, request.userId, body);
+      if (!needsWorker(body)) return presentProcessingResult(await processDataset(platform, request.userId, body, source), platform.blobs);
+      // A language model augments it: minutes, so a worker does it; the answer says processing.
+      const row = await beginProcessing(platform, request.userId, body, source);
+      await queueProcessing(platform, row, body.config.augmentation_config!.llm_api_key!);
       return presentProcessingResult(row, platform.blobs);
     },
   });

@@ -37,6 +37,11 @@ export function enabledMethods(config: AugmentationConfig | undefined): Augmenta
   return (Object.keys(SWITCHES) as AugmentationMethod[]).filter((method) => config[SWITCHES[method]] === true);
 }
 
+/** The methods a request switches on that ask a language-model service. */
+export function llmMethodsOf(config: AugmentationConfig | undefined): LlmMethod[] {
+  return enabledMethods(config).filter((m): m is LlmMethod => (LLM_METHODS as readonly string[]).includes(m));
+}
+
 /** The switch (augmentation_config field) of a method. */
 export const switchOf = (method: AugmentationMethod): keyof AugmentationConfig => SWITCHES[method];
 

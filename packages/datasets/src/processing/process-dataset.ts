@@ -12,7 +12,7 @@ import { planSplit, TEST, TRAIN } from './splits.ts';
 import { SplitWriter } from './split-writer.ts';
 import type { DatasetSource, SourceSplit } from './sources.ts';
 import { processedPrefix } from '../storage-keys.ts';
-import { enabledMethods, LLM_METHODS, switchOf, trainAugmenter, type LlmMethod, type TrainAugmenter } from '../augmentation/augment.ts';
+import { llmMethodsOf, switchOf, trainAugmenter, type LlmMethod, type TrainAugmenter } from '../augmentation/augment.ts';
 import type { LlmClient } from '../augmentation/llm.ts';
 
 const SPLIT_CONFIG_LOC = ['body', 'config', 'split_config'];
@@ -61,7 +61,7 @@ async function planRoutes(source: DatasetSource, config: SplitConfig): Promise<{
  *  before any work. */
 export function checkLlmSettings(config: Config, request: ProcessDatasetRequest): LlmMethod[] {
   const augmentation = request.config.augmentation_config;
-  const methods = enabledMethods(augmentation).filter((m): m is LlmMethod => (LLM_METHODS as readonly string[]).includes(m));
+  const methods = llmMethodsOf(augmentation);
   if (methods.length === 0 || !augmentation) return [];
   const loc = ['body', 'config', 'augmentation_config'];
   const asked = methods.map(switchOf).join(', ');
@@ -179,8 +179,13 @@ const augmenterOf = (plan: ProcessingPlan, llm?: LlmClient): TrainAugmenter | un
     : undefined;
 
 /** Whether the request needs a worker (an LLM augmentation method is on) or is answered at once. */
-export const needsWorker = (request: ProcessDatasetRequest): boolean =>
-  enabledMethods(request.config.augmentation_config).some((m) => (LLM_METHODS as readonly string[]).includes(m));
+export const needsWorker = (request: ProcessDatasetRequest): boolean => llmMethodsOf(request.config.augmentation_config).length > 0;
+
+/** A new request checked (LLM settings included) and planned. */
+async function checkedPlan(platform: Platform, userId: string, request: ProcessDatasetRequest, source: DatasetSource): Promise<ProcessingPlan> {
+  checkLlmSettings(platform.config, request);
+  return planProcessing(platform, userId, request, source, newId('pd'));
+}
 
 /** POST /datasets/process without an LLM method: every split written and the row recorded, ready. */
 export async function processDataset(
@@ -189,8 +194,7 @@ export async function processDataset(
   request: ProcessDatasetRequest,
   source: DatasetSource,
 ): Promise<ProcessedDatasetRow> {
-  checkLlmSettings(platform.config, request);
-  const plan = await planProcessing(platform, userId, request, source, newId('pd'));
+  const plan = await checkedPlan(platform, userId, request, source);
   const augmenter = augmenterOf(plan);
   return writeProcessedDataset(platform, userId, plan.fields, plan.splitNames, fillSplits(plan, augmenter), () => augmenter?.report());
 }
@@ -203,8 +207,7 @@ export async function beginProcessing(
   request: ProcessDatasetRequest,
   source: DatasetSource,
 ): Promise<ProcessedDatasetRow> {
-  checkLlmSettings(platform.config, request);
-  const plan = await planProcessing(platform, userId, request, source, newId('pd'));
+  const plan = await checkedPlan(platform, userId, request, source);
   return platform.datasets.insertProcessed({
     ...plan.fields,
     user_id: userId,

@@ -3,9 +3,9 @@
 // and ends with `end`, whose data is the final job (as GET /jobs/{id} shows it). A stream that breaks before `end`
 // (a restart of the service, an idle timeout) is picked up again where it stopped, with Last-Event-ID.
 import type { JobProgress, TrainingJob } from '@ftp/schema';
-import { EventSourceParserStream, type EventSourceMessage } from 'eventsource-parser/stream';
 import { ApiError, CliError } from './errors.ts';
 import { segment, type Api } from './http.ts';
+import { parseSse } from './sse.ts';
 
 export type JobEvent =
   | { id?: string; event: 'status'; data: { status: string; error?: string } }
@@ -14,11 +14,6 @@ export type JobEvent =
   | { id?: string; event: 'log'; data: { level?: string; message?: string } }
   | { id?: string; event: 'end'; data: TrainingJob | { job_id: string; deleted: true } }
   | { id?: string; event: string; data: unknown };
-
-/** The messages of a text/event-stream body, parsed by eventsource-parser. */
-function parseSse(body: ReadableStream<Uint8Array>): AsyncIterable<EventSourceMessage> {
-  return body.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream()) as unknown as AsyncIterable<EventSourceMessage>;
-}
 
 const MAX_RECONNECTS = 10;
 

@@ -4,7 +4,10 @@
 import fs from 'node:fs';
 import { Command, CommanderError } from '@commander-js/extra-typings';
 import { DEFAULT_URLS, ENV_NAMES } from './config.ts';
+import { chatCommand } from './commands/chat.ts';
 import { datasetsCommand } from './commands/datasets.ts';
+import { evalCommand } from './commands/eval.ts';
+import { exportCommand, exportsCommand } from './commands/exports.ts';
 import { jobsCommand } from './commands/jobs.ts';
 import { trainCommand } from './commands/train.ts';
 import { CliError } from './errors.ts';
@@ -16,22 +19,28 @@ function version(): string {
 
 export function buildProgram(): Command {
   const program = new Command('ftune')
-    .description('Fine-tune models with the pipeline’s services: datasets, training jobs (export, chat and eval come next).')
+    .description('Fine-tune models with the pipeline’s services: datasets, training jobs, exports, chat and evaluation.')
     .version(version())
     .option('--preprocessing-url <url>', `preprocessing service (env ${ENV_NAMES.preprocessing}, default ${DEFAULT_URLS.preprocessing})`)
     .option('--training-url <url>', `training service (env ${ENV_NAMES.training}, default ${DEFAULT_URLS.training})`)
     .option('--export-url <url>', `export service (env ${ENV_NAMES.export}, default ${DEFAULT_URLS.export})`)
     .option('--inference-url <url>', `inference service (env ${ENV_NAMES.inference}, default ${DEFAULT_URLS.inference})`)
+    .option('--openai-url <url>', `OpenAI-compatible service, for chat (env ${ENV_NAMES.openai}, default ${DEFAULT_URLS.openai})`)
     .option('--api-key <key>', `API key sent as a bearer token (env ${ENV_NAMES.apiKey})`)
     .addHelpText(
       'after',
       `\nSettings: flags, then environment variables, then $XDG_CONFIG_HOME/ftune/config.json (~/.config/ftune/config.json)\n` +
         `with the same keys, e.g. {"${ENV_NAMES.training}": "http://host:8002", "${ENV_NAMES.apiKey}": "…"}.\n` +
+        `The model hub's token (exports to the hub, gated base models) comes from ${ENV_NAMES.hubToken} or that file only.\n` +
         `Every command takes --json to print the API's JSON document.`,
     );
   program.addCommand(datasetsCommand());
   program.addCommand(trainCommand());
   program.addCommand(jobsCommand());
+  program.addCommand(exportCommand());
+  program.addCommand(exportsCommand());
+  program.addCommand(chatCommand());
+  program.addCommand(evalCommand());
   // On every command: usage errors come back to main() (which exits 2, where commander would exit 1) with a hint.
   const configure = (command: Command) => {
     command.exitOverride().showHelpAfterError('(add --help for usage)');

@@ -1,7 +1,7 @@
 // The `ftune` binary as a person or a script runs it (node_modules/.bin/ftune, a child process), against one
 // embedded stack in token mode with the tiny model: upload → process → list/get → train --follow → jobs
-// list/get/logs → failures (unknown dataset, unparsable file, refused connection, bad key, usage) → the key from
-// the config file → rm.
+// list/get/logs → export --download, exports list/get/download → chat (--once, piped) → eval → failures (unknown
+// dataset, job or model, unparsable file, refused connection, bad key, usage) → the key from the config file → rm.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -33,8 +33,8 @@ interface Run {
 }
 
 /** Runs `ftune args…` with the stack's URLs and key in FTUNE_*, HOME and XDG_CONFIG_HOME in the temp folder;
- *  `env` entries replace those (undefined removes one). */
-function ftune(args: string[], env: Record<string, string | undefined> = {}): Promise<Run> {
+ *  `env` entries replace those (undefined removes one). `input` is piped to its stdin (else stdin is empty). */
+function ftune(args: string[], env: Record<string, string | undefined> = {}, input?: string): Promise<Run> {
   const base: Record<string, string | undefined> = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('FTUNE_')));
   const merged: Record<string, string | undefined> = {
     ...base,
@@ -44,14 +44,18 @@ function ftune(args: string[], env: Record<string, string | undefined> = {}): Pr
     FTUNE_TRAINING_URL: urls.training,
     FTUNE_EXPORT_URL: urls.export,
     FTUNE_INFERENCE_URL: urls.inference,
+    FTUNE_OPENAI_URL: urls.openai,
     FTUNE_API_KEY: apiKey,
     ...env,
   };
   const child = spawn(FTUNE, args, {
     cwd: tmp,
     env: Object.fromEntries(Object.entries(merged).filter((e): e is [string, string] => e[1] !== undefined)),
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
+  // A command that exits without reading its input (an error, /exit) closes the pipe: not a failure here.
+  child.stdin.on('error', () => {});
+  child.stdin.end(input ?? '');
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -68,11 +72,20 @@ function json(run: Run): any {
   return JSON.parse(run.stdout);
 }
 
-/** The API's own error sentence for a request, read directly, to compare with what ftune prints. */
-async function apiDetail(url: string, init: RequestInit): Promise<{ status: number; detail: string }> {
+/** The API's own error sentence for a request, read directly, to compare with what ftune prints (`detail`, or
+ *  the OpenAI-compatible service's `error.message`). */
+async function apiDetail(url: string, init: RequestInit = {}): Promise<{ status: number; detail: string }> {
   const res = await fetch(url, { ...init, headers: { authorization: `Bearer ${apiKey}`, ...(init.headers as Record<string, string>) } });
-  const body = (await res.json()) as { detail: string };
-  return { status: res.status, detail: body.detail };
+  const body = (await res.json()) as { detail?: string; error?: { message: string } };
+  return { status: res.status, detail: body.detail ?? body.error!.message };
+}
+
+/** The size the export service announces for a job's file artifact (Content-Length of its download). */
+async function announcedSize(jobId: string, type: string): Promise<number> {
+  const res = await fetch(`${urls.export}/exports/${jobId}/download?type=${type}`, { headers: { authorization: `Bearer ${apiKey}` } });
+  expect(res.status).toBe(200);
+  await res.body?.cancel();
+  return Number(res.headers.get('content-length'));
 }
 
 beforeAll(async () => {
@@ -181,6 +194,112 @@ describe('ftune against the embedded stack', () => {
     const events = json(logsJson) as Array<{ event: string; data: any }>;
     expect(events.filter((e) => e.event === 'progress').map((e) => e.data.step)).toEqual([1, 2, 3, 4]);
     expect(events.at(-1)).toMatchObject({ event: 'end', data: { job_id: jobId, status: 'completed' } });
+  });
+
+  it('exports the adapter with --download: the file lands whole, its size the one the API announces; exports list/get/download', async () => {
+    const dir = path.join(tmp, 'exported');
+    const run = await ftune(['export', jobId, '--type', 'adapter', '--download', dir]);
+    expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
+    expect(run.stdout).toMatch(/^export_id\s+exp_\S+$/m);
+    expect(run.stdout).toMatch(/^status\s+completed$/m);
+    const file = /^downloaded\s+(.+) \(.+\)$/m.exec(run.stdout)?.[1] ?? '';
+    expect(path.dirname(file)).toBe(dir);
+    expect(file).toMatch(/\.tar\.gz$/);
+    const size = await announcedSize(jobId, 'adapter');
+    expect(size).toBeGreaterThan(0);
+    expect((await fs.stat(file)).size).toBe(size);
+    expect(await fs.readdir(dir)).toEqual([path.basename(file)]); // no .part left behind
+
+    const again = path.join(tmp, 'again');
+    const [table, shown, downloaded] = await Promise.all([
+      ftune(['exports', 'list']),
+      ftune(['exports', 'get', jobId, '--json']),
+      ftune(['exports', 'download', jobId, '--type', 'adapter', '--dir', again, '--json']),
+    ]);
+    expect(table.code, table.stderr).toBe(0);
+    expect(table.stdout).toMatch(new RegExp(`│ ${jobId} .*│ adapter`));
+    expect(json(shown).latest_export).toMatchObject({ type: 'adapter', status: 'completed' });
+    const second = json(downloaded);
+    expect(second.size_bytes).toBe(size);
+    expect(Buffer.compare(await fs.readFile(second.path), await fs.readFile(file))).toBe(0);
+
+    // --follow --json: the export document once it has ended.
+    const followed = json(await ftune(['export', jobId, '--type', 'adapter', '--follow', '--json']));
+    expect(followed).toMatchObject({ job_id: jobId, latest_export: { type: 'adapter', status: 'completed' } });
+  });
+
+  it('chats with the trained model: --once, and piped turns that keep their history until /reset', async () => {
+    // The first answer builds the model's GGUF for the fast engine; the rest reuse it.
+    const once = await ftune(['chat', jobId, '--once', 'What color is the sky?', '--temperature', '0', '--max-tokens', '8']);
+    expect(once.code, once.stderr).toBe(0);
+    expect(once.stdout.trim()).not.toBe('');
+    const model = `ft:${TINY_MODEL}:custom:${jobId}`;
+    const [piped, turns] = await Promise.all([
+      ftune(['chat', model, '--temperature', '0', '--max-tokens', '8'], {}, 'What color is the sky?\nName a fruit.\n'),
+      ftune(['chat', jobId, '--json', '--temperature', '0', '--max-tokens', '8', '--system', 'Answer briefly.'], {}, 'What color is the sky?\nName a fruit.\n/reset\nWhat color is the sky?\n/exit\nNot asked.\n'),
+    ]);
+    expect(piped.code, piped.stderr).toBe(0);
+    expect(piped.stdout.trim()).not.toBe('');
+    expect(turns.code, turns.stderr).toBe(0);
+    const answers = turns.stdout.trim().split('\n').map((line) => JSON.parse(line));
+    expect(answers).toHaveLength(3); // nothing after /exit
+    for (const answer of answers) {
+      expect(answer.model).toBe(model);
+      expect(answer.choices[0].message.content).not.toBe('');
+    }
+    // The second question went with the first turn; after /reset the first question goes alone again.
+    expect(answers[1].usage.prompt_tokens).toBeGreaterThan(answers[0].usage.total_tokens);
+    expect(answers[2].usage.prompt_tokens).toBe(answers[0].usage.prompt_tokens);
+    expect(answers[2].choices[0].message.content).toBe(answers[0].choices[0].message.content);
+    expect(turns.stderr).toContain('reset');
+  }, 120_000);
+
+  it('evaluates the trained model: metrics as a table, --samples rows, --json the API’s result', async () => {
+    const [table, result] = await Promise.all([
+      ftune(['eval', jobId, '--dataset', datasetId, '--task', 'qa', '--max-new-tokens', '8', '--samples', '2', '--fast']),
+      ftune(['eval', jobId, '--dataset', datasetId, '--metrics', 'rouge,bleu', '--max-new-tokens', '8', '--fast', '--json']),
+    ]);
+    expect(table.code, table.stderr).toBe(0);
+    expect(table.stdout).toMatch(/^num_samples\s+4$/m);
+    expect(table.stdout).toMatch(/│ exact_match │ \d/);
+    expect(table.stdout).toMatch(/│ f1 +│ \d/);
+    expect(table.stdout).toContain('REFERENCE');
+    expect(table.stdout).toMatch(/│ Q: .+│ (Blue|Four|Apple|Water)\. /);
+    const body = json(result);
+    expect(body).toMatchObject({ dataset_id: datasetId, num_samples: 4 });
+    expect(Object.keys(body.metrics).sort()).toEqual(['bleu', 'rouge']);
+  });
+
+  it('fails with the API’s sentence for an unknown job or model: export, exports, chat, eval; usage errors; no hub token shown', async () => {
+    const missingJob = 'job_000000000000000000000000';
+    const missingModel = `ft:${TINY_MODEL}:custom:${missingJob}`;
+    const [exportRefused, chatRefused, evalRefused] = await Promise.all([
+      apiDetail(`${urls.export}/exports`, { method: 'POST', body: JSON.stringify({ job_id: missingJob }), headers: { 'content-type': 'application/json' } }),
+      apiDetail(`${urls.openai}/v1/models/${encodeURIComponent(missingModel)}`),
+      apiDetail(`${urls.inference}/evaluation`, { method: 'POST', body: JSON.stringify({ job_id: missingJob, dataset_id: datasetId }), headers: { 'content-type': 'application/json' } }),
+    ]);
+    expect([exportRefused.status, chatRefused.status, evalRefused.status]).toEqual([404, 404, 404]);
+    const hubToken = 'hf_never-shown-token';
+    const [exported, listed, chatted, evaluated, badRepo, noToken, badQuantization, noModel] = await Promise.all([
+      ftune(['export', missingJob, '--type', 'adapter', '--download', path.join(tmp, 'never')]),
+      ftune(['exports', 'get', missingJob]),
+      ftune(['chat', missingModel, '--once', 'Hello?']),
+      ftune(['eval', missingJob, '--dataset', datasetId]),
+      ftune(['export', jobId, '--hub', 'not a repo id'], { FTUNE_HUB_TOKEN: hubToken }),
+      ftune(['export', jobId, '--hub', 'owner/name']),
+      ftune(['export', jobId, '--type', 'adapter', '--quantization', 'q8_0']),
+      ftune(['eval', '--dataset', datasetId]),
+    ]);
+    for (const [run, refused] of [[exported, exportRefused], [listed, exportRefused], [chatted, chatRefused], [evaluated, evalRefused]] as const) {
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain(`error: ${refused.detail}`);
+    }
+    expect(await fs.stat(path.join(tmp, 'never')).then(() => true, () => false)).toBe(false);
+    expect(badRepo.code).toBe(1);
+    expect(badRepo.stderr).toMatch(/^error: body\.hub_repo_id: /m);
+    expect(badRepo.stderr + badRepo.stdout).not.toContain(hubToken);
+    for (const usage of [noToken, badQuantization, noModel]) expect(usage.code).toBe(2);
+    expect(noToken.stderr).toContain('FTUNE_HUB_TOKEN');
   });
 
   it('fails with the API’s sentence: an unknown dataset, a refused connection, a bad key, a usage error', async () => {

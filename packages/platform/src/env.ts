@@ -21,6 +21,7 @@ const EnvSchema = z
     INFERENCE_PORT: port.default(8004),
     OPENAI_PORT: port.default(8000).describe('the OpenAI-compatible /v1 surface'),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    LOG_FORMAT: z.enum(['auto', 'json', 'pretty']).default('auto').describe('auto: readable lines (pino-pretty) on a terminal, JSON otherwise'),
     AUTH_MODE: z.enum(['none', 'token', 'jwt']).default('none'),
     AUTH_REQUIRE_ALL: boolFromEnv.default(false),
     JWT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),

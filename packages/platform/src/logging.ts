@@ -1,6 +1,9 @@
 // pino logger shared by every service. Secrets (hub_token, api keys, Authorization) are removed from
 // every log object by key, at any depth, before serialisation: a log line can never carry them.
+// Lines are JSON (one object each, for log collectors) unless a person reads them: on a terminal they go through
+// pino-pretty, after serialisation, so the pretty text is made from the same scrubbed object.
 import pino, { type DestinationStream, type Logger } from 'pino';
+import pinoPretty from 'pino-pretty';
 
 /** Keys whose values never reach a log line, compared case-insensitively. */
 const SECRET_KEYS = new Set([
@@ -42,11 +45,25 @@ export function scrubSecrets(value: unknown, depth = 0): unknown {
   return out;
 }
 
+/** LOG_FORMAT: `json`, `pretty`, or `auto`: pretty when stdout is a terminal, JSON otherwise. */
+export type LogFormat = 'auto' | 'json' | 'pretty';
+
 export interface LoggerOptions {
   level?: string;
   /** Where lines go; stdout by default. Tests pass a stream to read what was logged. */
   destination?: DestinationStream;
   name?: string;
+  /** How lines look (LOG_FORMAT); by default `auto` on stdout, JSON into a given destination. */
+  format?: LogFormat;
+}
+
+/** The stream lines go to: through pino-pretty (synchronous, so lines keep their order with the rest of a terminal's
+ *  output) when asked for or when a person reads stdout; otherwise the destination (undefined: stdout) as JSON. */
+function logStream(options: LoggerOptions): DestinationStream | undefined {
+  const format = options.format ?? (options.destination ? 'json' : 'auto');
+  const pretty = format === 'pretty' || (format === 'auto' && !options.destination && process.stdout.isTTY === true);
+  if (!pretty) return options.destination;
+  return pinoPretty({ sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', ...(options.destination ? { destination: options.destination } : {}) });
 }
 
 export function createLogger(options: LoggerOptions = {}): Logger {
@@ -62,7 +79,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
         err: pino.stdSerializers.err,
       },
     },
-    options.destination,
+    logStream(options),
   );
 }
 

@@ -87,7 +87,7 @@ function openQueue(config: Config, logger: Logger): JobQueue {
 }
 
 export async function openPlatform(config: Config, options: OpenPlatformOptions = {}): Promise<Platform> {
-  const logger = options.logger ?? createLogger({ level: config.LOG_LEVEL, destination: options.logDestination });
+  const logger = options.logger ?? createLogger({ level: config.LOG_LEVEL, format: config.LOG_FORMAT, destination: options.logDestination });
   const db = await openDatabase(config);
   let blobs: BlobStore;
   let secretsKey: Buffer;

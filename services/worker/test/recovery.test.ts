@@ -1,12 +1,12 @@
 // The work of a worker that went silent (recoverOrphans, run by every process's watchdog): its jobs fail naming it,
-// or go back to the queue when they asked to resume; its exports are queued again and finish on a live worker (a
-// hub export whose sealed token is gone fails saying to start it again). Each row is acted on once when two
+// or go back to the queue when they asked to resume; its exports and the datasets it augmented are queued again, and
+// the exports finish on a live worker (a hub export whose sealed token is gone fails saying to start it again). Each row is acted on once when two
 // processes notice at the same time, and a live worker's job is left alone. No ML: the job's adapter is a few
 // stored files, and an adapter export only archives them.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { newId, type ExportRow, type TrainingJobRow } from '@ftp/platform';
 import { openTestPlatform, type TestPlatform } from '@ftp/platform/testing';
-import { HUB_TOKEN_LOST, recoverOrphans, trainingQueue } from '@ftp/jobs';
+import { augmentQueue, HUB_TOKEN_LOST, recoverOrphans, trainingQueue } from '@ftp/jobs';
 import { startWorker, type WorkerHandle } from '../src/index.ts';
 
 let platform: TestPlatform;
@@ -70,9 +70,27 @@ it('fails or re-queues a silent workerâ€™s work once, and leaves a live workerâ€
   await platform.exports.insert({ ...base, export_id: toHub, destination: ['hub'], hub_repo_id: 'local/tiny' });
   for (const id of [cloud, toHub]) await platform.exports.claim(id, 'wrk_dead');
 
+  // Two datasets being augmented, one on each worker.
+  const processing = async (workerId: string) => {
+    const id = newId('pd');
+    await platform.datasets.insertProcessed({
+      processed_dataset_id: id, user_id: 'local', dataset_id: 'ds_x', dataset_name: 'd', dataset_subset: 'default', dataset_source: 'upload',
+      processing_mode: 'language_modeling', modality: 'text', config: {}, splits: [], num_examples: 0, columns: [], blob_prefix: `processed/local/${id}/`,
+      status: 'processing', progress: { done: 3, total: 10, by_method: {} },
+    });
+    await platform.datasets.claimProcessing(id, workerId);
+    return id;
+  };
+  const deadDataset = await processing('wrk_dead');
+  const liveDataset = await processing('wrk_live');
+
   const requeued: string[] = [];
   const consumer = platform.queue.process(trainingQueue, async ({ jobId }) => {
     requeued.push(jobId);
+  });
+  const datasetsQueued: string[] = [];
+  const datasetConsumer = platform.queue.process(augmentQueue, async ({ processedDatasetId }) => {
+    datasetsQueued.push(processedDatasetId);
   });
   // Two processes noticing the same death at once.
   await Promise.all([recoverOrphans(platform), recoverOrphans(platform)]);
@@ -84,6 +102,11 @@ it('fails or re-queues a silent workerâ€™s work once, and leaves a live workerâ€
   await until(async () => requeued, (ids) => ids.length >= 1);
   await consumer.close();
   expect(requeued).toEqual([resuming]);
+  await until(async () => datasetsQueued, (ids) => ids.length >= 1);
+  await datasetConsumer.close();
+  expect(datasetsQueued).toEqual([deadDataset]);
+  expect(await platform.datasets.getForWorker(deadDataset)).toMatchObject({ status: 'processing', worker_id: null, progress: null });
+  expect(await platform.datasets.getForWorker(liveDataset)).toMatchObject({ status: 'processing', worker_id: 'wrk_live' });
   expect((await platform.workers.live(3600 * 24)).map((w) => w.worker_id)).toEqual(['wrk_live']);
   expect((await exportRow(cloud)).worker_id).toBeNull();
 

@@ -149,8 +149,15 @@ def parse_options(argv: list[str]):
 
 
 def main(argv: list[str] | None = None) -> int:
-    # stdout belongs to the protocol: anything a library prints goes to stderr instead.
-    events.set_output(sys.stdout)
+    # stdout belongs to the protocol: events go to a copy of its descriptor, and descriptor 1 itself becomes stderr,
+    # so that what a library prints goes there, from Python or from C++ (gloo's "[Gloo] Rank … is connected" lines).
+    # Launched by torchrun, only rank 0 speaks (the others' stdout is the same pipe; their events would repeat).
+    from .train import distributed
+
+    sys.stdout.flush()
+    protocol = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)
+    events.set_output(protocol if distributed.is_main() else open(os.devnull, "w"))
     sys.stdout = sys.stderr
     logging.basicConfig(stream=sys.stderr, level=os.environ.get("FTCORE_LOG_LEVEL", "WARNING"))
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")

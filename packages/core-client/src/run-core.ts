@@ -28,6 +28,9 @@ export interface RunCoreOptions {
   signal?: AbortSignal;
   /** How long a cancelled core may take to checkpoint and exit before it is killed. */
   cancelGraceMs?: number;
+  /** Processes of one job (train only): above 1 the core runs under torchrun, one rank per process (DDP); rank 0
+   *  alone writes events, checkpoints and artifacts, and SIGTERM reaches every rank. */
+  processes?: number;
 }
 
 export interface CoreResult {
@@ -50,10 +53,17 @@ export interface CoreProcess {
   stderrTail: string[];
 }
 
-/** Starts `python -m ftcore <args>` in core/, unbuffered, all three streams piped; stderr lines are passed to
- *  `onStderr` and the last ones kept. Used by one-shot commands (runCore) and the warm server (CoreServer). */
-export function spawnCore(args: readonly string[], options: { python?: string; env?: Record<string, string | undefined>; onStderr?: (line: string) => void } = {}): CoreProcess {
-  const child = spawn(options.python ?? process.env.CORE_PYTHON ?? DEFAULT_CORE_PYTHON, ['-m', 'ftcore', ...args], {
+/** Starts `python -m ftcore <args>` in core/ (under `torch.distributed.run` for several processes), unbuffered, all
+ *  three streams piped; stderr lines are passed to `onStderr` and the last ones kept. Used by one-shot commands
+ *  (runCore) and the warm server (CoreServer). */
+export function spawnCore(
+  args: readonly string[],
+  options: { python?: string; env?: Record<string, string | undefined>; onStderr?: (line: string) => void; processes?: number } = {},
+): CoreProcess {
+  const processes = options.processes ?? 1;
+  // --standalone: a rendezvous on a free local port, so jobs on one machine never meet each other's ranks.
+  const launcher = processes > 1 ? ['-m', 'torch.distributed.run', '--standalone', `--nproc_per_node=${processes}`] : [];
+  const child = spawn(options.python ?? process.env.CORE_PYTHON ?? DEFAULT_CORE_PYTHON, [...launcher, '-m', 'ftcore', ...args], {
     cwd: CORE_DIR,
     env: { ...process.env, PYTHONUNBUFFERED: '1', ...options.env },
     stdio: ['pipe', 'pipe', 'pipe'],
@@ -80,6 +90,7 @@ export async function runCore(options: RunCoreOptions): Promise<CoreResult> {
     ...(options.python ? { python: options.python } : {}),
     env: { FTCORE_EXIT_WITH_PARENT: '1', ...options.env },
     ...(options.onStderr ? { onStderr: options.onStderr } : {}),
+    ...(options.processes ? { processes: options.processes } : {}),
   });
 
   const result: CoreResult = { exitCode: null, signal: null, done: false, stderrTail, cancelled: false };

@@ -76,6 +76,7 @@ const EnvSchema = z
       .transform((v) => [...new Set(v.split(',').map((q) => q.trim()))] as Array<'train' | 'export' | 'infer' | 'evaluate' | 'preflight' | 'augment'>)
       .describe('the queues a worker serves'),
     WORKER_CONCURRENCY: positiveInt.default(1).describe('training jobs one worker runs at once'),
+    TRAIN_PROCESSES: positiveInt.optional().describe('processes one training job runs on (torchrun, DDP); unset: one per CUDA device, 1 without'),
     START_WORKER: boolFromEnv.default(true).describe('run a worker in the embedded process'),
     CORE_PYTHON: z.string().min(1).optional().describe('python of the ML core (default core/.venv/bin/python)'),
     MODELS_DIR: z.string().min(1).optional().describe('local model store (default DATA_DIR/models)'),

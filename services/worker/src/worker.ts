@@ -45,6 +45,7 @@ export async function startWorker(platform: Platform, options: WorkerOptions = {
   await platform.workers.register(registration);
   const log = platform.logger.child({ workerId });
   const machine = { host: registration.host, device: trainingDevice(devices).device };
+  const trainProcesses = platform.config.TRAIN_PROCESSES ?? Math.max(1, devices.filter((d) => d.kind === 'cuda').length);
 
   const atWork = new Map<string, AtWork>();
   const consumers: Consumer[] = [];
@@ -78,11 +79,11 @@ export async function startWorker(platform: Platform, options: WorkerOptions = {
 
   const jobContext = async (id: string, signal: AbortSignal): Promise<JobContext> => {
     const secrets = await platform.secrets.open(id);
-    return { platform, workerId, machine, signal, ...(secrets ? { secrets } : {}) };
+    return { platform, workerId, machine, trainProcesses, signal, ...(secrets ? { secrets } : {}) };
   };
   serve('train', trainingQueue, (p) => p.jobId, async (p, signal) => runTrainingJob(await jobContext(p.jobId, signal), p.jobId),
     options.concurrency ?? platform.config.WORKER_CONCURRENCY);
-  serve('export', exportQueue, (p) => p.exportId, async (p, signal) => runExportJob({ platform, workerId, machine, signal }, p.exportId));
+  serve('export', exportQueue, (p) => p.exportId, async (p, signal) => runExportJob({ platform, workerId, machine, trainProcesses, signal }, p.exportId));
   serve('infer', inferQueue, (_p, id) => id, (p, signal, report) => runInference(platform, warmEngines(), p, signal, report));
   serve('evaluate', evaluateQueue, (_p, id) => id, (p, signal) => runEvaluation(platform, warmEngines(), p, signal));
   serve('preflight', preflightQueue, (_p, id) => id, (p, signal) => runPreflight(platform, machine, p, signal, () => warmEngines().core));

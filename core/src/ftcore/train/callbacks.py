@@ -10,6 +10,7 @@ from pathlib import Path
 from transformers import TrainerCallback
 
 from .. import events
+from . import distributed
 
 _STANDARD_KEYS = {"loss", "learning_rate", "epoch", "total_flos", "train_runtime", "train_samples_per_second",
                   "train_steps_per_second", "train_loss", "num_tokens", "step"}
@@ -17,8 +18,9 @@ _STANDARD_KEYS = {"loss", "learning_rate", "epoch", "total_flos", "train_runtime
 
 class TokenCounter:
     """Counts real (non-padding) tokens per training step, whatever the trainer's batch layout: `total` in this
-    process (tokens per second), `trained` also those the checkpoint it resumed from had counted (a job's
-    trained_tokens, which a checkpoint keeps in FILE)."""
+    process since it started, `global_total()` over every rank (tokens per second), `trained()` also those the
+    checkpoint it resumed from had counted (a job's trained_tokens, which a checkpoint keeps in FILE). The last two
+    are collectives across ranks: call them on every rank at the same point (a callback every rank runs)."""
 
     FILE = "trained_tokens.json"
 
@@ -26,12 +28,16 @@ class TokenCounter:
         self.total = 0
         self.before = 0  # counted by the run that saved the checkpoint this one resumed from
 
-    @property
+    def global_total(self) -> int:
+        return distributed.sum_ranks(self.total)
+
     def trained(self) -> int:
-        return self.before + self.total
+        return self.before + self.global_total()
 
     def save(self, checkpoint: Path) -> None:
-        (checkpoint / self.FILE).write_text(json.dumps({"trained_tokens": self.trained}) + "\n")
+        trained = self.trained()
+        if distributed.is_main():
+            (checkpoint / self.FILE).write_text(json.dumps({"trained_tokens": trained}) + "\n")
 
     def resume(self, checkpoint: Path) -> None:
         """A checkpoint saved before this file existed counts as 0 tokens."""
@@ -113,11 +119,12 @@ class ProtocolCallback(TrainerCallback):
         eta = (state.max_steps - state.global_step) * elapsed / done if done else None
         extra = {k: float(v) for k, v in logs.items()
                  if k not in _STANDARD_KEYS and isinstance(v, (int, float)) and math.isfinite(v)}
-        extra["trained_tokens"] = self.tokens.trained
+        total = self.tokens.global_total()
+        extra["trained_tokens"] = self.tokens.before + total
         progress = events.Progress(
             step=state.global_step, total_steps=state.max_steps, epoch=round(float(state.epoch or 0), 4),
             loss=_finite(logs.get("loss")), learning_rate=_finite(logs.get("learning_rate")),
-            tokens_per_second=round(self.tokens.total / elapsed, 2), eta_seconds=None if eta is None else round(eta, 2),
+            tokens_per_second=round(total / elapsed, 2), eta_seconds=None if eta is None else round(eta, 2),
             extra=extra)
         self.history.append({"step": progress.step, "loss": progress.loss, **extra})
         events.emit(progress)
@@ -159,6 +166,8 @@ class CancelOnSigterm(TrainerCallback):
         signal.signal(signal.SIGTERM, self.previous)
 
     def on_step_end(self, args, state, control, **kwargs):
+        # Every rank stops at the same step, whichever got the signal first.
+        self.requested = distributed.any_rank(self.requested)
         if self.requested:
             control.should_save = True
             control.should_training_stop = True
@@ -197,6 +206,8 @@ class NonFiniteLossGuard(TrainerCallback):
         trainer.compute_loss = compute_loss
 
     def on_step_end(self, args, state, control, **kwargs):
+        if distributed.any_rank(self.step is not None) and self.step is None:
+            self.step, self.value = state.global_step, float("nan")  # another rank's loss; this one's was finite
         if self.step is not None:
             control.should_save = False
             control.should_evaluate = False

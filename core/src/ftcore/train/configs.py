@@ -5,6 +5,8 @@ none is silently ignored. tests/test_train_configs.py checks each one.
 """
 from __future__ import annotations
 
+import os
+
 from pathlib import Path
 
 from .spec import Options
@@ -34,6 +36,8 @@ def model_kwargs(spec: Options) -> dict:
         kwargs["quantization_config"] = BitsAndBytesConfig(
             load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_use_double_quant=True,
             bnb_4bit_compute_dtype=kwargs["dtype"])
+        if "LOCAL_RANK" in os.environ:  # one process per GPU (torchrun): the quantised weights go to this rank's GPU
+            kwargs["device_map"] = {"": int(os.environ["LOCAL_RANK"])}
     return kwargs
 
 
@@ -94,6 +98,10 @@ def _common_args(spec: Options) -> dict:
         save_total_limit=2,
         dataloader_num_workers=0,
         logging_first_step=True,
+        # Several processes (torchrun): every trainable parameter takes part in each step (LoRA, QLoRA and Full alike),
+        # and DDP's search for unused ones marks PEFT's LoRA weights ready twice ("Expected to mark a variable ready
+        # only once").
+        ddp_find_unused_parameters=False,
     )
     if hp.save_strategy == "steps":
         args["save_steps"] = hp.save_steps or hp.logging_steps * 10

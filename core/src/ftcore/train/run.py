@@ -5,6 +5,7 @@ from pathlib import Path
 
 from .. import events
 from ..errors import Cancelled, SpecError, TrainingDiverged
+from . import distributed
 from .spec import Options  # noqa: F401  (the CLI reads Options from this module)
 
 
@@ -14,16 +15,22 @@ def run(spec: Options) -> None:
     train_records, test_records, mode = validate(spec)
     from .configs import not_applicable
 
-    _preflight(spec, train_records, test_records, mode)
+    if distributed.is_main():
+        _preflight(spec, train_records, test_records, mode)
     for note in not_applicable(spec):
         events.emit(events.Log(level="info", message=note))
     trainer, cancel, protocol = setup(spec, train_records, test_records, mode)
+    if world := distributed.world():
+        events.emit(events.Log(level="info", message=f"training on {world[0]} processes ({world[1]}): each takes its "
+                                                     f"share of every global batch of {world[0]} × batch_size rows"))
     checkpoint = _resume_checkpoint(spec)
     trainer.train(resume_from_checkpoint=checkpoint)
     if cancel.requested:
         raise Cancelled("cancelled")
     if protocol.diverged.step is not None:
         raise TrainingDiverged(protocol.diverged.message(spec))
+    if not distributed.is_main():
+        return  # rank 0 saves the model (every rank holds the same weights) and evaluates it
     _report_best(spec, trainer)
     save(spec, trainer)
     evaluate(spec, trainer, train_records, test_records, mode)

@@ -8,6 +8,8 @@ export interface JobContext {
   workerId: string;
   /** Where this worker trains (host and training device): speed measurements are recorded under it. */
   machine: Machine;
+  /** Processes each training job runs on: TRAIN_PROCESSES, or one per CUDA device of this worker. */
+  trainProcesses: number;
   /** Opened from the sealed row when the work starts; dropped when it ends. */
   secrets?: JobSecretValues;
   /** Aborted when the user cancels (CANCELLED), the worker stops (SHUTDOWN) or the job was taken from this worker

@@ -22,6 +22,7 @@ export async function runTrainingJob(ctx: JobContext, jobId: string): Promise<vo
   try {
     const inputs = await prepareTraining(ctx, job);
     const record = recordTraining(ctx, job);
+    if (ctx.trainProcesses > 1) platform.logger.info({ jobId, processes: ctx.trainProcesses }, 'training on several processes (torchrun)');
     const result = await runCore({
       command: 'train',
       spec: inputs.spec,
@@ -31,6 +32,7 @@ export async function runTrainingJob(ctx: JobContext, jobId: string): Promise<vo
       onEvent: record.onEvent,
       onStderr: (line) => platform.logger.debug({ jobId, core: line }),
       signal: ctx.signal,
+      processes: ctx.trainProcesses,
     });
     if (result.cancelled) throw new JobFailure(stopReason(ctx.signal, ctx.workerId));
     if (!result.done || result.exitCode !== 0) throw new JobFailure(describeCoreFailure(result));

@@ -149,6 +149,8 @@ describe('ftune against the embedded stack', () => {
     expect(json(listed).datasets.map((d: { processed_dataset_id: string }) => d.processed_dataset_id)).toContain(datasetId);
     expect(shown.code, shown.stderr).toBe(0);
     expect(shown.stdout).toMatch(/^dataset_name\s+qa-cli$/m);
+    expect(shown.stdout).toMatch(/^status\s+ready$/m);
+    expect(table.stdout).toMatch(/│ ready\s+│/);
     expect(shown.stdout).toMatch(/│ train │ 20/);
     // `{question}` made a template, `answer` a column.
     const train = json(shownJson).splits.find((s: { split_name: string }) => s.split_name === 'train');

@@ -120,7 +120,7 @@ export function datasetsCommand(): Command {
       }
       config.field_mappings = mappings;
       if (options.testSize !== undefined) config.split_config = { type: 'manual_split', test_size: options.testSize };
-      const result = await api.json<ProcessingResult & { status?: string }>('preprocessing', 'POST', '/datasets/process', {
+      const result = await api.json<ProcessingResult>('preprocessing', 'POST', '/datasets/process', {
         json: { dataset_name: options.name, dataset_id: datasetId, ...(options.mode ? { processing_mode: options.mode } : {}), config },
       });
       if (json) return printJson(result);
@@ -144,8 +144,8 @@ export function datasetsCommand(): Command {
       if (json) return printJson(result);
       if (result.datasets.length === 0) return printLine('no datasets');
       printTable(
-        ['ID', 'NAME', 'MODE', 'SOURCE', 'EXAMPLES', 'SPLITS', 'CREATED'],
-        result.datasets.map((d) => [d.processed_dataset_id, d.dataset_name, d.processing_mode, d.dataset_source, d.num_examples, d.splits, formatTime(d.created_at)]),
+        ['ID', 'NAME', 'STATUS', 'MODE', 'SOURCE', 'EXAMPLES', 'SPLITS', 'CREATED'],
+        result.datasets.map((d) => [d.processed_dataset_id, d.dataset_name, d.status, d.processing_mode, d.dataset_source, d.num_examples, d.splits, formatTime(d.created_at)]),
       );
     });
 
@@ -156,7 +156,7 @@ export function datasetsCommand(): Command {
     .option('--json', JSON_HELP)
     .action(async (id, _options, command) => {
       const { api, json } = context(command);
-      const d = await api.json<ProcessedDataset & { status?: string; error?: string | null }>('preprocessing', 'GET', `/datasets/${segment(id)}`);
+      const d = await api.json<ProcessedDataset>('preprocessing', 'GET', `/datasets/${segment(id)}`);
       if (json) return printJson(d);
       printKeyValue([
         ['processed_dataset_id', d.processed_dataset_id],
@@ -167,7 +167,8 @@ export function datasetsCommand(): Command {
         ['processing_mode', d.processing_mode],
         ['modality', d.modality],
         ['status', d.status],
-        ['error', d.error ?? undefined],
+        ['progress', d.status === 'processing' && d.progress ? `${d.progress.done} of ${d.progress.total} rows` : undefined],
+        ['error', d.error],
         ['created_at', d.created_at],
       ]);
       if (d.splits.length > 0) printTable(['SPLIT', 'ROWS', 'PATH'], d.splits.map((s) => [s.split_name, s.num_rows, s.path]));

@@ -150,14 +150,16 @@ function fillSplits(plan: ProcessingPlan, augmenter: TrainAugmenter | undefined,
           return { sourceRow, target: kept ? target : undefined, rowNumber: index, variants };
         });
         for (const { sourceRow, target, rowNumber, variants } of rows) {
+          done += 1;
           if (!target) continue;
           await write(target, await builder.build(sourceRow, rowNumber));
           // New rows follow their source row; the test split is never augmented.
           for (const variant of (await variants) ?? []) {
             await write(target, { ...(await builder.build(variant.row, rowNumber)), metadata: variant.metadata });
           }
+          // Per row: a language model takes seconds a row (the worker writes it to the row at most once a second).
+          if (variants) await onProgress?.({ done, total, by_method: augmenter?.made() ?? {} });
         }
-        done += batch.length;
         await onProgress?.({ done, total, by_method: augmenter?.made() ?? {} });
       }
     }

@@ -11,6 +11,15 @@ if ! command -v pnpm >/dev/null 2>&1 || [ "$(pnpm -v)" != "$PNPM_VERSION" ]; the
 fi
 pnpm install --frozen-lockfile --reporter=append-only >&2
 
+# The web console's static build (services/console/dist, served by the console): rebuilt only when something it is
+# built from is newer than the build.
+CONSOLE_BUILD=services/console/dist/index.html
+if [ ! -f "$CONSOLE_BUILD" ] || [ -n "$(find services/console/web services/console/package.json pnpm-lock.yaml openapi/training.json \
+    packages/datasets/src/processing/templates.ts packages/datasets/src/processing/normalize.ts -newer "$CONSOLE_BUILD" -print -quit)" ]; then
+  echo "bootstrap: building the web console" >&2
+  pnpm --silent --filter @ftp/console build >&2
+fi
+
 # The Python ML core (core/) is a uv project; uv itself comes from PyPI.
 if [ -f core/pyproject.toml ]; then
   UV_VERSION=0.9.30

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
-const HTTP_SERVICES = ['preprocessing', 'training', 'export', 'inference', 'openai'] as const;
+const HTTP_SERVICES = ['preprocessing', 'training', 'export', 'inference', 'openai', 'console'] as const;
 const SERVICE_PACKAGES = [...HTTP_SERVICES.map((s) => `@ftp/${s}`), '@ftp/stack'];
 const MODEL_HOLDERS = ['@ftp/worker', '@ftp/core-client', 'node-llama-cpp'];
 
@@ -43,12 +43,12 @@ function runtimeClosure(all: Map<string, { manifest: Manifest }>, name: string):
   return seen;
 }
 
-/** Import specifiers of every .ts file under `dir` (static, re-exports and dynamic imports), with their file. */
+/** Import specifiers of every .ts (and .tsx) file under `dir` (static, re-exports and dynamic imports), with their file. */
 async function importsUnder(dir: string): Promise<Array<{ file: string; specifier: string }>> {
   const out: Array<{ file: string; specifier: string }> = [];
   const entries = await fs.readdir(dir, { recursive: true, withFileTypes: true });
   for (const entry of entries) {
-    if (!entry.isFile() || !entry.name.endsWith('.ts')) continue;
+    if (!entry.isFile() || !/\.tsx?$/.test(entry.name)) continue;
     const file = path.join(entry.parentPath, entry.name);
     const text = await fs.readFile(file, 'utf8');
     for (const match of text.matchAll(/(?:^|\s)(?:import|export)\s[^;]*?from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/gm)) {
@@ -81,6 +81,22 @@ describe('arrows go down only', async () => {
 
   it.each(HTTP_SERVICES)('the %s service imports no other service, no worker, no ML core client and no llama.cpp', async (service) => {
     expect(await violations(`@ftp/${service}`, [...SERVICE_PACKAGES, ...MODEL_HOLDERS])).toEqual([]);
+  });
+
+  it('the console’s pages reach the services only over HTTP: types from the schema, pure template code of datasets', async () => {
+    // Bundled into the browser: besides npm libraries and its own files, only type imports of @ftp/schema, the committed
+    // OpenAPI document and the two dependency-free modules the preview shares with the preprocessing service.
+    const web = path.join(all.get('@ftp/console')!.dir, 'web', 'src');
+    const shared = ['packages/datasets/src/processing/templates.ts', 'packages/datasets/src/processing/normalize.ts', 'openapi/training.json'];
+    const reached = (await importsUnder(web)).flatMap(({ file, specifier }) => {
+      if (specifier.startsWith('.')) {
+        const resolved = path.relative(ROOT, path.resolve(ROOT, path.dirname(file), specifier));
+        return resolved.startsWith(path.relative(ROOT, web)) || shared.includes(resolved) ? [] : [`${file} imports ${resolved}`];
+      }
+      return specifier.startsWith('@ftp/') && specifier !== '@ftp/schema' ? [`${file} imports ${specifier}`] : [];
+    });
+    expect(reached).toEqual([]);
+    for (const file of shared.filter((f) => f.endsWith('.ts'))) expect(await importsUnder(path.dirname(path.join(ROOT, file))).then((list) => list.filter((i) => i.file === file))).toEqual([]);
   });
 
   it('the worker imports no service', async () => {

@@ -25,12 +25,13 @@ interface ComposeService {
 describe('docker-compose.yml', async () => {
   const compose = parse(await fs.readFile(`${ROOT}docker-compose.yml`, 'utf8'), { merge: true }) as { services: Record<string, ComposeService> };
   const scripts = (JSON.parse(await fs.readFile(`${ROOT}package.json`, 'utf8')) as { scripts: Record<string, string> }).scripts;
-  const apps = Object.entries(compose.services).filter(([, s]) => s.build);
+  // The services and workers on the shared stores; the console (static pages, a forwarder) is checked on its own.
+  const apps = Object.entries(compose.services).filter(([name, s]) => s.build && name !== 'console');
   // ${VAR:-default} and ${VAR:?message} as a deployment would resolve them with nothing set.
   const resolved = (value: string) => value.replace(/\$\{(\w+)(?::-([^}]*)|:\?[^}]*)?\}/g, (_m, name: string, fallback?: string) => fallback ?? `<${name}>`);
 
   it('has the three stores, the five HTTP services and a worker (CPU, and GPU under a profile)', () => {
-    expect(Object.keys(compose.services).sort()).toEqual(['export', 'inference', 'openai', 'postgres', 'preprocessing', 'redis', 's3', 'training', 'worker', 'worker-gpu']);
+    expect(Object.keys(compose.services).sort()).toEqual(['console', 'export', 'inference', 'openai', 'postgres', 'preprocessing', 'redis', 's3', 'training', 'worker', 'worker-gpu']);
     expect(compose.services.s3!.image).toMatch(/seaweedfs/);
   });
 
@@ -41,6 +42,20 @@ describe('docker-compose.yml', async () => {
     const port = String(serviceInfo[name as keyof typeof serviceInfo].defaultPort);
     expect(service.environment![SERVICE_PORTS[name as keyof typeof SERVICE_PORTS]]).toBe(port);
     expect(service.ports).toEqual([`${port}:${port}`]);
+  });
+
+  it('the console runs `pnpm start:console` on its port and forwards to each service by its compose name', () => {
+    const service = compose.services.console!;
+    expect(service.command).toEqual(['pnpm', 'start:console']);
+    expect(scripts['start:console']).toBe('tsx services/console/src/server.ts');
+    const environment = service.environment!;
+    expect(Object.keys(environment).filter((key) => !CONFIG_VARIABLES.includes(key))).toEqual([]);
+    const config = loadConfig(Object.fromEntries(Object.entries(environment).map(([k, v]) => [k, String(v)])));
+    expect(service.ports).toEqual([`${config.CONSOLE_PORT}:${config.CONSOLE_PORT}`]);
+    for (const name of Object.keys(SERVICE_PORTS) as Array<keyof typeof SERVICE_PORTS>) {
+      const url = config[`CONSOLE_${name.toUpperCase()}_URL` as 'CONSOLE_TRAINING_URL'];
+      expect(url, name).toBe(`http://${name}:${config[SERVICE_PORTS[name]]}`);
+    }
   });
 
   it('workers run `pnpm start:worker`; the GPU worker reserves the NVIDIA GPUs', () => {

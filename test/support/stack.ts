@@ -26,11 +26,13 @@ export interface NodeProcess {
 }
 export type StackProcess = NodeProcess;
 
-/** Environment with five free ports and the matching service URLs. */
-export async function stackPorts(): Promise<{ env: Record<string, string>; urls: StackUrls }> {
-  const [p1, p2, p3, p4, p5] = (await freePorts(5)) as [number, number, number, number, number];
+/** Environment with free ports for the five services and the console, and the services' URLs (the console's is
+ *  `consoleUrl`: startStack does not wait for it). */
+export async function stackPorts(): Promise<{ env: Record<string, string>; urls: StackUrls; consoleUrl: string }> {
+  const [p1, p2, p3, p4, p5, p6] = (await freePorts(6)) as [number, number, number, number, number, number];
   return {
-    env: { PREPROCESSING_PORT: String(p1), TRAINING_PORT: String(p2), EXPORT_PORT: String(p3), INFERENCE_PORT: String(p4), OPENAI_PORT: String(p5) },
+    env: { PREPROCESSING_PORT: String(p1), TRAINING_PORT: String(p2), EXPORT_PORT: String(p3), INFERENCE_PORT: String(p4), OPENAI_PORT: String(p5), CONSOLE_PORT: String(p6) },
+    consoleUrl: `http://127.0.0.1:${p6}`,
     urls: {
       preprocessing: `http://127.0.0.1:${p1}`,
       training: `http://127.0.0.1:${p2}`,

@@ -20,6 +20,13 @@ const EnvSchema = z
     EXPORT_PORT: port.default(8003),
     INFERENCE_PORT: port.default(8004),
     OPENAI_PORT: port.default(8000).describe('the OpenAI-compatible /v1 surface'),
+    CONSOLE_PORT: port.default(8080).describe('the web console'),
+    // Where the console forwards /api/<service>/…; unset: that service's port on this host (the embedded default).
+    CONSOLE_PREPROCESSING_URL: z.url().optional(),
+    CONSOLE_TRAINING_URL: z.url().optional(),
+    CONSOLE_EXPORT_URL: z.url().optional(),
+    CONSOLE_INFERENCE_URL: z.url().optional(),
+    CONSOLE_OPENAI_URL: z.url().optional(),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     LOG_FORMAT: z.enum(['auto', 'json', 'pretty']).default('auto').describe('auto: readable lines (pino-pretty) on a terminal, JSON otherwise'),
     AUTH_MODE: z.enum(['none', 'token', 'jwt']).default('none'),

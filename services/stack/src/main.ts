@@ -8,6 +8,7 @@ import { buildTrainingApp } from '@ftp/training';
 import { buildExportApp } from '@ftp/export';
 import { buildInferenceApp } from '@ftp/inference';
 import { buildOpenAiApp } from '@ftp/openai';
+import { buildConsoleApp, consoleUpstreams } from '@ftp/console';
 import { startWorker } from '@ftp/worker';
 
 await runProcess('embedded stack', async (platform) => {
@@ -31,8 +32,13 @@ await runProcess('embedded stack', async (platform) => {
     await app.listen({ host: config.HOST, port });
     logger.info({ service: name, url: `http://${config.HOST}:${port}` }, `${name} service listening`);
   }
+  // The web console: static pages that reach the services above through its own /api/<service>/….
+  const consoleApp = await buildConsoleApp({ upstreams: consoleUpstreams(config), logger });
+  await consoleApp.listen({ host: config.HOST, port: config.CONSOLE_PORT });
+  logger.info({ service: 'console', url: `http://${config.HOST}:${config.CONSOLE_PORT}` }, `console listening: open http://${config.HOST}:${config.CONSOLE_PORT}`);
   logger.info({ dataDir: config.dataDir, auth: config.AUTH_MODE }, 'embedded stack ready');
   return async () => {
+    await consoleApp.close();
     for (const [, app] of apps) await app.close();
     await worker?.stop();
   };

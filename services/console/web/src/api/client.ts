@@ -1,0 +1,175 @@
+// How the console talks to the services: through its own origin (/api/<service>/…, forwarded by the console's
+// server), with the API key of this browser session in the Authorization header (never in a URL), and with every
+// failure turned into the sentence the API returned.
+import { EventSourceParserStream, type EventSourceMessage } from 'eventsource-parser/stream';
+
+export type Service = 'preprocessing' | 'training' | 'export' | 'inference' | 'openai';
+export type { EventSourceMessage };
+
+const KEY_NAME = 'ftp-console-api-key';
+
+/** The API key, kept for this browser tab's session only (sessionStorage): closing the tab forgets it. */
+export const apiKey = {
+  get: (): string | null => sessionStorage.getItem(KEY_NAME),
+  set: (key: string): void => sessionStorage.setItem(KEY_NAME, key),
+  clear: (): void => sessionStorage.removeItem(KEY_NAME),
+};
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+/** Called when a service answers 401: the key is missing, wrong or revoked (the app shows the login box). */
+let onUnauthorized: (message: string) => void = () => {};
+export function setUnauthorizedHandler(handler: (message: string) => void): void {
+  onUnauthorized = handler;
+}
+
+interface ValidationIssue {
+  loc?: unknown[];
+  msg?: string;
+}
+
+/** The sentence an error body carries: each 422 issue's msg (after the field it is about), `detail`, or the
+ *  /v1 surface's `error.message`; the status line when the body says nothing. */
+export function errorSentence(status: number, body: unknown): string {
+  if (body && typeof body === 'object') {
+    const { detail, error, message } = body as { detail?: unknown; error?: { message?: unknown }; message?: unknown };
+    if (Array.isArray(detail)) {
+      return (detail as ValidationIssue[])
+        .map((issue) => {
+          const field = (issue.loc ?? []).slice(1).join('.');
+          return field && !String(issue.msg).includes(field) ? `${field}: ${issue.msg}` : String(issue.msg);
+        })
+        .join('; ');
+    }
+    if (typeof detail === 'string') return detail;
+    if (typeof error?.message === 'string') return error.message;
+    if (typeof message === 'string') return message;
+  }
+  if (typeof body === 'string' && body.trim()) return body.trim().slice(0, 300);
+  return `the request failed with HTTP ${status}`;
+}
+
+function headers(extra?: HeadersInit): Headers {
+  const all = new Headers(extra);
+  const key = apiKey.get();
+  if (key) all.set('authorization', `Bearer ${key}`);
+  return all;
+}
+
+async function failure(response: Response): Promise<ApiError> {
+  const text = await response.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // not JSON: the text itself
+  }
+  const error = new ApiError(response.status, errorSentence(response.status, body));
+  if (response.status === 401) onUnauthorized(error.message);
+  return error;
+}
+
+export interface RequestOptions {
+  method?: string;
+  json?: unknown;
+  signal?: AbortSignal;
+  headers?: HeadersInit;
+}
+
+/** A request to a service; resolves with the response when it is 2xx, else rejects with the API's sentence. */
+export async function request(service: Service, path: string, options: RequestOptions = {}): Promise<Response> {
+  const init: RequestInit = { method: options.method ?? (options.json === undefined ? 'GET' : 'POST'), headers: headers(options.headers), signal: options.signal ?? null };
+  if (options.json !== undefined) {
+    (init.headers as Headers).set('content-type', 'application/json');
+    init.body = JSON.stringify(options.json);
+  }
+  let response: Response;
+  try {
+    response = await fetch(`/api/${service}${path}`, init);
+  } catch (err) {
+    if ((err as Error).name === 'AbortError') throw err;
+    throw new ApiError(0, `the console cannot be reached (${(err as Error).message}); is it still running?`);
+  }
+  if (!response.ok) throw await failure(response);
+  return response;
+}
+
+/** A JSON request; resolves with the parsed body. */
+export async function api<T>(service: Service, path: string, options: RequestOptions = {}): Promise<T> {
+  return (await (await request(service, path, options)).json()) as T;
+}
+
+/** Uploads a file as multipart `file`, reporting the share sent (0–1). XHR, because fetch reports no upload progress. */
+export function uploadWithProgress<T>(service: Service, path: string, file: File, onProgress: (fraction: number) => void): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open('POST', `/api/${service}${path}`);
+    const key = apiKey.get();
+    if (key) xhr.setRequestHeader('authorization', `Bearer ${key}`);
+    xhr.upload.onprogress = (event) => {
+      if (event.lengthComputable) onProgress(event.loaded / event.total);
+    };
+    xhr.onload = () => {
+      let body: unknown = xhr.responseText;
+      try {
+        body = JSON.parse(xhr.responseText);
+      } catch {
+        // not JSON
+      }
+      if (xhr.status >= 200 && xhr.status < 300) {
+        onProgress(1);
+        resolve(body as T);
+        return;
+      }
+      const error = new ApiError(xhr.status, errorSentence(xhr.status, body));
+      if (xhr.status === 401) onUnauthorized(error.message);
+      reject(error);
+    };
+    xhr.onerror = () => reject(new ApiError(0, 'the upload was interrupted: the console could not be reached'));
+    const form = new FormData();
+    form.append('file', file, file.name);
+    xhr.send(form);
+  });
+}
+
+/** Server-sent events of a GET (a job's events) or a POST (a streamed chat completion), read over fetch so the
+ *  Authorization header goes with them (EventSource cannot send one). Ends when the server closes the stream. */
+export async function* serverSentEvents(service: Service, path: string, options: RequestOptions = {}): AsyncGenerator<EventSourceMessage> {
+  const response = await request(service, path, { ...options, headers: { accept: 'text/event-stream', ...options.headers } });
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream()).getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      yield value;
+    }
+  } finally {
+    reader.releaseLock();
+  }
+}
+
+/** Downloads a file through the console with the caller's key, and hands it to the browser to save. */
+export async function downloadFile(service: Service, path: string, fallbackName: string): Promise<void> {
+  const response = await request(service, path);
+  const disposition = response.headers.get('content-disposition') ?? '';
+  const name = /filename\*=UTF-8''([^;]+)/i.exec(disposition)?.[1] ?? /filename="?([^";]+)"?/i.exec(disposition)?.[1];
+  const url = URL.createObjectURL(await response.blob());
+  try {
+    const link = document.createElement('a');
+    link.href = url;
+    link.download = name ? decodeURIComponent(name) : fallbackName;
+    document.body.append(link);
+    link.click();
+    link.remove();
+  } finally {
+    setTimeout(() => URL.revokeObjectURL(url), 10_000);
+  }
+}

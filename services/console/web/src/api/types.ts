@@ -1,0 +1,29 @@
+// The resources the console shows, typed from the same zod schemas the services validate against (types only:
+// nothing of @ftp/schema is bundled).
+export type {
+  DatasetDeleteResult,
+  DatasetList,
+  DatasetSummary,
+  EvaluationResult,
+  ExportCreateResult,
+  ExportDetails,
+  ExportList,
+  ExportRecord,
+  FieldMapping,
+  FieldMappings,
+  JobDeleteResult,
+  JobList,
+  PreflightReport,
+  ProcessedDataset,
+  ProcessingMode,
+  ProcessingResult,
+  SplitConfig,
+  TrainingJob,
+  UploadResult,
+} from '@ftp/schema';
+
+/** A message of a conversation as the services write it: text, or text and image parts. */
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string | Array<{ type: 'text'; text: string } | { type: 'image'; image: string }>;
+}

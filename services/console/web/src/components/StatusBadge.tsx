@@ -1,0 +1,21 @@
+// A job's, dataset's or export's status as a coloured badge.
+import { Badge } from '@mantine/core';
+
+const COLORS: Record<string, string> = {
+  queued: 'gray',
+  preparing: 'cyan',
+  training: 'blue',
+  running: 'blue',
+  processing: 'blue',
+  completed: 'green',
+  ready: 'green',
+  failed: 'red',
+};
+
+export function StatusBadge({ status }: { status: string }) {
+  return (
+    <Badge color={COLORS[status] ?? 'gray'} variant="light" data-testid="status">
+      {status}
+    </Badge>
+  );
+}

@@ -1,0 +1,124 @@
+// Compare jobs: their loss curves overlaid on one step axis, and a table of what they were and what they reached,
+// with the rows where they differ highlighted. (GET /jobs/{id} does not return a job's hyperparameters; what the
+// pre-flight report records of them — trainer, method, max_length, batch, steps — stands in for them.)
+import { useEffect, useMemo, useState } from 'react';
+import { Card, MultiSelect, ScrollArea, Stack, Table, Text, Title } from '@mantine/core';
+import { api } from '../../api/client.ts';
+import { emptyHistory, followJobEvents, lossSeries, type JobHistory } from '../../api/job-events.ts';
+import type { JobList, TrainingJob } from '../../api/types.ts';
+import { useLoad } from '../../api/use-load.ts';
+import { ErrorAlert } from '../../components/ErrorAlert.tsx';
+import { formatNumber } from '../../components/format.ts';
+import { TimeSeriesChart } from '../../components/TimeSeriesChart.tsx';
+import classes from './ComparePage.module.css';
+
+const COLORS = ['#4c6ef5', '#e8590c', '#2f9e44', '#ae3ec9', '#1098ad', '#f08c00'];
+
+export function ComparePage() {
+  const jobs = useLoad((signal) => api<JobList>('training', '/jobs', { signal }), []);
+  const [chosen, setChosen] = useState<string[]>([]);
+  const [histories, setHistories] = useState<Record<string, JobHistory>>({});
+  const [error, setError] = useState<string>();
+
+  useEffect(() => {
+    const controller = new AbortController();
+    for (const id of chosen) {
+      followJobEvents(id, controller.signal, (history) => setHistories((all) => ({ ...all, [id]: history }))).catch((err: Error) => setError(err.message));
+    }
+    return () => controller.abort();
+  }, [chosen]);
+
+  const selected = (jobs.data?.jobs ?? []).filter((j) => chosen.includes(j.job_id));
+  const chart = useMemo(() => overlay(selected.map((j) => histories[j.job_id] ?? emptyHistory())), [selected, histories]);
+
+  return (
+    <Stack>
+      <Title order={2}>Compare</Title>
+      <ErrorAlert message={jobs.error ?? error} />
+      <MultiSelect
+        label="Jobs"
+        description="two or more"
+        data={(jobs.data?.jobs ?? []).map((j) => ({ value: j.job_id, label: `${j.job_name} (${j.status})` }))}
+        value={chosen}
+        onChange={setChosen}
+        searchable
+        clearable
+      />
+      {selected.length < 2 && <Text c="dimmed">Choose at least two jobs.</Text>}
+      {selected.length >= 2 && (
+        <>
+          <Card withBorder>
+            <TimeSeriesChart title="Train loss" testId="compare-chart" series={selected.map((j, i) => ({ label: j.job_name, color: COLORS[i % COLORS.length]! }))} data={chart} />
+          </Card>
+          <Card withBorder>
+            <ScrollArea type="auto">
+              <Table aria-label="Jobs compared" fz="sm" miw={480}>
+                <Table.Thead>
+                  <Table.Tr>
+                    <Table.Th />
+                    {selected.map((j) => (
+                      <Table.Th key={j.job_id}>{j.job_name}</Table.Th>
+                    ))}
+                  </Table.Tr>
+                </Table.Thead>
+                <Table.Tbody>
+                  {ROWS.map(([label, value]) => {
+                    const cells = selected.map((j) => value(j, histories[j.job_id] ?? emptyHistory()));
+                    const differs = new Set(cells).size > 1;
+                    return (
+                      <Table.Tr key={label} className={differs ? classes.differs : undefined} data-differs={differs || undefined}>
+                        <Table.Th>{label}</Table.Th>
+                        {cells.map((cell, i) => (
+                          <Table.Td key={i}>{cell}</Table.Td>
+                        ))}
+                      </Table.Tr>
+                    );
+                  })}
+                </Table.Tbody>
+              </Table>
+            </ScrollArea>
+            <Text size="xs" c="dimmed" mt="xs">
+              Highlighted rows differ between the jobs.
+            </Text>
+          </Card>
+        </>
+      )}
+    </Stack>
+  );
+}
+
+/** Each job's train loss on the union of their steps. */
+function overlay(histories: JobHistory[]): [number[], ...Array<Array<number | null>>] {
+  const series = histories.map((h) => {
+    const [steps, loss] = lossSeries(h);
+    return new Map(steps.map((s, i) => [s, loss[i] ?? null]));
+  });
+  const steps = [...new Set(series.flatMap((m) => [...m.keys()]))].sort((a, b) => a - b);
+  return [steps, ...series.map((m) => steps.map((s) => m.get(s) ?? null))];
+}
+
+const lastLoss = (h: JobHistory) => [...h.progress].reverse().find((p) => p.loss !== null)?.loss;
+const meanSpeed = (h: JobHistory) => {
+  const speeds = h.progress.flatMap((p) => (p.tokens_per_second === null ? [] : [p.tokens_per_second]));
+  return speeds.length ? speeds.reduce((a, b) => a + b, 0) / speeds.length : undefined;
+};
+
+const ROWS: Array<[string, (job: TrainingJob, history: JobHistory) => string]> = [
+  ['status', (j) => j.status],
+  ['base model', (j) => j.base_model_id],
+  ['dataset', (j) => j.processed_dataset_id ?? '—'],
+  ['trainer', (j) => j.preflight?.trainer_type ?? '—'],
+  ['method', (j) => j.preflight?.method ?? '—'],
+  ['max_length', (j) => formatNumber(j.preflight?.max_length)],
+  ['effective batch', (j) => formatNumber(j.preflight?.steps.effective_batch_size)],
+  ['steps', (j) => formatNumber(j.preflight?.steps.total)],
+  ['train examples', (j) => formatNumber(j.preflight?.examples.train)],
+  ['training tokens', (j) => formatNumber(j.preflight?.training_tokens)],
+  ['trainable parameters', (j) => formatNumber(j.preflight?.model.trainable_parameters)],
+  ['final train loss', (_j, h) => formatNumber(lastLoss(h))],
+  ['eval_loss', (j) => formatNumber(j.metrics?.eval_loss)],
+  ['perplexity', (j) => formatNumber(j.metrics?.perplexity)],
+  ['accuracy', (j) => formatNumber(j.metrics?.accuracy)],
+  ['eval_runtime (s)', (j) => formatNumber(j.metrics?.eval_runtime, 2)],
+  ['mean tokens/s', (_j, h) => formatNumber(meanSpeed(h), 1)],
+];

@@ -1,0 +1,65 @@
+// Datasets: upload a file, process it into conversations, and the processed datasets already made.
+import { useState } from 'react';
+import { Anchor, Button, Card, Group, Stack, Table, Text, Title } from '@mantine/core';
+import { Link } from 'wouter';
+import { api } from '../../api/client.ts';
+import type { DatasetList, UploadResult } from '../../api/types.ts';
+import { useLoad } from '../../api/use-load.ts';
+import { ErrorAlert } from '../../components/ErrorAlert.tsx';
+import { formatTime } from '../../components/format.ts';
+import { ScrollTable } from '../../components/ScrollTable.tsx';
+import { StatusBadge } from '../../components/StatusBadge.tsx';
+import { ProcessForm } from './ProcessForm.tsx';
+import { UploadCard } from './UploadCard.tsx';
+
+export function DatasetsPage() {
+  const [upload, setUpload] = useState<UploadResult>();
+  return (
+    <Stack>
+      <Title order={2}>Datasets</Title>
+      <UploadCard upload={upload} onUploaded={setUpload} />
+      {upload && <ProcessForm key={upload.dataset_id} upload={upload} />}
+      <ProcessedDatasets />
+    </Stack>
+  );
+}
+
+function ProcessedDatasets() {
+  const list = useLoad((signal) => api<DatasetList>('preprocessing', '/datasets', { signal }), []);
+  return (
+    <Card withBorder padding="lg">
+      <Stack>
+        <Group justify="space-between">
+          <Title order={2} size="h4">
+            Processed datasets
+          </Title>
+          <Button variant="subtle" size="compact-sm" onClick={list.reload} loading={list.loading}>
+            Refresh
+          </Button>
+        </Group>
+        <ErrorAlert message={list.error} />
+        {list.data?.datasets.length === 0 && <Text c="dimmed">None yet: upload a file and process it above.</Text>}
+        {list.data && list.data.datasets.length > 0 && (
+          <ScrollTable label="Processed datasets" minWidth={560} highlightOnHover headers={['Name', 'Mode', 'Rows', 'Splits', 'Status', 'Created']}>
+                {list.data.datasets.map((dataset) => (
+                  <Table.Tr key={dataset.processed_dataset_id}>
+                    <Table.Td>
+                      <Anchor component={Link} href={`/datasets/${dataset.processed_dataset_id}`}>
+                        {dataset.dataset_name}
+                      </Anchor>
+                    </Table.Td>
+                    <Table.Td>{dataset.processing_mode ?? '—'}</Table.Td>
+                    <Table.Td>{dataset.num_examples.toLocaleString('en')}</Table.Td>
+                    <Table.Td>{dataset.splits.join(', ')}</Table.Td>
+                    <Table.Td>
+                      <StatusBadge status={dataset.status} />
+                    </Table.Td>
+                    <Table.Td>{formatTime(dataset.created_at)}</Table.Td>
+                  </Table.Tr>
+                ))}
+          </ScrollTable>
+        )}
+      </Stack>
+    </Card>
+  );
+}

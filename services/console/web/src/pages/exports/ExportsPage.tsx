@@ -1,0 +1,155 @@
+// Exports: publish a completed job's adapter, merged model or GGUF (to the blob store, or a hub repository), follow
+// the export until it ends, and download the files.
+import { useEffect, useState, type FormEvent } from 'react';
+import { Badge, Button, Card, Group, MultiSelect, NativeSelect, PasswordInput, SimpleGrid, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import { useSearch } from 'wouter';
+import { api, downloadFile } from '../../api/client.ts';
+import type { ExportCreateResult, ExportDetails, ExportList, JobList } from '../../api/types.ts';
+import { useLoad } from '../../api/use-load.ts';
+import { ErrorAlert } from '../../components/ErrorAlert.tsx';
+import { formatTime } from '../../components/format.ts';
+import { ScrollTable } from '../../components/ScrollTable.tsx';
+import { StatusBadge } from '../../components/StatusBadge.tsx';
+
+const FILE_TYPES = ['adapter', 'merged', 'gguf'] as const;
+
+export function ExportsPage() {
+  const fromJob = new URLSearchParams(useSearch()).get('job') ?? '';
+  const jobs = useLoad((signal) => api<JobList>('training', '/jobs', { signal }), []);
+  const exports = useLoad((signal) => api<ExportList>('export', '/exports', { signal }), []);
+  const [jobId, setJobId] = useState(fromJob);
+  const [type, setType] = useState('adapter');
+  const [quantization, setQuantization] = useState('q8_0');
+  const [destination, setDestination] = useState<string[]>(['cloud']);
+  const [hubRepo, setHubRepo] = useState('');
+  const [hubToken, setHubToken] = useState('');
+  const [following, setFollowing] = useState<{ jobId: string; exportId: string }>();
+  const [current, setCurrent] = useState<ExportDetails>();
+  const [error, setError] = useState<string>();
+
+  const completed = (jobs.data?.jobs ?? []).filter((j) => j.status === 'completed');
+  const job = jobId || completed[0]?.job_id || '';
+  const { reload } = exports;
+
+  // The export runs as a job: its record is looked at every second until it has completed or failed.
+  useEffect(() => {
+    if (!following) return;
+    const controller = new AbortController();
+    const look = async () => {
+      try {
+        const details = await api<ExportDetails>('export', `/exports/${encodeURIComponent(following.jobId)}`, { signal: controller.signal });
+        setCurrent(details);
+        if (details.latest_export?.export_id === following.exportId && details.latest_export.status !== 'running') {
+          setFollowing(undefined);
+          reload();
+          return;
+        }
+      } catch (err) {
+        if (controller.signal.aborted) return;
+        setError((err as Error).message);
+        setFollowing(undefined);
+        return;
+      }
+      timer = setTimeout(() => void look(), 1000);
+    };
+    let timer = setTimeout(() => void look(), 300);
+    return () => {
+      controller.abort();
+      clearTimeout(timer);
+    };
+  }, [following, reload]);
+
+  const create = async (event: FormEvent) => {
+    event.preventDefault();
+    setError(undefined);
+    setCurrent(undefined);
+    try {
+      const hub = destination.includes('hub');
+      const created = await api<ExportCreateResult>('export', '/exports', {
+        json: { job_id: job, export_type: type, destination, ...(type === 'gguf' ? { gguf_quantization: quantization } : {}), ...(hub ? { hub_repo_id: hubRepo, hub_token: hubToken } : {}) },
+      });
+      setFollowing({ jobId: job, exportId: created.export_id });
+    } catch (err) {
+      setError((err as Error).message);
+    }
+  };
+
+  const record = current?.latest_export;
+  return (
+    <Stack>
+      <Title order={2}>Exports</Title>
+      <ErrorAlert message={jobs.error ?? exports.error} />
+      <Card withBorder padding="lg" component="form" onSubmit={(e) => void create(e)} aria-label="New export">
+        <Stack>
+          <Title order={3} size="h4">
+            Export a model
+          </Title>
+          <SimpleGrid cols={{ base: 1, sm: 2, md: 3 }}>
+            <NativeSelect label="Job" value={job} data={[{ value: '', label: completed.length ? '— choose —' : 'no completed job yet' }, ...completed.map((j) => ({ value: j.job_id, label: j.job_name }))]} onChange={(e) => setJobId(e.currentTarget.value)} />
+            <NativeSelect label="What" value={type} data={[{ value: 'adapter', label: 'adapter' }, { value: 'merged', label: 'merged model' }, { value: 'gguf', label: 'GGUF (llama.cpp, Ollama)' }]} onChange={(e) => setType(e.currentTarget.value)} />
+            {type === 'gguf' && <NativeSelect label="GGUF quantization" value={quantization} data={['q8_0', 'q4_k_m', 'f16', 'bf16']} onChange={(e) => setQuantization(e.currentTarget.value)} />}
+            <MultiSelect label="Destination" data={['cloud', 'hub']} value={destination} onChange={setDestination} />
+            {destination.includes('hub') && (
+              <>
+                <TextInput label="Hub repository" placeholder="owner/name" value={hubRepo} onChange={(e) => setHubRepo(e.currentTarget.value)} />
+                <PasswordInput label="Hub token" description="never stored" value={hubToken} onChange={(e) => setHubToken(e.currentTarget.value)} autoComplete="off" />
+              </>
+            )}
+          </SimpleGrid>
+          <ErrorAlert message={error} title="The export was refused" />
+          <Group justify="space-between">
+            <Text size="sm" data-testid="export-status" aria-live="polite">
+              {record ? (
+                <>
+                  Latest export: <StatusBadge status={record.status} /> {record.type} · {record.message ?? ''}
+                </>
+              ) : following ? (
+                'Starting…'
+              ) : null}
+            </Text>
+            <Button type="submit" loading={following !== undefined} disabled={!job || destination.length === 0}>
+              Export
+            </Button>
+          </Group>
+        </Stack>
+      </Card>
+      <Card withBorder padding="lg">
+        <Title order={3} size="h4" mb="sm">
+          Downloadable files
+        </Title>
+        {exports.data?.length === 0 && <Text c="dimmed">No job has exported files yet.</Text>}
+        {exports.data && exports.data.length > 0 && (
+          <ScrollTable label="Exported files" minWidth={520} headers={['Job', 'Base model', 'Files', 'On the hub']}>
+                {exports.data.map((entry) => (
+                  <Table.Tr key={entry.job_id}>
+                    <Table.Td>{entry.job_name}</Table.Td>
+                    <Table.Td>{entry.base_model_id}</Table.Td>
+                    <Table.Td>
+                      <Group gap={4}>
+                        {FILE_TYPES.filter((t) => entry.artifacts.file[t]).map((t) => (
+                          <Button key={t} size="compact-sm" variant="light" onClick={() => void downloadFile('export', `/exports/${encodeURIComponent(entry.job_id)}/download?type=${t}`, `${entry.job_name}-${t}`).catch((err: Error) => setError(err.message))}>
+                            Download {t}
+                          </Button>
+                        ))}
+                      </Group>
+                    </Table.Td>
+                    <Table.Td>
+                      {FILE_TYPES.filter((t) => entry.artifacts.hub[t]).map((t) => (
+                        <Badge key={t} variant="outline" tt="none" component="a" href={entry.artifacts.hub[t]!} target="_blank" rel="noreferrer">
+                          {t}
+                        </Badge>
+                      ))}
+                    </Table.Td>
+                  </Table.Tr>
+                ))}
+          </ScrollTable>
+        )}
+        {record?.finished_at && (
+          <Text size="xs" c="dimmed" mt="xs">
+            last export finished {formatTime(record.finished_at)}
+          </Text>
+        )}
+      </Card>
+    </Stack>
+  );
+}

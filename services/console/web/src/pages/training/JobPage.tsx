@@ -1,0 +1,205 @@
+// One training job, live: status, the loss / eval-loss, learning-rate and tokens/s curves as they grow, ETA, the
+// event log, metrics and pre-flight report; cancel while it runs, delete once it has ended.
+import { useEffect, useMemo, useState } from 'react';
+import { Accordion, Anchor, Button, Card, Group, Progress, ScrollArea, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
+import { Link, useLocation } from 'wouter';
+import { api } from '../../api/client.ts';
+import { lossSeries, progressSeries } from '../../api/job-events.ts';
+import type { JobDeleteResult, TrainingJob } from '../../api/types.ts';
+import { useLoad } from '../../api/use-load.ts';
+import { ConfirmButton } from '../../components/ConfirmButton.tsx';
+import { ErrorAlert } from '../../components/ErrorAlert.tsx';
+import { formatDuration, formatNumber, formatTime } from '../../components/format.ts';
+import { StatusBadge } from '../../components/StatusBadge.tsx';
+import { TimeSeriesChart } from '../../components/TimeSeriesChart.tsx';
+import { PreflightView } from './PreflightView.tsx';
+import { RUNNING } from './TrainingPage.tsx';
+import { useJobHistory } from './use-job-history.ts';
+
+export function JobPage({ id }: { id: string }) {
+  const [, navigate] = useLocation();
+  const loaded = useLoad((signal) => api<TrainingJob>('training', `/jobs/${encodeURIComponent(id)}`, { signal }), [id]);
+  const { history, error: streamError } = useJobHistory(id);
+  const [actionError, setActionError] = useState<string>();
+  const [cancelling, setCancelling] = useState(false);
+
+  // The stream's last event carries the final job; a status event moves the badge before it.
+  const latestStatus = [...history.log].reverse().find((line) => line.kind === 'status')?.text.match(/^status (\w+)/)?.[1];
+  const job = history.final ?? (loaded.data && latestStatus ? { ...loaded.data, status: latestStatus as TrainingJob['status'] } : loaded.data);
+  const { reload } = loaded;
+  useEffect(() => {
+    if (history.final) reload();
+  }, [history.final, reload]);
+
+  const loss = useMemo(() => lossSeries(history), [history]);
+  const learningRate = useMemo(() => progressSeries(history, 'learning_rate'), [history]);
+  const speed = useMemo(() => progressSeries(history, 'tokens_per_second'), [history]);
+  const last = history.progress.at(-1);
+  const lastLoss = [...history.progress].reverse().find((p) => p.loss !== null)?.loss;
+  const running = job ? RUNNING.includes(job.status) : false;
+
+  const cancel = async () => {
+    setCancelling(true);
+    try {
+      await api<TrainingJob>('training', `/jobs/${encodeURIComponent(id)}/cancel`, { method: 'POST' });
+    } catch (err) {
+      setActionError((err as Error).message);
+    } finally {
+      setCancelling(false);
+    }
+  };
+  const remove = async () => {
+    try {
+      await api<JobDeleteResult>('training', `/jobs/${encodeURIComponent(id)}`, { method: 'DELETE' });
+      navigate('/training');
+    } catch (err) {
+      setActionError((err as Error).message);
+    }
+  };
+
+  return (
+    <Stack>
+      <Anchor component={Link} href="/training" size="sm">
+        ← Training
+      </Anchor>
+      <ErrorAlert message={loaded.error} />
+      {job && (
+        <>
+          <Group justify="space-between" wrap="wrap">
+            <Group gap="sm">
+              <Title order={2}>{job.job_name}</Title>
+              <StatusBadge status={job.status} />
+            </Group>
+            <Group gap="xs">
+              {job.status === 'completed' && (
+                <>
+                  <Button variant="light" component={Link} href={`/playground?job=${id}`}>
+                    Try it
+                  </Button>
+                  <Button variant="light" component={Link} href={`/evaluation?job=${id}`}>
+                    Evaluate
+                  </Button>
+                  <Button variant="light" component={Link} href={`/exports?job=${id}`}>
+                    Export
+                  </Button>
+                </>
+              )}
+              {running ? (
+                <Button color="orange" variant="light" loading={cancelling} onClick={() => void cancel()}>
+                  Cancel
+                </Button>
+              ) : (
+                <ConfirmButton question="Delete this job with its checkpoints, model files and exports?" confirmLabel="Delete job" onConfirm={remove}>
+                  Delete
+                </ConfirmButton>
+              )}
+            </Group>
+          </Group>
+          <Text size="sm" c="dimmed">
+            {job.base_model_id} · dataset {job.processed_dataset_id ?? '—'} · created {formatTime(job.created_at)}
+            {/* The job's built-in dashboard is this page; only an outside tracker (MLflow, W&B) gets a link. */}
+            {job.tracker_url && !job.tracker_url.endsWith(`/jobs/${job.job_id}/dashboard`) && (
+              <>
+                {' · '}
+                <Anchor href={job.tracker_url} target="_blank" rel="noreferrer" size="sm">
+                  tracker
+                </Anchor>
+              </>
+            )}
+          </Text>
+          <ErrorAlert message={job.error ?? undefined} title="The job failed" />
+          <ErrorAlert message={actionError ?? streamError} />
+          <Progress value={last?.total_steps ? (100 * last.step) / last.total_steps : job.status === 'completed' ? 100 : 0} size="lg" aria-label="Training progress" animated={running} />
+          <SimpleGrid cols={{ base: 2, sm: 3, md: 6 }} data-testid="job-stats">
+            <Stat label="step" value={last ? `${last.step}${last.total_steps ? ` / ${last.total_steps}` : ''}` : '—'} />
+            <Stat label="epoch" value={formatNumber(last?.epoch, 2)} />
+            <Stat label="loss" value={formatNumber(lastLoss)} />
+            <Stat label="learning rate" value={formatNumber(last?.learning_rate, 3)} />
+            <Stat label="tokens/s" value={formatNumber(last?.tokens_per_second === null || last?.tokens_per_second === undefined ? undefined : Math.round(last.tokens_per_second))} />
+            <Stat label="ETA" value={running ? formatDuration(last?.eta_seconds) : '—'} />
+          </SimpleGrid>
+          <Card withBorder>
+            <TimeSeriesChart
+              title="Loss"
+              testId="loss-chart"
+              series={[
+                { label: 'train loss', color: '#4c6ef5' },
+                { label: 'eval loss', color: '#e8590c', points: true },
+              ]}
+              data={loss}
+            />
+          </Card>
+          <SimpleGrid cols={{ base: 1, md: 2 }}>
+            <Card withBorder>
+              <TimeSeriesChart title="Learning rate" testId="lr-chart" height={180} series={[{ label: 'learning rate', color: '#2f9e44' }]} data={learningRate} />
+            </Card>
+            <Card withBorder>
+              <TimeSeriesChart title="Tokens per second" testId="speed-chart" height={180} series={[{ label: 'tokens/s', color: '#ae3ec9' }]} data={speed} />
+            </Card>
+          </SimpleGrid>
+          <Accordion variant="contained" multiple defaultValue={['events', 'metrics']}>
+            <Accordion.Item value="metrics">
+              <Accordion.Control>Metrics</Accordion.Control>
+              <Accordion.Panel>
+                <MetricsTable job={job} evals={history.evals.length} />
+              </Accordion.Panel>
+            </Accordion.Item>
+            <Accordion.Item value="events">
+              <Accordion.Control>Events ({history.log.length})</Accordion.Control>
+              <Accordion.Panel>
+                <ScrollArea.Autosize mah={260} type="auto">
+                  <Stack gap={2} component="ol" style={{ listStyle: 'none', padding: 0, margin: 0 }} aria-label="Job events">
+                    {history.log.map((line, i) => (
+                      <Text key={i} component="li" size="xs" ff="monospace" c={line.level === 'error' ? 'red' : line.level === 'warning' ? 'orange' : undefined}>
+                        {line.text}
+                      </Text>
+                    ))}
+                  </Stack>
+                </ScrollArea.Autosize>
+              </Accordion.Panel>
+            </Accordion.Item>
+            <Accordion.Item value="preflight">
+              <Accordion.Control>Pre-flight report</Accordion.Control>
+              <Accordion.Panel>{job.preflight ? <PreflightView report={job.preflight} /> : <Text c="dimmed">Not made yet (the worker makes it before training).</Text>}</Accordion.Panel>
+            </Accordion.Item>
+          </Accordion>
+        </>
+      )}
+    </Stack>
+  );
+}
+
+function Stat({ label, value }: { label: string; value: string }) {
+  return (
+    <Card withBorder padding="xs">
+      <Text size="xs" c="dimmed">
+        {label}
+      </Text>
+      <Text fw={600} data-stat={label}>
+        {value}
+      </Text>
+    </Card>
+  );
+}
+
+function MetricsTable({ job, evals }: { job: TrainingJob; evals: number }) {
+  if (!job.metrics) return <Text c="dimmed">{evals > 0 ? `${evals} evaluations so far; the final metrics come when the job ends.` : 'The metrics come when the job ends.'}</Text>;
+  return (
+    <Table fz="sm" aria-label="Metrics">
+      <Table.Tbody>
+        {Object.entries(job.metrics).map(([name, value]) => (
+          <Table.Tr key={name}>
+            <Table.Th>{name}</Table.Th>
+            <Table.Td>{formatNumber(value)}</Table.Td>
+          </Table.Tr>
+        ))}
+        {job.best_step && (
+          <Table.Tr>
+            <Table.Th>best step</Table.Th>
+            <Table.Td>{job.best_step}</Table.Td>
+          </Table.Tr>
+        )}
+      </Table.Tbody>
+    </Table>
+  );
+}

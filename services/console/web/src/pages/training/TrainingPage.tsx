@@ -1,0 +1,68 @@
+// Training jobs, newest first, with their status and progress; new jobs start from here.
+import { useEffect } from 'react';
+import { Anchor, Button, Card, Group, Progress, Stack, Table, Text, Title } from '@mantine/core';
+import { Link } from 'wouter';
+import { api } from '../../api/client.ts';
+import type { JobList } from '../../api/types.ts';
+import { useLoad } from '../../api/use-load.ts';
+import { ErrorAlert } from '../../components/ErrorAlert.tsx';
+import { formatNumber, formatTime } from '../../components/format.ts';
+import { ScrollTable } from '../../components/ScrollTable.tsx';
+import { StatusBadge } from '../../components/StatusBadge.tsx';
+
+export const RUNNING = ['queued', 'preparing', 'training'];
+
+export function TrainingPage() {
+  const jobs = useLoad((signal) => api<JobList>('training', '/jobs', { signal }), []);
+  const running = jobs.data?.jobs.some((job) => RUNNING.includes(job.status)) ?? false;
+  // While any job runs, the list is looked at again every few seconds.
+  useEffect(() => {
+    if (!running) return;
+    const timer = setInterval(jobs.reload, 3000);
+    return () => clearInterval(timer);
+  }, [running, jobs.reload]);
+
+  return (
+    <Stack>
+      <Group justify="space-between">
+        <Title order={2}>Training</Title>
+        <Button component={Link} href="/training/new">
+          New training job
+        </Button>
+      </Group>
+      <ErrorAlert message={jobs.error} />
+      <Card withBorder padding="lg">
+        {jobs.data?.jobs.length === 0 && <Text c="dimmed">No jobs yet.</Text>}
+        {jobs.data && jobs.data.jobs.length > 0 && (
+          <ScrollTable label="Training jobs" minWidth={640} highlightOnHover headers={['Job', 'Status', 'Base model', 'Progress', 'Loss', 'Created']}>
+                {jobs.data.jobs.map((job) => {
+                  const p = job.progress;
+                  const share = p?.total_steps ? (100 * p.step) / p.total_steps : job.status === 'completed' ? 100 : 0;
+                  return (
+                    <Table.Tr key={job.job_id}>
+                      <Table.Td>
+                        <Anchor component={Link} href={`/training/${job.job_id}`}>
+                          {job.job_name}
+                        </Anchor>
+                      </Table.Td>
+                      <Table.Td>
+                        <StatusBadge status={job.status} />
+                      </Table.Td>
+                      <Table.Td>{job.base_model_id}</Table.Td>
+                      <Table.Td miw={120}>
+                        <Progress value={share} aria-label={`${job.job_name} progress`} />
+                        <Text size="xs" c="dimmed">
+                          {p ? `step ${p.step}${p.total_steps ? ` of ${p.total_steps}` : ''}` : '—'}
+                        </Text>
+                      </Table.Td>
+                      <Table.Td>{formatNumber(p?.loss)}</Table.Td>
+                      <Table.Td>{formatTime(job.created_at)}</Table.Td>
+                    </Table.Tr>
+                  );
+                })}
+          </ScrollTable>
+        )}
+      </Card>
+    </Stack>
+  );
+}

@@ -1,0 +1,17 @@
+// A job's event history, followed live while the page is open.
+import { useEffect, useState } from 'react';
+import { emptyHistory, followJobEvents, type JobHistory } from '../../api/job-events.ts';
+
+export function useJobHistory(jobId: string): { history: JobHistory; error: string | undefined } {
+  const [history, setHistory] = useState<JobHistory>(emptyHistory);
+  const [error, setError] = useState<string>();
+  useEffect(() => {
+    const controller = new AbortController();
+    setHistory(emptyHistory());
+    followJobEvents(jobId, controller.signal, setHistory).catch((err: Error) => {
+      if (!controller.signal.aborted) setError(err.message);
+    });
+    return () => controller.abort();
+  }, [jobId]);
+  return { history, error };
+}

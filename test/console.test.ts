@@ -1,0 +1,312 @@
+// The web console in a real browser (Debian's Chromium, driven by playwright-core) against the embedded stack in token
+// mode with the tiny model: sign in → a bad file shows the API's sentence → upload (the progress bar reaches 100%) →
+// process with a live chat-bubble preview → launch a job after its pre-flight report → watch the loss curve grow over
+// server-sent events → playground answer → evaluation → export and download → compare two jobs. Every page is
+// photographed (1280 px wide, and the key ones at 390 px) into test/.artifacts/console/, which git ignores. Without
+// Chromium the file fails; it does not skip.
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from './servers/servers.ts';
+import { launchChromium } from './support/browser.ts';
+import { apiClient, until } from './support/http.ts';
+import { firstApiKey, stackPorts, startNode, startStack, waitHealthy, type NodeProcess, type StackProcess, type StackUrls } from './support/stack.ts';
+import { tinyModelsDir, TINY_MODEL } from './support/tiny-model.ts';
+
+const SHOTS = fileURLToPath(new URL('./.artifacts/console/', import.meta.url));
+const PAIRS = [
+  ['What color is the sky?', 'Blue.'],
+  ['What is two plus two?', 'Four.'],
+  ['Name a fruit.', 'Apple.'],
+  ['What do cows drink?', 'Water.'],
+];
+const CSV = ['question,answer', ...Array.from({ length: 24 }, (_, i) => PAIRS[i % 4]!.map((c) => `"${c}"`).join(','))].join('\n');
+
+let dataDir: string;
+let stack: StackProcess;
+let urls: StackUrls;
+let consoleUrl: string;
+let key: string;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+/** Every URL the page asked for: all of them must be the console's own (nothing from a CDN). */
+const requested: string[] = [];
+let jobId: string;
+let otherJobId: string;
+let datasetId: string;
+
+const { ok } = apiClient(() => ({ authorization: `Bearer ${key}` }));
+
+async function shot(name: string, width = 1280): Promise<void> {
+  if (page.viewportSize()?.width !== width) await page.setViewportSize({ width, height: width < 600 ? 844 : 900 });
+  // Transitions (the navigation sliding in after a resize) are finished at once, not caught half-way.
+  await page.screenshot({ path: path.join(SHOTS, `${name}-${width}.png`), fullPage: true, animations: 'disabled' });
+}
+
+/** A LoRA job on the tiny model over the API, on the dataset the console made. */
+function submitJob(name: string, hyperparameters: Record<string, unknown>): Promise<{ job_id: string }> {
+  return ok(`${urls.training}/train`, {
+    method: 'POST',
+    json: {
+      processed_dataset_id: datasetId, job_name: name,
+      training_config: { base_model_id: TINY_MODEL, provider: 'local', method: 'LoRA', hyperparameters: { logging_steps: 1, batch_size: 4, gradient_accumulation_steps: 1, max_length: 64, save_strategy: 'no', ...hyperparameters } },
+    },
+  });
+}
+
+/** Runs in the page (polled by waitForFunction; a function, as the console's policy forbids eval): the loss chart
+ *  holds more than `n` points. */
+function lossPointsAbove(n: number): boolean {
+  type Page = { document: { querySelector(selector: string): { getAttribute(name: string): string | null } | null } };
+  return Number((globalThis as unknown as Page).document.querySelector('[data-testid=loss-chart]')?.getAttribute('data-points')) > n;
+}
+
+async function chartPoints(testId: string): Promise<number> {
+  return Number((await page.getByTestId(testId).getAttribute('data-points')) ?? 0);
+}
+
+beforeAll(async () => {
+  await fs.mkdir(SHOTS, { recursive: true });
+  // The browser first: a machine without Chromium fails here, before minutes go into the stack.
+  browser = await launchChromium();
+  dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'ftp-console-'));
+  const ports = await stackPorts();
+  urls = ports.urls;
+  consoleUrl = ports.consoleUrl;
+  stack = await startStack({ ...ports.env, DATA_DIR: dataDir, MODELS_DIR: await tinyModelsDir(), AUTH_MODE: 'token', LOG_LEVEL: 'warn', FAST_ENGINE_THREADS: '1' }, urls);
+  await waitHealthy([consoleUrl], [stack]);
+  key = firstApiKey(stack);
+  context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
+  page = await context.newPage();
+  page.on('request', (request) => requested.push(request.url()));
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await stack?.stop();
+  if (dataDir) await fs.rm(dataDir, { recursive: true, force: true });
+});
+
+describe('the web console', () => {
+  it('serves its pages and forwards /api/<service>/ to the services, from its own origin', async () => {
+    const health = await fetch(`${consoleUrl}/health`);
+    expect(await health.json()).toMatchObject({ status: 'ok', service: 'console' });
+    expect(await (await fetch(`${consoleUrl}/api/training/health`)).json()).toMatchObject({ service: 'training', status: 'ok' });
+    // A page of the app (a client-side route) is the app, with a policy that allows nothing from elsewhere.
+    const jobPage = await fetch(`${consoleUrl}/training/some-job`);
+    expect(jobPage.headers.get('content-type')).toMatch(/text\/html/);
+    expect(jobPage.headers.get('content-security-policy')).toMatch(/default-src 'self'/);
+    expect(await jobPage.text()).toContain('<div id="root">');
+  });
+
+  it('asks for the API key, says why a wrong one is refused, and signs in by keyboard', async () => {
+    await page.goto(consoleUrl);
+    await expect.poll(() => page.getByLabel('API key').isVisible()).toBe(true);
+    await shot('login');
+    const refused = await fetch(`${urls.export}/exports`, { headers: { authorization: 'Bearer not-a-key' } });
+    const sentence = ((await refused.json()) as { detail: string }).detail;
+    await page.keyboard.type('not-a-key');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain(sentence);
+    await page.getByLabel('API key').fill(key);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Datasets', exact: true }).waitFor();
+    // Kept for this tab's session only, never in a URL.
+    expect(await page.evaluate("sessionStorage.getItem('ftp-console-api-key')")).toBe(key);
+    expect(await page.evaluate('localStorage.length')).toBe(0);
+  });
+
+  it('shows the API’s sentence when a file cannot be read', async () => {
+    const bad = Buffer.from([0x00, 0xff, 0x10, 0x80, 0x00, 0x01, 0x02, 0x03]);
+    const form = new FormData();
+    form.append('file', new Blob([bad]), 'bad.csv');
+    const direct = await fetch(`${urls.preprocessing}/datasets/upload`, { method: 'POST', body: form, headers: { authorization: `Bearer ${key}` } });
+    expect(direct.status).toBe(400);
+    const sentence = ((await direct.json()) as { detail: string }).detail;
+    await page.locator('input[type=file]').setInputFiles({ name: 'bad.csv', mimeType: 'text/csv', buffer: bad });
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain(sentence);
+    await shot('datasets-bad-file');
+  });
+
+  it('uploads with a progress bar, previews the records as chat bubbles, and processes the file', async () => {
+    await page.locator('input[type=file]').setInputFiles({ name: 'qa.csv', mimeType: 'text/csv', buffer: Buffer.from(CSV) });
+    await expect.poll(() => page.getByRole('progressbar', { name: 'Upload progress' }).getAttribute('aria-valuenow')).toBe('100');
+    const summary = page.getByTestId('upload-summary');
+    await expect.poll(() => summary.textContent()).toContain('24 rows');
+    // The mappings were guessed from the column names; the preview is the records processing will write.
+    const preview = page.getByTestId('preview');
+    await expect.poll(() => preview.getByTestId('conversation').count()).toBe(4);
+    expect(await preview.getByTestId('conversation').first().textContent()).toMatch(/user\s*What color is the sky\?\s*assistant\s*Blue\./);
+    // A template changes the preview before anything is sent.
+    await page.getByRole('group', { name: 'User message' }).getByText('Template').click();
+    await page.getByRole('textbox', { name: 'User message template' }).fill('Q: {question}');
+    await expect.poll(() => preview.getByTestId('conversation').first().textContent()).toContain('Q: What color is the sky?');
+    await page.getByLabel('Test size').fill('4');
+    await shot('datasets-preview');
+    await page.getByRole('button', { name: 'Process dataset' }).click();
+    await page.waitForURL(/\/datasets\/[^/]+$/);
+    datasetId = page.url().split('/').at(-1)!;
+    await page.getByRole('tab', { name: /test \(4\)/ }).waitFor();
+    expect(await page.getByTestId('conversation').first().textContent()).toContain('Q: What color is the sky?');
+    await shot('dataset');
+    await page.getByRole('link', { name: '← Datasets' }).click();
+    await expect.poll(() => page.getByRole('table', { name: 'Processed datasets' }).textContent()).toContain('qa');
+    await shot('datasets');
+  });
+
+  it('shows the pre-flight report before a job starts, then draws its loss curve live until it completes', async () => {
+    await page.goto(`${consoleUrl}/training/new?dataset=${datasetId}`);
+    await expect.poll(() => page.locator('input').and(page.getByLabel(/^Base model/)).inputValue()).toBe(TINY_MODEL);
+    await page.getByRole('button', { name: 'Advanced: every hyperparameter' }).click();
+    const set = async (name: string, value: string) => page.getByLabel(name, { exact: true }).fill(value);
+    await set('max_steps', '40');
+    await set('learning_rate', '0.01');
+    await set('batch_size', '4');
+    await set('gradient_accumulation_steps', '1');
+    await set('max_length', '64');
+    await page.getByLabel('Job name').fill('console-a');
+    await page.getByRole('button', { name: 'Review (pre-flight)' }).click();
+    await page.getByTestId('preflight').waitFor({ timeout: 120_000 });
+    expect(await page.getByTestId('preflight').textContent()).toMatch(/40 in total/);
+    await shot('training-new');
+    await page.getByRole('button', { name: 'Start training' }).click();
+    await page.waitForURL(/\/training\/job_/);
+    jobId = page.url().split('/').at(-1)!;
+    // A second, shorter job with another learning rate for the comparison below, over the API (the form is tested
+    // here): it waits in the queue behind this one and trains while the later pages are tried.
+    otherJobId = (await submitJob('console-b', { max_steps: 10, learning_rate: 0.005 })).job_id;
+
+    // Two looks at the curve while the job trains: the second has more points than the first.
+    await page.waitForFunction(lossPointsAbove, 0, { timeout: 150_000, polling: 100 });
+    const first = await chartPoints('loss-chart');
+    expect(first).toBeLessThan(40);
+    await page.waitForFunction(lossPointsAbove, first, { timeout: 60_000, polling: 100 });
+    await shot('job-training');
+    await expect.poll(() => page.getByTestId('status').first().textContent(), { timeout: 120_000 }).toBe('completed');
+    expect(await chartPoints('loss-chart')).toBeGreaterThanOrEqual(40);
+    expect(await chartPoints('lr-chart')).toBeGreaterThan(1);
+    await expect.poll(() => page.getByRole('table', { name: 'Metrics' }).textContent()).toContain('eval_loss');
+    await shot('job');
+    await shot('job', 390);
+    // Readable at 390 px: nothing wider than the screen.
+    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+    await page.setViewportSize({ width: 1280, height: 900 });
+  }, 300_000);
+
+  it('answers in the playground, streaming, next to the base model', async () => {
+    await page.goto(`${consoleUrl}/playground?job=${jobId}`);
+    const columns = page.getByTestId('playground-column');
+    await expect.poll(() => columns.count()).toBe(2);
+    expect(await columns.first().getAttribute('data-model')).toBe(`ft:${TINY_MODEL}:custom:${jobId}`);
+    await page.getByLabel('Max tokens').fill('16');
+    await page.getByLabel('Message').fill(PAIRS[0]![0]!);
+    await page.keyboard.press('Control+Enter');
+    await expect.poll(async () => (await columns.first().textContent()) ?? '', { timeout: 240_000 }).toMatch(/assistant\s*\S/);
+    // Both answers have ended (the send button stops spinning).
+    await expect.poll(() => page.getByRole('button', { name: 'Send' }).getAttribute('data-loading'), { timeout: 120_000 }).toBe(null);
+    expect(await columns.nth(1).textContent()).toContain('What color is the sky?');
+    await shot('playground');
+  }, 400_000);
+
+  it('runs an evaluation and shows its metrics and samples', async () => {
+    await page.goto(`${consoleUrl}/evaluation?job=${jobId}`);
+    await page.getByLabel('Max samples').fill('4');
+    await page.getByLabel('Max new tokens').fill('16');
+    await page.getByRole('button', { name: 'Run evaluation' }).click();
+    const result = page.getByRole('region', { name: 'Evaluation result' });
+    await result.waitFor({ timeout: 300_000 });
+    expect(await page.getByTestId('evaluation-metrics').textContent()).toMatch(/rouge/);
+    expect(await result.getByRole('table', { name: 'Per-sample results' }).locator('tbody tr').count()).toBeGreaterThan(0);
+    await shot('evaluation');
+  }, 360_000);
+
+  it('exports the adapter, follows the export, and downloads the file', async () => {
+    await page.goto(`${consoleUrl}/exports?job=${jobId}`);
+    await page.getByRole('button', { name: 'Export', exact: true }).click();
+    await expect.poll(() => page.getByTestId('export-status').textContent(), { timeout: 120_000 }).toMatch(/completed/);
+    const button = page.getByRole('button', { name: 'Download adapter' });
+    await button.waitFor();
+    await shot('exports');
+    const [download] = await Promise.all([page.waitForEvent('download'), button.click()]);
+    const saved = path.join(dataDir, 'downloaded-adapter');
+    await download.saveAs(saved);
+    const direct = Buffer.from(await (await fetch(`${urls.export}/exports/${jobId}/download?type=adapter`, { headers: { authorization: `Bearer ${key}` } })).arrayBuffer());
+    expect(direct.length).toBeGreaterThan(0);
+    expect(Buffer.compare(await fs.readFile(saved), direct)).toBe(0);
+  }, 180_000);
+
+  it('compares two jobs: curves overlaid, differences highlighted', async () => {
+    await until('second job', () => ok(`${urls.training}/jobs/${otherJobId}`), (j) => j.status === 'completed' || j.status === 'failed', 150_000);
+    await page.goto(`${consoleUrl}/compare`);
+    await page.getByRole('combobox', { name: 'Jobs' }).click();
+    await page.getByRole('option', { name: /console-a/ }).click();
+    await page.getByRole('option', { name: /console-b/ }).click();
+    await page.keyboard.press('Escape');
+    const table = page.getByRole('table', { name: 'Jobs compared' });
+    await expect.poll(() => chartPoints('compare-chart'), { timeout: 30_000 }).toBeGreaterThanOrEqual(40);
+    await expect.poll(() => table.locator('tr[data-differs]').filter({ hasText: 'steps' }).count()).toBeGreaterThan(0);
+    expect(await table.locator('tr:not([data-differs])').filter({ hasText: 'base model' }).count()).toBe(1);
+    await shot('compare');
+    await page.goto(`${consoleUrl}/datasets`);
+    await page.getByRole('heading', { name: 'Datasets', exact: true }).waitFor();
+    await shot('datasets', 390);
+    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+  }, 240_000);
+
+  it('cancels a job that has not ended, then deletes it after asking', async () => {
+    const { job_id: doomed } = await submitJob('console-c', { max_steps: 5000 });
+    await page.goto(`${consoleUrl}/training/${doomed}`);
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    await expect.poll(() => page.getByTestId('status').first().textContent(), { timeout: 60_000 }).toBe('failed');
+    await expect.poll(() => page.getByRole('alert').first().textContent()).toContain('cancelled by user');
+    await page.getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete job' }).click();
+    await page.waitForURL(/\/training$/);
+    await expect.poll(() => page.getByRole('table', { name: 'Training jobs' }).textContent()).toContain('console-b');
+    expect(await page.getByRole('table', { name: 'Training jobs' }).textContent()).not.toContain('console-c');
+    await shot('training');
+  }, 120_000);
+
+  it('deletes a processed dataset after asking', async () => {
+    await page.goto(`${consoleUrl}/datasets/${datasetId}`);
+    await page.getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete dataset' }).click();
+    await page.waitForURL(/\/datasets$/);
+    await expect.poll(() => page.getByText('None yet: upload a file and process it above.').isVisible()).toBe(true);
+    expect((await fetch(`${urls.preprocessing}/datasets/${datasetId}`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(404);
+  });
+
+  it('loaded nothing from anywhere but its own origin', () => {
+    const foreign = requested.filter((url) => !url.startsWith(consoleUrl) && !url.startsWith('data:') && !url.startsWith('blob:'));
+    expect(foreign).toEqual([]);
+  });
+});
+
+describe('the console as its own process (scaled out)', () => {
+  let alone: NodeProcess | undefined;
+  afterAll(async () => alone?.stop());
+
+  it('serves the same pages and reaches each service at its CONSOLE_<SERVICE>_URL', async () => {
+    const port = await freePort();
+    alone = startNode('services/console/src/server.ts', {
+      CONSOLE_PORT: String(port),
+      CONSOLE_PREPROCESSING_URL: urls.preprocessing,
+      CONSOLE_TRAINING_URL: urls.training,
+      CONSOLE_EXPORT_URL: urls.export,
+      CONSOLE_INFERENCE_URL: urls.inference,
+      CONSOLE_OPENAI_URL: urls.openai,
+      LOG_LEVEL: 'warn',
+    });
+    const url = `http://127.0.0.1:${port}`;
+    await waitHealthy([url], [alone], 60_000);
+    const jobs = await fetch(`${url}/api/training/jobs`, { headers: { authorization: `Bearer ${key}` } });
+    expect(jobs.status).toBe(200);
+    expect(((await jobs.json()) as { jobs: unknown[] }).jobs).toBeInstanceOf(Array);
+    expect((await fetch(`${url}/api/openai/v1/models`)).status).toBe(401);
+    expect(await (await fetch(`${url}/datasets`)).text()).toContain('<div id="root">');
+  });
+});

@@ -243,6 +243,20 @@ describe('augmentation with EDA', () => {
     expect(got.json().augmentation).toEqual(result.augmentation);
   });
 
+  it('keeps a short answer (a label) as it is: only the question changes', async () => {
+    const labels = ['billing', 'technical support', 'account'];
+    const rows = [['question', 'team'], ...QUESTIONS.map((q, i) => [q, labels[i % 3]!])];
+    const routing = (await svc.upload('routing.csv', csv(rows))).json().dataset_id;
+    const request = eda(3);
+    request.dataset_id = routing;
+    request.config.field_mappings.assistant_field = { type: 'column', value: 'team' };
+    const result = (await svc.process(request)).json();
+    const records = (await readSplit(svc.platform, result.full_splits[0].path)) as Rec[];
+    const added = records.filter((r) => r.metadata);
+    expect(added.length).toBeGreaterThanOrEqual(25);
+    for (const record of added) expect(record.messages[2]!.content).toBe(labels[record.metadata!.source_index % 3]);
+  });
+
   it('grows train to about factor × rows: 1.4 over 15 rows adds 6', async () => {
     const result = (await svc.process(eda(1.4))).json();
     const { added, dropped } = result.augmentation.eda;

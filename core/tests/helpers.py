@@ -60,6 +60,22 @@ def stdout_events(stdout: str):
     return [events.parse_event_line(line) for line in stdout.splitlines()]
 
 
+def sigterm_at_step(command: list[str], step: int = 3, timeout: float = 180) -> tuple[list, int]:
+    """Runs a training command, sends it SIGTERM once it reports `step`, and returns every event and the exit code."""
+    import signal
+
+    process = subprocess.Popen(command, cwd=CORE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                               env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    seen = []
+    for line in process.stdout:
+        seen.append(events.parse_event_line(line))
+        if seen[-1].event == "progress" and seen[-1].step >= step:
+            process.send_signal(signal.SIGTERM)
+            break
+    rest, _ = process.communicate(timeout=timeout)
+    return seen + stdout_events(rest), process.returncode
+
+
 def sft_spec(tiny_model, train, test, out, **hp):
     """A LoRA SFT spec on the tiny model that memorises QA in a few seconds (fp32, no dropout, no warm-up)."""
     from ftcore.train.spec import Hyperparameters, Options

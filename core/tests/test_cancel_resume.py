@@ -1,12 +1,11 @@
 """SIGTERM stops training at the next step with a checkpoint and a `cancelled` error; resume continues from it."""
 import json
 import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
 
-from helpers import CORE, stdout_events
+from helpers import CORE, sigterm_at_step, stdout_events
 
 from ftcore import events
 
@@ -24,19 +23,8 @@ def _spec(tmp_path, tiny_model, train, max_steps, resume) -> str:
 
 def test_sigterm_saves_a_checkpoint_and_resume_continues_from_its_step(tmp_path, tiny_model, sft_files):
     train, _ = sft_files
-    process = subprocess.Popen([sys.executable, "-m", "ftcore", "train", "--spec",
-                                _spec(tmp_path, tiny_model, train, 400, False)],
-                               cwd=CORE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                               env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    seen = []
-    for line in process.stdout:
-        seen.append(events.parse_event_line(line))
-        if seen[-1].event == "progress" and seen[-1].step >= 3:
-            process.send_signal(signal.SIGTERM)
-            break
-    rest, _ = process.communicate(timeout=120)
-    seen += stdout_events(rest)
-    assert process.returncode == 130
+    seen, returncode = sigterm_at_step([sys.executable, "-m", "ftcore", "train", "--spec", _spec(tmp_path, tiny_model, train, 400, False)])
+    assert returncode == 130
     assert seen[-1] == events.Error(code="cancelled", message="cancelled")
     (checkpoint,) = [e for e in seen if e.event == "checkpoint"]
     assert 3 <= checkpoint.step < 400 and Path(checkpoint.path, "trainer_state.json").is_file()

@@ -3,12 +3,11 @@ batches as one process with twice the per-device batch, so its loss curve and to
 rank 0 speaks (events, checkpoints, the adapter), and a SIGTERM stops every rank at the same step with a checkpoint."""
 import json
 import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
 
-from helpers import CORE, stdout_events
+from helpers import CORE, sigterm_at_step, stdout_events
 
 from ftcore import events
 
@@ -67,17 +66,7 @@ def test_two_processes_train_the_same_global_batches_as_one(tmp_path, tiny_model
 
 def test_sigterm_stops_every_rank_with_one_checkpoint(tmp_path, tiny_model, sft_files):
     train, _ = sft_files
-    process = subprocess.Popen(_launch(2, _spec(tmp_path, tiny_model, train, "cancel", 2, max_steps=400)), cwd=CORE,
-                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                               env={**os.environ, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"})
-    seen = []
-    for line in process.stdout:
-        seen.append(events.parse_event_line(line))
-        if seen[-1].event == "progress" and seen[-1].step >= 3:
-            process.send_signal(signal.SIGTERM)
-            break
-    rest, _ = process.communicate(timeout=180)
-    seen += stdout_events(rest)
+    seen, _ = sigterm_at_step(_launch(2, _spec(tmp_path, tiny_model, train, "cancel", 2, max_steps=400)))
     assert seen[-1] == events.Error(code="cancelled", message="cancelled")
     (checkpoint,) = [e for e in seen if e.event == "checkpoint"]
     assert 3 <= checkpoint.step < 400 and Path(checkpoint.path, "trainer_state.json").is_file()

@@ -248,8 +248,13 @@ describe('the web console', () => {
     await page.keyboard.press('Escape');
     const table = page.getByRole('table', { name: 'Jobs compared' });
     await expect.poll(() => chartPoints('compare-chart'), { timeout: 30_000 }).toBeGreaterThanOrEqual(40);
+    // Both jobs' histories arrived: each has a final train loss.
+    const finalLoss = table.locator('tr').filter({ hasText: 'final train loss' });
+    await expect.poll(async () => (await finalLoss.locator('td').allInnerTexts()).filter((t) => /^\d/.test(t)).length, { timeout: 30_000 }).toBe(2);
     await expect.poll(() => table.locator('tr[data-differs]').filter({ hasText: 'steps' }).count()).toBeGreaterThan(0);
     expect(await table.locator('tr:not([data-differs])').filter({ hasText: 'base model' }).count()).toBe(1);
+    // Every setting of training_config is a row: the hyperparameters by name.
+    expect(await table.locator('tr').filter({ hasText: /^learning_rate/ }).count()).toBe(1);
     await shot('compare');
     await page.goto(`${consoleUrl}/datasets`);
     await page.getByRole('heading', { name: 'Datasets', exact: true }).waitFor();

@@ -55,6 +55,7 @@ export function presentJob(job: TrainingJobRow, latestExport?: ExportRow): Train
     latest_export: latestExport ? presentExportRecord(latestExport) : null,
     parent: job.parent_job_id ? { job_id: job.parent_job_id, checkpoint_step: job.parent_checkpoint_step } : null,
     best_step: job.best_step,
+    training_config: job.training_config,
     preflight: job.preflight as PreflightReport | null,
   };
 }

@@ -1,6 +1,6 @@
-// Compare jobs: their loss curves overlaid on one step axis, and a table of what they were and what they reached,
-// with the rows where they differ highlighted. (GET /jobs/{id} does not return a job's hyperparameters; what the
-// pre-flight report records of them — trainer, method, max_length, batch, steps — stands in for them.)
+// Compare jobs: their loss curves overlaid on one step axis, and a table of what they were (their training_config,
+// every hyperparameter, and what the pre-flight report counted) and what they reached, with the rows where they
+// differ highlighted.
 import { useEffect, useMemo, useState } from 'react';
 import { Card, MultiSelect, ScrollArea, Stack, Table, Text, Title } from '@mantine/core';
 import { api } from '../../api/client.ts';
@@ -62,7 +62,7 @@ export function ComparePage() {
                   </Table.Tr>
                 </Table.Thead>
                 <Table.Tbody>
-                  {ROWS.map(([label, value]) => {
+                  {[...configRows(selected), ...ROWS].map(([label, value]) => {
                     const cells = selected.map((j) => value(j, histories[j.job_id] ?? emptyHistory()));
                     const differs = new Set(cells).size > 1;
                     return (
@@ -103,13 +103,31 @@ const meanSpeed = (h: JobHistory) => {
   return speeds.length ? speeds.reduce((a, b) => a + b, 0) / speeds.length : undefined;
 };
 
-const ROWS: Array<[string, (job: TrainingJob, history: JobHistory) => string]> = [
+type Row = [string, (job: TrainingJob, history: JobHistory) => string];
+
+const shown = (value: unknown): string => (value === undefined || value === null ? '—' : typeof value === 'object' ? JSON.stringify(value) : String(value));
+
+/** training_config as flat settings: hyperparameters by their own name, other groups as group.name. */
+function flatSettings(config: Record<string, unknown>): Record<string, unknown> {
+  const flat: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(config)) {
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) flat[key] = value;
+    else for (const [inner, v] of Object.entries(value)) flat[key === 'hyperparameters' ? inner : `${key}.${inner}`] = v;
+  }
+  return flat;
+}
+
+/** One row per training_config setting any of the jobs has, in a stable order. */
+function configRows(jobs: TrainingJob[]): Row[] {
+  const settings = (j: TrainingJob) => flatSettings(j.training_config);
+  const keys = [...new Set(jobs.flatMap((j) => Object.keys(settings(j))))].sort();
+  return keys.map((key): Row => [key, (j) => shown(settings(j)[key])]);
+}
+
+const ROWS: Row[] = [
   ['status', (j) => j.status],
   ['base model', (j) => j.base_model_id],
   ['dataset', (j) => j.processed_dataset_id ?? '—'],
-  ['trainer', (j) => j.preflight?.trainer_type ?? '—'],
-  ['method', (j) => j.preflight?.method ?? '—'],
-  ['max_length', (j) => formatNumber(j.preflight?.max_length)],
   ['effective batch', (j) => formatNumber(j.preflight?.steps.effective_batch_size)],
   ['steps', (j) => formatNumber(j.preflight?.steps.total)],
   ['train examples', (j) => formatNumber(j.preflight?.examples.train)],

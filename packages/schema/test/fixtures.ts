@@ -48,6 +48,7 @@ const datasetFields = {
   dataset_id: 'ds_01',
   processed_dataset_id: 'pd_01',
   created_at: now,
+  status: 'ready',
 };
 
 export const responses = {
@@ -73,6 +74,7 @@ export const responses = {
     progress: { step: 30, total_steps: 30, epoch: 3, loss: 1.2, eta_seconds: 0 },
     artifacts,
     latest_export: latestExport,
+    training_config: { base_model_id: 'google/gemma-3-270m', method: 'LoRA', hyperparameters: { learning_rate: 0.0002 } },
   },
   jobDelete: { job_id: 'job_01', deleted: true, message: 'deleted', deleted_resources: ['jobs/job_01'] },
   exportCreate: { success: true, message: 'export started', export_id: 'exp_01' },

@@ -39,7 +39,7 @@ export async function resolveChatModel(api: Api, model: string): Promise<string>
 
 /** One answer, whole: the API's chat.completion document (what --json prints). */
 export async function completeChat(api: Api, model: string, messages: readonly ChatTurn[], options: GenerationOptions): Promise<ChatCompletion> {
-  return api.json<ChatCompletion>('openai', 'POST', '/v1/chat/completions', { json: requestBody(model, messages, options, false) });
+  return api.json<ChatCompletion>('openai', 'POST', '/v1/chat/completions', { kind: 'work', json: requestBody(model, messages, options, false) });
 }
 
 /** One answer, streamed: `onText` gets each piece of text as it is generated; returns the whole text. */
@@ -52,6 +52,7 @@ export async function streamChat(
   signal?: AbortSignal,
 ): Promise<string> {
   const res = await api.send('openai', 'POST', '/v1/chat/completions', {
+    kind: 'stream',
     json: requestBody(model, messages, options, true),
     headers: { accept: 'text/event-stream' },
     ...(signal ? { signal } : {}),

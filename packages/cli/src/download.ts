@@ -52,7 +52,7 @@ export async function downloadExport(api: Api, request: DownloadRequest, mode: D
   const query = new URLSearchParams({ type: request.type });
   if (request.checkpointStep !== undefined) query.set('checkpoint_step', String(request.checkpointStep));
   const controller = new AbortController();
-  const res = await api.send('export', 'GET', `/exports/${segment(request.jobId)}/download?${query}`, { signal: controller.signal });
+  const res = await api.send('export', 'GET', `/exports/${segment(request.jobId)}/download?${query}`, { kind: 'transfer', signal: controller.signal });
   const length = Number(res.headers.get('content-length'));
   if (!res.body || !Number.isSafeInteger(length) || length < 0 || res.headers.get('content-length') === null) {
     controller.abort();

@@ -27,6 +27,7 @@ export async function* jobEvents(api: Api, jobId: string): AsyncGenerator<JobEve
     const controller = new AbortController();
     try {
       const res = await api.send('training', 'GET', `/jobs/${segment(jobId)}/events`, {
+        kind: 'stream',
         headers: { accept: 'text/event-stream', ...(lastId !== undefined ? { 'last-event-id': lastId } : {}) },
         signal: controller.signal,
       });

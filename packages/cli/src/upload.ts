@@ -74,6 +74,7 @@ export async function uploadDataset(api: Api, file: string, onProgress: (sent: n
     { highWaterMark: 0 },
   );
   return api.json<UploadResult>('preprocessing', 'POST', '/datasets/upload', {
+    kind: 'transfer',
     body,
     headers: {
       'content-type': `multipart/form-data; boundary=${boundary}`,

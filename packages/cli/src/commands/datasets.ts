@@ -121,6 +121,7 @@ export function datasetsCommand(): Command {
       config.field_mappings = mappings;
       if (options.testSize !== undefined) config.split_config = { type: 'manual_split', test_size: options.testSize };
       const result = await api.json<ProcessingResult>('preprocessing', 'POST', '/datasets/process', {
+        kind: 'work',
         json: { dataset_name: options.name, dataset_id: datasetId, ...(options.mode ? { processing_mode: options.mode } : {}), config },
       });
       if (json) return printJson(result);

@@ -87,7 +87,7 @@ export function evalCommand(): CommandUnknownOpts {
         ...(hubToken ? { hub_token: hubToken } : {}),
       };
       if (interactive) process.stderr.write(`evaluating ${jobId ?? options.base} on ${options.dataset}; the answer comes once every sample is scored…\n`);
-      const result = await api.json<EvaluationResult>('inference', 'POST', '/evaluation', { json: request });
+      const result = await api.json<EvaluationResult>('inference', 'POST', '/evaluation', { kind: 'work', json: request });
       if (json) return printJson(result);
       printResult(result, options.samples);
     });

@@ -74,6 +74,8 @@ export function trainCommand(): Command {
       };
       applySettings(trainingConfig, options.set ?? []);
       const submitted = await api.json<TrainResponse>('training', 'POST', '/train', {
+        // The pre-flight checks read the model's files (from the hub, the first time) before the job is accepted.
+        kind: 'work',
         json: { processed_dataset_id: options.dataset, training_config: trainingConfig, ...(options.name ? { job_name: options.name } : {}) },
       });
       if (!options.follow) {

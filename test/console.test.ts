@@ -224,7 +224,7 @@ describe('the web console', () => {
     await shot('evaluation');
   }, 360_000);
 
-  it('exports the adapter, follows the export, and downloads the file', async () => {
+  it('exports the adapter, follows the export, and downloads the file through a one-time link', async () => {
     await page.goto(`${consoleUrl}/exports?job=${jobId}`);
     await page.getByRole('button', { name: 'Export', exact: true }).click();
     await expect.poll(() => page.getByTestId('export-status').textContent(), { timeout: 120_000 }).toMatch(/completed/);
@@ -232,8 +232,13 @@ describe('the web console', () => {
     await button.waitFor();
     await shot('exports');
     const [download] = await Promise.all([page.waitForEvent('download'), button.click()]);
+    // Streamed from a one-time link of the console's (no blob the page held whole, no key in the URL).
+    expect(download.url()).toMatch(new RegExp(`^${consoleUrl}/downloads/[\\w-]{20,}$`));
+    expect(download.url()).not.toContain(key);
     const saved = path.join(dataDir, 'downloaded-adapter');
     await download.saveAs(saved);
+    expect(download.suggestedFilename()).not.toBe('');
+    expect((await fetch(download.url())).status).toBe(404);
     const direct = Buffer.from(await (await fetch(`${urls.export}/exports/${jobId}/download?type=adapter`, { headers: { authorization: `Bearer ${key}` } })).arrayBuffer());
     expect(direct.length).toBeGreaterThan(0);
     expect(Buffer.compare(await fs.readFile(saved), direct)).toBe(0);

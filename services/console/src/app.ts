@@ -1,12 +1,14 @@
 // Builds the web console's app (no listen): the static build of web/ (dist/, made by `pnpm --filter @ftp/console build`,
 // which scripts/bootstrap.sh runs) and /api/<service>/… forwarded to each service, so the browser talks to one origin:
-// no CORS, and server-sent events, uploads and downloads stream through with the caller's Authorization header.
+// no CORS, and server-sent events and uploads stream through with the caller's Authorization header. Downloads, which
+// a browser saves from a link that carries no header, go through one-time links (downloads.ts).
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import fastifyHttpProxy from '@fastify/http-proxy';
 import fastifyStatic from '@fastify/static';
+import { registerDownloads } from './downloads.ts';
 
 /** The services the console reaches, each under /api/<name>/ (openai: the /v1 surface, /api/openai/v1/…). */
 export const CONSOLE_UPSTREAMS = ['preprocessing', 'training', 'export', 'inference', 'openai'] as const;
@@ -53,6 +55,7 @@ export async function buildConsoleApp(options: ConsoleOptions): Promise<FastifyI
   });
 
   for (const name of CONSOLE_UPSTREAMS) await registerUpstream(app, name, options.upstreams[name]);
+  registerDownloads(app, options.upstreams);
 
   if (built) {
     await app.register(fastifyStatic, {

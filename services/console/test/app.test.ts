@@ -1,5 +1,6 @@
-// The console's own app, driven with inject: a missing web build is said plainly (page, health, log), and a service
-// it cannot reach is a 503 with a sentence, not a stack trace. (The pages themselves: test/console.test.ts.)
+// The console's own app, driven with inject: a missing web build is said plainly (page, health, log), a service it
+// cannot reach is a 503 with a sentence, not a stack trace, and a download link is minted only for a service's path.
+// (The pages themselves, and a download through a link: test/console.test.ts.)
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -39,6 +40,19 @@ describe('the console app', () => {
     const response = await app.inject({ url: '/api/training/jobs' });
     expect(response.statusCode).toBe(503);
     expect(response.json().detail).toBe(`the training service at ${upstream} cannot be reached (ECONNREFUSED); is it running?`);
+  });
+
+  it('mints download links only for a path of a known service, and says why not otherwise', async () => {
+    const mint = (body: unknown) => app.inject({ method: 'POST', url: '/downloads', payload: body as object });
+    expect((await mint({ service: 'nowhere', path: '/x' })).json().detail).toMatch(/^service must be one of preprocessing, training, export/);
+    const elsewhere = await mint({ service: 'export', path: '//elsewhere.example/file' });
+    expect(elsewhere.statusCode).toBe(422);
+    const down = await mint({ service: 'export', path: '/exports/job_1/download?type=gguf' });
+    expect(down.statusCode).toBe(503);
+    expect(down.json().detail).toBe(`the export service at ${upstream} cannot be reached; is it running?`);
+    const unknown = await app.inject({ url: '/downloads/not-a-token' });
+    expect(unknown.statusCode).toBe(404);
+    expect(unknown.json().detail).toMatch(/used already or has expired/);
   });
 
   it('answers an unknown /api path and a missing asset with 404, not the app', async () => {

@@ -85,7 +85,12 @@ export interface RequestOptions {
 }
 
 /** A request to a service; resolves with the response when it is 2xx, else rejects with the API's sentence. */
-export async function request(service: Service, path: string, options: RequestOptions = {}): Promise<Response> {
+export function request(service: Service, path: string, options: RequestOptions = {}): Promise<Response> {
+  return send(`/api/${service}${path}`, options);
+}
+
+/** A request to the console's own origin (`url`), with the key. */
+async function send(url: string, options: RequestOptions): Promise<Response> {
   const init: RequestInit = { method: options.method ?? (options.json === undefined ? 'GET' : 'POST'), headers: headers(options.headers), signal: options.signal ?? null };
   if (options.json !== undefined) {
     (init.headers as Headers).set('content-type', 'application/json');
@@ -93,7 +98,7 @@ export async function request(service: Service, path: string, options: RequestOp
   }
   let response: Response;
   try {
-    response = await fetch(`/api/${service}${path}`, init);
+    response = await fetch(url, init);
   } catch (err) {
     if ((err as Error).name === 'AbortError') throw err;
     throw new ApiError(0, `the console cannot be reached (${(err as Error).message}); is it still running?`);
@@ -156,20 +161,16 @@ export async function* serverSentEvents(service: Service, path: string, options:
   }
 }
 
-/** Downloads a file through the console with the caller's key, and hands it to the browser to save. */
-export async function downloadFile(service: Service, path: string, fallbackName: string): Promise<void> {
-  const response = await request(service, path);
-  const disposition = response.headers.get('content-disposition') ?? '';
-  const name = /filename\*=UTF-8''([^;]+)/i.exec(disposition)?.[1] ?? /filename="?([^";]+)"?/i.exec(disposition)?.[1];
-  const url = URL.createObjectURL(await response.blob());
-  try {
-    const link = document.createElement('a');
-    link.href = url;
-    link.download = name ? decodeURIComponent(name) : fallbackName;
-    document.body.append(link);
-    link.click();
-    link.remove();
-  } finally {
-    setTimeout(() => URL.revokeObjectURL(url), 10_000);
-  }
+/** Downloads a file of a service straight to disk, never into the page's memory (an export can be gigabytes). A link
+ *  cannot carry the key, so the console is asked first, with it: it opens the file and answers a one-time link
+ *  (valid for seconds) that the browser then saves as it streams in. A refusal is the service's sentence. */
+export async function downloadFile(service: Service, path: string): Promise<void> {
+  const { url } = (await (await send('/downloads', { json: { service, path } })).json()) as { url: string };
+  const link = document.createElement('a');
+  link.href = url;
+  // Empty: the name the service gives in Content-Disposition.
+  link.setAttribute('download', '');
+  document.body.append(link);
+  link.click();
+  link.remove();
 }

@@ -127,7 +127,7 @@ export function ExportsPage() {
                     <Table.Td>
                       <Group gap={4}>
                         {FILE_TYPES.filter((t) => entry.artifacts.file[t]).map((t) => (
-                          <Button key={t} size="compact-sm" variant="light" onClick={() => void downloadFile('export', `/exports/${encodeURIComponent(entry.job_id)}/download?type=${t}`, `${entry.job_name}-${t}`).catch((err: Error) => setError(err.message))}>
+                          <Button key={t} size="compact-sm" variant="light" onClick={() => void downloadFile('export', `/exports/${encodeURIComponent(entry.job_id)}/download?type=${t}`).catch((err: Error) => setError(err.message))}>
                             Download {t}
                           </Button>
                         ))}

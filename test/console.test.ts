@@ -212,15 +212,24 @@ describe('the web console', () => {
     await shot('playground');
   }, 400_000);
 
-  it('runs an evaluation and shows its metrics and samples', async () => {
+  it('runs an evaluation beside the base model and shows both metrics and both predictions per sample', async () => {
     await page.goto(`${consoleUrl}/evaluation?job=${jobId}`);
     await page.getByLabel('Max samples').fill('4');
     await page.getByLabel('Max new tokens').fill('16');
+    expect(await page.getByRole('switch', { name: /Beside the base model/ }).isChecked()).toBe(true);
     await page.getByRole('button', { name: 'Run evaluation' }).click();
     const result = page.getByRole('region', { name: 'Evaluation result' });
     await result.waitFor({ timeout: 300_000 });
-    expect(await page.getByTestId('evaluation-metrics').textContent()).toMatch(/rouge/);
-    expect(await result.getByRole('table', { name: 'Per-sample results' }).locator('tbody tr').count()).toBeGreaterThan(0);
+    const metrics = result.getByRole('table', { name: 'Metrics compared' });
+    expect(await metrics.locator('thead').textContent()).toMatch(/base.*tuned \(adapter\)/);
+    expect(await metrics.locator('tbody').textContent()).toMatch(/rouge/);
+    const table = result.getByRole('table', { name: 'Per-sample results' });
+    expect(await table.locator('thead').textContent()).toMatch(/Prediction: base.*Prediction: tuned \(adapter\)/);
+    const rows = await table.locator('tbody tr').count();
+    expect(rows).toBeGreaterThan(0);
+    // Each tuned sample found its base twin (same sample_index): no cell is left with a dash.
+    expect(await table.locator('td[data-column=base]').allInnerTexts()).toHaveLength(rows);
+    expect(await table.locator('td[data-column=base]', { hasText: /^—$/ }).count()).toBe(0);
     await shot('evaluation');
   }, 360_000);
 

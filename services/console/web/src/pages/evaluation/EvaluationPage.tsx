@@ -1,14 +1,13 @@
-// Evaluate a model (a job's adapter or merged model, or a base model) on a processed dataset: its metrics and the
-// per-sample table of prompt, reference and prediction.
-import { useState, type FormEvent } from 'react';
-import { Button, Card, Group, MultiSelect, NativeSelect, NumberInput, SimpleGrid, Stack, Switch, Table, Text, Title } from '@mantine/core';
+// Evaluate a model (a job's adapter or merged model, or a base model) on a processed dataset, by default beside the
+// job's base model on the same samples: the metrics and the per-sample table of prompt, reference and predictions.
+import { useRef, useState, type FormEvent } from 'react';
+import { Button, Card, Group, MultiSelect, NativeSelect, NumberInput, SimpleGrid, Stack, Switch, Title } from '@mantine/core';
 import { useSearch } from 'wouter';
 import { api } from '../../api/client.ts';
 import type { DatasetList, EvaluationResult, JobList } from '../../api/types.ts';
 import { useLoad } from '../../api/use-load.ts';
 import { ErrorAlert } from '../../components/ErrorAlert.tsx';
-import { formatNumber } from '../../components/format.ts';
-import { ScrollTable } from '../../components/ScrollTable.tsx';
+import { EvaluationView, type EvaluationRun } from './EvaluationView.tsx';
 
 const TASKS = ['general', 'conversation', 'qa', 'summarization', 'translation', 'classification'];
 const METRICS = ['rouge', 'bleu', 'meteor', 'bertscore', 'exact_match', 'f1', 'accuracy', 'precision', 'recall'];
@@ -26,8 +25,10 @@ export function EvaluationPage() {
   const [samples, setSamples] = useState<number | string>(5);
   const [maxTokens, setMaxTokens] = useState<number | string>(64);
   const [fast, setFast] = useState(false);
-  const [result, setResult] = useState<EvaluationResult>();
+  const [compareBase, setCompareBase] = useState(true);
+  const [result, setResult] = useState<{ tuned?: EvaluationRun; base?: EvaluationRun }>();
   const [error, setError] = useState<string>();
+  const [baseError, setBaseError] = useState<string>();
   const [busy, setBusy] = useState(false);
 
   const completed = (jobs.data?.jobs ?? []).filter((j) => j.status === 'completed');
@@ -35,31 +36,40 @@ export function EvaluationPage() {
   const ready = (datasets.data?.datasets ?? []).filter((d) => d.status === 'ready');
   const dataset = datasetId || job?.processed_dataset_id || ready[0]?.processed_dataset_id || '';
 
+  // The base model is evaluated beside a tuned one on the same samples, unless it is what is evaluated; its result is
+  // kept per request, so evaluating another job (or checkpoint) against the same base does not run it again.
+  const withBase = compareBase && source !== 'base';
+  const baseRuns = useRef(new Map<string, EvaluationResult>());
+
   const run = async (event: FormEvent) => {
     event.preventDefault();
     setBusy(true);
     setError(undefined);
+    setBaseError(undefined);
     setResult(undefined);
-    try {
-      setResult(
-        await api<EvaluationResult>('inference', '/evaluation', {
-          json: {
-            model_source: source,
-            ...(source === 'base' ? { base_model_id: job?.base_model_id } : { job_id: job?.job_id }),
-            dataset_id: dataset,
-            ...(metrics.length > 0 ? { metrics } : { task_type: task }),
-            max_samples: Number(maxSamples) || undefined,
-            num_sample_results: Number(samples),
-            max_new_tokens: Number(maxTokens),
-            use_fast_engine: fast,
-          },
-        }),
-      );
-    } catch (err) {
-      setError((err as Error).message);
-    } finally {
-      setBusy(false);
-    }
+    const settings = {
+      dataset_id: dataset,
+      ...(metrics.length > 0 ? { metrics } : { task_type: task }),
+      max_samples: Number(maxSamples) || undefined,
+      num_sample_results: Number(samples),
+      max_new_tokens: Number(maxTokens),
+      use_fast_engine: fast,
+    };
+    const evaluate = (body: object) => api<EvaluationResult>('inference', '/evaluation', { json: body });
+    const baseBody = { model_source: 'base', base_model_id: job?.base_model_id, ...settings };
+    const baseKey = JSON.stringify(baseBody);
+    const [tuned, base] = await Promise.allSettled([
+      evaluate(source === 'base' ? baseBody : { model_source: source, job_id: job?.job_id, ...settings }),
+      withBase ? (baseRuns.current.get(baseKey) ?? evaluate(baseBody)) : Promise.resolve(undefined),
+    ]);
+    if (base.status === 'fulfilled' && base.value) baseRuns.current.set(baseKey, base.value);
+    if (tuned.status === 'rejected') setError((tuned.reason as Error).message);
+    if (base.status === 'rejected') setBaseError((base.reason as Error).message);
+    setResult({
+      ...(tuned.status === 'fulfilled' ? { tuned: { label: source === 'base' ? 'base' : `tuned (${source})`, result: tuned.value } } : {}),
+      ...(base.status === 'fulfilled' && base.value ? { base: { label: 'base', result: base.value } } : {}),
+    });
+    setBusy(false);
   };
 
   return (
@@ -87,8 +97,10 @@ export function EvaluationPage() {
             <NumberInput label="Samples to show" value={samples} min={0} onChange={setSamples} />
             <NumberInput label="Max new tokens" value={maxTokens} min={1} onChange={setMaxTokens} />
             <Switch label="Fast engine (llama.cpp on the GGUF)" mt="lg" checked={fast} onChange={(e) => setFast(e.currentTarget.checked)} />
+            <Switch label="Beside the base model" description="evaluates the job’s base model on the same samples too" mt="lg" checked={withBase} disabled={source === 'base'} onChange={(e) => setCompareBase(e.currentTarget.checked)} />
           </SimpleGrid>
           <ErrorAlert message={error} title="The evaluation failed" />
+          <ErrorAlert message={baseError} title="The base model’s evaluation failed" />
           <Group justify="flex-end">
             <Button type="submit" loading={busy} disabled={!job || !dataset}>
               Run evaluation
@@ -96,54 +108,7 @@ export function EvaluationPage() {
           </Group>
         </Stack>
       </Card>
-      {result && <EvaluationView result={result} />}
+      {result?.tuned && <EvaluationView tuned={result.tuned} base={result.base} />}
     </Stack>
-  );
-}
-
-function flatMetrics(metrics: EvaluationResult['metrics']): Array<[string, number]> {
-  return Object.entries(metrics).flatMap(([name, value]) => (typeof value === 'number' ? [[name, value] as [string, number]] : Object.entries(value).map(([sub, v]) => [`${name}.${sub}`, v] as [string, number])));
-}
-
-function EvaluationView({ result }: { result: EvaluationResult }) {
-  const text = (content: unknown) => (typeof content === 'string' ? content : JSON.stringify(content));
-  return (
-    <Card withBorder padding="lg" role="region" aria-label="Evaluation result">
-      <Stack>
-        <Title order={3} size="h4">
-          {result.num_samples} samples scored
-        </Title>
-        {result.warnings.map((w, i) => (
-          <Text key={i} size="sm" c="orange">
-            {typeof w === 'string' ? w : `${w.metric}: ${w.error}`}
-          </Text>
-        ))}
-        <SimpleGrid cols={{ base: 2, sm: 4 }} data-testid="evaluation-metrics">
-          {flatMetrics(result.metrics).map(([name, value]) => (
-            <Card key={name} withBorder padding="xs">
-              <Text size="xs" c="dimmed">
-                {name}
-              </Text>
-              <Text fw={600}>{formatNumber(value)}</Text>
-            </Card>
-          ))}
-        </SimpleGrid>
-        {result.notes?.map((n, i) => (
-          <Text key={i} size="xs" c="dimmed">
-            {n.metric}: {n.note}
-          </Text>
-        ))}
-        <ScrollTable label="Per-sample results" minWidth={600} striped fz="sm" headers={['#', 'Prompt', 'Reference', 'Prediction']}>
-              {result.samples.map((sample) => (
-                <Table.Tr key={sample.sample_index}>
-                  <Table.Td>{sample.sample_index}</Table.Td>
-                  <Table.Td>{text(sample.input.filter((m) => m.role === 'user').at(-1)?.content ?? '')}</Table.Td>
-                  <Table.Td>{sample.reference}</Table.Td>
-                  <Table.Td>{sample.prediction}</Table.Td>
-                </Table.Tr>
-              ))}
-        </ScrollTable>
-      </Stack>
-    </Card>
   );
 }

@@ -112,8 +112,10 @@ export const TrackerConfig = z.strictObject({
 // GRPO reward functions, one variant per `type` (decisions.md "Training").
 const rewardName = z.string().min(1).describe('Name shown in the job’s metrics');
 const referenceField = z.string().min(1).describe('Dataset column holding the reference');
+const rewardWeight = z.number().finite().optional().describe('Weight of this reward in the summed reward (default 1)');
 const judgeFields = {
   name: rewardName,
+  weight: rewardWeight,
   model: z.string().min(1).describe('Judge model served at LLM_API_BASE'),
   prompt: z.string().min(1).describe('Judge instruction; may reference {completion} and {column}'),
   reference_field: referenceField.optional(),
@@ -123,18 +125,21 @@ export const RewardConfig = z
     z.strictObject({
       type: z.literal('string_check'),
       name: rewardName,
+      weight: rewardWeight,
       reference_field: referenceField,
       operation: z.enum(['eq', 'ne', 'like', 'ilike']).default('eq'),
     }),
     z.strictObject({
       type: z.literal('text_similarity'),
       name: rewardName,
+      weight: rewardWeight,
       reference_field: referenceField,
       evaluation_metric: z.enum(['bleu', 'meteor', 'rouge_1', 'rouge_2', 'rouge_l', 'fuzzy_match']),
     }),
     z.strictObject({
       type: z.literal('built_in'),
       name: rewardName,
+      weight: rewardWeight,
       function_name: z.enum(['format_reward', 'count_xml', 'numerical_accuracy']),
       reference_field: referenceField.optional(),
     }),

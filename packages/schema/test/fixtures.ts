@@ -14,7 +14,7 @@ export const splitConfigs = [
 
 export const grpoRewards = [
   { type: 'string_check', name: 'exact', reference_field: 'answer', operation: 'ilike' },
-  { type: 'text_similarity', name: 'similar', reference_field: 'answer', evaluation_metric: 'rouge_l' },
+  { type: 'text_similarity', name: 'similar', reference_field: 'answer', evaluation_metric: 'rouge_l', weight: 0.5 },
   { type: 'built_in', name: 'format', function_name: 'format_reward' },
   { type: 'score_model', name: 'judge', model: 'gpt-4o-mini', prompt: 'Score {completion} against {answer}', range: [0, 10] },
   { type: 'label_model', name: 'polite', model: 'gpt-4o-mini', prompt: 'Is {completion} polite?', labels: ['polite', 'rude'], passing_labels: ['polite'] },

@@ -37,6 +37,7 @@ export function trainSpec(config: TrainingConfig, paths: JobPaths, options: { re
       if (reward.type === 'string_check') item.operation = reward.operation;
       if (reward.type === 'text_similarity') item.evaluation_metric = reward.evaluation_metric;
       if (reward.type === 'built_in') item.function_name = reward.function_name;
+      if (reward.weight !== undefined) item.weight = reward.weight;
       return item;
     }),
     tracker_config: { provider, project: tracker?.project ?? '', log_model: tracker?.log_model ?? 'end' },

@@ -1,7 +1,8 @@
 // The web console in a real browser (Debian's Chromium, driven by playwright-core) against the embedded stack in token
 // mode with the tiny model: sign in → a bad file shows the API's sentence → upload (the progress bar reaches 100%) →
 // process with a live chat-bubble preview → launch a job after its pre-flight report → watch the loss curve grow over
-// server-sent events → playground answer → evaluation → export and download → compare two jobs. Every page is
+// server-sent events (meanwhile, GRPO rewards composed in the launch form on a second tab) → playground answer →
+// evaluation beside the base model → export and download through a one-time link → compare two jobs. Every page is
 // photographed (1280 px wide, and the key ones at 390 px) into test/.artifacts/console/, which git ignores. Without
 // Chromium the file fails; it does not skip.
 import fs from 'node:fs/promises';
@@ -67,6 +68,49 @@ function lossPointsAbove(n: number): boolean {
 
 async function chartPoints(testId: string): Promise<number> {
   return Number((await page.getByTestId(testId).getAttribute('data-points')) ?? 0);
+}
+
+/** The launch form's GRPO rewards, on a tab of its own (signed in with the same key): two rewards composed (kinds,
+ *  fields, weights), a third added and removed; what is sent is reward_config as the API takes it, and the service's
+ *  pre-flight accepts it. Runs while the journey's job trains: the dry run takes the worker's pre-flight lane. */
+async function composeGrpoRewards(): Promise<void> {
+  const tab = await context.newPage();
+  try {
+    await tab.addInitScript(`sessionStorage.setItem('ftp-console-api-key', ${JSON.stringify(key)})`);
+    const { dataset_id: uploadId } = await ok(`${urls.preprocessing}/datasets/${datasetId}`);
+    const prompts = await ok(`${urls.preprocessing}/datasets/process`, {
+      method: 'POST',
+      json: { dataset_name: 'qa-prompts', dataset_id: uploadId, processing_mode: 'prompt_only', config: { field_mappings: { user_field: { type: 'column', value: 'question' } } } },
+    });
+    await tab.goto(`${consoleUrl}/training/new?dataset=${prompts.processed_dataset_id}`);
+    await expect.poll(() => tab.locator('input').and(tab.getByLabel(/^Base model/)).inputValue()).toBe(TINY_MODEL);
+    const reward = (n: number) => tab.getByRole('group', { name: `Reward ${n}` });
+    await reward(1).getByLabel('weight').fill('0.5');
+    await tab.getByRole('button', { name: 'Add a reward' }).click();
+    // The dataset's columns are offered for the reference; a new reward is a string check until its type changes.
+    await reward(2).getByLabel('reference_field').fill('answer');
+    await reward(2).getByLabel('operation').selectOption('ilike');
+    await reward(2).getByLabel('weight').fill('2');
+    await tab.getByRole('button', { name: 'Add a reward' }).click();
+    await reward(3).getByLabel('type').selectOption('text_similarity');
+    await tab.getByRole('button', { name: 'Remove reward 3' }).click();
+    expect(await reward(3).count()).toBe(0);
+    const [sent] = await Promise.all([tab.waitForRequest((r) => r.url().endsWith('/api/training/train')), tab.getByRole('button', { name: 'Review (pre-flight)' }).click()]);
+    expect(sent.postDataJSON().training_config).toMatchObject({
+      trainer_type: 'grpo',
+      reward_config: [
+        { type: 'built_in', name: 'format', function_name: 'format_reward', weight: 0.5 },
+        { type: 'string_check', name: 'match', reference_field: 'answer', operation: 'ilike', weight: 2 },
+      ],
+    });
+    // The service took them: its pre-flight report, not a 422.
+    await tab.getByTestId('preflight').or(tab.getByRole('alert')).first().waitFor({ timeout: 150_000 });
+    await tab.screenshot({ path: path.join(SHOTS, 'training-new-grpo-1280.png'), fullPage: true, animations: 'disabled' });
+    expect(await tab.getByRole('alert').count()).toBe(0);
+    await ok(`${urls.preprocessing}/datasets/${prompts.processed_dataset_id}`, { method: 'DELETE' });
+  } finally {
+    await tab.close();
+  }
 }
 
 beforeAll(async () => {
@@ -179,6 +223,8 @@ describe('the web console', () => {
     // A second, shorter job with another learning rate for the comparison below, over the API (the form is tested
     // here): it waits in the queue behind this one and trains while the later pages are tried.
     otherJobId = (await submitJob('console-b', { max_steps: 10, learning_rate: 0.005 })).job_id;
+    // Meanwhile, on a second tab: the GRPO rewards of the launch form (its failure is reported below, not lost).
+    const grpo = composeGrpoRewards().then(() => undefined, (err: unknown) => err);
 
     // Two looks at the curve while the job trains: the second has more points than the first.
     await page.waitForFunction(lossPointsAbove, 0, { timeout: 150_000, polling: 100 });
@@ -189,6 +235,8 @@ describe('the web console', () => {
     await expect.poll(() => page.getByTestId('status').first().textContent(), { timeout: 120_000 }).toBe('completed');
     expect(await chartPoints('loss-chart')).toBeGreaterThanOrEqual(40);
     expect(await chartPoints('lr-chart')).toBeGreaterThan(1);
+    const grpoFailure = await grpo;
+    if (grpoFailure) throw grpoFailure;
     await expect.poll(() => page.getByRole('table', { name: 'Metrics' }).textContent()).toContain('eval_loss');
     await shot('job');
     await shot('job', 390);

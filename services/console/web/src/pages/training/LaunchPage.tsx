@@ -1,19 +1,20 @@
 // Launch a training job: dataset, base model, trainer, a preset, and every setting behind "Advanced"; the pre-flight
 // report (a dry run of POST /train) is shown before the job is submitted.
 import { useEffect, useMemo, useState, type FormEvent } from 'react';
-import { Accordion, Anchor, Autocomplete, Button, Card, Group, NativeSelect, PasswordInput, SegmentedControl, SimpleGrid, Stack, Switch, Text, Textarea, TextInput, Title } from '@mantine/core';
+import { Accordion, Anchor, Autocomplete, Button, Card, Group, NativeSelect, PasswordInput, SegmentedControl, SimpleGrid, Stack, Switch, Text, TextInput, Title } from '@mantine/core';
 import { Link, useLocation, useSearch } from 'wouter';
 import { api } from '../../api/client.ts';
 import { listModels } from '../../api/models.ts';
-import type { DatasetList, PreflightReport } from '../../api/types.ts';
+import type { DatasetList, PreflightReport, ProcessedDataset } from '../../api/types.ts';
 import { useLoad } from '../../api/use-load.ts';
 import { ErrorAlert } from '../../components/ErrorAlert.tsx';
 import { PreflightView } from './PreflightView.tsx';
+import { RewardFields } from './RewardFields.tsx';
+import { initialRewards, rewardConfig, type RewardDraft } from './rewards.ts';
 import { SchemaFields } from './SchemaFields.tsx';
 import { cleanValues, defaultsOf, EVAL_CONFIG, EXPORT_CONFIG, HYPERPARAMETERS, PRESETS, TRACKER_CONFIG, TRAINING_FIELDS, type PresetName } from './training-schema.ts';
 
 const TRAINERS_BY_MODE: Record<string, string[]> = { language_modeling: ['sft'], preference: ['dpo', 'orpo'], prompt_only: ['grpo'] };
-const EXAMPLE_REWARDS = JSON.stringify([{ type: 'built_in', name: 'format', function_name: 'format_reward' }], null, 2);
 
 const withPreset = (preset: PresetName) => ({ ...defaultsOf(HYPERPARAMETERS), ...PRESETS[preset].hyperparameters });
 
@@ -34,7 +35,7 @@ export function LaunchPage() {
   const [evalConfig, setEvalConfig] = useState(() => defaultsOf(EVAL_CONFIG));
   const [exportConfig, setExportConfig] = useState(() => defaultsOf(EXPORT_CONFIG));
   const [trackerConfig, setTrackerConfig] = useState<Record<string, unknown>>({});
-  const [rewards, setRewards] = useState(EXAMPLE_REWARDS);
+  const [rewards, setRewards] = useState<RewardDraft[]>(initialRewards);
   const [resume, setResume] = useState(false);
   const [fromJob, setFromJob] = useState('');
   const [hubToken, setHubToken] = useState('');
@@ -48,6 +49,12 @@ export function LaunchPage() {
   const hasCuda = workers.data?.workers.some((w) => w.devices.some((d) => d.kind === 'cuda')) ?? false;
   const chosenMethod = method ?? (hasCuda ? 'QLoRA' : 'LoRA');
   const chosenTrainer = trainers.includes(trainer) ? trainer : trainers[0]!;
+  // A prompt_only dataset keeps its source columns beside the prompt: what a reward may compare against.
+  const details = useLoad(
+    (signal) => (chosenTrainer === 'grpo' && datasetId ? api<ProcessedDataset>('preprocessing', `/datasets/${encodeURIComponent(datasetId)}`, { signal }) : Promise.resolve(undefined)),
+    [chosenTrainer, datasetId],
+  );
+  const columns = useMemo(() => Object.keys(details.data?.splits[0]?.samples[0] ?? {}).filter((c) => c !== 'prompt'), [details.data]);
 
   useEffect(() => {
     if (!datasetId && ready[0]) setDatasetId(ready[0].processed_dataset_id);
@@ -75,7 +82,7 @@ export function LaunchPage() {
         eval_config: cleanValues(EVAL_CONFIG, evalConfig),
         export_config: cleanValues(EXPORT_CONFIG, exportConfig),
         ...(Object.keys(trackerValues).length > 0 ? { tracker_config: trackerValues } : {}),
-        ...(chosenTrainer === 'grpo' ? { reward_config: JSON.parse(rewards) as unknown } : {}),
+        ...(chosenTrainer === 'grpo' ? { reward_config: rewardConfig(rewards) } : {}),
         resume_on_restart: resume,
         ...(fromJob ? { from_job: fromJob } : {}),
       },
@@ -95,7 +102,7 @@ export function LaunchPage() {
         navigate(`/training/${job_id}`);
       }
     } catch (err) {
-      setError(err instanceof SyntaxError ? `reward_config is not valid JSON: ${err.message}` : (err as Error).message);
+      setError((err as Error).message);
     } finally {
       setBusy(undefined);
     }
@@ -142,9 +149,7 @@ export function LaunchPage() {
               {PRESETS[preset].description}
             </Text>
           </Stack>
-          {chosenTrainer === 'grpo' && (
-            <Textarea label="reward_config (JSON)" description="GRPO reward functions" autosize minRows={4} value={rewards} onChange={(e) => setRewards(e.currentTarget.value)} ff="monospace" />
-          )}
+          {chosenTrainer === 'grpo' && <RewardFields rewards={rewards} onChange={setRewards} columns={columns} />}
           <Accordion variant="contained" multiple>
             <Accordion.Item value="hyperparameters">
               <Accordion.Control>Advanced: every hyperparameter</Accordion.Control>

@@ -46,7 +46,8 @@ export const PRESETS = {
   quick: {
     label: 'Quick check',
     description: 'A few dozen steps, a point per step: does the pipeline run, does the loss move?',
-    hyperparameters: { epochs: 1, max_steps: 30, logging_steps: 1, save_strategy: 'no', max_length: 512, warmup_ratio: 0 },
+    // Half of max_length for the prompt: the preference and GRPO trainers need room left for the answer.
+    hyperparameters: { epochs: 1, max_steps: 30, logging_steps: 1, save_strategy: 'no', max_length: 512, max_prompt_length: 256, warmup_ratio: 0 },
   },
   standard: {
     label: 'Standard',

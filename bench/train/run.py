@@ -25,12 +25,12 @@ WORDS = ("quiet bright early careful simple warm narrow distant green heavy gent
          "people often find that the light changes slowly while travellers wait near water and stone").split()
 
 
-def conversations(n: int, seed: int) -> list[dict]:
-    """n chats of varied length (a few to a few hundred tokens), the same for a given seed."""
+def conversations(n: int, seed: int, most_sentences: int = 20) -> list[dict]:
+    """n chats of varied length (a few to a few hundred tokens at 20 sentences), the same for a given seed."""
     rng = random.Random(seed)
     chats = []
     for _ in range(n):
-        topic, sentences = rng.choice(TOPICS), rng.randint(1, 20)
+        topic, sentences = rng.choice(TOPICS), rng.randint(1, most_sentences)
         answer = " ".join(" ".join(rng.choice(WORDS) for _ in range(rng.randint(6, 14))).capitalize() + "."
                           for _ in range(sentences))
         chats.append({"messages": [{"role": "user", "content": f"Tell me about {topic} in {sentences} sentences."},
@@ -90,7 +90,7 @@ def run_baseline(spec_file: Path) -> dict:
                          capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit(f"TRL baseline failed:\n{out.stderr[-3000:]}")
-    result = json.loads(out.stdout.strip().splitlines()[-1])
+    result = json.loads(out.stdout.strip().splitlines()[-1])  # the totals line
     return {"tokens_per_second": result["tokens"] / result["seconds"], "loss": result["loss"]}
 
 

@@ -105,3 +105,31 @@ def test_full_method_has_no_peft_config_and_reports_the_lora_fields(tmp_path):
 def test_fast_attention_off_uses_the_eager_kernel(tmp_path):
     spec = _spec("sft", tmp_path, use_fast_attention=False)
     assert model_kwargs(spec)["attn_implementation"] == "eager"
+
+
+def test_gradient_checkpointing_only_when_memory_needs_it(tmp_path, monkeypatch):
+    import ftcore.train.configs as configs
+    import torch
+
+    spec = _spec("sft", tmp_path)
+    assert not configs.needs_gradient_checkpointing(spec, 10**15)  # CPU: never, whatever the estimate
+    assert configs.trainer_config(spec).gradient_checkpointing is False  # TRL's SFTConfig alone would say True
+    monkeypatch.setattr(configs, "device_is_cuda", lambda spec: True)
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device=None: (80 * 2**30, 80 * 2**30))
+    assert not configs.needs_gradient_checkpointing(spec, 60 * 2**30)
+    assert configs.needs_gradient_checkpointing(spec, 75 * 2**30)  # above 90% of the free 80 GiB
+    assert configs.needs_gradient_checkpointing(spec, None)  # no estimate: the safe side
+    assert configs.trainer_config(spec, checkpointing=True).gradient_checkpointing is True
+
+
+def test_gpu_attention_kernel_skips_the_blocks_between_packed_rows(tmp_path, monkeypatch):
+    import ftcore.train.configs as configs
+
+    monkeypatch.setattr(configs, "_has_flash_attn", lambda: False)
+    assert configs._fast_attention(_spec("sft", tmp_path, padding_free=True, packing=False)) == "flex_attention"
+    assert configs._fast_attention(_spec("sft", tmp_path, padding_free=False, packing=True)) == "flex_attention"
+    assert configs._fast_attention(_spec("sft", tmp_path, padding_free=False, packing=False)) == "sdpa"
+    assert configs._fast_attention(_spec("dpo", tmp_path)) == "sdpa"
+    monkeypatch.setattr(configs, "_has_flash_attn", lambda: True)
+    assert configs._fast_attention(_spec("sft", tmp_path)) == "flash_attention_2"
+    assert not configs.uses_liger(_spec("sft", tmp_path))  # CPU: Triton needs a GPU

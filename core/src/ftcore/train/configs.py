@@ -27,7 +27,7 @@ def model_kwargs(spec: Options) -> dict:
     cuda = device_is_cuda(spec)
     kwargs: dict = {"dtype": torch.bfloat16 if _uses_bf16(spec) else torch.float32}
     if spec.hyperparameters.use_fast_attention:
-        kwargs["attn_implementation"] = "flash_attention_2" if cuda and _has_flash_attn() else "sdpa"
+        kwargs["attn_implementation"] = _fast_attention(spec) if cuda else "sdpa"
     else:
         kwargs["attn_implementation"] = "eager"
     if spec.method == "QLoRA":
@@ -47,10 +47,54 @@ def _uses_bf16(spec: Options) -> bool:
     return device_is_cuda(spec) and torch.cuda.is_bf16_supported()
 
 
+def _fast_attention(spec: Options) -> str:
+    """On CUDA: FlashAttention 2 where the flash_attn package is installed (varlen: each packed document attends to
+    itself only). Else, for SFT rows packed into one (padding_free or packing), transformers' flex attention, whose
+    compiled block-sparse kernel skips the blocks between documents: sdpa would compute the whole (sum of lengths)²
+    score matrix under a mask, 4× slower end to end at 16 rows of up to 2048 tokens (bench/train/README.md). Else
+    sdpa (cuDNN or flash kernels)."""
+    hp = spec.hyperparameters
+    if _has_flash_attn():
+        return "flash_attention_2"
+    if spec.trainer_type == "sft" and spec.modality == "text" and (hp.padding_free or hp.packing):
+        return "flex_attention"
+    return "sdpa"
+
+
 def _has_flash_attn() -> bool:
     import importlib.util
 
     return importlib.util.find_spec("flash_attn") is not None
+
+
+def uses_liger(spec: Options) -> bool:
+    """Liger's Triton kernels (fused linear cross-entropy, RMSNorm, RoPE, SwiGLU) for text SFT on CUDA: the fused
+    loss never materialises the (tokens × vocabulary) logits, the largest activation of a small model with a big
+    vocabulary. Not on CPU (Triton needs a GPU) nor for vision (the image-text models are patched differently)."""
+    import importlib.util
+
+    return (device_is_cuda(spec) and spec.trainer_type == "sft" and spec.modality == "text"
+            and importlib.util.find_spec("liger_kernel") is not None)
+
+
+# Share of the device's free memory pre-flight's estimate may take before activations are recomputed instead of kept.
+CHECKPOINTING_ABOVE = 0.9
+
+
+def needs_gradient_checkpointing(spec: Options, estimated_peak_bytes: int | None) -> bool:
+    """Gradient checkpointing recomputes every layer's forward pass during the backward pass (about a third more
+    compute per step), so it is on only when memory needs it: on CUDA, when pre-flight's estimate (which keeps every
+    activation) is above 90% of the device's free memory, or when there is no estimate. Never on CPU, where the
+    host's memory holds the activations."""
+    if not device_is_cuda(spec):
+        return False
+    if estimated_peak_bytes is None:
+        return True
+    import torch
+
+    device = int(os.environ.get("LOCAL_RANK", 0))
+    free, _ = torch.cuda.mem_get_info(device)
+    return estimated_peak_bytes > CHECKPOINTING_ABOVE * free
 
 
 def peft_config(spec: Options):
@@ -67,7 +111,7 @@ def peft_config(spec: Options):
                       target_modules=targets, task_type="CAUSAL_LM")
 
 
-def _common_args(spec: Options) -> dict:
+def _common_args(spec: Options, checkpointing: bool) -> dict:
     hp, ev = spec.hyperparameters, spec.eval_config
     report_to = [] if spec.tracker_config.provider == "none" else [spec.tracker_config.provider]
     args = dict(
@@ -102,6 +146,7 @@ def _common_args(spec: Options) -> dict:
         # and DDP's search for unused ones marks PEFT's LoRA weights ready twice ("Expected to mark a variable ready
         # only once").
         ddp_find_unused_parameters=False,
+        gradient_checkpointing=checkpointing,  # TRL's SFTConfig would turn it on always
     )
     if hp.save_strategy == "steps":
         args["save_steps"] = hp.save_steps or hp.logging_steps * 10
@@ -116,10 +161,10 @@ def _common_args(spec: Options) -> dict:
     return args
 
 
-def trainer_config(spec: Options):
-    """The TRL config object for spec.trainer_type."""
+def trainer_config(spec: Options, checkpointing: bool = False):
+    """The TRL config object for spec.trainer_type; `checkpointing`: see needs_gradient_checkpointing."""
     hp = spec.hyperparameters
-    common = _common_args(spec)
+    common = _common_args(spec, checkpointing)
     if spec.trainer_type == "sft":
         from trl import SFTConfig
 
@@ -128,7 +173,7 @@ def trainer_config(spec: Options):
                              remove_unused_columns=False, dataset_kwargs={"skip_prepare_dataset": True})
         # the records come tokenized with their loss mask (trainers.sft_dataset), which TRL's collator applies
         return SFTConfig(**common, max_length=hp.max_length, packing=hp.packing, padding_free=hp.padding_free,
-                         assistant_only_loss=False, dataset_num_proc=None)
+                         assistant_only_loss=False, dataset_num_proc=None, use_liger_kernel=uses_liger(spec))
     if spec.trainer_type == "dpo":
         from trl import DPOConfig
 

@@ -5,6 +5,7 @@ full (batch × sequence × vocabulary) logits, and then the entropy over all of 
 262k-token vocabulary that output layer is more than half the model's FLOPs and gigabytes of activations. Here the
 model is asked for the logits of the learned positions only (`logits_to_keep` with indices, which transformers'
 causal LMs accept), so the loss, its gradient and the logged metrics are the same, at a fraction of the cost.
+With Liger's fused linear cross-entropy (CUDA, configs.uses_liger) no logits are made at all, so TRL's own loss runs.
 """
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ IGNORE = -100
 
 class LearnedPositionsSFTTrainer(SFTTrainer):
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
-        if return_outputs or not model.training or "labels" not in inputs or not _accepts_logits_to_keep(model):
+        if (return_outputs or not model.training or "labels" not in inputs or self.args.use_liger_kernel
+                or not _accepts_logits_to_keep(model)):
             return super().compute_loss(model, inputs, return_outputs=return_outputs,
                                         num_items_in_batch=num_items_in_batch)
         targets = torch.nn.functional.pad(inputs["labels"], (0, 1), value=IGNORE)[..., 1:]  # position p predicts p+1

@@ -362,17 +362,20 @@ def memory(spec: TrainOptions, rows: list[_Row], model: _Model) -> dict:
     state     = LoRA/QLoRA: trainable × 16 (float32 weight, gradient, two Adam moments);
                 Full: trainable × 3 × d (gradient, two Adam moments; the optimizer's temporaries come after the
                 backward pass has freed the activations, so they do not add to this peak)
-    activations, for the largest micro-batch of b rows of s = the longest kept row (packing: max_length) tokens,
-    over L layers of width h (DPO/ORPO: b = 2 × batch_size, chosen and rejected go through together;
+    activations, for the largest micro-batch of b rows of s = the longest kept row (packing: max_length) tokens
+    (SFT padding-free: the b longest rows' tokens rather than b × s), over L layers of width h (DPO/ORPO: b = 2 × batch_size, chosen and rejected go through together;
     GRPO: s = prompt + max_completion_length):
                 b × s × L × values kept per token and layer (`_layer_activations`; 17 × h when the layers are
                 not found) × d
                 + eager attention (use_fast_attention false): 5 × heads × s² × b × L × d / 2
-                + logits and their gradient in float32: b × positions × vocab × 4 × 2, where positions = the
+                + logits and their gradient in float32 (not with Liger's fused loss, configs.uses_liger):
+                  b × positions × vocab × 4 × 2, where positions = the
                   trained tokens of the row with the most (the core's SFT computes logits only where a token is
                   learned, lean_sft.py; packed: the loss share of s), GRPO the completion, else s
     peak      = (weights + state + activations) × 1.1
     """
+    from .configs import uses_liger
+
     hp = spec.hyperparameters
     facts = model.facts
     d = 2 if facts["dtype"] == "bfloat16" else 4
@@ -398,10 +401,14 @@ def memory(spec: TrainOptions, rows: list[_Row], model: _Model) -> dict:
         s = longest
         positions = s
     layers, hidden = facts["num_layers"], facts["hidden_size"]
-    activations = b * s * layers * (model.layer_activations or ACTIVATION_FACTOR * hidden / 2) * d
+    tokens = b * s
+    if spec.trainer_type == "sft" and hp.padding_free and not hp.packing:  # one row of the batch's real tokens
+        tokens = sum(sorted(r.kept for r in rows)[-b:])
+    activations = tokens * layers * (model.layer_activations or ACTIVATION_FACTOR * hidden / 2) * d
     if not hp.use_fast_attention:
         activations += EAGER_ATTENTION_FACTOR * model.heads * s * s * b * layers * d / 2
-    activations += b * positions * facts["vocab_size"] * 4 * 2
+    if not uses_liger(spec):  # Liger's fused loss takes the logits a chunk at a time and never keeps them
+        activations += b * positions * facts["vocab_size"] * 4 * 2
     return {"estimated_peak_bytes": round((weights + state + activations) * HEADROOM), "weights_bytes": round(weights),
             "training_state_bytes": round(state), "activations_bytes": round(activations)}
 

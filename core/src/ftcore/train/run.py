@@ -13,13 +13,18 @@ def run(spec: Options) -> None:
     from .validate import validate
 
     train_records, test_records, mode = validate(spec)
-    from .configs import not_applicable
+    from .configs import CHECKPOINTING_ABOVE, needs_gradient_checkpointing, not_applicable
 
-    if distributed.is_main():
-        _preflight(spec, train_records, test_records, mode)
+    made = _preflight(spec, train_records, test_records, mode)
     for note in not_applicable(spec):
         events.emit(events.Log(level="info", message=note))
-    trainer, cancel, protocol = setup(spec, train_records, test_records, mode)
+    estimate = made["memory"]["estimated_peak_bytes"] if made else None
+    checkpointing = needs_gradient_checkpointing(spec, estimate)
+    if checkpointing:
+        events.emit(events.Log(level="info", message="gradient checkpointing on: " + (
+            f"the estimated peak of {estimate / 2**30:.1f} GiB is above {CHECKPOINTING_ABOVE:.0%} of the GPU's free "
+            "memory" if estimate else "no memory estimate")))
+    trainer, cancel, protocol = setup(spec, train_records, test_records, mode, checkpointing)
     if world := distributed.world():
         events.emit(events.Log(level="info", message=f"training on {world[0]} processes ({world[1]}): each takes its "
                                                      f"share of every global batch of {world[0]} × batch_size rows"))
@@ -36,9 +41,10 @@ def run(spec: Options) -> None:
     evaluate(spec, trainer, train_records, test_records, mode)
 
 
-def _preflight(spec: Options, train_records, test_records, mode) -> None:
-    """The pre-flight report as the run's first event. It only informs: a report that cannot be made (an
-    architecture the meta-device count does not know, say) is logged, and training goes on."""
+def _preflight(spec: Options, train_records, test_records, mode) -> dict | None:
+    """The pre-flight report, the run's first event (from rank 0). Every rank makes it, as each needs its memory
+    estimate to choose gradient checkpointing alike. It only informs: a report that cannot be made (an architecture
+    the meta-device count does not know, say) is logged, and training goes on."""
     from .preflight import report
 
     try:
@@ -48,11 +54,13 @@ def _preflight(spec: Options, train_records, test_records, mode) -> None:
 
         logging.getLogger("ftcore").exception("pre-flight report failed")
         events.emit(events.Log(level="warning", message=f"no pre-flight report: {type(e).__name__}: {e}"))
-        return
-    events.emit(events.Preflight(report=made))
+        return None
+    if distributed.is_main():
+        events.emit(events.Preflight(report=made))
+    return made
 
 
-def setup(spec: Options, train_records, test_records, mode):
+def setup(spec: Options, train_records, test_records, mode, checkpointing: bool = False):
     """Builds the TRL trainer with the protocol callbacks attached (no training yet)."""
     from transformers import set_seed
 
@@ -65,7 +73,7 @@ def setup(spec: Options, train_records, test_records, mode):
         from peft import prepare_model_for_kbit_training
 
         model = prepare_model_for_kbit_training(model)
-    config = trainer_config(spec)
+    config = trainer_config(spec, checkpointing)
     # TRL wraps the model in PEFT (random LoRA init) before the Trainer seeds torch: seed first, so equal specs start
     # from equal adapters.
     set_seed(spec.hyperparameters.seed)

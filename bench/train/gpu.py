@@ -87,16 +87,12 @@ def steady(points: list[tuple[int, float, float]], warmup: int) -> float:
     return (last[2] - first[2]) / (last[1] - first[1])
 
 
-# The core on sdpa with torch's cuDNN attention backend off (then the memory-efficient kernel takes the mask).
-NO_CUDNN_SDPA = ("import sys, torch, ftcore.train.configs as c; torch.backends.cuda.enable_cudnn_sdp(False); "
-                 "kw = c.model_kwargs; c.model_kwargs = lambda spec: {**kw(spec), 'attn_implementation': 'sdpa'}; "
-                 "from ftcore.cli import main; sys.exit(main(sys.argv[1:]))")
-
-
 # The core with sdpa instead of flex attention over its padding-free rows: the whole (sum of lengths)² score matrix.
 SDPA = ("import sys, ftcore.train.configs as c; kw = c.model_kwargs; "
         "c.model_kwargs = lambda spec: {**kw(spec), 'attn_implementation': 'sdpa'}; "
         "from ftcore.cli import main; sys.exit(main(sys.argv[1:]))")
+# The same with torch's cuDNN attention backend off (then the memory-efficient kernel takes the mask).
+NO_CUDNN_SDPA = "import torch; torch.backends.cuda.enable_cudnn_sdp(False); " + SDPA
 
 
 def run_core(spec_file: Path, warmup: int, prelude: str | None = None) -> dict:

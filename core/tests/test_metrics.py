@@ -33,6 +33,12 @@ def test_bleu_is_corpus_bleu_on_a_0_to_100_scale():
     # (48/105)^(1/4) = 0.82228; lengths c = 9, r = 10 → BP = exp(1 - 10/9) = 0.89484.  BLEU = 73.580.
     assert metrics.bleu(PREDICTIONS, REFERENCES) == pytest.approx(100 * (48 / 105) ** 0.25 * math.exp(1 - 10 / 9))
 
+    # Short answers ("Paris ." and "Blue" after 13a tokenizing): no 3- or 4-grams in the corpus. Plain corpus BLEU
+    # gave exact answers 0; over the orders present (unigrams 3/3, bigrams 1/1, BP 1) they score 100.
+    assert metrics.bleu(["Paris.", "Blue"], ["Paris.", "Blue"]) == pytest.approx(100)
+    # "Rome ." for "Paris .": unigrams 2/3; the one bigram misses, exp smoothing counts it 1/2 → 100 · (1/3)^(1/2).
+    assert metrics.bleu(["Rome.", "Blue"], ["Paris.", "Blue"]) == pytest.approx(100 * (2 / 3 * 1 / 2) ** 0.5)
+
 
 def test_meteor_matches_exact_words_and_stems():
     # nltk's METEOR (alpha 0.9, beta 3, gamma 0.5).  "a cat on big mat" vs "a cat sat on mat": m = 4 (a, cat, on,

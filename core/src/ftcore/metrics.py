@@ -103,10 +103,13 @@ def rouge(predictions: list[str], references: list[str]) -> dict[str, float]:
 
 
 def bleu(predictions: list[str], references: list[str]) -> float:
-    """Corpus BLEU, 0-100, sacrebleu's defaults (13a tokenizer, no smoothing beyond its default)."""
-    import sacrebleu
+    """Corpus BLEU, 0-100: sacrebleu's defaults (13a tokenizer, exp smoothing) with its effective order, so a corpus
+    whose longest prediction has fewer than 4 tokens (short answers: "Paris.") is scored over the n-gram orders it
+    has. Plain corpus_bleu gives such a corpus 0 even when every answer is exact; any corpus with one prediction of 4
+    or more tokens scores as before."""
+    from sacrebleu.metrics import BLEU
 
-    return float(sacrebleu.corpus_bleu(predictions, [references]).score)
+    return float(BLEU(effective_order=True).corpus_score(predictions, [references]).score)
 
 
 class _NoSynonyms:

@@ -1,6 +1,10 @@
 """The baseline: a plain TRL SFTTrainer script. The objective (data, LoRA, learning rate, batch, steps, seed,
 assistant-only loss) is the same as the core's run; every throughput setting is TRL's and torch's default (on a GPU:
-the weights in the dtype they were saved in, bf16 autocast, TRL's gradient checkpointing, padded batches, sdpa).
+the weights in the dtype they were saved in, bf16 autocast, TRL's gradient checkpointing, padded batches, sdpa) but
+one: on CPU, bf16 is off. TRL 0.24's SFTConfig turns bf16 autocast on by default, on CPU too, where a CPU without
+bf16 matrix instructions (this machine's) multiplies bf16 in torch's single-threaded fallback GEMM: the 4 steps of
+bench/train/run.py had not finished after 13 minutes, where in float32 the whole bench (both runs) takes 3.6; a
+baseline no one would keep. The core trains in float32 on CPU.
 
     python trl_baseline.py SPEC.json   (the core's training spec; prints a JSON line per step: step, seconds and
                                         tokens since training began, loss; then one with the totals)
@@ -43,7 +47,7 @@ config = SFTConfig(
     max_steps=hp["max_steps"], lr_scheduler_type=hp["lr_scheduler_type"], warmup_ratio=hp["warmup_ratio"],
     max_grad_norm=hp["max_grad_norm"], adam_beta1=hp["adam_beta1"], adam_beta2=hp["adam_beta2"], seed=hp["seed"],
     data_seed=hp["seed"], logging_steps=1, save_strategy="no", report_to=[], assistant_only_loss=True,
-    use_cpu=cpu, disable_tqdm=True)
+    use_cpu=cpu, bf16=not cpu, disable_tqdm=True)
 lora = LoraConfig(r=hp["lora_rank"], lora_alpha=hp["lora_alpha"], lora_dropout=hp["lora_dropout"],
                   target_modules="all-linear", task_type="CAUSAL_LM")
 clock = Clock()

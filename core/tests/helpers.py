@@ -60,12 +60,13 @@ def stdout_events(stdout: str):
     return [events.parse_event_line(line) for line in stdout.splitlines()]
 
 
-def sigterm_at_step(command: list[str], step: int = 3, timeout: float = 180) -> tuple[list, int]:
-    """Runs a training command, sends it SIGTERM once it reports `step`, and returns every event and the exit code."""
+def sigterm_at_step(command: list[str], step: int = 3, timeout: float = 180, **env: str) -> tuple[list, int]:
+    """Runs a training command (with `env` added), sends it SIGTERM once it reports `step`, and returns every event
+    and the exit code."""
     import signal
 
     process = subprocess.Popen(command, cwd=CORE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                               env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                               env={**os.environ, "PYTHONUNBUFFERED": "1", **env})
     seen = []
     for line in process.stdout:
         seen.append(events.parse_event_line(line))

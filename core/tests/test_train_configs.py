@@ -1,6 +1,7 @@
 """Every interface 2.12 hyperparameter reaches the TRL config, the PEFT config or the model kwargs —
 or is reported as not applicable. None is silently ignored."""
 import dataclasses
+import os
 
 import pytest
 
@@ -107,19 +108,70 @@ def test_fast_attention_off_uses_the_eager_kernel(tmp_path):
     assert model_kwargs(spec)["attn_implementation"] == "eager"
 
 
-def test_gradient_checkpointing_only_when_memory_needs_it(tmp_path, monkeypatch):
+GiB = 2**30
+
+
+def _memory(weights: float, state: float, activations: float) -> dict:
+    """A pre-flight memory estimate (preflight.memory) of these parts, in GiB."""
+    return {"estimated_peak_bytes": round((weights + state + activations) * GiB * 1.1), "weights_bytes": weights * GiB,
+            "training_state_bytes": state * GiB, "activations_bytes": activations * GiB}
+
+
+def _on_gpus(monkeypatch, processes: int, free_gib: int = 80):
     import ftcore.train.configs as configs
     import torch
 
-    spec = _spec("sft", tmp_path)
-    assert not configs.needs_gradient_checkpointing(spec, 10**15)  # CPU: never, whatever the estimate
-    assert configs.trainer_config(spec).gradient_checkpointing is False  # TRL's SFTConfig alone would say True
     monkeypatch.setattr(configs, "device_is_cuda", lambda spec: True)
-    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device=None: (80 * 2**30, 80 * 2**30))
-    assert not configs.needs_gradient_checkpointing(spec, 60 * 2**30)
-    assert configs.needs_gradient_checkpointing(spec, 75 * 2**30)  # above 90% of the free 80 GiB
-    assert configs.needs_gradient_checkpointing(spec, None)  # no estimate: the safe side
-    assert configs.trainer_config(spec, checkpointing=True).gradient_checkpointing is True
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device=None: (free_gib * GiB, free_gib * GiB))
+    monkeypatch.setenv("WORLD_SIZE", str(processes))
+    # transformers and the plan export FSDP settings to the environment (accelerate reads them): keep them here
+    monkeypatch.setattr(os, "environ", dict(os.environ))
+
+
+def test_gradient_checkpointing_only_when_memory_needs_it(tmp_path, monkeypatch):
+    from ftcore.train.configs import MemoryPlan, memory_plan
+
+    spec = _spec("sft", tmp_path)
+    assert memory_plan(spec, _memory(900, 900, 900)) == MemoryPlan()  # CPU, one process: never, whatever the estimate
+    assert trainer_config(spec).gradient_checkpointing is False  # TRL's SFTConfig alone would say True
+    _on_gpus(monkeypatch, 1)
+    assert not memory_plan(spec, _memory(2, 1, 50)).checkpointing  # 58 GiB of 80
+    plan = memory_plan(spec, _memory(2, 1, 65))  # 74.8 GiB: above 90% of the free 80 GiB
+    assert plan.checkpointing and not plan.fsdp
+    assert "gradient checkpointing on: the estimated peak of 74.8 GiB" in plan.reasons[0]
+    assert memory_plan(spec, None).checkpointing  # no estimate: the safe side
+    assert trainer_config(spec, plan).gradient_checkpointing is True
+
+
+def test_full_is_sharded_over_the_processes_when_it_does_not_fit_one(tmp_path, monkeypatch):
+    from ftcore.train.configs import MemoryPlan, memory_plan
+
+    full = dataclasses.replace(_spec("sft", tmp_path), method="Full")
+    lora = _spec("sft", tmp_path)
+    big = _memory(16, 48, 8)  # an 8B model in bf16: 79.2 GiB with nothing sharded; (64 / 4 + 8) × 1.1 = 26.4 per rank
+    _on_gpus(monkeypatch, 4)
+    plan = memory_plan(full, big)
+    assert plan.fsdp and not plan.checkpointing
+    assert "sharded over the 4 processes (the estimated peak of 79.2 GiB is above 90% of the 80.0 GiB" in plan.reasons[0]
+    # sharded and still too big per process: FSDP's own activation checkpointing
+    tight = memory_plan(full, _memory(16, 48, 60))
+    assert tight.fsdp and tight.checkpointing
+    # LoRA's adapter is small: DDP, each process holding the base, and checkpointing for its activations
+    assert memory_plan(lora, big) == MemoryPlan(checkpointing=True, reasons=memory_plan(lora, big).reasons)
+    assert not memory_plan(full, _memory(4, 12, 8)).fsdp  # 26.4 GiB fits one GPU: DDP
+    monkeypatch.setenv("FTCORE_SHARDING", "ddp")
+    assert not memory_plan(full, big).fsdp
+    monkeypatch.setenv("FTCORE_SHARDING", "fsdp")
+    assert memory_plan(full, _memory(4, 12, 8)).fsdp
+    assert not memory_plan(lora, big).fsdp and "applies to Full" in memory_plan(lora, big).reasons[0]
+    monkeypatch.setenv("WORLD_SIZE", "1")
+    assert not memory_plan(full, big).fsdp  # one process: nothing to shard over
+
+    # The configs (built here without a process group: the plans above were made for 4 processes)
+    config = trainer_config(full, plan)
+    assert [o.value for o in config.fsdp] == ["full_shard", "auto_wrap"] and config.gradient_checkpointing is False
+    assert os.environ["FSDP_VERSION"] == "2" and os.environ["ACCELERATE_USE_FSDP"] == "true"
+    assert trainer_config(full, tight).fsdp_config["activation_checkpointing"] is True
 
 
 def test_gpu_attention_kernel_skips_the_blocks_between_packed_rows(tmp_path, monkeypatch):

@@ -84,6 +84,10 @@ const EnvSchema = z
       .describe('the queues a worker serves'),
     WORKER_CONCURRENCY: positiveInt.default(1).describe('training jobs one worker runs at once'),
     TRAIN_PROCESSES: positiveInt.optional().describe('processes one training job runs on (torchrun, DDP); unset: one per CUDA device, 1 without'),
+    TRAIN_SHARDING: z
+      .enum(['auto', 'ddp', 'fsdp'])
+      .default('auto')
+      .describe('Full jobs on several processes: auto shards weights, gradients and optimizer state (FSDP) when pre-flight says the model does not fit one process; ddp never; fsdp always'),
     START_WORKER: boolFromEnv.default(true).describe('run a worker in the embedded process'),
     CORE_PYTHON: z.string().min(1).optional().describe('python of the ML core (default core/.venv/bin/python)'),
     MODELS_DIR: z.string().min(1).optional().describe('local model store (default DATA_DIR/models)'),

@@ -10,6 +10,7 @@ describe('loadConfig', () => {
     expect(config.INFERENCE_PORT).toBe(8004);
     expect(config.MAX_UPLOAD_BYTES).toBe(1024 ** 3);
     expect(config.dataDir.endsWith('/data')).toBe(true);
+    expect(config.TRAIN_SHARDING).toBe('auto');
   });
 
   it('treats empty strings as unset and coerces numbers and booleans', () => {
@@ -30,6 +31,7 @@ describe('loadConfig', () => {
     [{ DATABASE_URL: 'postgres://x' }, /SECRETS_KEY: is required with DATABASE_URL/],
     [{ REDIS_URL: 'localhost:6379' }, /REDIS_URL: must be a redis:\/\/ or rediss:\/\/ URL/],
     [{ WORKER_QUEUES: 'train,gpu' }, /WORKER_QUEUES: must be a comma-separated list of train, export, infer, evaluate/],
+    [{ TRAIN_SHARDING: 'zero3' }, /TRAIN_SHARDING: .*"auto".*"ddp".*"fsdp"/],
     [{ S3_BUCKET: 'b', S3_ACCESS_KEY_ID: 'k' }, /S3_SECRET_ACCESS_KEY: is required with S3_ACCESS_KEY_ID/],
   ])('rejects %j naming the setting', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);

@@ -6,7 +6,7 @@ none is silently ignored. tests/test_train_configs.py checks each one.
 from __future__ import annotations
 
 import os
-
+from dataclasses import dataclass
 from pathlib import Path
 
 from .spec import Options
@@ -77,24 +77,80 @@ def uses_liger(spec: Options) -> bool:
             and importlib.util.find_spec("liger_kernel") is not None)
 
 
-# Share of the device's free memory pre-flight's estimate may take before activations are recomputed instead of kept.
-CHECKPOINTING_ABOVE = 0.9
+# Share of a process's memory (a GPU's free memory; on CPU the host's available memory over the processes of the
+# job) that pre-flight's estimate may take before the run saves memory.
+MEMORY_SHARE = 0.9
 
 
-def needs_gradient_checkpointing(spec: Options, estimated_peak_bytes: int | None) -> bool:
-    """Gradient checkpointing recomputes every layer's forward pass during the backward pass (about a third more
-    compute per step), so it is on only when memory needs it: on CUDA, when pre-flight's estimate (which keeps every
-    activation) is above 90% of the device's free memory, or when there is no estimate. Never on CPU, where the
-    host's memory holds the activations."""
-    if not device_is_cuda(spec):
-        return False
-    if estimated_peak_bytes is None:
-        return True
-    import torch
+@dataclass(frozen=True)
+class MemoryPlan:
+    """How a run fits in memory: Full weights, gradients and optimizer state sharded over the job's processes
+    (FSDP) instead of copied on each (DDP), and activations recomputed in the backward pass instead of kept
+    (gradient checkpointing). `reasons` are said to the user as log events."""
 
-    device = int(os.environ.get("LOCAL_RANK", 0))
-    free, _ = torch.cuda.mem_get_info(device)
-    return estimated_peak_bytes > CHECKPOINTING_ABOVE * free
+    fsdp: bool = False
+    checkpointing: bool = False
+    reasons: tuple[str, ...] = ()
+
+
+def memory_plan(spec: Options, memory: dict | None) -> MemoryPlan:
+    """The plan for pre-flight's memory estimate (`preflight.memory`; None when there is none), alike on every rank.
+
+    - FSDP: for Full on several processes, when the estimate is above MEMORY_SHARE of what one process has (the model
+      does not fit one device), or when FTCORE_SHARDING (the worker's TRAIN_SHARDING) is "fsdp"; "ddp" never shards.
+      LoRA and QLoRA train their small adapters with DDP: each process holds the frozen base.
+    - Gradient checkpointing (about a third more compute per step): on CUDA only, when the per-process estimate
+      (sharded, under FSDP) is above MEMORY_SHARE of the GPU's free memory, or when there is no estimate. Never on
+      CPU, where the host's memory holds the activations.
+
+    Every rank takes both decisions from its own memory, then they are agreed (one rank's need is every rank's), so
+    no rank wraps the model differently from the others."""
+    from . import distributed
+    from .preflight import HEADROOM
+
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    choice = os.environ.get("FTCORE_SHARDING", "auto")
+    cuda = device_is_cuda(spec)
+    budget = MEMORY_SHARE * _process_memory(cuda, world)
+    peak = memory["estimated_peak_bytes"] if memory else None
+    reasons: list[str] = []
+    fsdp = False
+    if world > 1 and spec.method == "Full" and choice != "ddp":
+        fsdp = choice == "fsdp" or (peak is not None and peak > budget)
+    if choice == "fsdp" and world > 1 and spec.method != "Full":
+        reasons.append(f"TRAIN_SHARDING fsdp applies to Full; {spec.method} trains its adapter with DDP")
+    fsdp = distributed.any_rank(fsdp)
+    if fsdp:
+        reasons.append(f"FSDP: the weights, gradients and optimizer state are sharded over the {world} processes "
+                       + ("(TRAIN_SHARDING fsdp)" if choice == "fsdp" else
+                          f"(the estimated peak of {_gib(peak)} is above {MEMORY_SHARE:.0%} of the {_gib(budget / MEMORY_SHARE)} "
+                          "one process has)"))
+    if peak is not None and fsdp:
+        sharded = memory["weights_bytes"] + memory["training_state_bytes"]
+        peak = round((sharded / world + memory["activations_bytes"]) * HEADROOM)
+    checkpointing = distributed.any_rank(cuda and (peak is None or peak > budget))
+    if checkpointing:
+        reasons.append("gradient checkpointing on: " + (
+            f"the estimated peak of {_gib(peak)} per process is above {MEMORY_SHARE:.0%} of the GPU's free "
+            f"{_gib(budget / MEMORY_SHARE)}" if peak is not None else "no memory estimate"))
+    return MemoryPlan(fsdp=fsdp, checkpointing=checkpointing, reasons=tuple(reasons))
+
+
+def _process_memory(cuda: bool, world: int) -> int:
+    """Bytes one process has: its GPU's free memory, or its share of the host's available memory (the job's
+    processes on one machine share it)."""
+    if cuda:
+        import torch
+
+        free, _ = torch.cuda.mem_get_info(int(os.environ.get("LOCAL_RANK", 0)))
+        return free
+    import psutil
+
+    return psutil.virtual_memory().available // int(os.environ.get("LOCAL_WORLD_SIZE", world))
+
+
+def _gib(size: float) -> str:
+    return f"{size / 2**30:.1f} GiB"
 
 
 def peft_config(spec: Options):
@@ -111,7 +167,7 @@ def peft_config(spec: Options):
                       target_modules=targets, task_type="CAUSAL_LM")
 
 
-def _common_args(spec: Options, checkpointing: bool) -> dict:
+def _common_args(spec: Options, plan: MemoryPlan) -> dict:
     hp, ev = spec.hyperparameters, spec.eval_config
     report_to = [] if spec.tracker_config.provider == "none" else [spec.tracker_config.provider]
     args = dict(
@@ -146,8 +202,15 @@ def _common_args(spec: Options, checkpointing: bool) -> dict:
         # and DDP's search for unused ones marks PEFT's LoRA weights ready twice ("Expected to mark a variable ready
         # only once").
         ddp_find_unused_parameters=False,
-        gradient_checkpointing=checkpointing,  # TRL's SFTConfig would turn it on always
+        # TRL's SFTConfig would turn it on always; under FSDP it is FSDP's own (transformers refuses both)
+        gradient_checkpointing=plan.checkpointing and not plan.fsdp,
     )
+    if plan.fsdp:
+        # FSDP2 (accelerate reads FSDP_VERSION when the Trainer makes its Accelerator), each decoder layer a unit (the
+        # model's _no_split_modules); checkpoints and the saved model gathered whole on rank 0.
+        os.environ.update(FSDP_VERSION="2", FSDP_STATE_DICT_TYPE="FULL_STATE_DICT")
+        args.update(fsdp="full_shard auto_wrap",
+                    fsdp_config={"activation_checkpointing": plan.checkpointing, "cpu_ram_efficient_loading": False})
     if hp.save_strategy == "steps":
         args["save_steps"] = hp.save_steps or hp.logging_steps * 10
     if ev.early_stopping_patience or ev.load_best_model_at_end:
@@ -161,10 +224,10 @@ def _common_args(spec: Options, checkpointing: bool) -> dict:
     return args
 
 
-def trainer_config(spec: Options, checkpointing: bool = False):
-    """The TRL config object for spec.trainer_type; `checkpointing`: see needs_gradient_checkpointing."""
+def trainer_config(spec: Options, plan: MemoryPlan = MemoryPlan()):
+    """The TRL config object for spec.trainer_type, holding its memory the way `plan` says (memory_plan)."""
     hp = spec.hyperparameters
-    common = _common_args(spec, checkpointing)
+    common = _common_args(spec, plan)
     if spec.trainer_type == "sft":
         from trl import SFTConfig
 

@@ -47,7 +47,7 @@ def run(options: Options) -> None:
     train_records, test_records, mode = validate(options)
     result = report(options, train_records, test_records, mode, load_processing_class(options))
     if options.measure_throughput:
-        result["throughput"] = measure_throughput(options, train_records, test_records, mode)
+        result["throughput"] = measure_throughput(options, train_records, test_records, mode, result["memory"])
     out = Path(options.output_file)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2, allow_nan=False) + "\n")
@@ -518,8 +518,10 @@ def _truncation_message(spec: TrainOptions, rows: list[_Row], result: dict, toke
 
 # --- tokens per second, measured ------------------------------------------------------------------------------
 
-def measure_throughput(spec: TrainOptions, train_records, test_records, mode) -> dict | None:
-    """Tokens per second of the real training path on this machine: 4 optimizer steps of a copy of the spec (no
+def measure_throughput(spec: TrainOptions, train_records, test_records, mode,
+                       memory: dict | None = None) -> dict | None:
+    """Tokens per second of the real training path on this machine, with the memory plan training would take for
+    `memory` (the report's estimate; configs.memory_plan): 4 optimizer steps of a copy of the spec (no
     checkpoints, evaluation or tracker, in a temporary folder that is removed), timed over steps 2 to 4 (step 1
     pays for warm-up and kernel selection), tokens counted as TokenCounter counts them. Its events are dropped:
     the measurement is not the job's training. test_records are not used (no evaluation is timed)."""
@@ -530,7 +532,7 @@ def measure_throughput(spec: TrainOptions, train_records, test_records, mode) ->
     import torch
     from transformers import TrainerCallback
 
-    from .configs import device_is_cuda
+    from .configs import device_is_cuda, memory_plan
     from .run import setup
 
     cuda = device_is_cuda(spec)
@@ -546,7 +548,7 @@ def measure_throughput(spec: TrainOptions, train_records, test_records, mode) ->
     probe.resume_from_checkpoint = False
     with tempfile.TemporaryDirectory(prefix="ftcore-throughput-") as folder, events.muted():
         probe.output_dir = folder
-        trainer, _, protocol = setup(probe, train_records, None, mode)
+        trainer, _, protocol = setup(probe, train_records, None, mode, memory_plan(probe, memory))
         tokens, marks = protocol.tokens, {}
 
         class Clock(TrainerCallback):

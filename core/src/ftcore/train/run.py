@@ -1,6 +1,7 @@
 """train: validate → preflight → load → train (progress events, SIGTERM-safe) → save → final metrics."""
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from .. import events
@@ -13,18 +14,16 @@ def run(spec: Options) -> None:
     from .validate import validate
 
     train_records, test_records, mode = validate(spec)
-    from .configs import CHECKPOINTING_ABOVE, needs_gradient_checkpointing, not_applicable
+    from .configs import device_is_cuda, memory_plan, not_applicable
 
+    distributed.start(device_is_cuda(spec))
     made = _preflight(spec, train_records, test_records, mode)
     for note in not_applicable(spec):
         events.emit(events.Log(level="info", message=note))
-    estimate = made["memory"]["estimated_peak_bytes"] if made else None
-    checkpointing = needs_gradient_checkpointing(spec, estimate)
-    if checkpointing:
-        events.emit(events.Log(level="info", message="gradient checkpointing on: " + (
-            f"the estimated peak of {estimate / 2**30:.1f} GiB is above {CHECKPOINTING_ABOVE:.0%} of the GPU's free "
-            "memory" if estimate else "no memory estimate")))
-    trainer, cancel, protocol = setup(spec, train_records, test_records, mode, checkpointing)
+    plan = memory_plan(spec, made["memory"] if made else None)
+    for reason in plan.reasons:
+        events.emit(events.Log(level="info", message=reason))
+    trainer, cancel, protocol = setup(spec, train_records, test_records, mode, plan)
     if world := distributed.world():
         events.emit(events.Log(level="info", message=f"training on {world[0]} processes ({world[1]}): each takes its "
                                                      f"share of every global batch of {world[0]} × batch_size rows"))
@@ -34,6 +33,13 @@ def run(spec: Options) -> None:
         raise Cancelled("cancelled")
     if protocol.diverged.step is not None:
         raise TrainingDiverged(protocol.diverged.message(spec))
+    if plan.fsdp:  # every rank gives its shards to the whole model that rank 0 writes
+        saved = save(spec, trainer)
+        if not distributed.is_main():
+            return
+        _report_best(spec, trainer)
+        evaluate(spec, _unsharded(spec, trainer, saved), train_records, test_records, mode)
+        return
     if not distributed.is_main():
         return  # rank 0 saves the model (every rank holds the same weights) and evaluates it
     _report_best(spec, trainer)
@@ -43,7 +49,7 @@ def run(spec: Options) -> None:
 
 def _preflight(spec: Options, train_records, test_records, mode) -> dict | None:
     """The pre-flight report, the run's first event (from rank 0). Every rank makes it, as each needs its memory
-    estimate to choose gradient checkpointing alike. It only informs: a report that cannot be made (an architecture
+    estimate for the memory plan (configs.memory_plan). It only informs: a report that cannot be made (an architecture
     the meta-device count does not know, say) is logged, and training goes on."""
     from .preflight import report
 
@@ -60,12 +66,13 @@ def _preflight(spec: Options, train_records, test_records, mode) -> dict | None:
     return made
 
 
-def setup(spec: Options, train_records, test_records, mode, checkpointing: bool = False):
-    """Builds the TRL trainer with the protocol callbacks attached (no training yet)."""
+def setup(spec: Options, train_records, test_records, mode, plan=None):
+    """Builds the TRL trainer with the protocol callbacks attached (no training yet); `plan`: configs.memory_plan
+    (default: neither FSDP nor gradient checkpointing)."""
     from transformers import set_seed
 
     from .callbacks import CancelOnSigterm, ProtocolCallback, TokenCounter
-    from .configs import model_kwargs, peft_config, trainer_config
+    from .configs import MemoryPlan, model_kwargs, peft_config, trainer_config
     from .trainers import build_trainer
 
     tokenizer, model = _load(spec, model_kwargs(spec))
@@ -73,7 +80,10 @@ def setup(spec: Options, train_records, test_records, mode, checkpointing: bool 
         from peft import prepare_model_for_kbit_training
 
         model = prepare_model_for_kbit_training(model)
-    config = trainer_config(spec, checkpointing)
+    plan = plan or MemoryPlan()
+    if plan.fsdp:
+        distributed.allow_fsdp_on_cpu()
+    config = trainer_config(spec, plan)
     # TRL wraps the model in PEFT (random LoRA init) before the Trainer seeds torch: seed first, so equal specs start
     # from equal adapters.
     set_seed(spec.hyperparameters.seed)
@@ -153,13 +163,52 @@ def _report_best(spec: Options, trainer) -> None:
 
 
 def save(spec: Options, trainer) -> Path:
-    """LoRA/QLoRA → output_dir/adapter (PEFT adapter); Full → output_dir/model. Tokenizer (with chat template) beside."""
+    """LoRA/QLoRA → output_dir/adapter (PEFT adapter); Full → output_dir/model. Tokenizer (with chat template) beside.
+    Under FSDP every rank calls it (the Trainer gathers the shards), and rank 0 writes."""
     kind = "model" if spec.method == "Full" else "adapter"
     out = Path(spec.output_dir) / kind
-    trainer.model.save_pretrained(out)
-    trainer.processing_class.save_pretrained(out)
-    events.emit(events.Artifact(kind=kind, path=str(out)))
+    if trainer.is_fsdp_enabled:
+        state = trainer.accelerator.get_state_dict(trainer.model)  # a collective: rank 0 gets the whole tensors
+        if distributed.is_main():
+            model = trainer.accelerator.unwrap_model(trainer.model)
+            model.save_pretrained(out, state_dict=_tied(model, state))
+    else:
+        trainer.model.save_pretrained(out)
+    if distributed.is_main():
+        trainer.processing_class.save_pretrained(out)
+        events.emit(events.Artifact(kind=kind, path=str(out)))
     return out
+
+
+def _tied(model, state: dict) -> dict:
+    """The gathered state dict with tied weights (embeddings and LM head) one tensor again, as in the model, so that
+    save_pretrained writes them once: gathering made a copy per name."""
+    names: dict[int, list[str]] = {}
+    for name, parameter in model.named_parameters(remove_duplicate=False):
+        names.setdefault(id(parameter), []).append(name)
+    for same in names.values():
+        for name in same[1:]:
+            if name in state and same[0] in state:
+                state[name] = state[same[0]]
+    return state
+
+
+class _Unsharded:
+    """What `evaluate` needs of a trainer (model, processing class, state) with the saved model whole on one device:
+    under FSDP rank 0 holds a shard of each weight, and generating with it would wait for the other ranks."""
+
+    def __init__(self, model, trainer):
+        self.model, self.processing_class, self.state = model, trainer.processing_class, trainer.state
+
+
+def _unsharded(spec: Options, trainer, saved: Path) -> _Unsharded:
+    from .configs import model_kwargs
+
+    kwargs = {k: v for k, v in model_kwargs(spec).items() if k in ("dtype", "attn_implementation")}
+    _, model = _load(dataclasses.replace(spec, base_model=str(saved)), kwargs)
+    if trainer.args.device.type == "cuda":
+        model = model.to(trainer.args.device)
+    return _Unsharded(model.eval(), trainer)
 
 
 def evaluate(spec: Options, trainer, train_records, test_records, mode) -> None:

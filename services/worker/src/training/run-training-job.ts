@@ -28,7 +28,11 @@ export async function runTrainingJob(ctx: JobContext, jobId: string): Promise<vo
       spec: inputs.spec,
       specFile: inputs.specFile,
       python: platform.config.CORE_PYTHON,
-      env: { ...trackerEnvironment(config, platform.config.MLFLOW_TRACKING_URI, job.job_name), ...secretsEnvironment(ctx.secrets, config) },
+      env: {
+        ...trackerEnvironment(config, platform.config.MLFLOW_TRACKING_URI, job.job_name),
+        ...secretsEnvironment(ctx.secrets, config),
+        FTCORE_SHARDING: platform.config.TRAIN_SHARDING,
+      },
       onEvent: record.onEvent,
       onStderr: (line) => platform.logger.debug({ jobId, core: line }),
       signal: ctx.signal,

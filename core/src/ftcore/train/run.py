@@ -164,7 +164,7 @@ def _report_best(spec: Options, trainer) -> None:
 
 def save(spec: Options, trainer) -> Path:
     """LoRA/QLoRA → output_dir/adapter (PEFT adapter); Full → output_dir/model. Tokenizer (with chat template) beside.
-    Under FSDP every rank calls it (the Trainer gathers the shards), and rank 0 writes."""
+    Under FSDP every rank calls it (accelerate gathers the shards onto rank 0), and rank 0 writes."""
     kind = "model" if spec.method == "Full" else "adapter"
     out = Path(spec.output_dir) / kind
     if trainer.is_fsdp_enabled:

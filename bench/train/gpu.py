@@ -127,7 +127,7 @@ def profile(spec_file: Path, steps: int = 3) -> None:
     from torch.profiler import ProfilerActivity, profile as torch_profile
     from transformers import TrainerCallback
 
-    from ftcore.train.configs import needs_gradient_checkpointing
+    from ftcore.train.configs import memory_plan
     from ftcore.train.run import _preflight, setup
     from ftcore.train.spec import Options
     from ftcore.cli import from_dict
@@ -137,8 +137,7 @@ def profile(spec_file: Path, steps: int = 3) -> None:
     spec.hyperparameters.max_steps = 5 + steps
     train, test, mode = validate(spec)
     made = _preflight(spec, train, test, mode)
-    trainer, _, _ = setup(spec, train, test, mode,
-                          needs_gradient_checkpointing(spec, made["memory"]["estimated_peak_bytes"] if made else None))
+    trainer, _, _ = setup(spec, train, test, mode, memory_plan(spec, made["memory"] if made else None))
     prof = torch_profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
 
     class Window(TrainerCallback):

@@ -58,6 +58,16 @@ export class Api {
     return agent;
   }
 
+  /** `step` (a fetch, or the reading of a body) with its network failure told as connectionError tells it. */
+  private async network<T>(service: Service, kind: CallKind, step: () => Promise<T>): Promise<T> {
+    try {
+      return await step();
+    } catch (err) {
+      if (isNetworkError(err)) throw connectionError(service, this.settings.urls[service], err, this.timeouts[kind]);
+      throw err;
+    }
+  }
+
   /** `path` is joined as given: callers encode their path parameters with `segment`. */
   url(service: Service, path: string): string {
     return `${serviceUrl(this.settings, service)}${path}`;
@@ -81,13 +91,7 @@ export class Api {
     };
     // A streamed body (the upload) goes out as it is read.
     if (options.body instanceof ReadableStream) init.duplex = 'half';
-    let res: Response;
-    try {
-      res = await fetch(url, init);
-    } catch (err) {
-      if (isNetworkError(err)) throw connectionError(service, this.settings.urls[service], err, this.timeouts[kind]);
-      throw err;
-    }
+    const res = await this.network(service, kind, () => fetch(url, init));
     if (!res.ok) {
       const text = await res.text().catch(() => '');
       let body: unknown = text;
@@ -105,13 +109,7 @@ export class Api {
 
   async json<T>(service: Service, method: string, path: string, options: RequestOptions = {}): Promise<T> {
     const res = await this.send(service, method, path, options);
-    let text: string;
-    try {
-      text = await res.text();
-    } catch (err) {
-      if (isNetworkError(err)) throw connectionError(service, this.settings.urls[service], err, this.timeouts[options.kind ?? 'lookup']);
-      throw err;
-    }
+    const text = await this.network(service, options.kind ?? 'lookup', () => res.text());
     try {
       return JSON.parse(text) as T;
     } catch {

@@ -111,7 +111,8 @@ def memory_plan(spec: Options, memory: dict | None) -> MemoryPlan:
     world = int(os.environ.get("WORLD_SIZE", "1"))
     choice = os.environ.get("FTCORE_SHARDING", "auto")
     cuda = device_is_cuda(spec)
-    budget = MEMORY_SHARE * _process_memory(cuda, world)
+    available = _process_memory(cuda, world)
+    budget = MEMORY_SHARE * available
     peak = memory["estimated_peak_bytes"] if memory else None
     reasons: list[str] = []
     fsdp = False
@@ -123,7 +124,7 @@ def memory_plan(spec: Options, memory: dict | None) -> MemoryPlan:
     if fsdp:
         reasons.append(f"FSDP: the weights, gradients and optimizer state are sharded over the {world} processes "
                        + ("(TRAIN_SHARDING fsdp)" if choice == "fsdp" else
-                          f"(the estimated peak of {_gib(peak)} is above {MEMORY_SHARE:.0%} of the {_gib(budget / MEMORY_SHARE)} "
+                          f"(the estimated peak of {_gib(peak)} is above {MEMORY_SHARE:.0%} of the {_gib(available)} "
                           "one process has)"))
     if peak is not None and fsdp:
         sharded = memory["weights_bytes"] + memory["training_state_bytes"]
@@ -132,7 +133,7 @@ def memory_plan(spec: Options, memory: dict | None) -> MemoryPlan:
     if checkpointing:
         reasons.append("gradient checkpointing on: " + (
             f"the estimated peak of {_gib(peak)} per process is above {MEMORY_SHARE:.0%} of the GPU's free "
-            f"{_gib(budget / MEMORY_SHARE)}" if peak is not None else "no memory estimate"))
+            f"{_gib(available)}" if peak is not None else "no memory estimate"))
     return MemoryPlan(fsdp=fsdp, checkpointing=checkpointing, reasons=tuple(reasons))
 
 

@@ -1,7 +1,8 @@
 """One job across several processes (torchrun sets RANK/WORLD_SIZE; `start` makes the process group before the
-Trainer, which uses it: gloo on CPU, NCCL on CUDA with gloo beside it for CPU tensors). Every rank trains on its shard of each global batch; only rank 0 speaks: its events, its
-checkpoints, its artifacts. Decisions a rank takes alone (stop on SIGTERM, stop on a non-finite loss) are agreed on
-by all ranks at each step end, so no rank waits forever in a collective the others left."""
+Trainer, which uses it: gloo on CPU, NCCL on CUDA with gloo beside it for CPU tensors). Every rank trains on its
+shard of each global batch; only rank 0 speaks: its events, its checkpoints, its artifacts. Decisions a rank takes
+alone (stop on SIGTERM, stop on a non-finite loss) are agreed on by all ranks at each step end, so no rank waits
+forever in a collective the others left."""
 from __future__ import annotations
 
 import os

@@ -363,15 +363,15 @@ def memory(spec: TrainOptions, rows: list[_Row], model: _Model) -> dict:
                 Full: trainable × 3 × d (gradient, two Adam moments; the optimizer's temporaries come after the
                 backward pass has freed the activations, so they do not add to this peak)
     activations, for the largest micro-batch of b rows of s = the longest kept row (packing: max_length) tokens
-    (SFT padding-free: the b longest rows' tokens rather than b × s), over L layers of width h (DPO/ORPO: b = 2 × batch_size, chosen and rejected go through together;
-    GRPO: s = prompt + max_completion_length):
+    (SFT padding-free: the b longest rows' tokens rather than b × s), over L layers of width h (DPO/ORPO:
+    b = 2 × batch_size, chosen and rejected go through together; GRPO: s = prompt + max_completion_length):
                 b × s × L × values kept per token and layer (`_layer_activations`; 17 × h when the layers are
                 not found) × d
                 + eager attention (use_fast_attention false): 5 × heads × s² × b × L × d / 2
                 + logits and their gradient in float32 (not with Liger's fused loss, configs.uses_liger):
-                  b × positions × vocab × 4 × 2, where positions = the
-                  trained tokens of the row with the most (the core's SFT computes logits only where a token is
-                  learned, lean_sft.py; packed: the loss share of s), GRPO the completion, else s
+                  b × positions × vocab × 4 × 2, where positions = the trained tokens of the row with the most
+                  (the core's SFT computes logits only where a token is learned, lean_sft.py; packed: the loss
+                  share of s), GRPO the completion, else s
     peak      = (weights + state + activations) × 1.1
     """
     from .configs import uses_liger

@@ -33,18 +33,12 @@ def run(spec: Options) -> None:
         raise Cancelled("cancelled")
     if protocol.diverged.step is not None:
         raise TrainingDiverged(protocol.diverged.message(spec))
-    if plan.fsdp:  # every rank gives its shards to the whole model that rank 0 writes
-        saved = save(spec, trainer)
-        if not distributed.is_main():
-            return
-        _report_best(spec, trainer)
-        evaluate(spec, _unsharded(spec, trainer, saved), train_records, test_records, mode)
-        return
+    _report_best(spec, trainer)  # the other ranks' events go nowhere (cli.py)
+    saved = save(spec, trainer)  # every rank: under FSDP each gives its shards; rank 0 writes
     if not distributed.is_main():
-        return  # rank 0 saves the model (every rank holds the same weights) and evaluates it
-    _report_best(spec, trainer)
-    save(spec, trainer)
-    evaluate(spec, trainer, train_records, test_records, mode)
+        return  # rank 0 evaluates the model
+    model = _whole_model(spec, trainer, saved) if plan.fsdp else trainer.model
+    evaluate(spec, trainer, train_records, test_records, mode, model)
 
 
 def _preflight(spec: Options, train_records, test_records, mode) -> dict | None:
@@ -164,19 +158,20 @@ def _report_best(spec: Options, trainer) -> None:
 
 def save(spec: Options, trainer) -> Path:
     """LoRA/QLoRA → output_dir/adapter (PEFT adapter); Full → output_dir/model. Tokenizer (with chat template) beside.
-    Under FSDP every rank calls it (accelerate gathers the shards onto rank 0), and rank 0 writes."""
+    Every rank calls it, and rank 0 writes: under FSDP accelerate gathers the shards onto rank 0 (a collective);
+    otherwise every rank holds the same weights."""
     kind = "model" if spec.method == "Full" else "adapter"
     out = Path(spec.output_dir) / kind
-    if trainer.is_fsdp_enabled:
-        state = trainer.accelerator.get_state_dict(trainer.model)  # a collective: rank 0 gets the whole tensors
-        if distributed.is_main():
-            model = trainer.accelerator.unwrap_model(trainer.model)
-            model.save_pretrained(out, state_dict=_tied(model, state))
-    else:
+    state = trainer.accelerator.get_state_dict(trainer.model) if trainer.is_fsdp_enabled else None
+    if not distributed.is_main():
+        return out
+    if state is None:
         trainer.model.save_pretrained(out)
-    if distributed.is_main():
-        trainer.processing_class.save_pretrained(out)
-        events.emit(events.Artifact(kind=kind, path=str(out)))
+    else:
+        model = trainer.accelerator.unwrap_model(trainer.model)
+        model.save_pretrained(out, state_dict=_tied(model, state))
+    trainer.processing_class.save_pretrained(out)
+    events.emit(events.Artifact(kind=kind, path=str(out)))
     return out
 
 
@@ -193,25 +188,18 @@ def _tied(model, state: dict) -> dict:
     return state
 
 
-class _Unsharded:
-    """What `evaluate` needs of a trainer (model, processing class, state) with the saved model whole on one device:
-    under FSDP rank 0 holds a shard of each weight, and generating with it would wait for the other ranks."""
-
-    def __init__(self, model, trainer):
-        self.model, self.processing_class, self.state = model, trainer.processing_class, trainer.state
-
-
-def _unsharded(spec: Options, trainer, saved: Path) -> _Unsharded:
+def _whole_model(spec: Options, trainer, saved: Path):
+    """The saved model whole on rank 0's device, for the final evaluation: under FSDP rank 0 holds a shard of each
+    weight, and generating with it would wait for the other ranks."""
     from .configs import model_kwargs
 
     kwargs = {k: v for k, v in model_kwargs(spec).items() if k in ("dtype", "attn_implementation")}
     _, model = _load(dataclasses.replace(spec, base_model=str(saved)), kwargs)
-    if trainer.args.device.type == "cuda":
-        model = model.to(trainer.args.device)
-    return _Unsharded(model.eval(), trainer)
+    return model.to(trainer.args.device).eval()
 
 
-def evaluate(spec: Options, trainer, train_records, test_records, mode) -> None:
+def evaluate(spec: Options, trainer, train_records, test_records, mode, model=None) -> None:
+    """The final metrics of `model` (default: the trainer's) on the test split, or on the last 5% of train."""
     from ..data import reference_conversations
     from .metrics import emit_final_metrics
 
@@ -228,5 +216,5 @@ def evaluate(spec: Options, trainer, train_records, test_records, mode) -> None:
         from ..vision import VisionChatCollator
 
         encode = VisionChatCollator(trainer.processing_class, spec.hyperparameters.max_length).encode
-    emit_final_metrics(trainer.model, trainer.processing_class, conversations, spec.hyperparameters.max_length,
-                       spec.hyperparameters.batch_size, step, encode)
+    emit_final_metrics(trainer.model if model is None else model, trainer.processing_class, conversations,
+                       spec.hyperparameters.max_length, spec.hyperparameters.batch_size, step, encode)

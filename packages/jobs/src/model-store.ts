@@ -77,23 +77,50 @@ export async function locateBaseModel(
   if (provider === 'local') {
     throw invalidField(loc, `base model ${JSON.stringify(modelId)} not found; looked in ${looked.join(' and ')}. Add it with pnpm models add, or use provider "hub"`, 'unknown_model');
   }
+  // Only owner/name can be on the hub: anything else is unknown here, without a request that could only fail.
+  if (!HUB_MODEL_ID.test(modelId)) {
+    throw invalidField(loc, `base model ${JSON.stringify(modelId)} not found; looked in ${looked.join(' and ')}, and it is not a hub id (owner/name). Add it with pnpm models add, or name a hub model`, 'unknown_model');
+  }
+  const status = await askHub(config, modelId, options.hubToken, looked);
+  if (status === 200) return { kind: 'hub', modelId, folder };
+  looked.push(`the model hub at ${config.HF_ENDPOINT} (HTTP ${status}${status === 401 || status === 403 ? ': private or gated, send a hub_token with access' : ''})`);
+  throw invalidField(loc, `base model ${JSON.stringify(modelId)} not found; looked in ${looked.join(' and ')}`, 'unknown_model');
+}
 
-  const url = `${config.HF_ENDPOINT.replace(/\/$/, '')}/api/models/${modelId.split('/').map(encodeURIComponent).join('/')}`;
+/** A model id the hub can have: owner/name. */
+const HUB_MODEL_ID = /^[A-Za-z0-9][\w.-]*\/[\w.-]+$/;
+/** How long a hub that failed for an id is not asked about it again: a client retrying at once (the OpenAI SDKs do,
+ *  three times) gets the same answer at once instead of waiting for the hub each time. */
+export const HUB_RETRY_AFTER_MS = 60_000;
+const hubDown = new Map<string, { until: number; error: ServiceUnavailable }>();
+
+/** The hub's HTTP status for the model; a 503 (remembered for HUB_RETRY_AFTER_MS) when it cannot answer. */
+async function askHub(config: Config, modelId: string, hubToken: string | undefined, looked: string[]): Promise<number> {
+  const endpoint = config.HF_ENDPOINT.replace(/\/$/, '');
+  const key = `${endpoint} ${modelId}`;
+  const known = hubDown.get(key);
+  if (known && known.until > Date.now()) throw known.error;
+  const retry = `not asked again about ${JSON.stringify(modelId)} for ${HUB_RETRY_AFTER_MS / 1000} s`;
   let status: number;
+  let error: ServiceUnavailable | undefined;
   try {
-    const res = await fetch(url, {
-      headers: options.hubToken ? { authorization: `Bearer ${options.hubToken}` } : {},
+    const res = await fetch(`${endpoint}/api/models/${modelId.split('/').map(encodeURIComponent).join('/')}`, {
+      headers: hubToken ? { authorization: `Bearer ${hubToken}` } : {},
       signal: AbortSignal.timeout(config.HUB_TIMEOUT_MS),
     });
     status = res.status;
     await res.body?.cancel();
+    if (status >= 500 || status === 429) error = new ServiceUnavailable('hub', `the model hub at ${config.HF_ENDPOINT} answered HTTP ${status} for ${JSON.stringify(modelId)}; it is ${retry}, try again later`);
   } catch (err) {
-    throw new ServiceUnavailable('hub', `the model hub at ${config.HF_ENDPOINT} is unreachable (${(err as Error).message}) and ${JSON.stringify(modelId)} is not in ${looked.join(' or ')}; check HF_ENDPOINT or the network`);
+    status = 0;
+    error = new ServiceUnavailable('hub', `the model hub at ${config.HF_ENDPOINT} is unreachable (${(err as Error).message}) and ${JSON.stringify(modelId)} is not in ${looked.join(' or ')}; check HF_ENDPOINT or the network (the hub is ${retry})`);
   }
-  if (status === 200) return { kind: 'hub', modelId, folder };
-  if (status >= 500 || status === 429) throw new ServiceUnavailable('hub', `the model hub at ${config.HF_ENDPOINT} answered HTTP ${status}; try again later`);
-  looked.push(`the model hub at ${config.HF_ENDPOINT} (HTTP ${status}${status === 401 || status === 403 ? ': private or gated, send a hub_token with access' : ''})`);
-  throw invalidField(loc, `base model ${JSON.stringify(modelId)} not found; looked in ${looked.join(' and ')}`, 'unknown_model');
+  if (error) {
+    hubDown.set(key, { until: Date.now() + HUB_RETRY_AFTER_MS, error });
+    throw error;
+  }
+  hubDown.delete(key);
+  return status;
 }
 
 /** The base models the model store and this machine's MODELS_DIR hold (by id), for

@@ -10,6 +10,8 @@ export interface ValidationIssue {
 
 export abstract class AppError extends Error {
   abstract readonly statusCode: number;
+  /** A machine-readable code for clients that read one (OpenAI's `error.code`); most errors have none. */
+  readonly code?: string;
   constructor(message: string) {
     super(message);
     this.name = new.target.name;
@@ -31,6 +33,15 @@ export class NotFound extends AppError {
   readonly statusCode = 404;
   constructor(kind: string, id: string) {
     super(`${kind} ${JSON.stringify(id)} not found`);
+  }
+}
+
+/** 404 for a model id that names nothing the caller can use (OpenAI's clients read code model_not_found). */
+export class ModelNotFound extends NotFound {
+  override readonly code = 'model_not_found';
+  constructor(id: string) {
+    super('model', id);
+    this.message += '; GET /v1/models lists the base models here and your fine-tuned ones, and a hub model is named owner/name';
   }
 }
 

@@ -105,9 +105,13 @@ describe('POST /inference/batch', () => {
     expect(mismatch.statusCode).toBe(422);
     expect(mismatch.json().detail[0].loc).toEqual(['body', 'base_model_id']);
     expect((await batch({ messages: CONVERSATIONS, job_id: jobId, base_model_id: 'tiny', max_new_tokens: 2 })).statusCode).toBe(200);
+    // not in the store and not a hub id: unknown, the hub is not asked
     const unknown = await batch({ messages: CONVERSATIONS, model_source: 'base', base_model_id: 'no-such-model' });
-    expect(unknown.statusCode).toBe(503); // not in the store, and the hub is unreachable
-    expect(unknown.json().detail).toMatch(/model hub at http:\/\/127.0.0.1:9 is unreachable .* not in the model store .* or the local model folder/);
+    expect(unknown.statusCode).toBe(422);
+    expect(unknown.json().detail[0]).toMatchObject({ loc: ['body', 'base_model_id'], type: 'unknown_model' });
+    const onHub = await batch({ messages: CONVERSATIONS, model_source: 'base', base_model_id: 'someone/no-such-model' });
+    expect(onHub.statusCode).toBe(503); // not in the store, and the hub is unreachable
+    expect(onHub.json().detail).toMatch(/model hub at http:\/\/127.0.0.1:9 is unreachable .* not in the model store .* or the local model folder/);
     const noJob = await batch({ messages: CONVERSATIONS, model_source: 'merged' });
     expect(noJob.statusCode).toBe(422);
     expect(noJob.json().detail[0].loc).toEqual(['body', 'job_id']);

@@ -28,7 +28,7 @@ export type ErrorStyle = 'detail' | 'openai';
 
 /** An error as the handler decided it, before it is written in a style. */
 type Outcome =
-  | { status: number; detail: string; requestId?: string }
+  | { status: number; detail: string; requestId?: string; code?: string }
   | { status: 422; issues: ValidationIssue[] };
 
 /** The body writer of a style. */
@@ -101,7 +101,7 @@ function decide(err: FastifyError, request: FastifyRequest): Outcome {
   if (err instanceof UnprocessableEntity) return { status: 422, issues: escapeNul(err.issues) };
   if (err instanceof AppError) {
     if (err.statusCode >= 500) request.log.warn({ err }, 'dependency failure');
-    return { status: err.statusCode, detail: err.message };
+    return { status: err.statusCode, detail: err.message, ...(err.code ? { code: err.code } : {}) };
   }
   if (err instanceof BlobNotFound) return { status: 404, detail: 'the stored file behind this resource is missing' };
   if (err instanceof InvalidBlobKey) return { status: 400, detail: err.message };
@@ -153,5 +153,5 @@ function openAiBody(outcome: Outcome): [number, unknown] {
   }
   const message = outcome.requestId ? `${outcome.detail} (request id ${outcome.requestId})` : outcome.detail;
   const type = OPENAI_TYPES[outcome.status] ?? (outcome.status >= 500 ? 'server_error' : 'invalid_request_error');
-  return [outcome.status, { error: { message, type, param: null, code: OPENAI_CODES[outcome.status] ?? null } }];
+  return [outcome.status, { error: { message, type, param: null, code: outcome.code ?? OPENAI_CODES[outcome.status] ?? null } }];
 }

@@ -3,9 +3,9 @@
 // test split for evaluation, reward columns), then the row is written and the job queued; or, with dry_run,
 // a worker makes the pre-flight report and nothing is written.
 import { invalidField, newId, UnprocessableEntity, userKeySegment, type NewJobRow, type Platform, type TrainingJobRow, type ValidationIssue } from '@ftp/platform';
-import type { PreflightReport, TrainRequest } from '@ftp/schema';
+import { DEFAULT_MAX_LENGTH, type PreflightReport, type TrainRequest } from '@ftp/schema';
 import { checkCheckpoint, trainsWholeModel } from './model-choice.ts';
-import { locateBaseModel } from './model-store.ts';
+import { locateBaseModel, modelContextLength } from './model-store.ts';
 import { preflightQueue, type PreflightPayload, trainingQueue } from './queues.ts';
 import { requestFromWorker } from './request-work.ts';
 import { readyDataset } from './datasets.ts';
@@ -23,8 +23,15 @@ export function jobPageUrl(platform: Platform, jobId: string): string {
   return `http://${platform.config.HOST}:${platform.config.TRAINING_PORT}/jobs/${jobId}/dashboard`;
 }
 
-/** Everything a submit checks, for a job and a dry run alike; returns the parent job (training_config.from_job). */
-async function checkTrainRequest(platform: Platform, userId: string, request: TrainRequest): Promise<TrainingJobRow | undefined> {
+interface CheckedTrainRequest {
+  /** The request's training_config with what depends on the base model filled in (max_length). */
+  config: TrainRequest['training_config'];
+  /** training_config.from_job's job. */
+  parent?: TrainingJobRow | undefined;
+}
+
+/** Everything a submit checks, for a job and a dry run alike. */
+async function checkTrainRequest(platform: Platform, userId: string, request: TrainRequest): Promise<CheckedTrainRequest> {
   const config = request.training_config;
   const dataset = await readyDataset(platform, userId, request.processed_dataset_id);
 
@@ -87,8 +94,25 @@ async function checkTrainRequest(platform: Platform, userId: string, request: Tr
   if (config.export_config.destination === 'hub' && !request.hub_token) {
     throw invalidField(['body', 'hub_token'], 'hub_token is required when export_config.destination is hub (it is used for the upload and never stored)', 'missing');
   }
-  await locateBaseModel(platform, config.provider, config.base_model_id, { hubToken: request.hub_token });
-  return parent;
+  const location = await locateBaseModel(platform, config.provider, config.base_model_id, { hubToken: request.hub_token });
+  const maxLength = fitContext(config, await modelContextLength(platform, location));
+  return { parent, config: { ...config, hyperparameters: { ...config.hyperparameters, max_length: maxLength } } };
+}
+
+/** max_length as the job will use it: the one asked for, which must fit the base model's context (known before any
+ *  download for a model in the store or a folder; a hub model not fetched yet is checked by the core), or by default
+ *  DEFAULT_MAX_LENGTH cut to that context, so that leaving it out works with every model. */
+function fitContext(config: TrainRequest['training_config'], context: number | undefined): number {
+  const asked = config.hyperparameters.max_length;
+  if (asked === undefined) return Math.min(DEFAULT_MAX_LENGTH, context ?? DEFAULT_MAX_LENGTH);
+  if (context !== undefined && asked > context) {
+    throw new UnprocessableEntity([{
+      loc: [...CONFIG_LOC, 'hyperparameters', 'max_length'],
+      msg: `max_length ${asked} exceeds the context of base model ${JSON.stringify(config.base_model_id)} (${context} tokens); set max_length to ${context} or less`,
+      type: 'too_big',
+    }]);
+  }
+  return asked;
 }
 
 /** What the /v1 face adds to a job it creates: its id (chosen before its files were read), what only that face shows,
@@ -96,8 +120,7 @@ async function checkTrainRequest(platform: Platform, userId: string, request: Tr
 export type JobExtras = Partial<Pick<NewJobRow, 'job_id' | 'openai' | 'earlier'>>;
 
 export async function submitTrainingJob(platform: Platform, userId: string, request: TrainRequest, extras: JobExtras = {}): Promise<string> {
-  const config = request.training_config;
-  const parent = await checkTrainRequest(platform, userId, request);
+  const { config, parent } = await checkTrainRequest(platform, userId, request);
   const jobId = extras.job_id ?? newId('job');
   await platform.jobs.insert({
     ...extras,
@@ -121,8 +144,8 @@ export async function submitTrainingJob(platform: Platform, userId: string, requ
 /** dry_run: the same checks, then a worker renders and counts the data as training would, checks the spec as the
  *  core does (its refusals are 422s here) and estimates time and memory; nothing is stored. */
 export async function preflightTrainingJob(platform: Platform, userId: string, request: TrainRequest): Promise<PreflightReport> {
-  await checkTrainRequest(platform, userId, request);
-  const payload: PreflightPayload = { userId, processed_dataset_id: request.processed_dataset_id, training_config: storableConfig(request.training_config) };
+  const { config } = await checkTrainRequest(platform, userId, request);
+  const payload: PreflightPayload = { userId, processed_dataset_id: request.processed_dataset_id, training_config: storableConfig(config) };
   const limit = { ms: platform.config.PREFLIGHT_TIMEOUT_MS, setting: 'PREFLIGHT_TIMEOUT_MS', fix: 'raise the limit, or try again once the worker has the base model cached' };
   return requestFromWorker(platform, preflightQueue, payload, request.hub_token, 'the dry run', { limit });
 }

@@ -29,6 +29,8 @@ export const LrSchedulerType = z.enum([
 ]);
 
 const IntervalStrategy = z.enum(['no', 'steps', 'epoch']);
+/** max_length when a request names none (interface.md 2.12), cut to the base model's context at submit. */
+export const DEFAULT_MAX_LENGTH = 1024;
 const Fraction = z.number().min(0).lt(1);
 
 export const Hyperparameters = z
@@ -41,7 +43,12 @@ export const Hyperparameters = z
     packing: z.boolean().default(false).describe('Pack several short examples into one sequence'),
     padding_free: z.boolean().default(false),
     use_fast_attention: z.boolean().default(false).describe('Use the best attention kernel the hardware has'),
-    max_length: z.number().int().min(1).default(1024).describe('Tokens per example, prompt and answer together'),
+    max_length: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe(`Tokens per example, prompt and answer together; must fit the base model's context (else 422). Default ${DEFAULT_MAX_LENGTH}, or the base model's context when that is shorter`),
     lr_scheduler_type: LrSchedulerType.default('linear'),
     save_strategy: IntervalStrategy.default('epoch'),
     save_steps: z.number().int().min(1).optional().describe('save_strategy steps: save every this many steps (default logging_steps × 10)'),

@@ -187,11 +187,24 @@ describe('secrets', () => {
 });
 
 describe('jobs that fail or are cancelled', () => {
-  it('a hyperparameter the core rejects ends failed with its error', async () => {
+  it('a max_length beyond the base model\'s context is a 422 at submit naming the model and its context, not a failed job', async () => {
+    const before = (await h.train({ url: '/jobs', headers: alice })).json().jobs.length;
     const res = await submit(loraRequest(dataset, { max_length: 4096 }));
-    const job = await h.waitFor(res.json().job_id, (j) => j.status === 'failed' || j.status === 'completed', 120_000, alice);
-    expect(job.status).toBe('failed');
-    expect(job.error).toMatch(/max_length 4096/);
+    expect(res.statusCode, res.body).toBe(422);
+    expect(res.json().detail).toEqual([{
+      loc: ['body', 'training_config', 'hyperparameters', 'max_length'],
+      msg: 'max_length 4096 exceeds the context of base model "tiny" (512 tokens); set max_length to 512 or less',
+      type: 'too_big',
+    }]);
+    expect((await h.train({ url: '/jobs', headers: alice })).json().jobs.length).toBe(before);
+    // left out, it is the default cut to the model's context: the job is queued with what it will train with
+    const { max_length: _, ...rest } = loraRequest(dataset).training_config.hyperparameters;
+    const job = await submit({ ...loraRequest(dataset), training_config: { ...loraRequest(dataset).training_config, hyperparameters: { ...rest, max_steps: 1 } } });
+    expect(job.statusCode, job.body).toBe(200);
+    const row = (await h.platform.jobs.getForWorker(job.json().job_id))!;
+    expect((row.training_config as { hyperparameters: { max_length: number } }).hyperparameters.max_length).toBe(512);
+    expect((await h.train({ method: 'POST', url: `/jobs/${job.json().job_id}/cancel`, headers: alice })).statusCode).toBe(200);
+    await h.waitFor(job.json().job_id, (j) => j.status === 'failed', 120_000, alice);
   }, 180_000);
 
   it('cancel stops a running job (409 on delete while it runs) and it ends failed "cancelled by user"', async () => {
@@ -249,8 +262,8 @@ describe('a dry run (POST /train with dry_run)', () => {
     // a real job would fail on this after queueing; the dry run says so at once
     const long = await dryRun(loraRequest(dataset, { max_length: 4096 }));
     expect(long.statusCode, long.body).toBe(422);
-    expect(long.json().detail[0]).toMatchObject({ loc: ['body', 'training_config'] });
-    expect(long.json().detail[0].msg).toMatch(/max_length 4096/);
+    expect(long.json().detail[0]).toMatchObject({ loc: ['body', 'training_config', 'hyperparameters', 'max_length'] });
+    expect(long.json().detail[0].msg).toMatch(/max_length 4096 exceeds the context of base model "tiny" \(512 tokens\)/);
   }, 120_000);
 });
 

@@ -137,12 +137,16 @@ describe('ftune against the embedded stack', () => {
     expect(datasetId).not.toBe('');
     expect(processed.stdout).toMatch(/^splits\s+train \(20 rows\), test \(4 rows\)$/m);
 
-    const [table, listed, shown, shownJson] = await Promise.all([
+    const [uploads, table, listed, shown, shownJson] = await Promise.all([
+      ftune(['datasets', 'uploads']),
       ftune(['datasets', 'list']),
       ftune(['datasets', 'list', '--json']),
       ftune(['datasets', 'get', datasetId]),
       ftune(['datasets', 'get', datasetId, '--json']),
     ]);
+    // the upload itself is listed too, with the id process takes
+    expect(uploads.code, uploads.stderr).toBe(0);
+    expect(uploads.stdout).toMatch(new RegExp(`│ ${uploadId} +│ qa\\.csv +│`));
     expect(table.code, table.stderr).toBe(0);
     expect(table.stdout).toContain('qa-cli');
     expect(table.stdout).toContain(datasetId);

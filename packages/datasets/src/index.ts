@@ -7,6 +7,6 @@ export {
 } from './processing/process-dataset.ts';
 export { datasetSource, uploadSource, type DatasetSource } from './processing/sources.ts';
 export { LlmClient, LlmUnavailable, type LlmSettings } from './augmentation/llm.ts';
-export { presentDatasetSummary, presentProcessedDataset, presentProcessingResult } from './presenters.ts';
+export { presentDatasetSummary, presentProcessedDataset, presentProcessingResult, presentUpload, presentUploadList } from './presenters.ts';
 export { byteSourceFromBlob } from './readers/byte-source.ts';
 export { processedPrefix, rawUploadKey } from './storage-keys.ts';

@@ -1,6 +1,22 @@
-// Stored rows → the response shapes of interface.md 2.1–2.3 (blob keys become URIs, dates ISO strings).
-import type { BlobStore, ProcessedDatasetRow } from '@ftp/platform';
-import type { DatasetSummary, ProcessedDataset, ProcessingResult, SplitInfo } from '@ftp/schema';
+// Stored rows → the response shapes of interface.md 2.1–2.4 (blob keys become URIs, dates ISO strings).
+import type { BlobStore, ProcessedDatasetRow, RawDatasetRow } from '@ftp/platform';
+import type { DatasetSummary, ProcessedDataset, ProcessingResult, SplitInfo, UploadList, UploadResult } from '@ftp/schema';
+
+export function presentUpload(row: RawDatasetRow, blobs: BlobStore): UploadResult {
+  return {
+    dataset_id: row.dataset_id,
+    filename: row.filename,
+    cloud_path: blobs.uri(row.blob_key),
+    size_bytes: row.size_bytes,
+    sample: row.sample,
+    columns: row.columns,
+    num_examples: row.num_examples,
+  };
+}
+
+export function presentUploadList(rows: RawDatasetRow[], blobs: BlobStore): UploadList {
+  return { uploads: rows.map((row) => ({ ...presentUpload(row, blobs), created_at: new Date(row.created_at).toISOString() })) };
+}
 
 function splitInfos(row: ProcessedDatasetRow, blobs: BlobStore): SplitInfo[] {
   return row.splits.map((s) => ({ split_name: s.split_name, num_rows: s.num_rows, path: blobs.uri(s.blob_key), samples: s.samples }));

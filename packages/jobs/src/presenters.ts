@@ -76,9 +76,10 @@ export function presentExportDetails(job: TrainingJobRow, latest: ExportRow | un
   return { ...presentExportSummary(job), latest_export: latest ? presentExportRecord(latest) : null };
 }
 
-/** Whether a job has anything to show in GET /exports. */
-export function hasArtifacts(job: TrainingJobRow): boolean {
-  return [job.artifacts.file, job.artifacts.raw, job.artifacts.hub].some((group) => Object.values(group).some(Boolean));
+/** Whether the job has anything exported: a file to download or a hub repo. The folders training itself leaves
+ *  (`raw`) are no export: a list of exports showing every completed job would offer downloads that do not exist. */
+export function hasExports(job: TrainingJobRow): boolean {
+  return [job.artifacts.file, job.artifacts.hub].some((group) => Object.values(group).some(Boolean));
 }
 
 export function presentWorker(row: WorkerRow): WorkerInfo {

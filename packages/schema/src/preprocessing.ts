@@ -159,6 +159,15 @@ export const UploadResult = z
   .meta({ id: 'UploadResult' });
 export type UploadResult = z.infer<typeof UploadResult>;
 
+export const UploadList = z
+  .object({
+    uploads: z
+      .array(UploadResult.extend({ created_at: Timestamp }).meta({ id: 'UploadSummary' }))
+      .describe('The caller’s uploaded files, newest first, processed or not'),
+  })
+  .meta({ id: 'UploadList' });
+export type UploadList = z.infer<typeof UploadList>;
+
 const ProcessedRecord = z
   .record(z.string(), z.unknown())
   .describe('language_modeling {messages}; prompt_only {prompt, …source columns}; preference {prompt, chosen, rejected}');

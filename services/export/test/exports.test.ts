@@ -245,6 +245,14 @@ describe('POST /exports checks, ownership and auth', () => {
     expect(res.json().detail).toMatch(/trained the whole model, so it has no adapter; use export_type merged or gguf/);
   });
 
+  it('GET /exports leaves out completed jobs that exported nothing (training\'s own folders are no download)', async () => {
+    const trainedOnly = await fakeJob('completed', { file: {}, raw: { adapter: 'file:///x' }, hub: {} });
+    const withGguf = await fakeJob('completed', { file: { gguf: 'file:///x.gguf' }, raw: { adapter: 'file:///x' }, hub: {} });
+    const listed = ((await ex({ url: '/exports', headers: alice })).json() as Json[]).map((j) => j.job_id);
+    expect(listed).toContain(withGguf);
+    expect(listed).not.toContain(trainedOnly);
+  });
+
   it('hub without hub_repo_id and hub_token → 422 naming both', async () => {
     const res = await post({ job_id: jobId, destination: ['cloud', 'hub'] });
     expect(res.statusCode).toBe(422);

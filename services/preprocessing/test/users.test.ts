@@ -33,4 +33,15 @@ describe('ownership', () => {
     expect((await svc.call({ url: `/datasets/${id}` })).statusCode).toBe(404);
     expect((await svc.call({ url: '/datasets', headers: { authorization: 'Bearer ftp_forged' } })).statusCode).toBe(401);
   });
+
+  it('GET /datasets/uploads lists the caller\'s own uploads, newest first, processed or not', async () => {
+    const first = (await svc.upload('first.csv', csv([['q', 'a'], ['1', '2']]), { headers: alice })).json();
+    const second = (await svc.upload('second.csv', csv([['x'], ['y'], ['z']]), { headers: alice })).json();
+    const list = (await svc.call({ url: '/datasets/uploads', headers: alice })).json().uploads as Array<Record<string, unknown>>;
+    expect(list.slice(0, 2)).toEqual([
+      { ...second, created_at: expect.any(String) },
+      { ...first, created_at: expect.any(String) },
+    ]);
+    expect((await svc.call({ url: '/datasets/uploads', headers: bob })).json()).toEqual({ uploads: [] });
+  });
 });

@@ -1,8 +1,8 @@
-// ftune datasets upload | process | list | get | rm: the preprocessing service's /datasets.
+// ftune datasets upload | uploads | process | list | get | rm: the preprocessing service's /datasets.
 import fs from 'node:fs';
 import { Command, InvalidArgumentError, Option } from '@commander-js/extra-typings';
 import cliProgress from 'cli-progress';
-import type { DatasetDeleteResult, DatasetList, FieldMapping, ProcessedDataset, ProcessingMode, ProcessingResult } from '@ftp/schema';
+import type { DatasetDeleteResult, DatasetList, FieldMapping, ProcessedDataset, ProcessingMode, ProcessingResult, UploadList } from '@ftp/schema';
 import { UsageError } from '../errors.ts';
 import { segment } from '../http.ts';
 import { formatBytes, formatTime, printJson, printKeyValue, printLine, printTable } from '../output.ts';
@@ -86,6 +86,21 @@ export function datasetsCommand(): Command {
         ['num_examples', result.num_examples],
         ['columns', result.columns],
       ]);
+    });
+
+  datasets
+    .command('uploads')
+    .description('list your uploaded files (processed or not): the dataset_id that process takes')
+    .option('--json', JSON_HELP)
+    .action(async (_options, command) => {
+      const { api, json } = context(command);
+      const result = await api.json<UploadList>('preprocessing', 'GET', '/datasets/uploads');
+      if (json) return printJson(result);
+      if (result.uploads.length === 0) return printLine('no uploads');
+      printTable(
+        ['ID', 'FILE', 'SIZE', 'EXAMPLES', 'COLUMNS', 'CREATED'],
+        result.uploads.map((u) => [u.dataset_id, u.filename, formatBytes(u.size_bytes), u.num_examples, u.columns, formatTime(u.created_at)]),
+      );
     });
 
   datasets

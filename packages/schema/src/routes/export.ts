@@ -51,12 +51,12 @@ export const exportRoutes = {
     url: '/exports',
     schema: {
       operationId: 'listExports',
-      summary: 'List the caller’s jobs that have artifacts',
-      description: 'Every job of the caller with at least one artifact, without export records.',
+      summary: 'List the caller’s jobs that have exports',
+      description: 'Every job of the caller with something exported (a file to download or a hub repo), without export records; the folders training itself stores (artifacts.raw) are not exports.',
       tags,
       security: bearerRequired,
       response: {
-        200: ExportList.describe('Jobs with artifacts'),
+        200: ExportList.describe('Jobs with exports'),
         ...serviceErrors,
       },
     },

@@ -1,4 +1,5 @@
-// Route contracts of the preprocessing service (interface.md 4.1): upload, process, list, get, delete.
+// Route contracts of the preprocessing service (interface.md 4.1): upload, process, list, get, delete; and the list of
+// uploads (decisions.md adds it: an upload not processed yet is otherwise invisible).
 import { ErrorBody } from '../common.ts';
 import {
   DatasetDeleteResult,
@@ -7,6 +8,7 @@ import {
   ProcessedDataset,
   ProcessedDatasetParams,
   ProcessingResult,
+  UploadList,
   UploadResult,
 } from '../preprocessing.ts';
 import {
@@ -83,6 +85,22 @@ export const preprocessingRoutes = {
       security: bearerOptional,
       response: {
         200: DatasetList.describe('The caller’s processed datasets'),
+        ...serviceErrors,
+      },
+    },
+  }),
+
+  listUploads: defineRoute({
+    method: 'GET',
+    url: '/datasets/uploads',
+    schema: {
+      operationId: 'listUploads',
+      summary: 'List the caller’s uploaded files',
+      description: 'Every file the caller uploaded (POST /datasets/upload, or /v1/files), newest first, processed or not: its dataset_id is what POST /datasets/process takes.',
+      tags,
+      security: bearerOptional,
+      response: {
+        200: UploadList.describe('The caller’s uploads'),
         ...serviceErrors,
       },
     },

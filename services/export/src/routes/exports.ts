@@ -1,11 +1,11 @@
-// /exports: start an export, list the caller's jobs with artifacts, one job's artifacts and latest export,
+// /exports: start an export, list the caller's jobs with exports (a file or a hub repo), one job's artifacts and latest export,
 // and the download of a file artifact.
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { NotFound } from '@ftp/platform';
 import { exportRoutes as contracts } from '@ftp/schema';
-import { hasArtifacts, presentExportDetails, presentExportSummary } from '@ftp/jobs';
+import { hasExports, presentExportDetails, presentExportSummary } from '@ftp/jobs';
 import { startExport } from '../start-export.ts';
 
 export async function exportRoutes(app: FastifyInstance): Promise<void> {
@@ -19,7 +19,7 @@ export async function exportRoutes(app: FastifyInstance): Promise<void> {
 
   routes.route({
     ...contracts.listExports,
-    handler: async (request) => (await platform.jobs.list(request.userId)).filter(hasArtifacts).map(presentExportSummary),
+    handler: async (request) => (await platform.jobs.list(request.userId)).filter(hasExports).map(presentExportSummary),
   });
 
   routes.route({

@@ -1,10 +1,10 @@
-// /datasets: upload a raw file, process it into ChatML splits, list, read and delete processed datasets.
+// /datasets: upload a raw file and list uploads, process one into ChatML splits, list, read and delete processed datasets.
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { invalidField, NotFound } from '@ftp/platform';
 import { preprocessingRoutes } from '@ftp/schema';
 import { queueProcessing } from '@ftp/jobs';
-import { beginProcessing, datasetSource, needsWorker, presentDatasetSummary, presentProcessedDataset, presentProcessingResult, processDataset, storeUploadPart } from '@ftp/datasets';
+import { beginProcessing, datasetSource, needsWorker, presentDatasetSummary, presentProcessedDataset, presentProcessingResult, presentUpload, presentUploadList, processDataset, storeUploadPart } from '@ftp/datasets';
 
 const FILE_PART = 'file';
 
@@ -24,17 +24,13 @@ export async function datasetRoutes(app: FastifyInstance): Promise<void> {
         part.file.resume();
         throw invalidField(['body', FILE_PART], `the file part is named ${JSON.stringify(part.fieldname)}; name it "file"`, 'missing');
       }
-      const row = await storeUploadPart(platform, request.userId, part);
-      return {
-        dataset_id: row.dataset_id,
-        filename: row.filename,
-        cloud_path: platform.blobs.uri(row.blob_key),
-        size_bytes: row.size_bytes,
-        sample: row.sample,
-        columns: row.columns,
-        num_examples: row.num_examples,
-      };
+      return presentUpload(await storeUploadPart(platform, request.userId, part), platform.blobs);
     },
+  });
+
+  routes.route({
+    ...preprocessingRoutes.listUploads,
+    handler: async (request) => presentUploadList(await platform.datasets.listRaw(request.userId), platform.blobs),
   });
 
   routes.route({

@@ -19,6 +19,7 @@ export type {
   ProcessingResult,
   SplitConfig,
   TrainingJob,
+  UploadList,
   UploadResult,
 } from '@ftp/schema';
 

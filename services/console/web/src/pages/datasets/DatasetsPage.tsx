@@ -1,12 +1,13 @@
-// Datasets: upload a file, process it into conversations, and the processed datasets already made.
+// Datasets: upload a file, process it (or an earlier upload, made here, with ftune or through /v1/files) into
+// conversations, and the processed datasets already made.
 import { useState } from 'react';
 import { Anchor, Button, Card, Group, Stack, Table, Text, Title } from '@mantine/core';
 import { Link } from 'wouter';
 import { api } from '../../api/client.ts';
-import type { DatasetList, UploadResult } from '../../api/types.ts';
+import type { DatasetList, UploadList, UploadResult } from '../../api/types.ts';
 import { useLoad } from '../../api/use-load.ts';
 import { ErrorAlert } from '../../components/ErrorAlert.tsx';
-import { formatTime } from '../../components/format.ts';
+import { formatBytes, formatTime } from '../../components/format.ts';
 import { ScrollTable } from '../../components/ScrollTable.tsx';
 import { StatusBadge } from '../../components/StatusBadge.tsx';
 import { ProcessForm } from './ProcessForm.tsx';
@@ -19,8 +20,48 @@ export function DatasetsPage() {
       <Title order={2}>Datasets</Title>
       <UploadCard upload={upload} onUploaded={setUpload} />
       {upload && <ProcessForm key={upload.dataset_id} upload={upload} />}
+      <Uploads current={upload?.dataset_id} onChoose={setUpload} />
       <ProcessedDatasets />
     </Stack>
+  );
+}
+
+/** Every file the user uploaded, from anywhere: choosing one opens the processing form above for it. */
+function Uploads({ current, onChoose }: { current: string | undefined; onChoose: (upload: UploadResult) => void }) {
+  const list = useLoad((signal) => api<UploadList>('preprocessing', '/datasets/uploads', { signal }), [current]);
+  return (
+    <Card withBorder padding="lg">
+      <Stack>
+        <Group justify="space-between">
+          <Title order={2} size="h4">
+            Uploaded files
+          </Title>
+          <Button variant="subtle" size="compact-sm" onClick={list.reload} loading={list.loading}>
+            Refresh
+          </Button>
+        </Group>
+        <ErrorAlert message={list.error} />
+        {list.data?.uploads.length === 0 && <Text c="dimmed">None yet: upload a file above (or with ftune datasets upload).</Text>}
+        {list.data && list.data.uploads.length > 0 && (
+          <ScrollTable label="Uploaded files" minWidth={560} highlightOnHover headers={['File', 'Rows', 'Columns', 'Size', 'Uploaded', '']}>
+            {list.data.uploads.map((file) => (
+              <Table.Tr key={file.dataset_id}>
+                <Table.Td>{file.filename}</Table.Td>
+                <Table.Td>{file.num_examples.toLocaleString('en')}</Table.Td>
+                <Table.Td>{file.columns.join(', ')}</Table.Td>
+                <Table.Td>{formatBytes(file.size_bytes)}</Table.Td>
+                <Table.Td>{formatTime(file.created_at)}</Table.Td>
+                <Table.Td>
+                  <Button size="compact-sm" variant="light" disabled={file.dataset_id === current} onClick={() => onChoose(file)} aria-label={`Process ${file.filename} (${file.dataset_id})`}>
+                    Process
+                  </Button>
+                </Table.Td>
+              </Table.Tr>
+            ))}
+          </ScrollTable>
+        )}
+      </Stack>
+    </Card>
   );
 }
 

@@ -10,6 +10,8 @@ export * from './datasets.ts';
 export * from './presenters.ts';
 export * from './conversations.ts';
 export * from './recovery.ts';
+export * from './reconciler.ts';
+export * from './watchdog.ts';
 export * from './process.ts';
 export * from './request-work.ts';
 export * from './preflight.ts';

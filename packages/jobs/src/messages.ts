@@ -7,6 +7,11 @@ export function workerStopped(workerId: string | null): string {
   return `the worker ${workerId ?? '(unknown)'} stopped while this job was running (process exit, crash or lost machine); submit the job again, or set resume_on_restart to have it continue from its last checkpoint`;
 }
 
+/** A job a live worker stopped working on without finishing it (its handler ended while its writes failed, say). */
+export function workerLetGo(workerId: string | null): string {
+  return `the worker ${workerId ?? '(unknown)'} stopped working on this job without finishing it (its last writes failed, or it lost track of it); submit the job again, or set resume_on_restart to have it continue from its last checkpoint`;
+}
+
 /** An export to the hub whose sealed token expired (SECRET_TTL_S) or was dropped before a worker took it. */
 export const HUB_TOKEN_LOST =
   'the hub token of this export is no longer available (it expired or its job ended); start the export again with hub_token';

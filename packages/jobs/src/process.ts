@@ -1,10 +1,10 @@
 // One long-lived process of a deployment (an HTTP service, a worker, or the embedded default holding all of
 // them): configuration parsed once (a bad setting stops the start naming it), the platform opened with the
-// drivers the environment chooses, the watchdog that fails or re-queues the work of dead workers (every
-// long-lived process runs it), and an orderly stop on SIGTERM/SIGINT.
+// drivers the environment chooses, the watchdog that fails or re-queues the work of dead workers and
+// reconciles rows with the queue (every long-lived process runs it), and an orderly stop on SIGTERM/SIGINT.
 import type { FastifyInstance } from 'fastify';
 import { ConfigError, loadConfig, openPlatform, type Platform } from '@ftp/platform';
-import { startWatchdog } from './recovery.ts';
+import { startWatchdog } from './watchdog.ts';
 
 /** Starts what the process is for; returns how to stop it (before the platform closes). */
 export type StartProcess = (platform: Platform) => Promise<() => Promise<void>>;

@@ -2,11 +2,12 @@
 // training jobs fail ("the worker <id> stopped") or, when they asked for it (resume_on_restart), go back to the
 // queue to continue from their last stored checkpoint; its exports and the datasets it was augmenting are queued
 // again (they write the same keys, and their secrets are sealed in the database, not in the dead process). Every
-// long-lived process runs the watchdog, API processes included, so this holds when the dead worker was the only one. Each change is a
-// guarded UPDATE (the row still names that worker and the worker is still silent), so when several processes
-// notice the same death only one of them acts on each row, and a worker that just registered is never taken for dead.
-import type { Platform, TrainingJobRow } from '@ftp/platform';
-import { workerStopped } from './messages.ts';
+// long-lived process runs the watchdog, API processes included, so this holds when the dead worker was the only one.
+// Each change is a guarded UPDATE (the row still names that worker and its hold is still lost), so when several
+// processes notice the same death only one of them acts on each row, and a worker that just registered is never
+// taken for dead. The reconciler (reconciler.ts) releases work the same way when a live worker let go of it.
+import { type LostHold, type Platform, type TrainingJobRow } from '@ftp/platform';
+import { workerLetGo, workerStopped } from './messages.ts';
 import { augmentQueue, exportQueue, trainingQueue } from './queues.ts';
 
 export interface RecoveryOptions {
@@ -16,40 +17,53 @@ export interface RecoveryOptions {
 
 const wantsResume = (job: TrainingJobRow): boolean => (job.training_config as { resume_on_restart?: boolean }).resume_on_restart === true;
 
+/** What happened to the worker, for messages: it stopped (silent), or it let go of the work (alive). */
+const whatHappened = (workerId: string | null, lost: LostHold): string =>
+  lost.kind === 'silent' ? `worker ${workerId} stopped` : `worker ${workerId} stopped working on it without finishing it`;
+
+/** Fails or re-queues the work whose worker's hold is lost (`lost`); each row once, whoever else looks. */
+export async function releaseLostWork(platform: Platform, lost: LostHold): Promise<void> {
+  const { jobs, exports, queue, logger } = platform;
+  for (const job of await jobs.listOrphaned(lost)) {
+    if (wantsResume(job)) {
+      const checkpoint = (await jobs.checkpoints(job.job_id)).at(-1)?.step;
+      if (await jobs.releaseOrphan(job, { status: 'queued' }, lost)) {
+        const from = checkpoint === undefined ? 'no checkpoint stored: it starts over' : `last checkpoint step ${checkpoint}`;
+        await jobs.appendEvent(job.job_id, 'log', { level: 'warning', message: `re-queued after ${whatHappened(job.worker_id, lost)} (${from})` });
+        await queue.add(trainingQueue, { jobId: job.job_id });
+        logger.warn({ jobId: job.job_id, workerId: job.worker_id, checkpoint }, `job queued again to resume: its ${whatHappened(job.worker_id, lost)}`);
+      }
+    } else {
+      const error = lost.kind === 'silent' ? workerStopped(job.worker_id) : workerLetGo(job.worker_id);
+      if (await jobs.releaseOrphan(job, { status: 'failed', error }, lost)) {
+        await platform.secrets.drop(job.job_id);
+        logger.warn({ jobId: job.job_id, workerId: job.worker_id }, `job failed: its ${whatHappened(job.worker_id, lost)}`);
+      }
+    }
+  }
+
+  for (const row of await exports.listOrphaned(lost)) {
+    if (await exports.releaseOrphan(row, `queued again: the ${whatHappened(row.worker_id, lost)} before this export finished`, lost)) {
+      await queue.add(exportQueue, { exportId: row.export_id });
+      logger.warn({ exportId: row.export_id, workerId: row.worker_id }, `export queued again: its ${whatHappened(row.worker_id, lost)}`);
+    }
+  }
+
+  for (const row of await platform.datasets.listProcessingOrphaned(lost)) {
+    // It starts over on whichever worker takes it; its llm_api_key stays sealed until then.
+    if (await platform.datasets.releaseProcessing(row, lost)) {
+      await queue.add(augmentQueue, { processedDatasetId: row.processed_dataset_id });
+      logger.warn({ processedDatasetId: row.processed_dataset_id, workerId: row.worker_id }, `dataset processing queued again: its ${whatHappened(row.worker_id, lost)}`);
+    }
+  }
+}
+
 /** Fails or re-queues the work of dead workers, forgets them, and deletes expired secrets. */
 export async function recoverOrphans(platform: Platform, options: RecoveryOptions = {}): Promise<void> {
-  const { workers, jobs, exports, queue, logger } = platform;
   const timeoutS = platform.config.WORKER_TIMEOUT_S;
-  if (options.everyWorkerGone) await workers.removeAll();
-
-  for (const job of await jobs.listOrphaned(timeoutS)) {
-    if (wantsResume(job)) {
-      if (await jobs.releaseOrphan(job, { status: 'queued' }, timeoutS)) {
-        await queue.add(trainingQueue, { jobId: job.job_id });
-        logger.warn({ jobId: job.job_id, workerId: job.worker_id }, 'job queued again to resume: its worker stopped');
-      }
-    } else if (await jobs.releaseOrphan(job, { status: 'failed', error: workerStopped(job.worker_id) }, timeoutS)) {
-      await platform.secrets.drop(job.job_id);
-      logger.warn({ jobId: job.job_id, workerId: job.worker_id }, 'job failed: its worker stopped');
-    }
-  }
-
-  for (const row of await exports.listOrphaned(timeoutS)) {
-    if (await exports.releaseOrphan(row, `queued again: the worker ${row.worker_id} stopped before this export finished`, timeoutS)) {
-      await queue.add(exportQueue, { exportId: row.export_id });
-      logger.warn({ exportId: row.export_id, workerId: row.worker_id }, 'export queued again: its worker stopped');
-    }
-  }
-
-  for (const row of await platform.datasets.listProcessingOrphaned(timeoutS)) {
-    // It starts over on whichever worker takes it; its llm_api_key stays sealed until then.
-    if (await platform.datasets.releaseProcessing(row, timeoutS)) {
-      await queue.add(augmentQueue, { processedDatasetId: row.processed_dataset_id });
-      logger.warn({ processedDatasetId: row.processed_dataset_id, workerId: row.worker_id }, 'dataset processing queued again: its worker stopped');
-    }
-  }
-
-  await workers.removeSilent(timeoutS);
+  if (options.everyWorkerGone) await platform.workers.removeAll();
+  await releaseLostWork(platform, { kind: 'silent', timeoutS });
+  await platform.workers.removeSilent(timeoutS);
   await platform.secrets.sweepExpired();
 }
 
@@ -62,31 +76,4 @@ export async function requeuePending(platform: Platform): Promise<void> {
     if (row.worker_id === null) await platform.queue.add(exportQueue, { exportId: row.export_id });
   }
   for (const row of await platform.datasets.listProcessingPending()) await platform.queue.add(augmentQueue, { processedDatasetId: row.processed_dataset_id });
-}
-
-export interface Watchdog {
-  stop(): Promise<void>;
-}
-
-/** How often processes look for dead workers and workers beat their heartbeat: a quarter of the timeout, 1–15 s. */
-export function watchIntervalMs(platform: Pick<Platform, 'config'>): number {
-  return Math.min(15_000, Math.max(1_000, (platform.config.WORKER_TIMEOUT_S * 1000) / 4));
-}
-
-/** Runs recoverOrphans every watchIntervalMs in this process until stopped. */
-export function startWatchdog(platform: Platform): Watchdog {
-  let running: Promise<void> | undefined;
-  const timer = setInterval(() => {
-    if (running) return;
-    running = recoverOrphans(platform)
-      .catch((err: unknown) => platform.logger.warn({ err }, 'looking for stopped workers failed'))
-      .finally(() => (running = undefined));
-  }, watchIntervalMs(platform));
-  timer.unref();
-  return {
-    async stop() {
-      clearInterval(timer);
-      await running;
-    },
-  };
 }

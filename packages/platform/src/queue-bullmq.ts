@@ -28,7 +28,7 @@ import type { EventEmitter } from 'node:events';
 import { isNotConnectionError, Queue, QueueEvents, Worker, type Job, type KeepJobs } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
 import { ServiceUnavailable } from './errors.ts';
-import { deliverReport, errorFromWire, settle, unwrap, type Consumer, type JobHandler, type JobQueue, type Outcome, type QueueDefinition, type RequestOptions } from './queue.ts';
+import { deliverReport, errorFromWire, settle, unwrap, type Consumer, type JobHandler, type JobQueue, type Outcome, type PendingWork, type QueueDefinition, type RequestOptions } from './queue.ts';
 
 export interface BullMqQueueOptions {
   url: string;
@@ -61,7 +61,12 @@ interface Settlers {
   completed(args: { returnvalue: unknown }): void;
   failed(args: { failedReason: string }): void;
   stalled(): void;
+  /** Redis no longer has the job (restarted without its data, flushed): nobody will run it. */
+  lost(): void;
 }
+
+/** BullMQ's states of work that is not finished, as PendingWork sees them. */
+const WAITING_STATES = ['waiting', 'prioritized', 'delayed', 'paused', 'waiting-children'] as const;
 
 /** A job's progress as this driver writes it: the reports made since the last progress was written. */
 interface ProgressData {
@@ -107,7 +112,8 @@ export class BullMqQueue implements JobQueue {
   private readonly events = new Map<string, Promise<QueueEvents>>();
   private readonly workers = new Map<string, Worker>();
   /** Requests this process waits on, by job id: where, and what ends the wait. */
-  private readonly waiting = new Map<string, { queue: Queue; settle: Settlers; fail(err: unknown): void }>();
+  private readonly waiting = new Map<string, { queue: Queue; settle: Settlers; fail(err: unknown): void; added: boolean }>();
+  private readonly stalledListeners = new Set<(queue: string, payload: unknown) => void>();
   /** Handlers at work in this process, and cancels that came before their work started, by `queue/id`. */
   private readonly running = new Map<string, AbortController>();
   private readonly cancelledEarly = new Map<string, number>();
@@ -165,14 +171,16 @@ export class BullMqQueue implements JobQueue {
         completed: (args) => finish(() => unwrap(args.returnvalue as Outcome<R>)),
         failed: (args) => fail(stopped(queue.name, args.failedReason)),
         stalled: () => fail(stopped(queue.name, 'it no longer renews its lock')),
+        lost: () => fail(new ServiceUnavailable('queue', `the ${queue.name} request was lost by the queue (${this.where} restarted without its data?) before it was answered; try again`)),
       };
       const onProgress = (args: { data: unknown }) => {
         for (const report of (args.data as Partial<ProgressData> | null)?.reports ?? []) deliverReport(options.onReport, report);
       };
-      this.waiting.set(id, { queue: producer, settle: listeners, fail });
+      const waiter = { queue: producer, settle: listeners, fail, added: false };
+      this.waiting.set(id, waiter);
       for (const [event, listener] of Object.entries(listeners)) events.on(`${event}:${id}`, listener);
       if (options.onReport) events.on(`progress:${id}`, onProgress);
-      const added = producer.add(REQUEST, data, { jobId: id }).then(ignore, (err) => fail(this.unavailable(`did not take ${queue.name} work`, err)));
+      const added = producer.add(REQUEST, data, { jobId: id }).then(() => void (waiter.added = true), (err) => fail(this.unavailable(`did not take ${queue.name} work`, err)));
       // Deaf to the work's outcome at once; cancelled once the add went through, so a removal cannot run ahead of it.
       const onAbort = () => {
         if (detach()) void added.then(() => this.cancel(producer, id, signal!.reason)).finally(() => reject(signal!.reason));
@@ -203,13 +211,45 @@ export class BullMqQueue implements JobQueue {
     worker.on('error', (err) => {
       if (isNotConnectionError(err)) report(queue.name, err); // connection errors repeat at each reconnect
     });
-    worker.on('failed', (job, err) => report(queue.name, new Error(`${queue.name} work ${job?.id} was failed by the queue: ${err.message}`)));
+    worker.on('failed', (job, err) => {
+      // A stopped worker's work, failed unrun by the worker that found it stalled: the rows decide what runs again.
+      if (job && /stalled/i.test(err.message)) for (const listener of this.stalledListeners) listener(queue.name, job.data);
+      else report(queue.name, new Error(`${queue.name} work ${job?.id} was failed by the queue: ${err.message}`));
+    });
     this.workers.set(queue.name, worker);
     // Work is taken only once cancels can be heard.
     void this.listenForCancels().then(() => worker.run()).catch((err) => report(queue.name, err));
     let closing: Promise<void> | undefined;
     const forget = () => this.workers.get(queue.name) === worker && this.workers.delete(queue.name);
     return { close: () => (closing ??= worker.close().finally(forget)) };
+  }
+
+  async pending<P, R>(queue: QueueDefinition<P, R>): Promise<Array<PendingWork<P>>> {
+    const producer = await this.producerFor(queue.name);
+    const read = async (states: readonly string[], state: PendingWork<P>['state']): Promise<Array<PendingWork<P>>> => {
+      const jobs = await producer.getJobs([...states] as Parameters<Queue['getJobs']>[0], 0, -1, true).catch((err) => {
+        throw this.unavailable(`did not list the ${queue.name} queue`, err);
+      });
+      return jobs.flatMap((job) => {
+        const payload = job ? queue.payload.safeParse(job.data) : undefined;
+        return job?.id && payload?.success ? [{ id: job.id, payload: payload.data, state, queuedAt: new Date(job.timestamp) }] : [];
+      });
+    };
+    const [active, waiting] = await Promise.all([read(['active'], 'active'), read(WAITING_STATES, 'waiting')]);
+    return [...active, ...waiting].sort((a, b) => a.queuedAt.getTime() - b.queuedAt.getTime());
+  }
+
+  async discard<P, R>(queue: QueueDefinition<P, R>, id: string): Promise<boolean> {
+    const producer = await this.producerFor(queue.name);
+    const job = await producer.getJob(id);
+    if (!job || !(WAITING_STATES as readonly string[]).includes(await job.getState())) return false;
+    // A job a worker took meanwhile is locked, and BullMQ refuses to remove it. A producer still waiting on a removed
+    // request finds it gone (checkWaitingRequests).
+    return job.remove().then(() => true, () => false);
+  }
+
+  onStalled(listener: (queue: string, payload: unknown) => void): void {
+    this.stalledListeners.add(listener);
   }
 
   async check(): Promise<void> {
@@ -277,18 +317,20 @@ export class BullMqQueue implements JobQueue {
   }
 
   /** Every stalledInterval, what became of each request this process waits on, read from its job: BullMQ's test
-   *  for stalled work (started, not finished, lock gone), which no Worker may be left to run, and an outcome
-   *  whose event was missed (trimmed from the stream while this process was cut off). */
+   *  for stalled work (started, not finished, lock gone), which no Worker may be left to run, an outcome whose
+   *  event was missed (trimmed from the stream while this process was cut off), and a job Redis no longer has. */
   private async checkWaitingRequests(): Promise<void> {
-    const waiters = [...this.waiting];
+    const waiters = [...this.waiting].filter(([, w]) => w.added);
     const pipeline = this.redis.pipeline();
-    for (const [id, { queue }] of waiters) pipeline.hmget(queue.toKey(id), 'processedOn', 'finishedOn', 'returnvalue', 'failedReason').exists(`${queue.toKey(id)}:lock`);
+    for (const [id, { queue }] of waiters) pipeline.hmget(queue.toKey(id), 'processedOn', 'finishedOn', 'returnvalue', 'failedReason').exists(`${queue.toKey(id)}:lock`).exists(queue.toKey(id));
     const replies = waiters.length > 0 ? await pipeline.exec().catch(() => null) : null; // Redis down: next round
+    if (!replies) return;
     waiters.forEach(([, { settle }], i) => {
-      const [started, finished, returnvalue, failedReason] = (replies?.[2 * i]?.[1] ?? []) as Array<string | null>;
+      const [started, finished, returnvalue, failedReason] = (replies[3 * i]?.[1] ?? []) as Array<string | null>;
       if (failedReason) settle.failed({ failedReason });
       else if (finished) settle.completed({ returnvalue: JSON.parse(returnvalue ?? 'null') });
-      else if (started && replies?.[2 * i + 1]?.[1] === 0) settle.stalled();
+      else if (replies[3 * i + 2]?.[1] === 0) settle.lost();
+      else if (started && replies[3 * i + 1]?.[1] === 0) settle.stalled();
     });
   }
 

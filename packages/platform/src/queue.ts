@@ -48,6 +48,14 @@ export interface RequestOptions {
   onReport?: (data: unknown) => void;
 }
 
+/** A piece of work the queue holds: waiting for a worker, or taken by one (`active`). */
+export interface PendingWork<P> {
+  id: string;
+  payload: P;
+  state: 'waiting' | 'active';
+  queuedAt: Date;
+}
+
 export interface JobQueue {
   /** False for the in-process queue: what it held is gone with the process, so the owner re-adds pending
    *  work from the rows at start. */
@@ -59,6 +67,13 @@ export interface JobQueue {
   request<P, R>(queue: QueueDefinition<P, R>, payload: P, options?: RequestOptions): Promise<R>;
   /** Consumes `queue` with at most `concurrency` handlers at once (default: the queue's own). */
   process<P, R>(queue: QueueDefinition<P, R>, handler: JobHandler<P, R>, options?: { concurrency?: number }): Consumer;
+  /** The work of `queue` not finished yet (what the reconciler compares with the rows), oldest first. */
+  pending<P, R>(queue: QueueDefinition<P, R>): Promise<Array<PendingWork<P>>>;
+  /** Removes work that still waits (a request's producer is told it was dropped); false when it no longer waits. */
+  discard<P, R>(queue: QueueDefinition<P, R>, id: string): Promise<boolean>;
+  /** `listener` hears of work a stopped worker had taken that the queue drops unrun (BullMQ: stalled), with its
+   *  payload: the rows say what becomes of it, so it is news, not an error. */
+  onStalled(listener: (queue: string, payload: unknown) => void): void;
   check(): Promise<void>;
   /** Closes consumers and producers. */
   close(): Promise<void>;
@@ -121,6 +136,7 @@ export function unwrap<R>(outcome: Outcome<R>): R {
 interface Item {
   id: string;
   payload: unknown;
+  queuedAt: Date;
   controller: AbortController;
   /** Set for request(): where the outcome goes, and its reports while it waits. */
   answer?: (outcome: Outcome<unknown>) => void;
@@ -189,6 +205,26 @@ export class InProcessQueue implements JobQueue {
     };
   }
 
+  async pending<P, R>(queue: QueueDefinition<P, R>): Promise<Array<PendingWork<P>>> {
+    const lane = this.lane(queue.name);
+    const work = (item: Item, state: PendingWork<P>['state']): PendingWork<P> => ({ id: item.id, payload: item.payload as P, state, queuedAt: item.queuedAt });
+    return [...[...lane.running.values()].map((item) => work(item, 'active')), ...lane.waiting.map((item) => work(item, 'waiting'))]
+      .sort((a, b) => a.queuedAt.getTime() - b.queuedAt.getTime());
+  }
+
+  async discard<P, R>(queue: QueueDefinition<P, R>, id: string): Promise<boolean> {
+    const lane = this.lane(queue.name);
+    const item = lane.waiting.find((w) => w.id === id);
+    if (!item) return false;
+    lane.waiting = lane.waiting.filter((w) => w !== item);
+    item.answer?.({ ok: false, error: { status: 503, detail: `the ${queue.name} request was dropped from the queue before a worker took it; try again` } });
+    return true;
+  }
+
+  onStalled(): void {
+    // Work here runs in this process: it cannot be left behind by another one.
+  }
+
   async check(): Promise<void> {
     if (this.closed) throw new ServiceUnavailable('queue', 'the job queue is closed');
   }
@@ -209,7 +245,7 @@ export class InProcessQueue implements JobQueue {
   private enqueue(queue: QueueDefinition<unknown, unknown>, payload: unknown, request?: Pick<Item, 'answer' | 'onReport'>): Item;
   private enqueue<P, R>(queue: QueueDefinition<P, R>, payload: P, request: Pick<Item, 'answer' | 'onReport'> = {}): Item {
     if (this.closed) throw new ServiceUnavailable('queue', `the job queue is closed; ${queue.name} work cannot be queued`);
-    const item: Item = { id: randomUUID(), payload: queue.payload.parse(payload), controller: new AbortController(), ...request };
+    const item: Item = { id: randomUUID(), payload: queue.payload.parse(payload), queuedAt: new Date(), controller: new AbortController(), ...request };
     this.lane(queue.name).waiting.push(item);
     this.pump(queue.name);
     return item;

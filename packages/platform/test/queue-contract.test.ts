@@ -9,6 +9,7 @@ import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, inject, it } from 'vitest';
+import { Redis } from 'ioredis';
 import { z } from 'zod';
 import { AppError, Conflict, ServiceUnavailable, UnprocessableEntity } from '../src/errors.ts';
 import { defineQueue, InProcessQueue, type JobQueue } from '../src/queue.ts';
@@ -145,6 +146,25 @@ describe.each(drivers)('$name', (driver) => {
     await producer.add(jobs, { jobId: 'slow' });
     await started.promise;
     expect(await producer.request(numbers, { n: 21 })).toBe(42);
+    gate.resolve();
+  });
+
+  it('lists pending work (active and waiting, oldest first) and discards what still waits', async () => {
+    const { producer, consumer } = driver.open();
+    const started = deferred();
+    const gate = deferred();
+    consumer.process(jobs, async () => {
+      started.resolve();
+      await gate.promise;
+    });
+    await producer.add(jobs, { jobId: 'running' });
+    await started.promise;
+    await producer.add(jobs, { jobId: 'waiting' });
+    const listed = await producer.pending(jobs);
+    expect(listed.map((w) => [w.payload.jobId, w.state])).toEqual([['running', 'active'], ['waiting', 'waiting']]);
+    expect(await producer.discard(jobs, listed[0]!.id)).toBe(false); // taken by a worker: not ours to remove
+    expect(await producer.discard(jobs, listed[1]!.id)).toBe(true);
+    expect((await producer.pending(jobs)).map((w) => w.payload.jobId)).toEqual(['running']);
     gate.resolve();
   });
 
@@ -339,7 +359,7 @@ describe('BullMqQueue only', () => {
       });
       const pending = producer.request(numbers, { n: 1 });
       pending.catch(() => undefined); // asserted below, once the worker is dead
-      const id = await taken;
+      await taken;
       const killedAt = Date.now();
       child.kill('SIGKILL');
       await once(child, 'exit');
@@ -348,23 +368,43 @@ describe('BullMqQueue only', () => {
       // Its lock runs out within lockDuration; the producer looks every stalledInterval.
       expect(Date.now() - killedAt).toBeLessThan(options.lockDuration + 2 * options.stalledInterval + 5000);
 
-      // A worker started afterwards finds the dead one's work stalled and fails it without running it.
+      // A worker started afterwards finds the dead one's work stalled and drops it without running it: news for its
+      // stalled listeners (the rows decide what runs again), not an error of its own.
       const reported = deferred<unknown>();
       const rerun = deferred();
       const ran: number[] = [];
-      const second = track(new BullMqQueue({ ...options, onHandlerError: (_queue, err) => reported.resolve(err) }));
+      const errors: unknown[] = [];
+      const second = track(new BullMqQueue({ ...options, onHandlerError: (_queue, err) => errors.push(err) }));
+      second.onStalled((queue, payload) => reported.resolve({ queue, payload }));
       second.process(numbers, async ({ n }) => {
         ran.push(n);
         if (n === 1) rerun.resolve();
         return n;
       });
-      const failed = await Promise.race([reported.promise, rerun.promise.then(() => "the killed worker's work ran again")]);
-      expect(String(failed)).toMatch(new RegExp(`${id}.*stalled`));
+      const dropped = await Promise.race([reported.promise, rerun.promise.then(() => "the killed worker's work ran again")]);
+      expect(dropped).toEqual({ queue: numbers.name, payload: { n: 1 } });
       expect(await producer.request(numbers, { n: 2 })).toBe(2);
       expect(ran).toEqual([2]);
+      expect(errors).toEqual([]);
     } finally {
       child.kill('SIGKILL');
     }
+  });
+
+  it('fails a request whose entry Redis lost (restarted without its data) instead of waiting for ever', async () => {
+    const options = { ...bullMqOptions(), stalledInterval: 500 };
+    const producer = track(new BullMqQueue(options));
+    const pending = producer.request(numbers, { n: 1 });
+    pending.catch(() => undefined); // asserted below
+    const redis = new Redis(options.url);
+    try {
+      let keys: string[] = [];
+      while (keys.length === 0) keys = (await redis.keys(`${options.prefix}:${numbers.name}:*`)).filter((k) => /:[0-9a-f-]{36}$/.test(k));
+      await redis.del(...keys);
+    } finally {
+      redis.disconnect();
+    }
+    await expect(pending).rejects.toMatchObject({ dependency: 'queue', message: expect.stringMatching(/lost by the queue.*try again/) });
   });
 
   it('answers 503 quickly when Redis is out of reach, without showing its password', async () => {

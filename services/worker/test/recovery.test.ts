@@ -121,5 +121,5 @@ it('fails or re-queues a silent workerâ€™s work once, and leaves a live workerâ€
     { type: 'adapter', variant: 'raw', path: adapterUri },
     { type: 'adapter', variant: 'file', path: archive },
   ]);
-  expect(platform.logText()).toContain('export queued again: its worker stopped');
+  expect(platform.logText()).toContain('export queued again: its worker wrk_dead stopped');
 });

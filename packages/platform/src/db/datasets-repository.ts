@@ -3,7 +3,7 @@
 import type { AugmentationCounts, DatasetProgress, DatasetStatus } from '@ftp/schema';
 import type { Database, Queryable } from './database.ts';
 import { guardedUpdate, type Bind } from './guarded-update.ts';
-import { workerSilent } from './jobs-repository.ts';
+import { DATASET_WORK, holdLost, listLostHolds, type LostHold } from './work-rows.ts';
 
 export interface RawDatasetRow {
   dataset_id: string;
@@ -160,20 +160,17 @@ export class DatasetsRepository {
     return this.applyProcessing(processedDatasetId, { status: 'failed', error, worker_id: null }, (bind) => (workerId === null ? [] : [`worker_id = ${bind(workerId)}`]));
   }
 
-  /** Back to the queue: its worker stops (`workerId`), or is silent for `timeoutS` (the watchdog). */
-  async releaseProcessing(row: Pick<ProcessedDatasetRow, 'processed_dataset_id' | 'worker_id'>, timeoutS?: number): Promise<ProcessedDatasetRow | undefined> {
+  /** Back to the queue: its worker stops, or (`lost`: the watchdog, the reconciler) its worker's hold is lost. */
+  async releaseProcessing(row: Pick<ProcessedDatasetRow, 'processed_dataset_id' | 'worker_id'>, lost?: LostHold): Promise<ProcessedDatasetRow | undefined> {
     return this.applyProcessing(row.processed_dataset_id, { worker_id: null, progress: null }, (bind) => [
       `worker_id = ${bind(row.worker_id)}`,
-      ...(timeoutS === undefined ? [] : [workerSilent('processed_datasets', bind(timeoutS))]),
+      ...(lost === undefined ? [] : [holdLost(DATASET_WORK, lost, bind)]),
     ]);
   }
 
-  /** Processing datasets held by a worker with no heartbeat fresher than `timeoutS`. */
-  async listProcessingOrphaned(timeoutS: number): Promise<ProcessedDatasetRow[]> {
-    return this.db.query<ProcessedDatasetRow>(
-      `SELECT * FROM processed_datasets WHERE status = 'processing' AND worker_id IS NOT NULL AND ${workerSilent('processed_datasets', '$1')} ORDER BY created_at, processed_dataset_id`,
-      [timeoutS],
-    );
+  /** Processing datasets held by a worker whose hold is lost (work-rows.ts). */
+  async listProcessingOrphaned(lost: LostHold): Promise<ProcessedDatasetRow[]> {
+    return listLostHolds<ProcessedDatasetRow>(this.db, DATASET_WORK, lost);
   }
 
   /** Processing datasets no worker holds: waiting in the queue (the in-process queue forgets them on restart). */

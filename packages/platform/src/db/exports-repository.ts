@@ -1,8 +1,8 @@
 // Export rows: one per POST /exports. Reads by job filter on user_id; the worker-side methods (claim,
 // finish, recovery) act on the export the queue named, by id alone.
 import type { Database } from './database.ts';
-import { workerSilent } from './jobs-repository.ts';
 import { guardedUpdate, type Bind } from './guarded-update.ts';
+import { EXPORT_WORK, holdLost, listLostHolds, type LostHold } from './work-rows.ts';
 
 export type ExportStatus = 'running' | 'completed' | 'failed';
 export type ExportKind = 'adapter' | 'merged' | 'gguf';
@@ -89,18 +89,15 @@ export class ExportsRepository {
     return this.db.query<ExportRow>("SELECT * FROM exports WHERE status = 'running' ORDER BY started_at, export_id");
   }
 
-  /** Running exports taken by a worker that has no heartbeat fresher than `timeoutS` (or no row). Exports not
-   *  taken yet (worker_id null) are waiting in the queue, not orphaned. */
-  async listOrphaned(timeoutS: number): Promise<ExportRow[]> {
-    return this.db.query<ExportRow>(
-      `SELECT * FROM exports WHERE status = 'running' AND worker_id IS NOT NULL AND ${workerSilent('exports', '$1')} ORDER BY started_at, export_id`,
-      [timeoutS],
-    );
+  /** Running exports taken by a worker whose hold is lost (work-rows.ts). Exports not taken yet (worker_id null)
+   *  are waiting in the queue, not orphaned. */
+  async listOrphaned(lost: LostHold): Promise<ExportRow[]> {
+    return listLostHolds<ExportRow>(this.db, EXPORT_WORK, lost);
   }
 
-  /** Hands an orphaned export back to the queue, only while it is still on that silent worker. */
-  async releaseOrphan(row: ExportRow, message: string, timeoutS: number): Promise<ExportRow | undefined> {
-    return this.apply(row.export_id, { worker_id: null, message }, (bind) => [`worker_id = ${bind(row.worker_id)}`, workerSilent('exports', bind(timeoutS))]);
+  /** Hands an orphaned export back to the queue, only while it is still on that worker and its hold is still lost. */
+  async releaseOrphan(row: ExportRow, message: string, lost: LostHold): Promise<ExportRow | undefined> {
+    return this.apply(row.export_id, { worker_id: null, message }, (bind) => [`worker_id = ${bind(row.worker_id)}`, holdLost(EXPORT_WORK, lost, bind)]);
   }
 
   /** A worker takes a queued export (running, not held by any worker); undefined when it is finished, gone or

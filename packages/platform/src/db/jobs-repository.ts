@@ -5,6 +5,7 @@ import type { Database } from './database.ts';
 import { NotFound } from '../errors.ts';
 import { guardedUpdate, type Bind } from './guarded-update.ts';
 import type { ExportRow } from './exports-repository.ts';
+import { holdLost, listLostHolds, TRAINING_WORK, type LostHold } from './work-rows.ts';
 
 export type JobStatus = 'queued' | 'preparing' | 'training' | 'completed' | 'failed';
 export const RUNNING_STATUSES: readonly JobStatus[] = ['queued', 'preparing', 'training'];
@@ -90,10 +91,6 @@ export type NewJobRow = Pick<TrainingJobRow, 'job_id' | 'user_id' | 'job_name' |
     /** Log lines of what happened before the row existed (a /v1 job's file validation), logged before its status. */
     earlier?: string[];
   };
-/** SQL: the `table` row's worker has no heartbeat fresher than the seconds bound to `param` (or no row at all). */
-export const workerSilent = (table: string, param: string): string =>
-  `NOT EXISTS (SELECT 1 FROM workers w WHERE w.worker_id = ${table}.worker_id AND w.heartbeat_at > now() - make_interval(secs => ${param}))`;
-
 export class JobsRepository {
   constructor(private readonly db: Database) {}
 
@@ -179,22 +176,19 @@ export class JobsRepository {
     ]);
   }
 
-  /** Running jobs (preparing, training) whose worker has no heartbeat fresher than `timeoutS`, or no row. */
-  async listOrphaned(timeoutS: number): Promise<TrainingJobRow[]> {
-    return this.db.query<TrainingJobRow>(
-      `SELECT * FROM training_jobs WHERE status IN ('preparing', 'training') AND ${workerSilent('training_jobs', '$1')} ORDER BY created_at, job_id`,
-      [timeoutS],
-    );
+  /** Running jobs (preparing, training) whose worker's hold is lost (work-rows.ts): it is silent, or let go of them. */
+  async listOrphaned(lost: LostHold): Promise<TrainingJobRow[]> {
+    return listLostHolds<TrainingJobRow>(this.db, TRAINING_WORK, lost);
   }
 
   /** Moves an orphaned job back to the queue or to failed, only while it is still running on the same worker and
-   *  that worker is still silent (so of several processes noticing, one acts, and a live worker keeps its job). */
-  async releaseOrphan(job: TrainingJobRow, to: { status: 'queued' } | { status: 'failed'; error: string }, timeoutS: number): Promise<TrainingJobRow | undefined> {
+   *  that worker's hold is still lost (so of several processes noticing, one acts, and a live worker keeps its job). */
+  async releaseOrphan(job: TrainingJobRow, to: { status: 'queued' } | { status: 'failed'; error: string }, lost: LostHold): Promise<TrainingJobRow | undefined> {
     const update: JobUpdate = to.status === 'queued' ? { status: 'queued', worker_id: null } : { status: 'failed', error: to.error, finished_at: new Date() };
     return this.apply(job.job_id, update, (bind) => [
-      "status IN ('preparing', 'training')",
+      TRAINING_WORK.held,
       job.worker_id === null ? 'worker_id IS NULL' : `worker_id = ${bind(job.worker_id)}`,
-      workerSilent('training_jobs', bind(timeoutS)),
+      holdLost(TRAINING_WORK, lost, bind),
     ]);
   }
 

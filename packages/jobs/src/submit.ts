@@ -137,7 +137,14 @@ export async function submitTrainingJob(platform: Platform, userId: string, requ
     parent_checkpoint_step: config.from_checkpoint_step ?? null,
   });
   await platform.secrets.put(jobId, { hubToken: request.hub_token, trackerApiKey: config.tracker_config?.api_key });
-  await platform.queue.add(trainingQueue, { jobId });
+  try {
+    await platform.queue.add(trainingQueue, { jobId });
+  } catch (err) {
+    // Told 503, the client submits again: this row must not run later as well (the reconciler queues rows that wait).
+    await platform.secrets.drop(jobId);
+    await platform.jobs.update(jobId, { status: 'failed', error: 'the job queue was not available when the job was submitted; submit it again', finished_at: new Date() }, ['queued']);
+    throw err;
+  }
   return jobId;
 }
 

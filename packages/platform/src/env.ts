@@ -76,6 +76,8 @@ const EnvSchema = z
     SECRETS_KEY: z.string().min(1).optional().describe('32 random bytes, base64: seals hub_token and api keys at rest; required with DATABASE_URL'),
     SECRET_TTL_S: positiveInt.default(7 * 24 * 3600).describe('how long a sealed secret of a job that never ends is kept'),
     WORKER_TIMEOUT_S: positiveInt.default(60).describe('a worker silent this long is gone: its jobs fail, or resume elsewhere'),
+    OUTAGE_RETRY_S: positiveInt.default(600).describe('how long a worker retries a database or storage call that fails because the server is down (backoff, a log line each); past it the work fails with the reason'),
+    WORKER_STOP_GRACE_S: positiveInt.default(60).describe('on SIGTERM, how long a worker gives its training jobs to checkpoint and store it before it exits'),
     WORKER_QUEUES: z
       .string()
       .regex(/^\s*(train|export|infer|evaluate|preflight|augment)(\s*,\s*(train|export|infer|evaluate|preflight|augment))*\s*$/, 'must be a comma-separated list of train, export, infer, evaluate, preflight, augment')

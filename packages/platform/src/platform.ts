@@ -21,6 +21,7 @@ import { InProcessQueue, type JobQueue } from './queue.ts';
 import { BullMqQueue } from './queue-bullmq.ts';
 import { createAuthenticator, DEFAULT_USER, type Authenticate } from './auth.ts';
 import { ServiceUnavailable } from './errors.ts';
+import { OutageRetry, retryingBlobStore, retryingDatabase } from './outages.ts';
 
 export interface Platform {
   config: Config;
@@ -36,6 +37,8 @@ export interface Platform {
   workers: WorkersRepository;
   secrets: SealedSecrets;
   apiKeys: ApiKeysRepository;
+  /** Set on a platform made by withOutageRetries: its retries, and the outages they lived through. */
+  outages?: OutageRetry;
   close(): Promise<void>;
 }
 
@@ -86,6 +89,32 @@ function openQueue(config: Config, logger: Logger): JobQueue {
   return config.REDIS_URL ? new BullMqQueue({ url: config.REDIS_URL, prefix: config.REDIS_PREFIX, onHandlerError }) : new InProcessQueue(onHandlerError);
 }
 
+function repositories(db: Database) {
+  return {
+    datasets: new DatasetsRepository(db),
+    jobs: new JobsRepository(db),
+    exports: new ExportsRepository(db),
+    evaluations: new EvaluationsRepository(db),
+    workers: new WorkersRepository(db),
+  };
+}
+
+/** The same platform (same connections, queue and logger) whose database and blob store wait out a server's outage
+ *  for OUTAGE_RETRY_S (outages.ts): what a worker's processors run on. Closing it closes nothing: `platform` owns. */
+export function withOutageRetries(platform: Platform): Platform {
+  const retry = new OutageRetry(platform.config.OUTAGE_RETRY_S * 1000, platform.logger);
+  const db = retryingDatabase(platform.db, retry);
+  return {
+    ...platform,
+    db,
+    blobs: retryingBlobStore(platform.blobs, retry),
+    ...repositories(db),
+    secrets: platform.secrets.withDatabase(db),
+    outages: retry,
+    async close() {},
+  };
+}
+
 export async function openPlatform(config: Config, options: OpenPlatformOptions = {}): Promise<Platform> {
   const logger = options.logger ?? createLogger({ level: config.LOG_LEVEL, format: config.LOG_FORMAT, destination: options.logDestination });
   const db = await openDatabase(config);
@@ -116,11 +145,7 @@ export async function openPlatform(config: Config, options: OpenPlatformOptions 
     blobs,
     queue,
     authenticate,
-    datasets: new DatasetsRepository(db),
-    jobs: new JobsRepository(db),
-    exports: new ExportsRepository(db),
-    evaluations: new EvaluationsRepository(db),
-    workers: new WorkersRepository(db),
+    ...repositories(db),
     secrets: new SealedSecrets(db, secretsKey, config.SECRET_TTL_S),
     apiKeys,
     async close() {

@@ -72,6 +72,11 @@ export class SealedSecrets {
     private readonly ttlSeconds: number,
   ) {}
 
+  /** The same secrets read and written through `db` (a worker's database that waits out outages). */
+  withDatabase(db: Database): SealedSecrets {
+    return new SealedSecrets(db, this.key, this.ttlSeconds);
+  }
+
   /** Seals the values that are set; nothing is stored when none is. Replaces what `ownerId` had. */
   async put(ownerId: string, values: JobSecretValues): Promise<void> {
     const present = Object.fromEntries(Object.entries(values).filter(([, v]) => typeof v === 'string' && v !== ''));

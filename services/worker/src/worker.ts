@@ -2,12 +2,15 @@
 // (training WORKER_CONCURRENCY at a time, exports one at a time, inference and evaluation on warm engines, datasets
 // augmented by a language model two at a time), beats
 // its heartbeat, stops the training jobs whose users cancelled them, and on stop hands its unfinished jobs, exports
-// and datasets back to the queue. It imports packages only, never a service.
+// and datasets back to the queue within WORKER_STOP_GRACE_S. Its processors wait out a database or storage outage
+// (OUTAGE_RETRY_S), and the jobs at work when one ends say so in their history. It imports packages only.
 import os from 'node:os';
-import { newId, RUNNING_STATUSES, type JobHandler, type Consumer, type Platform, type QueueDefinition, type WorkContext } from '@ftp/platform';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { newId, RUNNING_STATUSES, withOutageRetries, type JobHandler, type Consumer, type Outage, type Platform, type QueueDefinition, type WorkContext } from '@ftp/platform';
 import { augmentQueue, evaluateQueue, exportQueue, inferQueue, preflightQueue, trainingDevice, trainingQueue, watchIntervalMs, type QueueName } from '@ftp/jobs';
 import { detectDevices } from './devices.ts';
 import { sweepWorkDirs } from './work-dirs.ts';
+import { noteStalledWork } from './stalled-work.ts';
 import { InferenceEngines, type InferenceEnginesOptions } from './inference/engines.ts';
 import { runEvaluation } from './inference/run-evaluation.ts';
 import { runInference } from './inference/run-inference.ts';
@@ -49,8 +52,12 @@ export async function startWorker(platform: Platform, options: WorkerOptions = {
 
   const atWork = new Map<string, AtWork>();
   const consumers: Consumer[] = [];
+  // The processors' stores wait out outages; the heartbeat does not (a beat that fails is tried at the next tick).
+  const work = withOutageRetries(platform);
+  work.outages!.onRecovered((outage) => void noteOutage(work, workerId, outage, [...atWork].filter(([, w]) => w.queue === 'train').map(([id]) => id)));
+  platform.queue.onStalled((queue, payload) => void noteStalledWork(platform, queue, payload).catch((err: unknown) => log.warn({ err, queue }, 'could not look up dropped work')));
   let engines: InferenceEngines | undefined;
-  const warmEngines = () => (engines ??= new InferenceEngines(platform, options.engines));
+  const warmEngines = () => (engines ??= new InferenceEngines(work, options.engines));
 
   /** Consumes `queue`, tracking each piece of work (by `idOf`) with its own abort controller. */
   const serve = <P, R>(
@@ -78,16 +85,16 @@ export async function startWorker(platform: Platform, options: WorkerOptions = {
   };
 
   const jobContext = async (id: string, signal: AbortSignal): Promise<JobContext> => {
-    const secrets = await platform.secrets.open(id);
-    return { platform, workerId, machine, trainProcesses, signal, ...(secrets ? { secrets } : {}) };
+    const secrets = await work.secrets.open(id);
+    return { platform: work, workerId, machine, trainProcesses, signal, ...(secrets ? { secrets } : {}) };
   };
   serve('train', trainingQueue, (p) => p.jobId, async (p, signal) => runTrainingJob(await jobContext(p.jobId, signal), p.jobId),
     options.concurrency ?? platform.config.WORKER_CONCURRENCY);
-  serve('export', exportQueue, (p) => p.exportId, async (p, signal) => runExportJob({ platform, workerId, machine, trainProcesses, signal }, p.exportId));
-  serve('infer', inferQueue, (_p, id) => id, (p, signal, report) => runInference(platform, warmEngines(), p, signal, report));
-  serve('evaluate', evaluateQueue, (_p, id) => id, (p, signal) => runEvaluation(platform, warmEngines(), p, signal));
-  serve('preflight', preflightQueue, (_p, id) => id, (p, signal) => runPreflight(platform, machine, p, signal, () => warmEngines().core));
-  serve('augment', augmentQueue, (p) => p.processedDatasetId, (p, signal) => runProcessingJob({ platform, workerId, signal }, p.processedDatasetId));
+  serve('export', exportQueue, (p) => p.exportId, async (p, signal) => runExportJob({ platform: work, workerId, machine, trainProcesses, signal }, p.exportId));
+  serve('infer', inferQueue, (_p, id) => id, (p, signal, report) => runInference(work, warmEngines(), p, signal, report));
+  serve('evaluate', evaluateQueue, (_p, id) => id, (p, signal) => runEvaluation(work, warmEngines(), p, signal));
+  serve('preflight', preflightQueue, (_p, id) => id, (p, signal) => runPreflight(work, machine, p, signal, () => warmEngines().core));
+  serve('augment', augmentQueue, (p) => p.processedDatasetId, (p, signal) => runProcessingJob({ platform: work, workerId, signal }, p.processedDatasetId));
 
   // Heartbeat; cancel requests and jobs taken from this worker (flags on the rows, so any process can set them).
   let beating: Promise<void> | undefined;
@@ -104,7 +111,7 @@ export async function startWorker(platform: Platform, options: WorkerOptions = {
       // moment before this worker claims it.)
       else if (job.status !== 'queued' && (job.worker_id !== workerId || !RUNNING_STATUSES.includes(job.status))) work.controller.abort(TAKEN);
     }
-    await sweepWorkDirs(platform);
+    await sweepWorkDirs(platform, workerId, new Set(atWork.keys()));
   };
   const timer = setInterval(() => {
     beating ??= beat()
@@ -119,12 +126,26 @@ export async function startWorker(platform: Platform, options: WorkerOptions = {
     async stop() {
       clearInterval(timer);
       await beating;
-      // Long work is stopped and handed back; requests (seconds) are left to finish.
-      for (const work of atWork.values()) if (work.queue === 'train' || work.queue === 'export' || work.queue === 'augment') work.controller.abort(SHUTDOWN);
-      await Promise.all(consumers.map((c) => c.close()));
+      // Long work is stopped and handed back (a training job's core checkpoints first, and the checkpoint is stored);
+      // requests (seconds) are left to finish. Past the grace period the worker goes without them: the watchdog
+      // recovers what is left once the worker's row is gone.
+      for (const at of atWork.values()) if (at.queue === 'train' || at.queue === 'export' || at.queue === 'augment') at.controller.abort(SHUTDOWN);
+      const graceMs = platform.config.WORKER_STOP_GRACE_S * 1000;
+      const grace = new AbortController();
+      const finished = await Promise.race([Promise.all(consumers.map((c) => c.close())).then(() => true), sleep(graceMs, false, { signal: grace.signal }).catch(() => false)]);
+      grace.abort();
+      if (!finished) log.warn({ graceS: platform.config.WORKER_STOP_GRACE_S, work: [...atWork.keys()] }, 'work still running at the end of the grace period; stopping without it');
       await engines?.close();
       await platform.workers.remove(workerId);
       log.info('worker stopped');
     },
   };
+}
+
+/** An outage the worker's writes waited out, in the history of each training job it was running. */
+async function noteOutage(platform: Platform, workerId: string, outage: Outage, jobIds: readonly string[]): Promise<void> {
+  const message = `${outage.store} unreachable, retrying: worker ${workerId} could not reach it for ${outage.seconds} s (${outage.attempts} failed attempts: ${outage.reason}); its writes went through once it answered`;
+  for (const jobId of jobIds) {
+    await platform.jobs.appendEvent(jobId, 'log', { level: 'warning', message }).catch((err: unknown) => platform.logger.warn({ err, jobId }, 'could not note the outage in the job history'));
+  }
 }

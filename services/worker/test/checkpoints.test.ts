@@ -44,7 +44,7 @@ it('restores the newest checkpoint stored whole, skips one cut short, and mirror
   await platform.blobs.put(`${job.blob_prefix}checkpoints/checkpoint-30/adapter_model.safetensors`, Buffer.alloc(32, 30));
 
   const machineB = path.join(scratch, 'b', 'checkpoints');
-  expect(await restoreCheckpoint(platform, job, machineB)).toBe(true);
+  expect(await restoreCheckpoint(platform, job, machineB)).toBe(20);
   expect(await fs.readdir(machineB)).toEqual(['checkpoint-20']);
   expect(JSON.parse(await fs.readFile(path.join(machineB, 'checkpoint-20', 'trainer_state.json'), 'utf8'))).toMatchObject({ global_step: 20 });
 
@@ -62,8 +62,8 @@ it('restores the newest checkpoint stored whole, skips one cut short, and mirror
   expect(records.every((r) => r.size_bytes > 64)).toBe(true);
 
   // A machine that has a newer one itself keeps it.
-  expect(await restoreCheckpoint(platform, job, machineB)).toBe(true);
+  expect(await restoreCheckpoint(platform, job, machineB)).toBe(40);
   expect((await fs.readdir(machineB)).sort()).toEqual(['checkpoint-20', 'checkpoint-40']);
   // A job with nothing anywhere starts over.
-  expect(await restoreCheckpoint(platform, { ...job, blob_prefix: 'jobs/local/none/' }, path.join(scratch, 'c'))).toBe(false);
+  expect(await restoreCheckpoint(platform, { ...job, blob_prefix: 'jobs/local/none/' }, path.join(scratch, 'c'))).toBeUndefined();
 });

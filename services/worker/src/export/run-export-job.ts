@@ -3,7 +3,10 @@
 // them) and/or a hub repository (one commit); the export row and the job's artifacts record the result.
 // Any failure ends the row `failed` with a sentence a person can act on; the hub token (sealed in the database
 // until the export ends) appears nowhere. A worker that stops hands the export back to the queue.
+import { createReadStream, createWriteStream } from 'node:fs';
+import fs from 'node:fs/promises';
 import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import { create as createTar } from 'tar';
 import { AppError, type ArtifactGroupsRow, type ExportArtifactRow, type ExportRow, type Platform, type TrainingJobRow } from '@ftp/platform';
 import { exportQueue, ggufFileName, HUB_TOKEN_LOST } from '@ftp/jobs';
@@ -121,8 +124,15 @@ function exportPlan(platform: Platform, job: TrainingJobRow, models: JobModels, 
         ? await uploadFolder(platform, folder, `${exportsPrefix}/${kind}`)
         : (job.artifacts.raw[kind] ?? (await uploadFolder(platform, folder, models.prefixes.merged.replace(/\/$/, ''))));
       const archiveKey = `${exportsPrefix}/${kind}.tar.gz`;
-      const files = await listFolderFiles(folder);
-      await platform.blobs.put(archiveKey, createTar({ gzip: true, portable: true, cwd: folder, prefix: `${job.job_id}-${kind}` }, files));
+      // Written to a local file first, so an upload cut by a storage outage can be sent again.
+      const archive = path.join(platform.config.dataDir, 'tmp', `${row.export_id}-${kind}.tar.gz`);
+      await fs.mkdir(path.dirname(archive), { recursive: true });
+      try {
+        await pipeline(createTar({ gzip: true, portable: true, cwd: folder, prefix: `${job.job_id}-${kind}` }, await listFolderFiles(folder)), createWriteStream(archive));
+        await platform.blobs.put(archiveKey, createReadStream(archive));
+      } finally {
+        await fs.rm(archive, { force: true });
+      }
       return [
         { type: kind, variant: 'raw', path: raw },
         { type: kind, variant: 'file', path: platform.blobs.uri(archiveKey) },

@@ -67,16 +67,16 @@ async function storedCheckpoints(platform: Platform, job: TrainingJobRow): Promi
 
 /**
  * Makes `checkpointsDir` hold the newest checkpoint of the job, local or stored (a worker that ran the job
- * before on this machine left it here; one elsewhere left it in the store). Returns whether there is one to
- * resume from.
+ * before on this machine left it here; one elsewhere left it in the store). Returns the step to resume from,
+ * undefined when there is none.
  */
-export async function restoreCheckpoint(platform: Platform, job: TrainingJobRow, checkpointsDir: string): Promise<boolean> {
+export async function restoreCheckpoint(platform: Platform, job: TrainingJobRow, checkpointsDir: string): Promise<number | undefined> {
   const local = await localCheckpoints(checkpointsDir);
   const newestLocal = Math.max(-1, ...local.map(stepOf));
   const newestStored = (await storedCheckpoints(platform, job)).filter((c) => c.complete).at(-1)?.name;
   if (newestStored && stepOf(newestStored) > newestLocal) {
     await downloadPrefix(platform, `${jobPrefixes(job).checkpoints}${newestStored}/`, path.join(checkpointsDir, newestStored));
-    return true;
+    return stepOf(newestStored);
   }
-  return newestLocal >= 0;
+  return newestLocal >= 0 ? newestLocal : undefined;
 }

@@ -20,6 +20,8 @@ export interface TrainingInputs {
   outputDir: string;
   spec: Record<string, unknown>;
   specFile: string;
+  /** The checkpoint step the run continues from (a resumed job), if any. */
+  resumeStep?: number;
 }
 
 /** Failures with a sentence for the user (the job's `error`). */
@@ -70,8 +72,9 @@ export async function prepareTraining(ctx: JobContext, job: TrainingJobRow): Pro
   const { trainFile, testFile } = await downloadSplits(platform, dataset, path.join(work, 'data'));
 
   const outputDir = path.join(work, 'run');
-  const resume = await restoreCheckpoint(platform, job, path.join(outputDir, 'checkpoints'));
+  const resumeStep = await restoreCheckpoint(platform, job, path.join(outputDir, 'checkpoints'));
+  const resume = resumeStep !== undefined;
   const spec = trainSpec(config, { baseModel, trainFile, testFile, outputDir, ...(initAdapter ? { initAdapter } : {}) }, { resume, mlflowUri: platform.config.MLFLOW_TRACKING_URI });
   await platform.blobs.put(`${job.blob_prefix}config.json`, JSON.stringify(spec, null, 2));
-  return { baseModel, outputDir, spec, specFile: path.join(work, 'spec.json') };
+  return { baseModel, outputDir, spec, specFile: path.join(work, 'spec.json'), ...(resume ? { resumeStep } : {}) };
 }

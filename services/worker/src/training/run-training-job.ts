@@ -7,53 +7,78 @@ import { AppError, UnprocessableEntity, type TrainingJobRow } from '@ftp/platfor
 import { queueExport, throughputKey, trainingQueue } from '@ftp/jobs';
 import type { TrainingConfig } from '@ftp/schema';
 import { secretsEnvironment, trackerEnvironment } from './core-spec.ts';
-import { recordTraining } from './core-events.ts';
-import { JobFailure, prepareTraining } from './prepare.ts';
+import { recordTraining, type TrainingRecord } from './core-events.ts';
+import { JobFailure, prepareTraining, type TrainingInputs } from './prepare.ts';
 import { storeTrainedModel, type StoredModel } from './store-model.ts';
 import { SHUTDOWN, stopReason, TAKEN, type JobContext } from './job-context.ts';
 
 const RUNNING = ['preparing', 'training'] as const;
 
 export async function runTrainingJob(ctx: JobContext, jobId: string): Promise<void> {
-  const { platform } = ctx;
-  const job = await platform.jobs.update(jobId, { status: 'preparing', worker_id: ctx.workerId, started_at: new Date() }, ['queued']);
+  const job = await claim(ctx, jobId);
   if (!job) return; // cancelled or deleted while queued, or already taken by another worker
-  const config = job.training_config as unknown as TrainingConfig;
   try {
     const inputs = await prepareTraining(ctx, job);
+    await noteResume(ctx, job, inputs);
     const record = recordTraining(ctx, job);
-    if (ctx.trainProcesses > 1) platform.logger.info({ jobId, processes: ctx.trainProcesses }, 'training on several processes (torchrun)');
-    const result = await runCore({
-      command: 'train',
-      spec: inputs.spec,
-      specFile: inputs.specFile,
-      python: platform.config.CORE_PYTHON,
-      env: {
-        ...trackerEnvironment(config, platform.config.MLFLOW_TRACKING_URI, job.job_name),
-        ...secretsEnvironment(ctx.secrets, config),
-        FTCORE_SHARDING: platform.config.TRAIN_SHARDING,
-      },
-      onEvent: record.onEvent,
-      onStderr: (line) => platform.logger.debug({ jobId, core: line }),
-      signal: ctx.signal,
-      processes: ctx.trainProcesses,
-    });
-    if (result.cancelled) throw new JobFailure(stopReason(ctx.signal, ctx.workerId));
-    if (!result.done || result.exitCode !== 0) throw new JobFailure(describeCoreFailure(result));
-    await complete(ctx, job, await storeTrainedModel(ctx, job, inputs.baseModel, record.produced), record.finalMetrics());
-    const tokensPerSecond = record.tokensPerSecond();
-    if (tokensPerSecond) {
-      // this host's speed for the model, method and trainer: what dry runs estimate wall time from
-      await platform.workers.recordThroughput({ ...ctx.machine, ...throughputKey(config), tokens_per_second: tokensPerSecond, measured_by: 'job' });
-    }
+    await train(ctx, job, inputs, record);
+    await complete(ctx, job, await storeTrainedModel(ctx, job, inputs.baseModel, record.produced), record);
   } catch (err) {
     await stopped(ctx, job, err);
   }
 }
 
-async function complete(ctx: JobContext, job: TrainingJobRow, stored: StoredModel, metrics: Record<string, number> | null): Promise<void> {
+function configOf(job: TrainingJobRow): TrainingConfig {
+  return job.training_config as unknown as TrainingConfig;
+}
+
+/** queued → preparing on this worker; undefined when the job is no longer queued. A claim whose answer was lost in
+ *  a database restart (it went through, then was retried) finds the job already this worker's. */
+async function claim(ctx: JobContext, jobId: string): Promise<TrainingJobRow | undefined> {
+  const { jobs } = ctx.platform;
+  const claimed = await jobs.update(jobId, { status: 'preparing', worker_id: ctx.workerId, started_at: new Date() }, ['queued']);
+  if (claimed) return claimed;
+  const job = await jobs.getForWorker(jobId);
+  return job?.status === 'preparing' && job.worker_id === ctx.workerId ? job : undefined;
+}
+
+/** A job that continues from a checkpoint says so in its history before its progress starts again from there. */
+async function noteResume(ctx: JobContext, job: TrainingJobRow, inputs: TrainingInputs): Promise<void> {
+  if (inputs.resumeStep === undefined) return;
+  await ctx.platform.jobs.appendEvent(job.job_id, 'log', { level: 'info', message: `resumed from step ${inputs.resumeStep} on ${ctx.workerId}` });
+}
+
+/** Runs the core's train command; throws JobFailure when it was stopped or failed. */
+async function train(ctx: JobContext, job: TrainingJobRow, inputs: TrainingInputs, record: TrainingRecord): Promise<void> {
   const { platform } = ctx;
-  const config = job.training_config as unknown as TrainingConfig;
+  const config = configOf(job);
+  if (ctx.trainProcesses > 1) platform.logger.info({ jobId: job.job_id, processes: ctx.trainProcesses }, 'training on several processes (torchrun)');
+  const result = await runCore({
+    command: 'train',
+    spec: inputs.spec,
+    specFile: inputs.specFile,
+    python: platform.config.CORE_PYTHON,
+    env: {
+      ...trackerEnvironment(config, platform.config.MLFLOW_TRACKING_URI, job.job_name),
+      ...secretsEnvironment(ctx.secrets, config),
+      FTCORE_SHARDING: platform.config.TRAIN_SHARDING,
+    },
+    onEvent: record.onEvent,
+    onStderr: (line) => platform.logger.debug({ jobId: job.job_id, core: line }),
+    signal: ctx.signal,
+    // Stopped, the core saves a checkpoint at its next step; the worker's grace period bounds the wait.
+    cancelGraceMs: platform.config.WORKER_STOP_GRACE_S * 1000,
+    processes: ctx.trainProcesses,
+  });
+  if (result.cancelled) throw new JobFailure(stopReason(ctx.signal, ctx.workerId));
+  if (!result.done || result.exitCode !== 0) throw new JobFailure(describeCoreFailure(result));
+}
+
+/** The model is stored: completed, this host's speed recorded, hub exports queued, secrets dropped. */
+async function complete(ctx: JobContext, job: TrainingJobRow, stored: StoredModel, record: TrainingRecord): Promise<void> {
+  const { platform } = ctx;
+  const config = configOf(job);
+  const metrics = record.finalMetrics();
   const done = await platform.jobs.update(
     job.job_id,
     { status: 'completed', artifacts: stored.artifacts, adapter_path: stored.adapterPath, gguf_path: stored.ggufPath, finished_at: new Date(), ...(metrics ? { metrics } : {}) },
@@ -62,6 +87,11 @@ async function complete(ctx: JobContext, job: TrainingJobRow, stored: StoredMode
   );
   if (!done) return;
   platform.logger.info({ jobId: job.job_id }, 'training job completed');
+  const tokensPerSecond = record.tokensPerSecond();
+  if (tokensPerSecond) {
+    // this host's speed for the model, method and trainer: what dry runs estimate wall time from
+    await platform.workers.recordThroughput({ ...ctx.machine, ...throughputKey(config), tokens_per_second: tokensPerSecond, measured_by: 'job' });
+  }
   // destination hub: the trained model (and its GGUF) go to the repo as exports, followed in latest_export.
   const { export_config: exportConfig } = config;
   if (exportConfig.destination === 'hub') {
@@ -81,9 +111,13 @@ async function stopped(ctx: JobContext, job: TrainingJobRow, err: unknown): Prom
     return;
   }
   if (ctx.signal.aborted && ctx.signal.reason === SHUTDOWN) {
+    // The checkpoint the core saved on its way out was stored with its event, before this.
+    const checkpoint = (await platform.jobs.checkpoints(job.job_id)).at(-1)?.step;
     if (await platform.jobs.update(job.job_id, { status: 'queued', worker_id: null }, RUNNING, ctx.workerId)) {
+      const from = checkpoint === undefined ? 'no checkpoint stored: it starts over' : `last checkpoint step ${checkpoint}`;
+      await platform.jobs.appendEvent(job.job_id, 'log', { level: 'info', message: `re-queued after worker ${ctx.workerId} stopped (SIGTERM; ${from})` });
       await platform.queue.add(trainingQueue, { jobId: job.job_id });
-      log.info('worker stopping: job handed back to the queue, to continue from its last checkpoint');
+      log.info({ checkpoint }, 'worker stopping: job handed back to the queue, to continue from its last checkpoint');
     }
     return;
   }

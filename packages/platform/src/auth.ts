@@ -1,6 +1,6 @@
 // Who is calling: AUTH_MODE none (everyone is `local`), token (hashed API keys) or jwt (`sub` is the
-// user id). Routes whose contract declares a bearer security requirement need a valid credential;
-// the others use one when sent and otherwise act as `local`, unless AUTH_REQUIRE_ALL is set.
+// user id). In token and jwt modes every request needs a valid credential except the public ones (/health, the API
+// documents): a shared deployment has no anonymous user, whose data anyone could read (decisions.md).
 import { createSecretKey, type KeyObject } from 'node:crypto';
 import { importSPKI, jwtVerify } from 'jose';
 import type { Config } from './env.ts';
@@ -9,18 +9,18 @@ import { Unauthorized } from './errors.ts';
 
 export const DEFAULT_USER = 'local';
 
-export type Authenticate = (authorization: string | undefined, bearerRequired: boolean) => Promise<string>;
+/** The caller's user id; `isPublic` requests (health, documents) need no credential and are `local`. */
+export type Authenticate = (authorization: string | undefined, isPublic: boolean) => Promise<string>;
 
 export async function createAuthenticator(config: Config, apiKeys: ApiKeysRepository): Promise<Authenticate> {
   if (config.AUTH_MODE === 'none') return async () => DEFAULT_USER;
 
   const verify = config.AUTH_MODE === 'token' ? tokenVerifier(apiKeys) : await jwtVerifier(config);
-  return async (authorization, bearerRequired) => {
+  const hint = config.AUTH_MODE === 'token' ? 'an API key (`pnpm keys create`)' : 'a JWT whose `sub` is your user id';
+  return async (authorization, isPublic) => {
     if (!authorization) {
-      if (bearerRequired || config.AUTH_REQUIRE_ALL) {
-        throw new Unauthorized('this endpoint needs an `Authorization: Bearer <token>` header');
-      }
-      return DEFAULT_USER;
+      if (isPublic) return DEFAULT_USER;
+      throw new Unauthorized(`this endpoint needs an \`Authorization: Bearer <token>\` header with ${hint}`);
     }
     const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
     if (!match) throw new Unauthorized('the Authorization header must have the form `Bearer <token>`');

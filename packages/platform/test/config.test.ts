@@ -14,10 +14,10 @@ describe('loadConfig', () => {
   });
 
   it('treats empty strings as unset and coerces numbers and booleans', () => {
-    const config = loadConfig({ AUTH_MODE: '', MAX_UPLOAD_BYTES: '2048', AUTH_REQUIRE_ALL: 'true' });
+    const config = loadConfig({ AUTH_MODE: '', MAX_UPLOAD_BYTES: '2048', START_WORKER: 'false' });
     expect(config.AUTH_MODE).toBe('none');
     expect(config.MAX_UPLOAD_BYTES).toBe(2048);
-    expect(config.AUTH_REQUIRE_ALL).toBe(true);
+    expect(config.START_WORKER).toBe(false);
   });
 
   it.each([
@@ -26,7 +26,7 @@ describe('loadConfig', () => {
     [{ MAX_UPLOAD_BYTES: 'lots' }, /MAX_UPLOAD_BYTES/],
     [{ AUTH_MODE: 'jwt' }, /JWT_SECRET: AUTH_MODE=jwt needs JWT_SECRET/],
     [{ HF_ENDPOINT: 'not a url' }, /HF_ENDPOINT/],
-    [{ AUTH_REQUIRE_ALL: 'maybe' }, /AUTH_REQUIRE_ALL/],
+    [{ START_WORKER: 'maybe' }, /START_WORKER/],
     [{ DATABASE_URL: 'mysql://x' }, /DATABASE_URL: must be a postgres:\/\/ or postgresql:\/\/ URL/],
     [{ DATABASE_URL: 'postgres://x' }, /SECRETS_KEY: is required with DATABASE_URL/],
     [{ REDIS_URL: 'localhost:6379' }, /REDIS_URL: must be a redis:\/\/ or rediss:\/\/ URL/],

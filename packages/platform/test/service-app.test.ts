@@ -17,6 +17,7 @@ async function appWith(env: Record<string, string> = {}): Promise<FastifyInstanc
   platform = await openTestPlatform(env);
   const app = createServiceApp({ platform });
   app.get('/open', async (req) => ({ user: req.userId }));
+  app.get('/public', { schema: { security: [] } }, async (req) => ({ user: req.userId }));
   app.get('/guarded', { schema: { security: [{ bearerAuth: [] }] } }, async (req) => ({ user: req.userId }));
   app.post(
     '/things/:thing_id',
@@ -48,14 +49,17 @@ describe('authentication', () => {
     expect((await app.inject({ url: '/open', headers: { authorization: 'Bearer whatever' } })).json()).toEqual({ user: 'local' });
   });
 
-  it('AUTH_MODE=token: hashed keys map to users; bearer endpoints need one; revoked keys fail', async () => {
+  it('AUTH_MODE=token: hashed keys map to users; every endpoint but the public ones needs one; revoked keys fail', async () => {
     const app = await appWith({ AUTH_MODE: 'token' });
     const { key, row } = await platform!.apiKeys.create('alice', 'laptop');
     expect(JSON.stringify(await platform!.db.query('SELECT * FROM api_keys'))).not.toContain(key);
-    const guarded = await app.inject({ url: '/guarded' });
-    expect(guarded.statusCode).toBe(401);
-    expect(guarded.json().detail).toMatch(/Authorization: Bearer/);
-    expect((await app.inject({ url: '/open' })).json()).toEqual({ user: 'local' });
+    // No anonymous user: where the interface shows no header too.
+    for (const url of ['/guarded', '/open']) {
+      const refused = await app.inject({ url });
+      expect(refused.statusCode, url).toBe(401);
+      expect(refused.json().detail).toMatch(/Authorization: Bearer <token>.*pnpm keys create/);
+    }
+    expect((await app.inject({ url: '/public' })).json()).toEqual({ user: 'local' });
     const auth = { authorization: `Bearer ${key}` };
     expect((await app.inject({ url: '/guarded', headers: auth })).json()).toEqual({ user: 'alice' });
     expect((await app.inject({ url: '/open', headers: auth })).json()).toEqual({ user: 'alice' });
@@ -65,15 +69,13 @@ describe('authentication', () => {
     expect((await app.inject({ url: '/guarded', headers: auth })).statusCode).toBe(401);
   });
 
-  it('AUTH_REQUIRE_ALL makes every endpoint need a credential', async () => {
-    const app = await appWith({ AUTH_MODE: 'token', AUTH_REQUIRE_ALL: 'true' });
-    expect((await app.inject({ url: '/open' })).statusCode).toBe(401);
-  });
-
   it('AUTH_MODE=jwt with HS256: sub is the user; bad signature, expiry and missing sub are 401', async () => {
     const secret = 'a'.repeat(40);
     const app = await appWith({ AUTH_MODE: 'jwt', JWT_SECRET: secret });
     const key = new TextEncoder().encode(secret);
+    expect((await app.inject({ url: '/open' })).statusCode).toBe(401);
+    expect((await app.inject({ url: '/open' })).json().detail).toMatch(/a JWT whose `sub` is your user id/);
+    expect((await app.inject({ url: '/public' })).statusCode).toBe(200);
     const good = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject('bob').setExpirationTime('5m').sign(key);
     expect((await app.inject({ url: '/guarded', headers: { authorization: `Bearer ${good}` } })).json()).toEqual({ user: 'bob' });
     const forged = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject('bob').sign(new TextEncoder().encode('b'.repeat(40)));

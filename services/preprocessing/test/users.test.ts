@@ -29,8 +29,8 @@ describe('ownership', () => {
     expect((await svc.call({ url: '/datasets', headers: bob })).json().datasets).toEqual([]);
     expect((await svc.call({ url: '/datasets', headers: alice })).json().datasets).toHaveLength(1);
     expect((await svc.call({ url: `/datasets/${id}`, headers: alice })).statusCode).toBe(200);
-    // Without a header the caller is the default user, who owns nothing here.
-    expect((await svc.call({ url: `/datasets/${id}` })).statusCode).toBe(404);
+    // Token mode has no anonymous user: no header is a 401, never the data of the user the first key belongs to.
+    expect((await svc.call({ url: `/datasets/${id}` })).statusCode).toBe(401);
     expect((await svc.call({ url: '/datasets', headers: { authorization: 'Bearer ftp_forged' } })).statusCode).toBe(401);
   });
 

@@ -18,10 +18,13 @@ declare module 'fastify' {
   }
 }
 
-/** A route needs a bearer token when its OpenAPI security list has no empty (anonymous) alternative. */
-function bearerRequired(schema: unknown): boolean {
-  const security = (schema as { security?: Array<Record<string, unknown>> } | undefined)?.security;
-  return Array.isArray(security) && security.length > 0 && security.every((s) => Object.keys(s).length > 0);
+/** A public route, which needs no credential in any mode: one whose contract says `security: []` (health), and the
+ *  API documents (/docs and what Swagger UI loads). Every other route needs one in token and jwt modes, so nothing can
+ *  be added that anonymous callers reach by accident. */
+function isPublic(url: string | undefined, schema: unknown): boolean {
+  const security = (schema as { security?: unknown[] } | undefined)?.security;
+  if (Array.isArray(security) && security.length === 0) return true;
+  return url === '/docs' || url?.startsWith('/docs/') === true;
 }
 
 export interface ServiceAppOptions {
@@ -54,7 +57,7 @@ export function createServiceApp({ platform, bodyLimit = JSON_BODY_LIMIT, errorS
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
-    request.userId = await platform.authenticate(request.headers.authorization, bearerRequired(request.routeOptions.schema));
+    request.userId = await platform.authenticate(request.headers.authorization, isPublic(request.routeOptions.url, request.routeOptions.schema));
   });
   return app;
 }

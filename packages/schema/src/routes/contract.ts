@@ -47,7 +47,8 @@ export function withFrameworkErrors(route: RouteContract, error: z.ZodType): Rou
 export const defineRoute = <const Route extends RouteContract>(route: Route): Route => route;
 
 export const bearerRequired = [{ bearerAuth: [] }] as const;
-/** Accepted and used when present; required only with AUTH_REQUIRE_ALL=true. */
+/** Documented as optional because AUTH_MODE=none needs none; token and jwt modes require it on every endpoint but the
+ *  public ones (health, documents), which say `security: []`. */
 export const bearerOptional = [{}, { bearerAuth: [] }] as const;
 
 export const invalidRequest = ValidationErrorBody.describe('The request does not match the schema; each detail entry names the field by loc');
@@ -74,8 +75,9 @@ export function healthRoute(service: string) {
     schema: {
       operationId: 'getHealth',
       summary: 'Service health',
-      description: `Reports whether the ${service} service can reach its database, blob storage and queue.`,
+      description: `Reports whether the ${service} service can reach its database, blob storage and queue. Public in every auth mode.`,
       tags: ['health'],
+      security: [],
       response: {
         200: HealthBody.describe('Every dependency is reachable'),
         500: internalError,

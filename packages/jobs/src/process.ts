@@ -3,7 +3,7 @@
 // drivers the environment chooses, the watchdog that fails or re-queues the work of dead workers and
 // reconciles rows with the queue (every long-lived process runs it), and an orderly stop on SIGTERM/SIGINT.
 import type { FastifyInstance } from 'fastify';
-import { ConfigError, loadConfig, openPlatform, type Platform } from '@ftp/platform';
+import { ConfigError, guardProcess, loadConfig, openPlatform, type Platform } from '@ftp/platform';
 import { startWatchdog } from './watchdog.ts';
 
 /** Starts what the process is for; returns how to stop it (before the platform closes). */
@@ -27,6 +27,8 @@ export async function runProcess(name: string, start: StartProcess): Promise<voi
     process.stderr.write(`${name}: cannot start: ${(err as Error).message}\n`);
     process.exit(1);
   }
+  // From here on an error nothing caught is logged, and the process lives on (process-guard.ts).
+  guardProcess(platform.logger);
   const stopWork = await start(platform);
   const watchdog = startWatchdog(platform);
 

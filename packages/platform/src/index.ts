@@ -4,6 +4,7 @@ export * from './env.ts';
 export * from './errors.ts';
 export * from './ids.ts';
 export * from './logging.ts';
+export * from './process-guard.ts';
 export * from './blobs/blob-store.ts';
 export { FolderBlobStore } from './blobs/folder-store.ts';
 export { S3BlobStore, type S3BlobStoreOptions } from './blobs/s3-store.ts';

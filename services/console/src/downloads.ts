@@ -2,19 +2,25 @@
 // blob holds all of it (a GGUF is gigabytes) in the tab's memory. So the page asks first, with its key
 // (POST /downloads {service, path}); the console opens the service's answer then, relays any refusal as it is, and
 // hands back a one-time link, /downloads/<token>, that streams that answer to whoever follows it within TOKEN_TTL_MS.
-// The key travels in headers only: neither the link nor the console's memory holds it.
-import { randomBytes } from 'node:crypto';
-import type { FastifyInstance } from 'fastify';
+// The key travels in headers only: neither the link nor the console's memory holds it (the pool counts links per
+// credential by a hash of it). Only a service's download endpoints can be opened, and those authenticate the caller: a
+// request without a valid key is refused by the service before any link exists.
+import { createHash, randomBytes } from 'node:crypto';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { Agent, request, type Dispatcher } from 'undici';
 
 /** How long a minted link waits to be followed (the page follows it at once). */
 export const TOKEN_TTL_MS = 30_000;
-/** Links minted and not yet followed, each holding a connection open: more is a page gone wrong. */
-const MAX_WAITING = 32;
+/** Links one credential has minted and not yet followed, each holding a connection open: more is a page gone wrong. */
+export const MAX_WAITING = 32;
+/** What a link may open: the files a service streams to its owner, never an endpoint anyone may read (/health). */
+const DOWNLOADABLE: Readonly<Record<string, RegExp>> = { export: /^\/exports\/[^/?#]+\/download(\?[^#]*)?$/ };
 /** The answer's headers the browser needs to save the file under its name and show its progress. */
 const PASSED_HEADERS = ['content-type', 'content-length', 'content-disposition', 'last-modified', 'etag'];
 
 interface Waiting {
+  /** Whose pool the link counts against (a hash of the Authorization header). */
+  owner: string;
   status: number;
   headers: Record<string, string>;
   body: Dispatcher.ResponseData['body'];
@@ -36,12 +42,14 @@ export function registerDownloads(app: FastifyInstance, upstreams: Readonly<Reco
     const { service, path } = req.body ?? {};
     const upstream = typeof service === 'string' && Object.hasOwn(upstreams, service) ? upstreams[service] : undefined;
     if (!upstream) return reply.code(422).send({ detail: `service must be one of ${Object.keys(upstreams).join(', ')}` });
-    // A path of the service; `//host/…` would name another host.
-    if (typeof path !== 'string' || !path.startsWith('/') || path.startsWith('//')) {
-      return reply.code(422).send({ detail: 'path must be a path of the service, starting with a single /' });
+    const downloadable = Object.hasOwn(DOWNLOADABLE, service as string) ? DOWNLOADABLE[service as string] : undefined;
+    if (typeof path !== 'string' || !downloadable?.test(path)) {
+      return reply.code(422).send({ detail: 'path must be a download endpoint of the service, e.g. /exports/<job_id>/download?type=gguf on export' });
     }
-    if (waiting.size >= MAX_WAITING) return reply.code(429).send({ detail: `${MAX_WAITING} downloads are waiting to start; follow or drop them first` });
     const authorization = req.headers.authorization;
+    const owner = createHash('sha256').update(authorization ?? '').digest('base64url');
+    const full = () => [...waiting.values()].filter((entry) => entry.owner === owner).length >= MAX_WAITING;
+    if (full()) return tooMany(reply);
     let answer: Dispatcher.ResponseData;
     try {
       answer = await request(`${upstream}${path}`, { method: 'GET', dispatcher: agent, headers: authorization ? { authorization } : {} });
@@ -49,11 +57,20 @@ export function registerDownloads(app: FastifyInstance, upstreams: Readonly<Reco
       req.log.warn({ err, upstream }, `the ${service} service cannot be reached`);
       return reply.code(503).send({ detail: `the ${service as string} service at ${upstream} cannot be reached; is it running?` });
     }
+    // A body destroyed before anyone reads it (an expired link, a closing console, a client gone) errors; that error is
+    // expected and must not reach the process as an unhandled one.
+    answer.body.on('error', (err) => req.log.debug({ err, service }, 'a download body was dropped before it was read'));
     const headers = Object.fromEntries(PASSED_HEADERS.flatMap((name) => (typeof answer.headers[name] === 'string' ? [[name, answer.headers[name]]] : [])));
-    // A refusal (no such file, a wrong key) is the service's own answer, shown by the page; no link is made.
+    // A refusal (no such file, a wrong or missing key) is the service's own answer, shown by the page; no link is made.
     if (answer.statusCode < 200 || answer.statusCode >= 300) return reply.code(answer.statusCode).headers(headers).send(answer.body);
+    // Other links of this credential may have been minted while this one was opened.
+    if (full()) {
+      answer.body.destroy();
+      return tooMany(reply);
+    }
     const token = randomBytes(24).toString('base64url');
     const entry: Waiting = {
+      owner,
       status: answer.statusCode,
       headers,
       body: answer.body,
@@ -73,6 +90,10 @@ export function registerDownloads(app: FastifyInstance, upstreams: Readonly<Reco
     clearTimeout(entry.timer);
     return reply.code(entry.status).headers({ ...entry.headers, 'cache-control': 'no-store' }).send(entry.body);
   });
+}
+
+function tooMany(reply: FastifyReply) {
+  return reply.code(429).send({ detail: `${MAX_WAITING} of your downloads are waiting to start; follow or drop them first` });
 }
 
 function forget(entry: Waiting): void {

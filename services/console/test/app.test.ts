@@ -1,12 +1,16 @@
 // The console's own app, driven with inject: a missing web build is said plainly (page, health, log), a service it
-// cannot reach is a 503 with a sentence, not a stack trace, and a download link is minted only for a service's path.
+// cannot reach is a 503 with a sentence, not a stack trace, and a download link is minted only for a service's download
+// endpoint, only when the service accepts the caller, within a pool per credential, and expires without harm.
 // (The pages themselves, and a download through a link: test/console.test.ts.)
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import http from 'node:http';
+import { once } from 'node:events';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildConsoleApp, CONSOLE_UPSTREAMS, type ConsoleUpstream } from '../src/index.ts';
+import { MAX_WAITING, TOKEN_TTL_MS } from '../src/downloads.ts';
 import { freePort } from '../../../test/servers/servers.ts';
 
 let app: FastifyInstance;
@@ -47,6 +51,12 @@ describe('the console app', () => {
     expect((await mint({ service: 'nowhere', path: '/x' })).json().detail).toMatch(/^service must be one of preprocessing, training, export/);
     const elsewhere = await mint({ service: 'export', path: '//elsewhere.example/file' });
     expect(elsewhere.statusCode).toBe(422);
+    // Only download endpoints: what anyone may read (/health, /docs) would let a link be minted without a key.
+    for (const [service, path] of [['preprocessing', '/health'], ['export', '/health'], ['export', '/docs/json'], ['training', '/jobs/job_1/dashboard']]) {
+      const refused = await mint({ service, path });
+      expect(refused.statusCode, `${service} ${path}`).toBe(422);
+      expect(refused.json().detail).toMatch(/^path must be a download endpoint of the service/);
+    }
     const down = await mint({ service: 'export', path: '/exports/job_1/download?type=gguf' });
     expect(down.statusCode).toBe(503);
     expect(down.json().detail).toBe(`the export service at ${upstream} cannot be reached; is it running?`);
@@ -58,5 +68,81 @@ describe('the console app', () => {
   it('answers an unknown /api path and a missing asset with 404, not the app', async () => {
     expect((await app.inject({ url: '/api/nothing/here' })).statusCode).toBe(404);
     expect((await app.inject({ url: '/assets/missing.js' })).statusCode).toBe(404);
+  });
+});
+
+/** A service that streams a small file to a caller with the key `Bearer good-<anything>`, and refuses anyone else as the
+ *  services do in token mode (401). */
+async function fileService() {
+  const server = http.createServer((req, res) => {
+    if (!/^Bearer good-/.test(req.headers.authorization ?? '')) {
+      res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ detail: 'this endpoint needs an `Authorization: Bearer <token>` header' }));
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-disposition': 'attachment; filename="model.gguf"' }).end('GGUF');
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  return { url, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+
+describe('download links', () => {
+  const path = '/exports/job_1/download?type=gguf';
+
+  it('are minted only when the service accepts the caller, and counted per credential', async () => {
+    const service = await fileService();
+    const console = await buildConsoleApp({ upstreams: Object.fromEntries(CONSOLE_UPSTREAMS.map((n) => [n, service.url])) as Record<ConsoleUpstream, string>, distDir: emptyDist, logLevel: 'silent' });
+    try {
+      const mint = (authorization?: string) =>
+        console.inject({ method: 'POST', url: '/downloads', payload: { service: 'export', path }, headers: authorization ? { authorization } : {} });
+      // No key, or a wrong one: the service's refusal, relayed; no link, and nothing taken from anyone's pool.
+      for (const authorization of [undefined, 'Bearer forged']) {
+        const refused = await mint(authorization);
+        expect(refused.statusCode).toBe(401);
+        expect(refused.json().url).toBeUndefined();
+      }
+      const alice = 'Bearer good-alice';
+      for (let i = 0; i < MAX_WAITING; i++) expect((await mint(alice)).statusCode).toBe(201);
+      const full = await mint(alice);
+      expect(full.statusCode).toBe(429);
+      expect(full.json().detail).toBe(`${MAX_WAITING} of your downloads are waiting to start; follow or drop them first`);
+      // Alice's links do not fill Bob's pool.
+      const bob = await mint('Bearer good-bob');
+      expect(bob.statusCode).toBe(201);
+      const followed = await console.inject({ url: bob.json().url });
+      expect(followed.statusCode).toBe(200);
+      expect(followed.headers['content-disposition']).toBe('attachment; filename="model.gguf"');
+    } finally {
+      await console.close();
+      await service.close();
+    }
+  });
+
+  it('that expire unfollowed are dropped without taking anything down', async () => {
+    const service = await fileService();
+    // Anything reaching the process's last line of defence would be the old crash: an unfollowed link's body, destroyed
+    // at expiry with no listener, emitted RequestAbortedError and ended the process.
+    const unexpected: unknown[] = [];
+    const record = (err: unknown) => unexpected.push(err);
+    process.on('uncaughtException', record);
+    const console = await buildConsoleApp({ upstreams: Object.fromEntries(CONSOLE_UPSTREAMS.map((n) => [n, service.url])) as Record<ConsoleUpstream, string>, distDir: emptyDist, logLevel: 'silent' });
+    try {
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+      const minted = await console.inject({ method: 'POST', url: '/downloads', payload: { service: 'export', path }, headers: { authorization: 'Bearer good-alice' } });
+      expect(minted.statusCode).toBe(201);
+      expect(minted.json().expires_in_s).toBe(TOKEN_TTL_MS / 1000);
+      vi.advanceTimersByTime(TOKEN_TTL_MS);
+      vi.useRealTimers();
+      // The body's error, if nobody listened, surfaces on the next ticks.
+      for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
+      expect(unexpected).toEqual([]);
+      expect((await console.inject({ url: minted.json().url })).statusCode).toBe(404);
+    } finally {
+      vi.useRealTimers();
+      process.off('uncaughtException', record);
+      await console.close();
+      await service.close();
+    }
   });
 });

@@ -9,4 +9,6 @@ export { datasetSource, uploadSource, type DatasetSource } from './processing/so
 export { LlmClient, LlmUnavailable, type LlmSettings } from './augmentation/llm.ts';
 export { presentDatasetSummary, presentProcessedDataset, presentProcessingResult, presentUpload, presentUploadList } from './presenters.ts';
 export { byteSourceFromBlob } from './readers/byte-source.ts';
+export { LineTooLong, numberedLines } from './readers/lines.ts';
+export { lonelySurrogateAt, MAX_ROW_BYTES } from './readers/rows.ts';
 export { processedPrefix, rawUploadKey } from './storage-keys.ts';

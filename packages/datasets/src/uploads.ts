@@ -1,10 +1,10 @@
 // POST /datasets/upload as a domain function: stream the file into blob storage as uploaded, read it
 // back once to describe it, and only then record it. A file that fails to parse is removed again.
 import type { Readable } from 'node:stream';
-import { createInterface } from 'node:readline';
 import { BadRequest, newId, PayloadTooLarge, type Platform, type RawDatasetRow } from '@ftp/platform';
 import { byteSourceFromBlob } from './readers/byte-source.ts';
 import { inspectDataset } from './readers/index.ts';
+import { numberedLines } from './readers/lines.ts';
 import { rawUploadKey } from './storage-keys.ts';
 
 /** `checkComplete` throws when the stored file is not the whole upload (cut at the size limit). `lenient` (the /v1
@@ -44,9 +44,10 @@ export async function storeUpload(
   }
 }
 
+/** Non-empty lines; a line over the row limit is refused here as in every reader (a 400, and the file removed). */
 async function countLines(platform: Platform, key: string): Promise<number> {
   let lines = 0;
-  for await (const line of createInterface({ input: await platform.blobs.get(key), crlfDelay: Infinity })) if (line.trim()) lines += 1;
+  for await (const line of numberedLines(await platform.blobs.get(key))) if (line.text.trim()) lines += 1;
   return lines;
 }
 

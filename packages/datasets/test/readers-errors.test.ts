@@ -2,7 +2,8 @@
 // says what was expected.
 import { describe, expect, it } from 'vitest';
 import { BadRequest } from '@ftp/platform';
-import { byteSourceFromBuffer, inspectDataset } from '../src/readers/index.ts';
+import { byteSourceFromBuffer, inspectDataset, MAX_ROW_BYTES } from '../src/readers/index.ts';
+import { lineBatches, LineTooLong } from '../src/readers/lines.ts';
 import { tableAs } from './fixtures/reader-table.ts';
 
 /** The BadRequest that inspecting `content` as `filename` throws. */
@@ -103,6 +104,45 @@ describe('JSONL', () => {
 
   it('refuses a line that is not an object', async () => {
     expect((await refusal('data.jsonl', '{"a": 1}\n[1, 2]\n')).message).toMatch(/^JSONL line 2 is an array, not an object/);
+  });
+
+  it('refuses a string with a lone surrogate, naming the line and the field (the tokenizer cannot encode it)', async () => {
+    const text = '{"messages": [{"role": "user", "content": "fine \\ud83d\\ude00"}]}\n{"messages": [{"role": "user", "content": "bad \\ud800 here"}]}\n';
+    expect((await refusal('data.jsonl', text)).message).toBe(
+      'JSONL line 2: the string at messages[0].content holds a lone UTF-16 surrogate (an unpaired \\ud800–\\udfff escape), which is no character; remove or fix it',
+    );
+    expect((await refusal('data.json', '[{"a": "ok"}, {"b": ["\\udc00"]}]')).message).toMatch(/^Row 2 of the JSON file: the string at b\[0\] holds a lone UTF-16 surrogate/);
+  });
+});
+
+describe('line limits', () => {
+  // A line is refused at the limit while it is read, never built whole: a 600 MiB line with no newline once ended the
+  // process (a string beyond V8's limit). MAX_ROW_BYTES is 32 MiB; lineBatches takes a lower bound to test it cheaply.
+  it('refuses a line over the limit by number, whatever the chunks, and reads lines at the limit', async () => {
+    const chunks = (text: string, size: number) => (async function* () {
+      for (let at = 0; at < text.length; at += size) yield text.slice(at, at + size);
+    })();
+    const read = async (text: string, size: number) => {
+      const out: Array<[number, string]> = [];
+      for await (const { first, lines } of lineBatches(chunks(text, size), { maxChars: 10 })) lines.forEach((l, i) => out.push([first + i, l]));
+      return out;
+    };
+    expect(await read('a\n0123456789\n\nb', 3)).toEqual([[1, 'a'], [2, '0123456789'], [3, ''], [4, 'b']]);
+    for (const size of [1, 4, 100]) {
+      await expect(read('a\nb\n' + 'x'.repeat(11) + '\nc\n', size)).rejects.toThrow('JSONL line 3 is longer than 10 characters; rows must be smaller (is a newline missing?).');
+      // No newline at all: refused as soon as the limit is passed, not at the end of the input.
+      const endless = (async function* () {
+        for (;;) yield 'y'.repeat(size);
+      })();
+      await expect((async () => {
+        for await (const _ of lineBatches(endless, { maxChars: 10 })) void _;
+      })()).rejects.toBeInstanceOf(LineTooLong);
+    }
+  });
+
+  it('refuses a JSONL upload with a line over 32 MiB with its number', async () => {
+    const text = '{"a": 1}\n' + `{"a": "${'x'.repeat(MAX_ROW_BYTES)}"}\n`;
+    expect((await refusal('data.jsonl', text)).message).toBe('JSONL line 2 is longer than 32 MiB; rows must be smaller (is a newline missing?).');
   });
 });
 

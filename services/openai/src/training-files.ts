@@ -3,8 +3,8 @@
 // `weight` 0 or 1 kept, and honoured by the core's label mask); preference lines {"input": {"messages"},
 // "preferred_output", "non_preferred_output"} become preference records {prompt, chosen, rejected}.
 // The first bad line stops the reading with its number and what is wrong.
-import { createInterface } from 'node:readline';
 import type { Platform, RawDatasetRow } from '@ftp/platform';
+import { LineTooLong, lonelySurrogateAt, numberedLines } from '@ftp/datasets';
 
 export type FileKind = 'chat' | 'preference';
 
@@ -84,26 +84,35 @@ function recordOf(kind: FileKind, row: Record<string, unknown>): Record<string, 
  * preference for dpo) and yields the processed records. Throws InvalidLine at the first bad line.
  */
 export async function* readTrainingFile(platform: Platform, file: RawDatasetRow, kind: FileKind): AsyncGenerator<Record<string, unknown>> {
-  let number = 0;
+  let last = 0;
   let seen = 0;
-  for await (const line of createInterface({ input: await platform.blobs.get(file.blob_key), crlfDelay: Infinity })) {
-    number += 1;
-    if (!line.trim()) continue;
-    let row: unknown;
-    try {
-      row = JSON.parse(line);
-    } catch (err) {
-      throw new InvalidLine(number, `not valid JSON (${(err as Error).message}); each line must be one JSON object`);
+  try {
+    for await (const { number, text } of numberedLines(await platform.blobs.get(file.blob_key))) {
+      last = number;
+      if (!text.trim()) continue;
+      yield recordOfLine(kind, number, text);
+      seen += 1;
     }
-    if (!row || typeof row !== 'object' || Array.isArray(row)) throw new InvalidLine(number, 'must be a JSON object');
-    let record: Record<string, unknown>;
-    try {
-      record = recordOf(kind, row as Record<string, unknown>);
-    } catch (err) {
-      throw new InvalidLine(number, (err as Error).message);
-    }
-    yield record;
-    seen += 1;
+  } catch (err) {
+    if (err instanceof LineTooLong) throw new InvalidLine(err.line, `is longer than ${err.limit}; each line must be one example`);
+    throw err;
   }
-  if (seen === 0) throw new InvalidLine(Math.max(number, 1), 'the file has no examples');
+  if (seen === 0) throw new InvalidLine(Math.max(last, 1), 'the file has no examples');
+}
+
+function recordOfLine(kind: FileKind, number: number, line: string): Record<string, unknown> {
+  let row: unknown;
+  try {
+    row = JSON.parse(line);
+  } catch (err) {
+    throw new InvalidLine(number, `not valid JSON (${(err as Error).message}); each line must be one JSON object`);
+  }
+  if (!row || typeof row !== 'object' || Array.isArray(row)) throw new InvalidLine(number, 'must be a JSON object');
+  const surrogate = lonelySurrogateAt(row);
+  if (surrogate !== undefined) throw new InvalidLine(number, surrogate);
+  try {
+    return recordOf(kind, row as Record<string, unknown>);
+  } catch (err) {
+    throw new InvalidLine(number, (err as Error).message);
+  }
 }

@@ -5,7 +5,7 @@ import Assembler from 'stream-json/assembler.js';
 import { jsonParser, type Token } from 'stream-json/parser.js';
 import { jsonVerifier } from 'stream-json/utils/verifier.js';
 import type { ByteSource } from './byte-source.ts';
-import { MAX_ROW_BYTES, type DatasetRow } from './rows.ts';
+import { lonelySurrogateAt, MAX_ROW_BYTES, type DatasetRow } from './rows.ts';
 import { utf8Text } from './text.ts';
 
 // stream-chain's end-of-input marker, which flushes its stages. A registered symbol, so that it can be shared
@@ -43,6 +43,8 @@ class RowWalker {
       if (this.assembling) {
         this.row.consume(token);
         if (this.row.done) {
+          const surrogate = lonelySurrogateAt(this.row.current);
+          if (surrogate !== undefined) throw new BadRequest(`Row ${this.rows + 1} of the JSON file: ${surrogate}.`);
           out.push(this.row.current!);
           this.rows++;
           this.assembling = false;

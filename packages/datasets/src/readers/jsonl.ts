@@ -1,7 +1,8 @@
 // JSON Lines rows: one object per non-empty line, each parsed on its own so an error names its line.
 import { BadRequest } from '@ftp/platform';
 import type { ByteSource } from './byte-source.ts';
-import { MAX_ROW_BYTES, type DatasetRow } from './rows.ts';
+import { lineBatches } from './lines.ts';
+import { lonelySurrogateAt, type DatasetRow } from './rows.ts';
 import { utf8Text } from './text.ts';
 
 function kindOf(value: unknown): string {
@@ -20,26 +21,19 @@ function parseLine(text: string, line: number): DatasetRow {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new BadRequest(`JSONL line ${line} is ${kindOf(value)}, not an object; each line must hold one row such as {"text": "..."}.`);
   }
+  const surrogate = lonelySurrogateAt(value);
+  if (surrogate !== undefined) throw new BadRequest(`JSONL line ${line}: ${surrogate}`);
   return value as DatasetRow;
 }
 
 /** Rows of a JSONL file, one batch per chunk of input. */
 export async function* readJsonlBatches(source: ByteSource): AsyncGenerator<DatasetRow[]> {
-  let partial = ''; // text after the last newline seen, the start of the next line
-  let line = 0;
-  for await (const text of utf8Text(source)) {
-    const lines = (partial + text).split('\n');
-    partial = lines.pop()!;
-    if (partial.length > MAX_ROW_BYTES) {
-      throw new BadRequest(`JSONL line ${line + lines.length + 1} is longer than ${MAX_ROW_BYTES >> 20} MiB; rows must be smaller.`);
-    }
+  for await (const { first, lines } of lineBatches(utf8Text(source))) {
     const batch: DatasetRow[] = [];
-    for (const raw of lines) {
-      line++;
+    for (const [i, raw] of lines.entries()) {
       const trimmed = raw.trim(); // also drops the \r of CRLF
-      if (trimmed !== '') batch.push(parseLine(trimmed, line));
+      if (trimmed !== '') batch.push(parseLine(trimmed, first + i));
     }
     if (batch.length > 0) yield batch;
   }
-  if (partial.trim() !== '') yield [parseLine(partial.trim(), line + 1)];
 }

@@ -1,8 +1,8 @@
 // The evaluate queue's processor (POST /evaluation): rows of a processed dataset's test split (train when there
 // is none, with a warning), the model's predictions for their prompts, scores from the warm ML core, and the
 // evaluation row that records it; the result goes back to the API process that waits for it.
-import { createInterface } from 'node:readline';
 import { invalidField, newId, NotFound, type Platform, type ProcessedDatasetRow } from '@ftp/platform';
+import { numberedLines } from '@ftp/datasets';
 import { plainConversation, promptAndReference, type EvaluatePayload } from '@ftp/jobs';
 import type { ChatMessage, EvaluationResult } from '@ftp/schema';
 import type { InferenceEngines } from './engines.ts';
@@ -39,18 +39,13 @@ export async function readEvaluationData(platform: Platform, dataset: ProcessedD
   const rows: EvaluationRow[] = [];
   let skipped = 0;
   let index = 0;
-  const input = await platform.blobs.get(split.blob_key);
-  try {
-    for await (const line of createInterface({ input, crlfDelay: Infinity })) {
-      if (rows.length >= limit) break;
-      if (line.trim() === '') continue;
-      const found = promptAndReference(conversationOf(JSON.parse(line) as Record<string, unknown>));
-      if (found) rows.push({ index, ...found });
-      else skipped += 1;
-      index += 1;
-    }
-  } finally {
-    input.destroy(); // stopping early leaves the file open otherwise
+  for await (const { text } of numberedLines(await platform.blobs.get(split.blob_key))) {
+    if (rows.length >= limit) break;
+    if (text.trim() === '') continue;
+    const found = promptAndReference(conversationOf(JSON.parse(text) as Record<string, unknown>));
+    if (found) rows.push({ index, ...found });
+    else skipped += 1;
+    index += 1;
   }
 
   if (rows.length === 0) {

@@ -56,6 +56,13 @@ def test_early_stopping_stops_once_eval_loss_stops_improving(best_run):
     assert evals[-1][0] == last_step
 
 
+def test_the_evaluation_after_training_is_marked_final_and_the_trainers_are_not(best_run):
+    """Both can be at the last step with different losses (two measures): `final` tells them apart."""
+    _, events, evals, _ = best_run
+    metrics = [e for e in events if e.event == "metrics" and e.eval_loss is not None]
+    assert [m.final for m in metrics] == [False] * len(evals) + [True]
+
+
 def test_the_best_checkpoint_is_the_model_and_the_step_is_reported(best_run):
     out, events, evals, step = best_run
     assert sum(1 for e in events if e.event == "metrics" and "best_step" in e.extra) == 1

@@ -67,8 +67,9 @@ def test_token_counts_and_loss_share_come_from_the_chat_template_and_its_mask(ti
     train = write_jsonl(tmp_path / "train.jsonl", rows)
     report = make_report(spec_for(tiny_model, train, tmp_path / "run"))
     lengths = [len(rendered(tokenizer, r["messages"])) for r in rows]
+    # Interpolated figures are given to one decimal, as a person reads them (not 36.50000000000001).
     assert report["tokens"] == {"min": min(lengths), "median": float(statistics.median(lengths)),
-                                "p95": pytest.approx(sorted(lengths)[2] + 0.85 * (max(lengths) - sorted(lengths)[2])),
+                                "p95": round(sorted(lengths)[2] + 0.85 * (max(lengths) - sorted(lengths)[2]), 1),
                                 "max": max(lengths), "total": sum(lengths)}
     assert report["examples"] == {"train": 4, "test": None}
     assert report["truncated"] == {"examples": 0, "loss_tokens_lost": 0}
@@ -76,6 +77,13 @@ def test_token_counts_and_loss_share_come_from_the_chat_template_and_its_mask(ti
     assert 0 < report["loss_token_share"] < 1
     assert report["loss_token_share"] == pytest.approx(trained / sum(lengths), abs=1e-6)
     json.dumps(report, allow_nan=False)  # the event and the file carry it as strict JSON
+
+
+def test_an_interpolated_percentile_carries_no_float_error():
+    """The console and ftune print the figure as it comes: 29.0, not 28.999999999999986."""
+    from ftcore.train.preflight import _percentile
+
+    assert repr(_percentile([10] * 20 + [30, 31], 95)) == "29.0"
 
 
 def test_truncation_counts_the_rows_cut_and_the_assistant_tokens_they_lose(tiny_model, rows, tokenizer, tmp_path):

@@ -58,7 +58,7 @@ def test_loss_falls_and_progress_events_carry_every_field(trained):
 def test_final_metrics_are_computed_on_the_test_split(trained):
     _, events = trained
     (metrics,) = [e for e in events if e.event == "metrics"]
-    assert metrics.step == 30
+    assert metrics.step == 30 and metrics.final
     assert metrics.perplexity == pytest.approx(math.exp(metrics.eval_loss), rel=1e-4)
     assert 0.5 < metrics.accuracy <= 1.0 and metrics.eval_runtime > 0
 

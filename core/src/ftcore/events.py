@@ -36,7 +36,9 @@ class Log:
 
 @dataclass
 class Metrics:
-    """Evaluation results; `step` is the training step they were measured at (final: the last step)."""
+    """Evaluation results; `step` is the training step they were measured at. `final`: the evaluation after training
+    (per assistant token over the test split), which at the last step stands beside the trainer's own evaluation of
+    that step (eval_strategy), a different measure: a reader must be able to tell the two apart."""
 
     step: int
     eval_loss: float | None = None
@@ -44,6 +46,7 @@ class Metrics:
     accuracy: float | None = None
     eval_runtime: float | None = None
     extra: dict[str, float] = field(default_factory=dict)
+    final: bool = False
     event: Literal["metrics"] = "metrics"
 
 

@@ -9,6 +9,9 @@ import { formatDuration, formatLoss, formatValue, printLine } from './output.ts'
 
 export type FollowMode = 'live' | 'lines' | 'quiet';
 
+/** The figures an evaluation line shows (the rest, runtimes and rates, are in --json): losses, accuracies, rewards. */
+const SHOWN_METRIC = /^(eval_)?(loss|perplexity|accuracy|mean_token_accuracy|rewards?(\/.*)?|best_step)$/;
+
 /** One event as a line of text (what `jobs logs` prints, and --follow off a terminal); null for none. */
 export function eventLine(event: JobEvent): string | null {
   switch (event.event) {
@@ -25,9 +28,12 @@ export function eventLine(event: JobEvent): string | null {
       return parts.join('  ');
     }
     case 'metrics': {
-      const { step, ...values } = event.data as { step?: number } & Record<string, unknown>;
-      const shown = Object.entries(values).filter(([, v]) => typeof v === 'number');
-      return `eval${step !== undefined ? ` at step ${step}` : ''}: ${shown.map(([k, v]) => `${k} ${formatValue(v)}`).join('  ')}`;
+      const { step, final, ...values } = event.data as { step?: number; final?: boolean } & Record<string, unknown>;
+      const shown = Object.entries(values).filter(([k, v]) => typeof v === 'number' && SHOWN_METRIC.test(k));
+      const figures = shown.map(([k, v]) => `${k} ${formatValue(typeof v === 'number' && !Number.isInteger(v) ? Number(v.toPrecision(4)) : v)}`).join('  ');
+      // The evaluation after training measures per assistant token: at the last step it differs from the trainer's.
+      const what = final ? 'final evaluation (every assistant token of the test split)' : `eval${step !== undefined ? ` at step ${step}` : ''}`;
+      return `${what}: ${figures}`;
     }
     case 'log': {
       const data = event.data as { level?: string; message?: string };

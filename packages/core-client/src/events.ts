@@ -31,6 +31,8 @@ export const MetricsEvent = z.strictObject({
   accuracy: num.nullable(),
   eval_runtime: num.nullable(),
   extra,
+  /** The evaluation after training (per assistant token), not the trainer's evaluation of the same step. */
+  final: z.boolean().optional(),
 });
 
 export const CheckpointEvent = z.strictObject({

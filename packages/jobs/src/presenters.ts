@@ -4,6 +4,10 @@
 import type { CheckpointRow, ExportRow, TrainingJobRow, WorkerRow } from '@ftp/platform';
 import type { Checkpoint, ExportDetails, ExportRecord, ExportSummary, PreflightReport, TrainingJob, WorkerInfo } from '@ftp/schema';
 
+import { appliedTrainingConfig } from './applied-config.ts';
+
+export { appliedTrainingConfig };
+
 const iso = (value: Date | string): string => new Date(value).toISOString();
 
 export function presentExportRecord(row: ExportRow): ExportRecord {
@@ -55,7 +59,7 @@ export function presentJob(job: TrainingJobRow, latestExport?: ExportRow): Train
     latest_export: latestExport ? presentExportRecord(latestExport) : null,
     parent: job.parent_job_id ? { job_id: job.parent_job_id, checkpoint_step: job.parent_checkpoint_step } : null,
     best_step: job.best_step,
-    training_config: job.training_config,
+    training_config: appliedTrainingConfig(job.training_config, job.preflight as PreflightReport | null),
     preflight: job.preflight as PreflightReport | null,
   };
 }

@@ -151,7 +151,8 @@ export function presentEvent(job: TrainingJobRow, event: JobEventRow) {
       return {
         ...base,
         level: 'info' as const,
-        message: `Step ${step}: validation loss=${loss === null ? 'n/a' : loss.toFixed(4)}`,
+        // The evaluation after training measures per assistant token: at the last step it stands beside the trainer's.
+        message: `${data['final'] ? `Final evaluation at step ${step}` : `Step ${step}`}: validation loss=${loss === null ? 'n/a' : loss.toFixed(4)}`,
         type: 'metrics' as const,
         data: { step, valid_loss: loss, valid_mean_token_accuracy: num(data['accuracy']) },
       };

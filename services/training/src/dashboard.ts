@@ -4,6 +4,7 @@
 // it reloads itself every few seconds while the job runs. No script, no external asset.
 import { RUNNING_STATUSES, type JobEventRow, type TrainingJobRow } from '@ftp/platform';
 import type { PreflightReport } from '@ftp/schema';
+import { appliedTrainingConfig } from '@ftp/jobs';
 
 const escape = (value: unknown): string =>
   String(value).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
@@ -67,7 +68,7 @@ export function renderDashboard(job: TrainingJobRow, events: JobEventRow[]): str
   const points = events
     .filter((e) => e.kind === 'progress' && typeof e.data.loss === 'number')
     .map((e) => ({ step: Number(e.data.step), loss: Number(e.data.loss) }));
-  const config = job.training_config as { method?: string; trainer_type?: string; hyperparameters?: Record<string, unknown> };
+  const config = appliedTrainingConfig(job.training_config, job.preflight as PreflightReport | null) as { method?: string; trainer_type?: string; hyperparameters?: Record<string, unknown> };
   const progress = job.progress;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${escape(job.job_name)} · ${escape(job.status)}</title>

@@ -64,6 +64,13 @@ describe('a LoRA SFT job on the tiny model', () => {
     expect(trained / (finished.preflight as PreflightReport).training_tokens).toBeCloseTo(1, 1);
     expect(finished.progress).toMatchObject({ step: 30, total_steps: 30 });
     expect(finished.tracker_url).toMatch(new RegExp(`/jobs/${jobId}/dashboard$`));
+    // The config as it applied: 30 steps of 5 per epoch (20 train rows, batch 4) are 6 epochs, not the stored default
+    // 3 that max_steps overrode; an SFT LoRA job shows no GRPO or preference setting.
+    const perEpoch = (finished.preflight as PreflightReport).steps.per_epoch;
+    expect(perEpoch).toBe(5);
+    const hyperparameters = (finished.training_config as { hyperparameters: Record<string, unknown> }).hyperparameters;
+    expect(hyperparameters).toMatchObject({ max_steps: 30, epochs: 6, lora_rank: 16 });
+    for (const name of ['num_generations', 'beta', 'max_prompt_length']) expect(hyperparameters, name).not.toHaveProperty(name);
   }, 300_000);
 
   it('stores the adapter in blob storage and lists the job', async () => {

@@ -64,7 +64,7 @@ def assistant_labels(tokenizer, conversation: list[dict], max_length: int) -> tu
 def emit_final_metrics(model, tokenizer, conversations, max_length: int, batch_size: int, step: int,
                        encode=None) -> dict:
     values = assistant_token_metrics(model, tokenizer, conversations, max_length, batch_size, encode)
-    events.emit(events.Metrics(step=step, **{k: round(v, 6) for k, v in values.items()}))
+    events.emit(events.Metrics(step=step, final=True, **{k: round(v, 6) for k, v in values.items()}))
     return values
 
 

@@ -208,7 +208,7 @@ def evaluate(spec: Options, trainer, train_records, test_records, mode, model=No
     step = trainer.state.global_step
     if conversations is None:  # prompt_only (GRPO) has no reference answers: report the rewards instead
         last = next((h for h in reversed(trainer.state.log_history) if "reward" in h), {})
-        events.emit(events.Metrics(step=step, extra={k: float(v) for k, v in last.items()
+        events.emit(events.Metrics(step=step, final=True, extra={k: float(v) for k, v in last.items()
                                                      if k.startswith("reward") and isinstance(v, (int, float))}))
         return
     encode = None

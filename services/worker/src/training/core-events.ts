@@ -61,7 +61,7 @@ export function recordTraining(ctx: JobContext, job: TrainingJobRow): TrainingRe
         metrics = { ...metrics, ...Object.fromEntries(Object.entries(values).filter((e): e is [string, number] => typeof e[1] === 'number')) };
         const bestStep = event.extra.best_step;
         await jobs.update(jobId, { metrics, ...(bestStep !== undefined ? { best_step: bestStep } : {}) }, undefined, ctx.workerId);
-        await jobs.appendEvent(jobId, 'metrics', { step: event.step, ...values });
+        await jobs.appendEvent(jobId, 'metrics', { step: event.step, ...values, ...(event.final ? { final: true } : {}) });
         break;
       }
       case 'checkpoint':

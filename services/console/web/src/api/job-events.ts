@@ -17,6 +17,8 @@ export interface ProgressPoint {
 export interface EvalPoint {
   step: number;
   eval_loss: number | null;
+  /** The evaluation after training, not the trainer's (see the core's Metrics event). */
+  final?: boolean;
   [metric: string]: unknown;
 }
 
@@ -105,8 +107,11 @@ function record(history: JobHistory, kind: string, data: Record<string, unknown>
 export function lossSeries(history: JobHistory): [number[], Array<number | null>, Array<number | null>] {
   const train = new Map<number, number>();
   for (const p of history.progress) if (p.loss !== null) train.set(p.step, p.loss);
+  // The trainer's evaluations make the curve; the one after training (final) measures per assistant token, so it is
+  // the curve only when the trainer evaluated nothing (eval_strategy no).
+  const during = history.evals.filter((e) => !e.final);
   const evals = new Map<number, number>();
-  for (const e of history.evals) if (e.eval_loss !== null) evals.set(e.step, e.eval_loss);
+  for (const e of during.length > 0 ? during : history.evals) if (e.eval_loss !== null) evals.set(e.step, e.eval_loss);
   const steps = [...new Set([...train.keys(), ...evals.keys()])].sort((a, b) => a - b);
   return [steps, steps.map((s) => train.get(s) ?? null), steps.map((s) => evals.get(s) ?? null)];
 }

@@ -1,9 +1,10 @@
 // A step-indexed chart drawn by uPlot (a chart library made for time series). The chart is made once and fed new
 // data as it arrives, so a live job's curve grows without redrawing the page. `data-points` on the figure says how
-// many x values uPlot holds (what the browser test watches grow).
+// many x values uPlot holds (what the browser test watches grow), `data-y-ticks` the y axis's labels as drawn.
 import { useEffect, useRef } from 'react';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
+import { formatTicks } from './format.ts';
 
 export interface ChartSeries {
   label: string;
@@ -36,7 +37,17 @@ export function TimeSeriesChart({ title, xLabel = 'step', series, data, height =
       width: Math.max(element.clientWidth, 200),
       height,
       scales: { x: { time: false }, y: logY ? { distr: 3 } : {} },
-      axes: [{ label: xLabel }, {}],
+      axes: [
+        { label: xLabel },
+        {
+          // uPlot's own labels round to the tick spacing's decimals, which shows 0 for every tick of a 2e-4 curve.
+          values: (_u, splits) => {
+            const labels = formatTicks(splits);
+            element.dataset.yTicks = labels.join('|');
+            return labels;
+          },
+        },
+      ],
       series: [
         { label: xLabel },
         ...series.map((s) => ({

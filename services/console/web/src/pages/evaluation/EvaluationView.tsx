@@ -3,7 +3,7 @@
 // and the base's prediction next to the tuned one's for each sample.
 import { Card, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
 import type { EvaluationResult } from '../../api/types.ts';
-import { formatNumber } from '../../components/format.ts';
+import { formatNumber, plural } from '../../components/format.ts';
 import { ScrollTable } from '../../components/ScrollTable.tsx';
 
 export interface EvaluationRun {
@@ -26,7 +26,7 @@ export function EvaluationView({ tuned, base }: { tuned: EvaluationRun; base?: E
     <Card withBorder padding="lg" role="region" aria-label="Evaluation result">
       <Stack>
         <Title order={3} size="h4">
-          {tuned.result.num_samples} samples scored{base ? `: ${base.label} beside ${tuned.label}` : ''}
+          {plural(tuned.result.num_samples, 'sample')} scored{base ? `: ${base.label} beside ${tuned.label}` : ''}
         </Title>
         {runs.flatMap((run) =>
           run.result.warnings.map((w, i) => (

@@ -1,0 +1,41 @@
+// A job's training_config as it applies to that job, for a person comparing jobs (GET /jobs, the job page, compare):
+// the stored config holds every default, also those its trainer or method never reads, and an `epochs` that max_steps
+// overrides. Shown as stored, an SFT job listed GRPO's num_generations and a 100-step run read "epochs 3".
+import type { PreflightReport } from '@ftp/schema';
+
+/** Hyperparameters each trainer reads beyond the common ones (decisions.md "Training"). */
+const ONLY_FOR_TRAINERS: Record<string, readonly string[]> = {
+  max_prompt_length: ['dpo', 'orpo', 'grpo'],
+  num_generations: ['grpo'],
+  beta: ['dpo', 'orpo', 'grpo'],
+  packing: ['sft'],
+  padding_free: ['sft', 'dpo'],
+};
+const LORA_ONLY = ['lora_rank', 'lora_alpha', 'lora_dropout'];
+
+interface StoredConfig {
+  method?: string;
+  trainer_type?: string;
+  reward_config?: unknown;
+  hyperparameters?: Record<string, unknown>;
+  [key: string]: unknown;
+}
+
+/** The config without the settings its trainer and method do not read, and with `epochs` the passes over the train
+ *  split that max_steps makes (from the pre-flight report's steps per epoch, to one decimal) when max_steps is set. */
+export function appliedTrainingConfig(stored: Record<string, unknown>, preflight: PreflightReport | null): Record<string, unknown> {
+  const config = stored as StoredConfig;
+  const trainer = config.trainer_type ?? 'sft';
+  const hyperparameters = Object.fromEntries(
+    Object.entries(config.hyperparameters ?? {}).filter(([name]) =>
+      (ONLY_FOR_TRAINERS[name]?.includes(trainer) ?? true) && !(config.method === 'Full' && LORA_ONLY.includes(name))),
+  );
+  const maxSteps = Number(hyperparameters.max_steps ?? -1);
+  if (maxSteps > 0) {
+    const perEpoch = preflight?.steps.per_epoch;
+    if (perEpoch) hyperparameters.epochs = Math.round((10 * maxSteps) / perEpoch) / 10;
+    else delete hyperparameters.epochs; // unknown until the report is made; max_steps decides, not epochs
+  }
+  const { reward_config: rewards, ...rest } = config;
+  return { ...rest, ...(trainer === 'grpo' && rewards !== undefined ? { reward_config: rewards } : {}), hyperparameters };
+}

@@ -1,0 +1,25 @@
+// How numbers read in the console: a chart's axis labels keep every tick apart with as few digits as they need (a
+// learning-rate curve around 2e-4 read "0 / 0 / 0" under uPlot's own labels), and counts agree with their noun.
+import { describe, expect, it } from 'vitest';
+import { formatTicks, plural } from '../web/src/components/format.ts';
+
+describe('formatTicks', () => {
+  it('labels small rates in exponent form, each tick its own label', () => {
+    expect(formatTicks([0, 0.00005, 0.0001, 0.00015, 0.0002])).toEqual(['0', '5e-5', '1e-4', '1.5e-4', '2e-4']);
+  });
+
+  it('labels ordinary numbers with the digits that tell them apart, without float error', () => {
+    expect(formatTicks([0.1, 0.2, 0.30000000000000004])).toEqual(['0.1', '0.2', '0.3']);
+    expect(formatTicks([0, 0.002, 0.004, 0.006])).toEqual(['0', '0.002', '0.004', '0.006']);
+    expect(formatTicks([12000, 12500, 13000])).toEqual(['12000', '12500', '13000']);
+    expect(formatTicks([2.5, 3, 3.5])).toEqual(['2.5', '3', '3.5']);
+  });
+});
+
+describe('plural', () => {
+  it('says 1 sample and 2 samples', () => {
+    expect(plural(1, 'sample')).toBe('1 sample');
+    expect(plural(2, 'sample')).toBe('2 samples');
+    expect(plural(0, 'sample')).toBe('0 samples');
+  });
+});

@@ -1,7 +1,7 @@
 // POST /datasets/upload as a domain function: stream the file into blob storage as uploaded, read it
 // back once to describe it, and only then record it. A file that fails to parse is removed again.
 import type { Readable } from 'node:stream';
-import { BadRequest, newId, PayloadTooLarge, type Platform, type RawDatasetRow } from '@ftp/platform';
+import { BadRequest, invalidField, newId, PayloadTooLarge, type Platform, type RawDatasetRow } from '@ftp/platform';
 import { byteSourceFromBlob } from './readers/byte-source.ts';
 import { inspectDataset } from './readers/index.ts';
 import { numberedLines } from './readers/lines.ts';
@@ -60,7 +60,12 @@ export interface UploadPart {
 /** Stores a multipart file part within MAX_UPLOAD_BYTES: @fastify/multipart only truncates a file at the limit (and
  *  may have done so before the part is handed over), so the stream is failed when that happens later and the flag is
  *  checked once the file is stored; either way a 413, and nothing is kept. */
-export function storeUploadPart(platform: Platform, userId: string, part: UploadPart, options: { lenient?: boolean } = {}): Promise<RawDatasetRow> {
+export async function storeUploadPart(platform: Platform, userId: string, part: UploadPart, options: { lenient?: boolean } = {}): Promise<RawDatasetRow> {
+  if (part.filename.includes('\u0000')) {
+    part.file.resume();
+    // PostgreSQL cannot store U+0000; the name is refused before any byte is stored.
+    throw invalidField(['body', 'file'], 'the file name must not contain the NUL character (U+0000); rename the file', 'string_pattern_mismatch');
+  }
   const tooLarge = () => new PayloadTooLarge(`the file is larger than MAX_UPLOAD_BYTES (${platform.config.MAX_UPLOAD_BYTES} bytes); split it or raise the limit`);
   part.file.once('limit', () => part.file.destroy(tooLarge()));
   const checkComplete = () => {

@@ -34,6 +34,15 @@ export const ResponseFormat = z.discriminatedUnion('type', [
 ]);
 export type ResponseFormat = z.infer<typeof ResponseFormat>;
 
+/** Below this a temperature picks the most likely token anyway, and dividing the logits by it overflows (1e-300 made
+ *  the sampler's probabilities inf/nan, a 503): both engines decode greedily there. The OpenAPI documents say so. */
+export const MIN_SAMPLING_TEMPERATURE = 1e-4;
+
+/** The temperature an engine is given: 0 (greedy) below MIN_SAMPLING_TEMPERATURE. */
+export function samplingTemperature(temperature: number): number {
+  return temperature < MIN_SAMPLING_TEMPERATURE ? 0 : temperature;
+}
+
 export const GenerationSettings = z.object({
   max_new_tokens: z.number().int().min(1),
   temperature: z.number().min(0),

@@ -1,10 +1,12 @@
 // The HTTP base every service shares: auth modes, error bodies, request ids, and secrets kept out of logs.
+import { once } from 'node:events';
+import net from 'node:net';
 import { SignJWT, exportSPKI, generateKeyPair } from 'jose';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { BadRequest, Conflict, createServiceApp, NotFound, ServiceUnavailable } from '@ftp/platform';
 import { openTestPlatform, type TestPlatform } from '@ftp/platform/testing';
-import { MAX_PARAM_LENGTH } from '@ftp/schema';
+import { MAX_JSON_DEPTH, MAX_PARAM_LENGTH } from '@ftp/schema';
 import type { FastifyInstance } from 'fastify';
 
 let platform: TestPlatform | undefined;
@@ -107,6 +109,43 @@ describe('error bodies', () => {
     const path = await app.inject({ method: 'POST', url: '/things/x1', payload: { name: 'a' } });
     expect(path.statusCode).toBe(422);
     expect(path.json().detail[0].loc).toEqual(['path', 'thing_id']);
+  });
+
+  it('a number beyond a double says so, not "expected number, received number"', async () => {
+    const app = await appWith();
+    const res = await app.inject({ method: 'POST', url: '/things/t_1', headers: { 'content-type': 'application/json' }, payload: '{"name": "a", "nested": {"n": 1e400}}' });
+    expect(res.statusCode).toBe(422);
+    expect(res.json().detail).toEqual([{ loc: ['body', 'nested', 'n'], msg: 'Expected a finite number; this one is beyond the range of a double (about ±1.8e308).', type: 'invalid_type' }]);
+  });
+
+  it('a body nested deeper than MAX_JSON_DEPTH is a 422 at the level that passes it, however deep it goes', async () => {
+    const app = await appWith();
+    // 3,000 levels once overflowed the stack in the NUL check: a 500.
+    for (const levels of [MAX_JSON_DEPTH + 1, 3000, 100_000]) {
+      const payload = `{"name": "a", "extra": ${'['.repeat(levels)}${']'.repeat(levels)}}`;
+      const res = await app.inject({ method: 'POST', url: '/things/t_1', headers: { 'content-type': 'application/json' }, payload });
+      expect(res.statusCode, `${levels} levels`).toBe(422);
+      const [entry] = res.json().detail;
+      expect(entry).toEqual({ loc: ['body', 'extra', ...Array(MAX_JSON_DEPTH).fill('0')], msg: `nests deeper than ${MAX_JSON_DEPTH} levels; flatten it`, type: 'too_deep' });
+    }
+    const within = `{"name": "a\\u0000", "extra": ${'['.repeat(MAX_JSON_DEPTH - 1)}${']'.repeat(MAX_JSON_DEPTH - 1)}}`;
+    const nul = await app.inject({ method: 'POST', url: '/things/t_1', headers: { 'content-type': 'application/json' }, payload: within });
+    expect(nul.json().detail).toEqual([{ loc: ['body', 'name'], msg: 'must not contain the NUL character (U+0000); remove it', type: 'string_pattern_mismatch' }]);
+  });
+
+  it('a body shorter than its Content-Length, whose sender stops, is a 400 in our body', async () => {
+    const app = await appWith();
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = app.server.address() as { port: number };
+    const socket = net.connect(port, '127.0.0.1');
+    await once(socket, 'connect');
+    let answer = '';
+    socket.on('data', (chunk) => (answer += chunk.toString()));
+    socket.end('POST /things/t_1 HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"name": "a"');
+    await once(socket, 'close');
+    const [head, body] = answer.split('\r\n\r\n');
+    expect(head).toMatch(/^HTTP\/1.1 400 Bad Request/);
+    expect(JSON.parse(body!)).toEqual({ detail: 'the request ended before its body was complete (fewer bytes than its Content-Length); send the whole body' });
   });
 
   it('400 for malformed JSON, 404/409/503 from typed errors, 500 without internals', async () => {

@@ -22,11 +22,20 @@ export const Identifier = z.string().min(1).max(256);
 
 /**
  * Credentials travel in request bodies only; response schemas never name these fields. An empty
- * string means "no credential", as form-driven clients send it.
+ * string means "no credential", as form-driven clients send it. Each is sent on as an HTTP header (a bearer token), so
+ * it must be visible ASCII: another character cannot be sent at all, and was once reported as the hub being down.
  */
-export const Secret = z.string();
+export const Secret = z.string().regex(/^[\x21-\x7e]*$/, 'must be a token as it was issued: visible ASCII characters, no spaces or other characters');
+/** How deep a JSON body may nest: far beyond any real request (a response_format JSON Schema is a few levels) and far
+ *  below what recursion downstream takes (a 3,000-deep schema once overflowed the stack). Deeper: a 422 at that field. */
+export const MAX_JSON_DEPTH = 64;
+/** The largest integer a request may send for a count that is stored or computed with (a PostgreSQL integer): beyond
+ *  it a request is a 422 at its field, never a database error. */
+export const MAX_INT32 = 2 ** 31 - 1;
+/** An integer a request sends, within [min, max] (max at most MAX_INT32). */
+export const boundedInt = (min: number, max = MAX_INT32) => z.number().int().min(min).max(max);
 /** A stored checkpoint of a job (GET /jobs/{id}/checkpoints), instead of its final model. */
-export const CheckpointStep = z.number().int().positive().describe('Use this checkpoint of the job (GET /jobs/{id}/checkpoints) instead of its final model');
+export const CheckpointStep = boundedInt(1).describe('Use this checkpoint of the job (GET /jobs/{id}/checkpoints) instead of its final model');
 export const SECRET_FIELD_NAMES = ['hub_token', 'api_key', 'llm_api_key'] as const;
 
 /** A value the service may not know yet: absent or null. */

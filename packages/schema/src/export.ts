@@ -2,7 +2,7 @@
 // decisions.md "Export").
 import { z } from 'zod';
 import { ArtifactGroups, ExportDestination, ExportRecord, ExportType, GgufQuantization, HubRepoId } from './artifacts.ts';
-import { CheckpointStep, documentedRules, Identifier, Modality, Secret, maybe } from './common.ts';
+import { CheckpointStep, documentedRules, MAX_INT32, Identifier, Modality, Secret, maybe } from './common.ts';
 import { exportRequest } from './examples.ts';
 
 export const ExportRequest = z
@@ -70,6 +70,6 @@ export const ExportParams = z.object({ job_id: Identifier.describe('Training job
 
 export const DownloadQuery = z.object({
   type: z.enum(ExportType.options).describe('Which file artifact to stream'),
-  checkpoint_step: z.coerce.number().int().positive().optional().describe('The file of an export of this checkpoint'),
+  checkpoint_step: z.coerce.number().int().min(1).max(MAX_INT32).optional().describe('The file of an export of this checkpoint'),
 });
 export type DownloadQuery = z.infer<typeof DownloadQuery>;

@@ -1,7 +1,7 @@
 // Inference service schemas: evaluation over a processed dataset and batch generation over
 // conversations (interface.md 2.17, 4.4; decisions.md "Inference and evaluation").
 import { z } from 'zod';
-import { CheckpointStep, Conversation, ChatMessage, documentedRules, Identifier, Secret } from './common.ts';
+import { boundedInt, CheckpointStep, Conversation, ChatMessage, documentedRules, Identifier, Secret } from './common.ts';
 import { batchRequest, evaluationRequest } from './examples.ts';
 
 export const ModelSource = z
@@ -26,8 +26,8 @@ const generationFields = {
   checkpoint_step: CheckpointStep.optional(),
   base_model_id: z.string().min(1).optional().describe('Required for base; otherwise must match the job’s base when given'),
   use_fast_engine: z.boolean().default(false).describe('true: llama.cpp on the GGUF; false: transformers'),
-  max_new_tokens: z.number().int().min(1).default(256),
-  temperature: z.number().min(0).default(0).describe('0 is greedy decoding'),
+  max_new_tokens: boundedInt(1).default(256),
+  temperature: z.number().min(0).default(0).describe('0 is greedy decoding, and so is anything below 1e-4'),
   top_p: z.number().gt(0).max(1).optional(),
 };
 
@@ -62,14 +62,11 @@ export const EvaluationFields = z.strictObject({
   dataset_id: Identifier.describe('Processed dataset; its test split is used (train when there is none)'),
   metrics: z.array(EvaluationMetric).min(1).optional().describe('Explicit metrics; do not combine with task_type'),
   task_type: TaskType.optional().describe('Metric suite; neither metrics nor task_type means general'),
-  max_samples: z
-    .number()
-    .int()
-    .min(1)
+  max_samples: boundedInt(1)
     .optional()
     .describe(`Evaluate at most this many rows (server limit MAX_EVAL_SAMPLES, default ${DEFAULT_MAX_EVAL_SAMPLES}: 422 above it)`)
     .meta({ maximum: DEFAULT_MAX_EVAL_SAMPLES }),
-  num_sample_results: z.number().int().min(0).default(3).describe('How many predictions to return in samples'),
+  num_sample_results: boundedInt(0).default(3).describe('How many predictions to return in samples'),
 });
 
 export const EvaluationRequest = EvaluationFields

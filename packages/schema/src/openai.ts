@@ -2,6 +2,7 @@
 // chat completions, so the official SDKs work unchanged (decisions.md, "The OpenAI-compatible surface"). Requests are
 // lenient as OpenAI's are (unknown fields are dropped, not refused); responses carry every field the SDKs read.
 import { z } from 'zod';
+import { boundedInt, MAX_INT32, MAX_JSON_DEPTH } from './common.ts';
 
 const UnixSeconds = z.number().int().nonnegative().describe('Unix time, seconds');
 const Auto = z.literal('auto');
@@ -91,7 +92,7 @@ export const CreateFineTuningJobRequest = z
         .max(64)
         .regex(/^[A-Za-z0-9_-]+$/, 'letters, digits, - and _ only'),
     ).optional().describe('Put into fine_tuned_model: ft:<model>:<suffix>:<job id>'),
-    seed: nullable(z.number().int().min(0).max(2 ** 31 - 1)).optional().describe('Random seed; chosen and reported when absent'),
+    seed: nullable(boundedInt(0)).optional().describe('Random seed; chosen and reported when absent'),
     metadata: nullable(z.record(z.string().max(64), z.string().max(512))).optional(),
     hyperparameters: DpoHyperparameters.optional().describe('Deprecated by OpenAI in favour of method; still accepted (supervised)'),
     method: FineTuningMethodInput.optional(),
@@ -207,7 +208,7 @@ export const ChatResponseFormat = z.discriminatedUnion('type', [
   z.object({ type: z.literal('json_object') }),
   z.object({
     type: z.literal('json_schema'),
-    json_schema: z.object({ name: z.string().min(1).max(64), schema: z.record(z.string(), z.unknown()).optional(), strict: nullable(z.boolean()).optional(), description: z.string().optional() }),
+    json_schema: z.object({ name: z.string().min(1).max(64), schema: z.record(z.string(), z.unknown()).optional().describe(`A JSON Schema the answer follows, at most ${MAX_JSON_DEPTH} levels deep (as every JSON body)`), strict: nullable(z.boolean()).optional(), description: z.string().optional() }),
   }),
 ]);
 
@@ -215,13 +216,13 @@ export const ChatCompletionRequest = z
   .object({
     model: z.string().min(1).max(512).describe('A base model id, a fine_tuned_model, or a checkpoint’s fine_tuned_model_checkpoint'),
     messages: z.array(ChatMessageInput).min(1),
-    max_tokens: nullable(z.number().int().min(1)).optional(),
-    max_completion_tokens: nullable(z.number().int().min(1)).optional(),
-    temperature: nullable(z.number().min(0).max(2)).optional().describe('Default 1, as OpenAI; 0 is greedy'),
+    max_tokens: nullable(boundedInt(1)).optional(),
+    max_completion_tokens: nullable(boundedInt(1)).optional(),
+    temperature: nullable(z.number().min(0).max(2)).optional().describe('Default 1, as OpenAI; 0 is greedy, and so is anything below 1e-4'),
     top_p: nullable(z.number().gt(0).max(1)).optional(),
     n: nullable(z.number().int().min(1).max(8)).optional(),
     stop: nullable(Stop).optional(),
-    seed: nullable(z.number().int()).optional(),
+    seed: nullable(z.number().int().min(-MAX_INT32 - 1).max(MAX_INT32)).optional(),
     stream: nullable(z.boolean()).optional(),
     stream_options: nullable(z.object({ include_usage: z.boolean().optional() })).optional(),
     response_format: ChatResponseFormat.optional(),

@@ -28,7 +28,7 @@ export const multipartForms: Readonly<Record<string, object>> = {
       file: {
         type: 'string',
         format: 'binary',
-        description: 'The dataset file: CSV, TSV, JSON, JSONL or Parquet',
+        description: 'The dataset file: CSV, TSV, JSON, JSONL or Parquet; UTF-8 text, no line (row) over 32 MiB, and a file name without the NUL character',
       },
     },
   },
@@ -37,7 +37,11 @@ export const multipartForms: Readonly<Record<string, object>> = {
     required: ['file', 'purpose'],
     maxProperties: MULTIPART_LIMITS.fields + MULTIPART_LIMITS.files,
     properties: {
-      file: { type: 'string', format: 'binary', description: 'Chat JSONL ({"messages": […]}) or preference JSONL ({"input", "preferred_output", "non_preferred_output"})' },
+      file: {
+        type: 'string',
+        format: 'binary',
+        description: 'Chat JSONL ({"messages": […]}) or preference JSONL ({"input", "preferred_output", "non_preferred_output"}); no line over 32 MiB, and a file name without the NUL character',
+      },
       purpose: { type: 'string', enum: ['fine-tune'] },
     },
   },

@@ -1,7 +1,7 @@
 // Preprocessing service schemas: uploads, the process request (field mappings, augmentation, splits)
 // and the processed-dataset resources (interface.md 2.1-2.9, decisions.md "Preprocessing").
 import { z } from 'zod';
-import { DatasetSource, documentedRules, Identifier, Modality, Secret, Timestamp, maybe } from './common.ts';
+import { boundedInt, DatasetSource, documentedRules, Identifier, Modality, Secret, Timestamp, maybe } from './common.ts';
 import { processRequest } from './examples.ts';
 
 export const ProcessingMode = z
@@ -57,7 +57,7 @@ export const AugmentationConfig = z
   .meta({ id: 'AugmentationConfig', description: 'Augmentation of the train split (never the test split)' });
 export type AugmentationConfig = z.infer<typeof AugmentationConfig>;
 
-const SampleSize = maybe(z.number().int().min(1)).describe('Take a seeded random sample of this many rows first');
+const SampleSize = maybe(boundedInt(1)).describe('Take a seeded random sample of this many rows first');
 const SourceSplit = maybe(z.string().min(1)).describe('Source split to read; default the first one (usually train)');
 
 export const HubSplit = z.strictObject({

@@ -2,7 +2,7 @@
 // are the sample values shown there), reward functions for GRPO, and the job status resource.
 import { z } from 'zod';
 import { ArtifactGroups, ExportRecord, GgufQuantization, HubRepoId } from './artifacts.ts';
-import { documentedRules, Identifier, Modality, Secret, Timestamp, maybe } from './common.ts';
+import { boundedInt, CheckpointStep, documentedRules, Identifier, Modality, Secret, Timestamp, maybe } from './common.ts';
 import { trainRequest } from './examples.ts';
 
 export const TrainerType = z
@@ -36,34 +36,31 @@ const Fraction = z.number().min(0).lt(1);
 export const Hyperparameters = z
   .strictObject({
     learning_rate: z.number().positive().default(0.0002),
-    batch_size: z.number().int().min(1).default(2).describe('Per-device batch size'),
-    gradient_accumulation_steps: z.number().int().min(1).default(4),
-    epochs: z.number().int().min(1).default(3),
-    max_steps: z.number().int().min(-1).default(-1).describe('-1: train for `epochs`; otherwise stop after this many steps'),
+    batch_size: boundedInt(1, 4096).default(2).describe('Per-device batch size'),
+    gradient_accumulation_steps: boundedInt(1, 4096).default(4),
+    epochs: boundedInt(1, 10_000).default(3),
+    max_steps: boundedInt(-1).default(-1).describe('-1: train for `epochs`; otherwise stop after this many steps'),
     packing: z.boolean().default(false).describe('Pack several short examples into one sequence'),
     padding_free: z.boolean().default(false),
     use_fast_attention: z.boolean().default(false).describe('Use the best attention kernel the hardware has'),
-    max_length: z
-      .number()
-      .int()
-      .min(1)
+    max_length: boundedInt(1, 1 << 20)
       .optional()
       .describe(`Tokens per example, prompt and answer together; must fit the base model's context (else 422). Default ${DEFAULT_MAX_LENGTH}, or the base model's context when that is shorter`),
     lr_scheduler_type: LrSchedulerType.default('linear'),
     save_strategy: IntervalStrategy.default('epoch'),
-    save_steps: z.number().int().min(1).optional().describe('save_strategy steps: save every this many steps (default logging_steps × 10)'),
-    logging_steps: z.number().int().min(1).default(10),
-    lora_rank: z.number().int().min(1).default(16),
-    lora_alpha: z.number().int().min(1).default(16),
+    save_steps: boundedInt(1).optional().describe('save_strategy steps: save every this many steps (default logging_steps × 10)'),
+    logging_steps: boundedInt(1).default(10),
+    lora_rank: boundedInt(1, 4096).default(16),
+    lora_alpha: boundedInt(1, 65_536).default(16),
     lora_dropout: Fraction.default(0.05),
-    max_prompt_length: z.number().int().min(1).default(512).describe('dpo, orpo, grpo: tokens kept of the prompt'),
-    num_generations: z.number().int().min(2).default(4).describe('grpo: completions per prompt that are compared'),
+    max_prompt_length: boundedInt(1, 1 << 20).default(512).describe('dpo, orpo, grpo: tokens kept of the prompt'),
+    num_generations: boundedInt(2, 1024).default(4).describe('grpo: completions per prompt that are compared'),
     max_grad_norm: z.number().positive().default(0.1),
     adam_beta1: Fraction.default(0.9),
     adam_beta2: Fraction.default(0.99),
     warmup_ratio: z.number().min(0).max(1).default(0.1),
     beta: z.number().min(0).default(0.1).describe('dpo/orpo preference strength; grpo KL weight (0 turns KL off)'),
-    seed: z.number().int().min(0).max(2 ** 31 - 1).default(42).describe('Random seed: data order, LoRA initialisation, sampling'),
+    seed: boundedInt(0).default(42).describe('Random seed: data order, LoRA initialisation, sampling'),
   })
   .meta({ id: 'Hyperparameters', description: 'Every field is applied; defaults are the interface’s sample values' });
 export type Hyperparameters = z.infer<typeof Hyperparameters>;
@@ -89,13 +86,10 @@ export const TrainingExportConfig = z
 
 export const EvalConfig = z.strictObject({
   eval_strategy: IntervalStrategy.default('no').describe('steps or epoch need a test split'),
-  eval_steps: z.number().int().min(1).default(50),
+  eval_steps: boundedInt(1).default(50),
   compute_eval_metrics: z.boolean().default(false),
   batch_eval_metrics: z.boolean().default(false),
-  early_stopping_patience: z
-    .number()
-    .int()
-    .min(1)
+  early_stopping_patience: boundedInt(1)
     .optional()
     .describe('Stop when metric_for_best has not improved for this many evaluations (needs eval_strategy steps or epoch)'),
   load_best_model_at_end: z
@@ -182,7 +176,7 @@ export const TrainingConfig = z
       .default(false)
       .describe('If the worker stops mid-run (crash, restart), continue from the last checkpoint instead of failing the job'),
     from_job: Identifier.optional().describe('Continue training from this job’s model (its adapter, or its weights for Full); same base_model_id'),
-    from_checkpoint_step: z.number().int().positive().optional().describe('With from_job: start from this checkpoint of it instead of its final model'),
+    from_checkpoint_step: CheckpointStep.optional().describe('With from_job: start from this checkpoint of it instead of its final model'),
   })
   .superRefine((config, ctx) => {
     if (config.from_checkpoint_step !== undefined && config.from_job === undefined) {
@@ -287,7 +281,7 @@ export const PreflightReport = z
       .array(z.object({ segments: z.array(z.object({ text: z.string(), trained: z.boolean() })) }))
       .describe('The first two train examples as training sees them, trained spans marked'),
     steps: z.object({ per_epoch: count, total: count, effective_batch_size: count }),
-    training_tokens: count.describe('Tokens the whole run pushes through the model'),
+    training_tokens: z.number().nonnegative().describe('Tokens the whole run pushes through the model (an estimate: a number, since steps × batch × tokens may pass 2^53)'),
     model: z.object({
       parameters: count,
       trainable_parameters: count,
@@ -376,6 +370,41 @@ export const JobDeleteResult = z
 export type JobDeleteResult = z.infer<typeof JobDeleteResult>;
 
 export const JobParams = z.object({ job_id: Identifier.describe('From POST /train') });
+
+// ---------------------------------------------------------------------------------------------
+// GET /jobs/{id}/events: what each server-sent event carries
+
+/** The `data` (JSON) of each kind of event in a job's stream. */
+export const JobEventData = {
+  status: z.object({ status: JobStatus, error: z.string().optional() }).describe('The job moved to this status'),
+  progress: JobProgress.extend({
+    learning_rate: maybe(z.number()),
+    tokens_per_second: maybe(z.number()),
+    extra: z.record(z.string(), z.number()).optional().describe("The trainer's other figures (token accuracy, trained tokens, …)"),
+  }).describe('A logged training step'),
+  metrics: z
+    .object({ step: z.number().int().nonnegative(), final: z.boolean().optional() })
+    .catchall(maybe(z.number()))
+    .describe('An evaluation: eval_loss, perplexity, accuracy, eval_runtime and any other eval_… figure'),
+  log: z.object({ level: z.enum(['info', 'warning', 'error']), message: z.string() }).describe('Something the job should say: a warning, a retry, a re-queue or resume'),
+  end: z.union([TrainingJob, z.object({ job_id: Identifier, deleted: z.literal(true) })]).describe('The last event: the final job (or that it was deleted)'),
+} as const;
+
+/** One event of the stream as its SSE fields carry it (OpenAPI 3.2 calls this the stream's item schema): `event` the
+ *  kind, `id` its sequence number (none on `end`), `data` one line of JSON whose shape the kind decides (shown decoded). */
+export const JobStreamEvent = z
+  .union(
+    Object.entries(JobEventData).map(([kind, data]) =>
+      z
+        .object({
+          event: z.literal(kind),
+          ...(kind === 'end' ? {} : { id: z.string().regex(/^\d+$/).describe('Sequence number; send it back as Last-Event-ID to resume after it') }),
+          data: data.describe(`${data.description ?? kind}; sent as one line of JSON`),
+        })
+        .describe(data.description ?? kind),
+    ) as unknown as [z.ZodObject, z.ZodObject, ...z.ZodObject[]],
+  )
+  .meta({ id: 'JobStreamEvent', description: 'One server-sent event of GET /jobs/{id}/events; the stream is a sequence of them, with `:` comments as heartbeats' });
 
 // ---------------------------------------------------------------------------------------------
 // Checkpoints (decisions.md "Checkpoints, pre-flight, continuation")

@@ -82,6 +82,10 @@ function describeIssue(issue: Issue, prefix: readonly PathKey[], input: unknown)
   switch (issue.code) {
     case 'invalid_type':
       if (isAbsent(input, path) ?? /received undefined$/.test(issue.message)) return [entry('missing', 'Field required.')];
+      // A JSON number beyond a double's range (1e400) parses to Infinity: a number, but not one zod takes.
+      if (issue.expected === 'number' && received(input, path, issue.message) === 'number') {
+        return [entry('invalid_type', 'Expected a finite number; this one is beyond the range of a double (about ±1.8e308).')];
+      }
       return [entry('invalid_type', `Expected ${issue.expected}, received ${received(input, path, issue.message)}.`)];
     case 'too_small':
       return [entry('too_small', boundMessage('at least', 'greater than', issue.origin, issue.minimum, issue.inclusive))];

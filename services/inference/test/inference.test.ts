@@ -100,6 +100,17 @@ describe('POST /inference/batch', () => {
     expect(texts['adapter/false']![0]).toBe('Blue.'); // 30 steps on four question/answer pairs: memorised
   });
 
+  it('a temperature too small to sample with (1e-300) is greedy decoding on both engines, and in evaluation', async () => {
+    // Dividing the logits by it once overflowed to inf/nan in the sampler: a 503 blamed on the engine.
+    for (const fast of [false, true]) {
+      const res = await batch({ ...generation, model_source: 'adapter', job_id: jobId, use_fast_engine: fast, temperature: 1e-300 });
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json().results, `fast ${fast}`).toEqual(texts['adapter/false']);
+    }
+    const scored = await evaluate({ dataset_id: dataset, job_id: jobId, task_type: 'qa', max_new_tokens: 8, temperature: 1e-300 });
+    expect(scored.statusCode, scored.body).toBe(200);
+  });
+
   it('checks the model choice: job and base must agree, a base must exist', async () => {
     const mismatch = await batch({ messages: CONVERSATIONS, job_id: jobId, base_model_id: 'other-model' });
     expect(mismatch.statusCode).toBe(422);

@@ -1,5 +1,7 @@
 // The one place where thrown errors become HTTP error bodies (spec/decisions.md, Errors):
 // 422 → {detail:[{loc,msg,type}]}, other client errors → {detail:"…"}, 500 → {detail:"internal error",request_id}.
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { MAX_PARAM_LENGTH, MULTIPART_LIMITS, validationDetail } from '@ftp/schema';
 import { AppError, UnprocessableEntity, type ValidationIssue } from '../errors.ts';
@@ -72,6 +74,39 @@ export function frameworkErrors(style: ErrorStyle = 'detail') {
     const [status, detail] = FASTIFY_CLIENT_ERRORS[err.code]?.(err) ?? [400, err.message];
     const [code, body] = write({ status, detail });
     return reply.header('x-request-id', request.id).code(code).send(body);
+  };
+}
+
+/** What the HTTP parser gives up on before Fastify sees a request, with the sentence a client can act on. */
+function clientErrorOutcome(err: NodeJS.ErrnoException): Outcome {
+  switch (err.code) {
+    case 'HPE_INVALID_EOF_STATE':
+      return { status: 400, detail: 'the request ended before its body was complete (fewer bytes than its Content-Length); send the whole body' };
+    case 'HPE_HEADER_OVERFLOW':
+      return { status: 431, detail: 'the request headers are too large; send fewer or shorter headers' };
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return { status: 408, detail: 'the request took too long to arrive; send it again' };
+    default:
+      return { status: 400, detail: `the request is not valid HTTP/1.1 (${err.code ?? err.message}); check how it is sent` };
+  }
+}
+
+/** Fastify's `clientErrorHandler`: a request the HTTP parser refuses (a body shorter than its Content-Length whose
+ *  sender stopped, a malformed header line) is answered in the app's error body, where Fastify's default wrote
+ *  {"error":"Bad Request","message":"Client Error"}. A connection already gone is only closed. */
+export function clientErrors(style: ErrorStyle = 'detail') {
+  const write = writerOf(style);
+  return (err: NodeJS.ErrnoException, socket: Socket) => {
+    if (err.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const [status, body] = write(clientErrorOutcome(err));
+    const text = JSON.stringify(body);
+    socket.end(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
+    );
   };
 }
 

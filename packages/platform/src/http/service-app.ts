@@ -5,7 +5,7 @@ import { serializerCompiler } from 'fastify-type-provider-zod';
 import type { Platform } from '../platform.ts';
 import { newId } from '../ids.ts';
 import { JSON_BODY_LIMIT, MAX_PARAM_LENGTH } from '@ftp/schema';
-import { frameworkErrors, installErrorHandler, type ErrorStyle } from './error-handler.ts';
+import { clientErrors, frameworkErrors, installErrorHandler, type ErrorStyle } from './error-handler.ts';
 import { zodValidatorCompiler } from './validation.ts';
 
 declare module 'fastify' {
@@ -43,6 +43,7 @@ export function createServiceApp({ platform, bodyLimit = JSON_BODY_LIMIT, errorS
     // Ids are validated by their schemas (up to 256 characters); the default of 100 would answer 414 first.
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors: frameworkErrors(errorStyle),
+    clientErrorHandler: clientErrors(errorStyle),
     // A `__proto__` or `constructor.prototype` key in a JSON body is dropped, never applied; no schema of ours names them.
     onProtoPoisoning: 'remove',
     onConstructorPoisoning: 'remove',

@@ -1,6 +1,6 @@
 // Route contracts of the training service (interface.md 4.2 and the extra job endpoints of decisions.md).
 import { z } from 'zod';
-import { CheckpointList, JobDeleteResult, JobList, JobParams, PreflightResponse, TrainRequest, TrainResponse, TrainingJob, WorkerList } from '../training.ts';
+import { CheckpointList, JobDeleteResult, JobList, JobParams, JobStreamEvent, PreflightResponse, TrainRequest, TrainResponse, TrainingJob, WorkerList } from '../training.ts';
 import {
   bearerOptional,
   bearerRequired,
@@ -137,7 +137,7 @@ export const trainingRoutes = {
       security: bearerOptional,
       params: JobParams,
       response: {
-        200: mediaResponse('text/event-stream', 'The job\'s events, then `end` with the final job', z.string()),
+        200: mediaResponse('text/event-stream', 'The job\'s events (each a JobStreamEvent: event, id, data), then `end` with the final job', JobStreamEvent),
         404: jobNotFound,
         422: invalidRequest,
         ...serviceErrors,

@@ -4,7 +4,7 @@
 // the API answers with (they cross the queue as data).
 import { CoreServer, type EvaluateParams, type Generated, type Scored, type ServeMessage } from '@ftp/core-client';
 import { invalidField, ServiceUnavailable, type Platform } from '@ftp/platform';
-import type { GenerationDetail, GenerationSettings, InferResult, StreamDelta } from '@ftp/jobs';
+import { samplingTemperature, type GenerationDetail, type GenerationSettings, type InferResult, type StreamDelta } from '@ftp/jobs';
 import type { FastEngine } from '../fast-engine/index.ts';
 // Not through the fast engine's index: that loads node-llama-cpp, which waits for the first fast request.
 import { UnsupportedSchemaError } from '../fast-engine/json-schema.ts';
@@ -57,7 +57,7 @@ export class InferenceEngines {
             ...(files.adapter ? { adapter: files.adapter } : {}),
             conversations,
             max_new_tokens: settings.max_new_tokens,
-            temperature: settings.temperature,
+            temperature: samplingTemperature(settings.temperature),
             ...(settings.top_p !== undefined ? { top_p: settings.top_p } : {}),
             ...(settings.seed !== undefined ? { seed: settings.seed } : {}),
             ...(settings.stop ? { stop: settings.stop } : {}),
@@ -77,7 +77,7 @@ export class InferenceEngines {
         conversations,
         options: {
           maxNewTokens: settings.max_new_tokens,
-          temperature: settings.temperature,
+          temperature: samplingTemperature(settings.temperature),
           ...(settings.top_p !== undefined ? { topP: settings.top_p } : {}),
           ...(settings.seed !== undefined ? { seed: settings.seed } : {}),
           ...(settings.stop ? { stop: settings.stop } : {}),

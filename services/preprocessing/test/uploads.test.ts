@@ -96,6 +96,15 @@ describe('bad uploads', () => {
     expect(json.json().detail[0].loc).toEqual(['body', 'file']);
   });
 
+  it('a file name with a NUL character is a 422 at body.file, and nothing is stored', async () => {
+    // PostgreSQL cannot store U+0000: this was a 500 "invalid byte sequence 0x00" after the file was written.
+    const before = await rawState();
+    const res = await svc.upload('data\u0000.csv', csv(table));
+    expect(res.statusCode, res.body).toBe(422);
+    expect(res.json().detail).toEqual([{ loc: ['body', 'file'], msg: 'the file name must not contain the NUL character (U+0000); rename the file', type: 'string_pattern_mismatch' }]);
+    expect(await rawState()).toEqual(before);
+  });
+
   it('an upload interrupted mid-stream leaves nothing behind', async () => {
     const before = await rawState();
     await svc.app.listen({ host: '127.0.0.1', port: 0 });

@@ -12,6 +12,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildConsoleApp, CONSOLE_UPSTREAMS, type ConsoleUpstream } from '../src/index.ts';
 import { MAX_WAITING, TOKEN_TTL_MS } from '../src/downloads.ts';
 import { freePort } from '../../../test/servers/servers.ts';
+import { uncaughtDuring } from '../../../test/support/uncaught.ts';
 
 let app: FastifyInstance;
 let emptyDist: string;
@@ -102,17 +103,20 @@ describe('download links', () => {
         expect(refused.statusCode).toBe(401);
         expect(refused.json().url).toBeUndefined();
       }
-      const alice = 'Bearer good-alice';
-      for (let i = 0; i < MAX_WAITING; i++) expect((await mint(alice)).statusCode).toBe(201);
-      const full = await mint(alice);
-      expect(full.statusCode).toBe(429);
-      expect(full.json().detail).toBe(`${MAX_WAITING} of your downloads are waiting to start; follow or drop them first`);
-      // Alice's links do not fill Bob's pool.
-      const bob = await mint('Bearer good-bob');
-      expect(bob.statusCode).toBe(201);
-      const followed = await console.inject({ url: bob.json().url });
-      expect(followed.statusCode).toBe(200);
-      expect(followed.headers['content-disposition']).toBe('attachment; filename="model.gguf"');
+      const uncaught = await uncaughtDuring(async () => {
+        const alice = 'Bearer good-alice';
+        for (let i = 0; i < MAX_WAITING; i++) expect((await mint(alice)).statusCode).toBe(201);
+        const full = await mint(alice);
+        expect(full.statusCode).toBe(429);
+        expect(full.json().detail).toBe(`${MAX_WAITING} of your downloads are waiting to start; follow or drop them first`);
+        // Alice's links do not fill Bob's pool.
+        const bob = await mint('Bearer good-bob');
+        expect(bob.statusCode).toBe(201);
+        const followed = await console.inject({ url: bob.json().url });
+        expect(followed.statusCode).toBe(200);
+        expect(followed.headers['content-disposition']).toBe('attachment; filename="model.gguf"');
+      });
+      expect(uncaught).toEqual([]);
     } finally {
       await console.close();
       await service.close();
@@ -121,26 +125,24 @@ describe('download links', () => {
 
   it('that expire unfollowed are dropped without taking anything down', async () => {
     const service = await fileService();
-    // Anything reaching the process's last line of defence would be the old crash: an unfollowed link's body, destroyed
-    // at expiry with no listener, emitted RequestAbortedError and ended the process.
-    const unexpected: unknown[] = [];
-    const record = (err: unknown) => unexpected.push(err);
-    process.on('uncaughtException', record);
     const console = await buildConsoleApp({ upstreams: Object.fromEntries(CONSOLE_UPSTREAMS.map((n) => [n, service.url])) as Record<ConsoleUpstream, string>, distDir: emptyDist, logLevel: 'silent' });
     try {
-      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-      const minted = await console.inject({ method: 'POST', url: '/downloads', payload: { service: 'export', path }, headers: { authorization: 'Bearer good-alice' } });
-      expect(minted.statusCode).toBe(201);
-      expect(minted.json().expires_in_s).toBe(TOKEN_TTL_MS / 1000);
-      vi.advanceTimersByTime(TOKEN_TTL_MS);
-      vi.useRealTimers();
-      // The body's error, if nobody listened, surfaces on the next ticks.
-      for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
-      expect(unexpected).toEqual([]);
-      expect((await console.inject({ url: minted.json().url })).statusCode).toBe(404);
+      let url = '';
+      // Anything uncaught would be the old crash: an unfollowed link's body, destroyed at expiry with no listener,
+      // emitted RequestAbortedError and ended the process.
+      const uncaught = await uncaughtDuring(async () => {
+        vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+        const minted = await console.inject({ method: 'POST', url: '/downloads', payload: { service: 'export', path }, headers: { authorization: 'Bearer good-alice' } });
+        expect(minted.statusCode).toBe(201);
+        expect(minted.json().expires_in_s).toBe(TOKEN_TTL_MS / 1000);
+        url = minted.json().url;
+        vi.advanceTimersByTime(TOKEN_TTL_MS);
+        vi.useRealTimers();
+      });
+      expect(uncaught).toEqual([]);
+      expect((await console.inject({ url })).statusCode).toBe(404);
     } finally {
       vi.useRealTimers();
-      process.off('uncaughtException', record);
       await console.close();
       await service.close();
     }

@@ -8,6 +8,7 @@ import { openTestPlatform, type TestPlatform } from '@ftp/platform/testing';
 import { MAX_ROW_BYTES } from '@ftp/datasets';
 import { multipartBody } from '../../preprocessing/test/support.ts';
 import { tinyModelsDir, TINY_MODEL } from '../../../test/support/tiny-model.ts';
+import { uncaughtDuring } from '../../../test/support/uncaught.ts';
 import { buildOpenAiApp } from '../src/app.ts';
 
 let platform: TestPlatform;
@@ -40,7 +41,12 @@ async function storedFiles(): Promise<string[]> {
 describe('POST /v1/files', () => {
   it('refuses a line over the row limit with its number, keeping no file and no row', async () => {
     // No newline at all, as in a file cut wrong: once read whole by readline, a 600 MiB one ended the process.
-    const response = await upload('one-line.jsonl', `{"messages": [{"role": "user", "content": "${'x'.repeat(MAX_ROW_BYTES)}`);
+    let response!: Awaited<ReturnType<typeof upload>>;
+    // Nothing uncaught: the old readline crash would show here even behind the process's last line of defence.
+    const uncaught = await uncaughtDuring(async () => {
+      response = await upload('one-line.jsonl', `{"messages": [{"role": "user", "content": "${'x'.repeat(MAX_ROW_BYTES)}`);
+    });
+    expect(uncaught).toEqual([]);
     expect(response.statusCode).toBe(400);
     expect(response.json().error).toMatchObject({ type: 'invalid_request_error', message: 'JSONL line 1 is longer than 32 MiB; rows must be smaller (is a newline missing?).' });
     expect(await storedFiles()).toEqual([]);

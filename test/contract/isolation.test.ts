@@ -3,7 +3,8 @@
 // a training job, /v1 files, a fine-tuning job and a failed one, with the processed dataset it made); then B calls
 // every operation read from openapi/*.json (so a new endpoint cannot be forgotten) with A's ids in its path and body:
 // 404 everywhere (on /v1 OpenAI's error body), and no answer of B's, whatever its status, holds any of A's ids or
-// strings beyond what B's own request sent. Afterwards A reads everything again: all there, unchanged.
+// strings beyond what B's own request sent. Then every request again with no credential: 401 (but /health), no blob
+// stored. Afterwards A reads everything again: all there, unchanged.
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -189,7 +190,7 @@ async function send(url: string, token: string, init: { method: string; json?: u
     const res = await fetch(url, {
       method: init.method,
       signal: controller.signal,
-      headers: { authorization: `Bearer ${token}`, ...(init.json === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(init.json === undefined ? {} : { 'content-type': 'application/json' }) },
       ...(init.json !== undefined ? { body: JSON.stringify(init.json) } : init.form ? { body: init.form } : {}),
     });
     const contentType = res.headers.get('content-type') ?? '';
@@ -218,6 +219,14 @@ async function send(url: string, token: string, init: { method: string; json?: u
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** Every file under the stack's blob folder, by path and size. */
+async function storedBlobs(): Promise<string[]> {
+  const root = path.join(dataDir, 'blobs');
+  const entries = await fs.readdir(root, { recursive: true, withFileTypes: true });
+  const files = entries.filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name));
+  return (await Promise.all(files.map(async (f) => `${path.relative(root, f)} ${(await fs.stat(f)).size}`))).sort();
 }
 
 // ---- The stack and the two users ----
@@ -392,7 +401,8 @@ describe('isolation between two users, over every operation of every OpenAPI doc
         try {
           if (answer.status === 404) {
             // The resource's 404 in the service's error body, not the router's (which would mean a path built wrong).
-            if (op.service === 'openai') expect(answer.body.error).toMatchObject({ type: 'invalid_request_error', code: 'not_found', message: expect.any(String) });
+            // A model of another user reads as one that does not exist: OpenAI's model_not_found.
+            if (op.service === 'openai') expect(answer.body.error).toMatchObject({ type: 'invalid_request_error', code: op.pathParams.includes('model') || op.key === 'POST /v1/chat/completions' ? 'model_not_found' : 'not_found', message: expect.any(String) });
             else expect(answer.body.detail).toBeTypeOf('string');
             expect(answer.body.error?.message ?? answer.body.detail).not.toMatch(/^no endpoint /);
           }
@@ -405,7 +415,20 @@ describe('isolation between two users, over every operation of every OpenAPI doc
     }
     expect(failures, failures.join('\n\n')).toEqual([]);
 
-    // 6. A's resources, all still there and unchanged (uploads included: they are /v1 files), and A's lists as they
+    // 6. No credential at all: a shared deployment has no anonymous user (once, a request with no key was user `local`,
+    //    whom the first key belongs to). Every documented operation but /health is a 401, and nothing is stored.
+    const blobsBefore = await storedBlobs();
+    const anonymous: string[] = [];
+    for (const { op, url, variant } of requests) {
+      const answer = await send(url, '', { method: op.method, json: variant.body, form: variant.form?.() });
+      const expected = op.template === '/health' ? 200 : 401;
+      if (answer.status !== expected) anonymous.push(`anonymous ${op.method} ${decodeURIComponent(url.replace(urls[op.service], ''))} → ${answer.status}, expected ${expected}`);
+      else if (expected === 401 && !/Authorization: Bearer <token>/.test(answer.body?.detail ?? answer.body?.error?.message ?? '')) anonymous.push(`anonymous ${op.key}: the 401 does not say what to send`);
+    }
+    expect(anonymous, anonymous.join('\n')).toEqual([]);
+    expect(await storedBlobs()).toEqual(blobsBefore);
+
+    // 7. A's resources, all still there and unchanged (uploads included: they are /v1 files), and A's lists as they
     //    were: B's deletes, cancels and submissions did nothing to A's, and B's own made nothing appear on A's side.
     const after = await readAsA();
     expect(after.size).toBe(before.size);

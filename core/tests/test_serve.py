@@ -132,6 +132,19 @@ def test_generate_ends_before_the_first_stop_string(server, tiny_model):
     assert (refused.event, refused.code) == ("error", "validation")
 
 
+def test_generate_stops_at_the_end_of_the_context_and_refuses_a_prompt_that_fills_it(server, tiny_model):
+    # The tiny model's context is 512 tokens: a max_new_tokens of 2^31 - 1 (valid in the API) is answered, ending at the
+    # context as llama.cpp ends, instead of generating for as long as it says.
+    huge = server.ask({"id": "c1", "op": "generate", "model": tiny_model, "conversations": PROMPTS[:1],
+                       "max_new_tokens": 2**31 - 1})
+    assert huge.event == "generated" and huge.finish_reasons == ["length"]
+    assert huge.prompt_tokens[0] + len(huge.token_ids[0]) == 512
+    long = [{"role": "user", "content": " ".join(["word"] * 600)}]
+    refused = server.ask({"id": "c2", "op": "generate", "model": tiny_model, "conversations": [long], "max_new_tokens": 4})
+    assert (refused.event, refused.code) == ("error", "validation")
+    assert "model's context is 512 tokens" in refused.message
+
+
 def test_generate_samples_the_same_answers_for_the_same_seed(server, tiny_model):
     request = {"op": "generate", "model": tiny_model, "conversations": PROMPTS, "max_new_tokens": 8, "temperature": 1.0}
     first = server.ask({**request, "id": "d1", "seed": 1})

@@ -108,7 +108,8 @@ def _generated_rows(model, tokenizer, prompts, max_new_tokens, temperature, top_
             encoded = tokenizer(batch, return_tensors="pt", padding=True, add_special_tokens=False,
                                 return_token_type_ids=False).to(device)
         with torch.no_grad():
-            out = model.generate(**encoded, max_new_tokens=max_new_tokens, do_sample=sampling,
+            out = model.generate(**encoded, max_new_tokens=_room(model, encoded["input_ids"].shape[1], max_new_tokens),
+                                 do_sample=sampling,
                                  temperature=temperature if sampling else None, top_p=top_p if sampling else None,
                                  top_k=None, eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
                                  stopping_criteria=stopping, **stop_at_strings)
@@ -116,6 +117,21 @@ def _generated_rows(model, tokenizer, prompts, max_new_tokens, temperature, top_
             raise Cancelled("generation cancelled")
         prompt_lengths = encoded["attention_mask"].sum(dim=1).tolist()
         yield from zip(out[:, encoded["input_ids"].shape[1]:].tolist(), prompt_lengths)
+
+
+def _room(model, prompt_length: int, max_new_tokens: int) -> int:
+    """New tokens a batch may generate: max_new_tokens, cut to what the model's context leaves after the (padded)
+    prompts, as llama.cpp cuts it; a request asking for more is answered, ending with finish_reason length, instead of
+    generating past the positions the model was trained on (or for as long as a huge max_new_tokens says)."""
+    config = getattr(model, "config", None)
+    context = getattr(config, "max_position_embeddings", None) or getattr(getattr(config, "text_config", None),
+                                                                           "max_position_embeddings", None)
+    if not isinstance(context, int) or context <= 0:
+        return max_new_tokens
+    if prompt_length >= context:
+        raise SpecError(f"a prompt is {prompt_length} tokens and the model's context is {context} tokens, so it does not "
+                        "fit; shorten the conversation")
+    return min(max_new_tokens, context - prompt_length)
 
 
 def _until_stop_token(row: list[int], stops: set[int]) -> tuple[list[int], bool]:

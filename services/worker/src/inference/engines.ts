@@ -2,7 +2,7 @@
 // long-lived ML core process (CoreServer, `ftcore serve`), and llama.cpp in this process (FastEngine, loaded on
 // first use). Each keeps an LRU of loaded models within INFERENCE_MEMORY_BYTES. Their failures become the errors
 // the API answers with (they cross the queue as data).
-import { CoreServer, type EvaluateParams, type Generated, type Scored, type ServeMessage } from '@ftp/core-client';
+import { CoreServer, CoreServerError, type EvaluateParams, type Generated, type Scored, type ServeMessage } from '@ftp/core-client';
 import { invalidField, ServiceUnavailable, type Platform } from '@ftp/platform';
 import { samplingTemperature, type GenerationDetail, type GenerationSettings, type InferResult, type StreamDelta } from '@ftp/jobs';
 import type { FastEngine } from '../fast-engine/index.ts';
@@ -64,7 +64,11 @@ export class InferenceEngines {
           },
           { signal },
         )
-        .catch((err: unknown) => rethrow(err, signal, 'ml core', 'the ML core could not run the model'));
+        .catch((err: unknown) => {
+          // What the core refuses about the request itself (a prompt longer than the model's context) is the client's.
+          if (!signal.aborted && err instanceof CoreServerError && err.code === 'validation') throw invalidField(['body', 'messages'], err.message);
+          return rethrow(err, signal, 'ml core', 'the ML core could not run the model');
+        });
       for (const [index, text] of answer.texts.entries()) if (text !== '') onText?.({ index, text });
       return { results: answer.texts, details: coreDetails(answer) };
     }

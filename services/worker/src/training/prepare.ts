@@ -13,6 +13,7 @@ import { JobModels, jobWorkDir } from '../models/job-models.ts';
 import { localizeImages } from './dataset-files.ts';
 import { restoreCheckpoint } from './checkpoints.ts';
 import { trainSpec } from './core-spec.ts';
+import { ownWorkDir } from '../work-dirs.ts';
 import type { JobContext } from './job-context.ts';
 
 export interface TrainingInputs {
@@ -52,6 +53,7 @@ export async function prepareTraining(ctx: JobContext, job: TrainingJobRow): Pro
   const { platform } = ctx;
   const config = job.training_config as unknown as TrainingConfig;
   const work = jobWorkDir(platform, job.job_id);
+  await ownWorkDir(work, ctx.workerId);
   const dataset = job.processed_dataset_id ? await platform.datasets.getProcessed(job.user_id, job.processed_dataset_id) : undefined;
   if (!dataset) throw new JobFailure(`processed dataset ${job.processed_dataset_id ?? '(none)'} no longer exists`);
 

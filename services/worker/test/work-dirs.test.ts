@@ -1,0 +1,57 @@
+// A worker's sweep of DATA_DIR/work: the folder of a job that is gone goes whole; a job that ended, or runs on another
+// worker now, loses its training files and keeps its model cache; a queued job's folder and the job at work stay;
+// a folder another live worker owns (workers sharing DATA_DIR on one machine) is left alone.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { newId, type JobStatus } from '@ftp/platform';
+import { openTestPlatform, type TestPlatform } from '@ftp/platform/testing';
+import { ownWorkDir, sweepWorkDirs } from '../src/work-dirs.ts';
+
+let platform: TestPlatform;
+beforeAll(async () => {
+  platform = await openTestPlatform();
+});
+afterAll(async () => {
+  await platform.close();
+});
+
+const folder = (jobId: string) => path.join(platform.dataDir, 'work', jobId);
+
+/** A job in `status` on `workerId`, with a work folder trained in by `owner`: run files and a model cache. */
+async function jobWithFolder(status: JobStatus, workerId: string | null, owner: string): Promise<string> {
+  const jobId = newId('job');
+  await platform.jobs.insert({
+    job_id: jobId, user_id: 'local', job_name: 'w', processed_dataset_id: 'pd_x', base_model_id: 'tiny', modality: 'text',
+    training_config: {}, blob_prefix: `jobs/local/${jobId}/`, tracker_url: null,
+  });
+  if (status !== 'queued') await platform.jobs.update(jobId, { status, worker_id: workerId }, ['queued']);
+  await ownWorkDir(folder(jobId), owner);
+  for (const file of ['run/checkpoints/checkpoint-5/adapter.bin', 'data/train.jsonl', 'models/adapter/adapter.bin']) {
+    await fs.mkdir(path.dirname(path.join(folder(jobId), file)), { recursive: true });
+    await fs.writeFile(path.join(folder(jobId), file), 'x');
+  }
+  return jobId;
+}
+
+const contents = async (jobId: string) => (await fs.readdir(folder(jobId)).catch(() => [])).sort();
+
+it('keeps what a job still needs and what another live worker owns, and removes the rest', async () => {
+  const me = 'wrk_me';
+  await platform.workers.register({ worker_id: 'wrk_other', host: 'test', pid: 1, devices: [], queues: ['train'] });
+  const completed = await jobWithFolder('completed', me, me);
+  const movedAway = await jobWithFolder('training', 'wrk_elsewhere', me); // taken over by a worker on another machine
+  const neighbours = await jobWithFolder('training', 'wrk_other', 'wrk_other'); // a live worker sharing this DATA_DIR
+  const queued = await jobWithFolder('queued', null, me);
+  const atWork = await jobWithFolder('training', me, me);
+  const gone = newId('job');
+  await fs.mkdir(path.join(folder(gone), 'run'), { recursive: true });
+
+  const swept = await sweepWorkDirs(platform, me, new Set([atWork]));
+
+  expect(swept.sort()).toEqual([completed, gone, movedAway].sort());
+  expect(await contents(completed)).toEqual(['models']);
+  expect(await contents(movedAway)).toEqual(['models']);
+  expect(await contents(gone)).toEqual([]);
+  for (const kept of [neighbours, queued, atWork]) expect(await contents(kept)).toEqual(['.worker', 'data', 'models', 'run']);
+});

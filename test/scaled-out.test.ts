@@ -18,7 +18,7 @@ import { ApiKeysRepository, loadConfig, openBlobStore, openPostgresDatabase, typ
 import { startHubStandin, type HubStandin } from './hub-standin/server.ts';
 import { apiClient, until } from './support/http.ts';
 import { scaledOutEnv } from './servers/scaled-env.ts';
-import { firstStepAfterQueued } from './support/job-events.ts';
+import { firstStepAfterQueued, historyMessages, jobHistory } from './support/job-events.ts';
 import { stackPorts, startNode, waitHealthy, type NodeProcess, type StackUrls } from './support/stack.ts';
 import { tinyModelsDir, TINY_MODEL } from './support/tiny-model.ts';
 
@@ -194,6 +194,11 @@ describe('the scaled-out stack: separate processes on PostgreSQL, Redis and S3',
     expect((await job(j3)).status).toBe('queued');
     await ok(`${urls.training}/jobs/${j1}/cancel`, { method: 'POST' });
     expect((await until('j1 cancelled', () => job(j1), (j) => j.status === 'failed')).error).toBe('cancelled by user');
+    // Its history says what happened: the re-queue after its worker died (from which checkpoint), the resume.
+    const j1History = historyMessages(await jobHistory(urls.training, j1, auth));
+    const requeuedFrom = Number(j1History.map((m) => /^re-queued after worker wrk_\w+ stopped \(last checkpoint step (\d+)\)$/.exec(m)?.[1]).find(Boolean));
+    expect(requeuedFrom, j1History.join('\n')).toBeGreaterThanOrEqual(10);
+    expect(j1History).toContainEqual(expect.stringMatching(new RegExp(`^resumed from step ${requeuedFrom} on wrk_\\w+$`)));
     const trained = await until('j3 trained', () => job(j3), (j) => j.status === 'completed' || j.status === 'failed');
     expect(trained.status, trained.error).toBe('completed');
 
@@ -215,10 +220,12 @@ describe('the scaled-out stack: separate processes on PostgreSQL, Redis and S3',
     expect(await blobs.list(`${blobs.keyFromUri(details.artifacts.raw.adapter)!}/`)).not.toEqual([]);
     expect(details.artifacts.hub.adapter).toBe(`${hub.url}/alice/tiny`);
 
-    // SIGTERM J2's worker: it checkpoints, hands J2 back, and another worker continues it.
+    // SIGTERM J2's worker: it checkpoints, stores that checkpoint, hands J2 back, and another worker continues it.
     const stepAtStop = (await job(j2)).progress.step as number;
     const handedBack = firstStepAfterQueued(urls.training, j2, 2, auth);
-    await workers.get(await workerRunning(j2))!.stop('SIGTERM');
+    const stopping = workers.get(await workerRunning(j2))!;
+    await stopping.stop('SIGTERM');
+    expect(stopping.child.exitCode).toBe(0);
     expect(await handedBack).toBeGreaterThanOrEqual(stepAtStop);
     const last = await workerRunning(j2);
     expect(await liveWorkers()).toHaveLength(1);
@@ -232,6 +239,14 @@ describe('the scaled-out stack: separate processes on PostgreSQL, Redis and S3',
     expect(failed.error).toMatch(/^the worker wrk_[0-9a-f]+ stopped/);
     expect(Date.now() - killedAt).toBeLessThan((WORKER_TIMEOUT_S + 20) * 1000);
     expect(await liveWorkers()).toEqual([]);
+    const j2History = historyMessages(await jobHistory(urls.training, j2, auth));
+    const handedFrom = Number(j2History.map((m) => /^re-queued after worker wrk_\w+ stopped \(SIGTERM; last checkpoint step (\d+)\)$/.exec(m)?.[1]).find(Boolean));
+    expect(handedFrom, j2History.join('\n')).toBeGreaterThanOrEqual(stepAtStop);
+    expect(j2History).toContainEqual(expect.stringMatching(new RegExp(`^resumed from step ${handedFrom} on wrk_\\w+$`)));
+    // The dead worker's entry of J1, found stalled by a replacement, is a note naming the job, not an error.
+    const outputs = () => [...services, ...workers.values()].map((p) => p.output()).join('\n');
+    expect(outputs()).toMatch(new RegExp(`train work ${j1} of a stopped worker was dropped by the queue; `));
+    expect(outputs()).not.toMatch(/was failed by the queue: job stalled/);
 
     // No secret in clear anywhere: Redis, every PostgreSQL row, the bucket, any process's log.
     const stores = [await redisText(env.REDIS_URL!), await postgresText(env.DATABASE_URL!)];

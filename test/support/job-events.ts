@@ -3,7 +3,7 @@
 
 export interface JobEvent {
   kind: string;
-  data: { status?: string; step?: number; error?: string };
+  data: { status?: string; step?: number; error?: string; message?: string };
 }
 
 /** Follows the stream and returns the first progress step after the job was queued for the `times`-th time (a
@@ -35,3 +35,15 @@ export async function firstStepAfterQueued(trainingUrl: string, jobId: string, t
     controller.abort();
   }
 }
+
+/** The whole event log of a job that has ended (the stream then ends by itself), in order. */
+export async function jobHistory(trainingUrl: string, jobId: string, headers: Record<string, string> = {}): Promise<JobEvent[]> {
+  const text = await (await fetch(`${trainingUrl}/jobs/${jobId}/events`, { headers })).text();
+  return text
+    .split('\n\n')
+    .filter((block) => block.includes('event: '))
+    .map((block) => ({ kind: /event: (.*)/.exec(block)![1]!, data: JSON.parse(/data: (.*)/.exec(block)?.[1] ?? '{}') as JobEvent['data'] }));
+}
+
+/** The messages of a job's `log` events, in order. */
+export const historyMessages = (events: readonly JobEvent[]): string[] => events.filter((e) => e.kind === 'log').map((e) => String(e.data.message));

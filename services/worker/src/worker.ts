@@ -101,7 +101,7 @@ export async function startWorker(platform: Platform, options: WorkerOptions = {
   const beat = async () => {
     if (!(await platform.workers.heartbeat(workerId, [...atWork.keys()]))) {
       log.warn('this worker was taken for dead (its heartbeat was late); registering again');
-      await platform.workers.register(registration);
+      await platform.workers.register(registration, [...atWork.keys()]);
     }
     for (const [id, work] of atWork) {
       if (work.queue !== 'train') continue;
@@ -124,16 +124,17 @@ export async function startWorker(platform: Platform, options: WorkerOptions = {
   return {
     workerId,
     async stop() {
-      clearInterval(timer);
-      await beating;
       // Long work is stopped and handed back (a training job's core checkpoints first, and the checkpoint is stored);
-      // requests (seconds) are left to finish. Past the grace period the worker goes without them: the watchdog
-      // recovers what is left once the worker's row is gone.
+      // requests (seconds) are left to finish. The heartbeat goes on meanwhile, or the watchdog would take this
+      // worker for dead and fail its jobs while they are being handed back. Past the grace period the worker goes
+      // without them: the watchdog recovers what is left once the worker's row is gone.
       for (const at of atWork.values()) if (at.queue === 'train' || at.queue === 'export' || at.queue === 'augment') at.controller.abort(SHUTDOWN);
       const graceMs = platform.config.WORKER_STOP_GRACE_S * 1000;
       const grace = new AbortController();
       const finished = await Promise.race([Promise.all(consumers.map((c) => c.close())).then(() => true), sleep(graceMs, false, { signal: grace.signal }).catch(() => false)]);
       grace.abort();
+      clearInterval(timer);
+      await beating;
       if (!finished) log.warn({ graceS: platform.config.WORKER_STOP_GRACE_S, work: [...atWork.keys()] }, 'work still running at the end of the grace period; stopping without it');
       await engines?.close();
       await platform.workers.remove(workerId);

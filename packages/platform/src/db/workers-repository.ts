@@ -41,12 +41,14 @@ const FRESH = 'heartbeat_at > now() - make_interval(secs => $1)';
 export class WorkersRepository {
   constructor(private readonly db: Database) {}
 
-  async register(row: Pick<WorkerRow, 'worker_id' | 'host' | 'pid' | 'devices' | 'queues'>): Promise<void> {
+  /** Registers a worker with the work it has in hand (none at start; a worker registering again after it was taken
+   *  for dead names its work at once, so the reconciler never sees it fresh and empty-handed). */
+  async register(row: Pick<WorkerRow, 'worker_id' | 'host' | 'pid' | 'devices' | 'queues'>, currentJobs: readonly string[] = []): Promise<void> {
     await this.db.query(
-      `INSERT INTO workers (worker_id, host, pid, devices, queues) VALUES ($1, $2, $3, $4::json, $5::json)
+      `INSERT INTO workers (worker_id, host, pid, devices, queues, current_jobs) VALUES ($1, $2, $3, $4::json, $5::json, $6::json)
        ON CONFLICT (worker_id) DO UPDATE SET host = EXCLUDED.host, pid = EXCLUDED.pid, devices = EXCLUDED.devices,
-         queues = EXCLUDED.queues, heartbeat_at = now()`,
-      [row.worker_id, row.host, row.pid, JSON.stringify(row.devices), JSON.stringify(row.queues)],
+         queues = EXCLUDED.queues, current_jobs = EXCLUDED.current_jobs, heartbeat_at = now()`,
+      [row.worker_id, row.host, row.pid, JSON.stringify(row.devices), JSON.stringify(row.queues), JSON.stringify(currentJobs)],
     );
   }
 

@@ -134,31 +134,32 @@ describe.each(drivers)('$name', (driver) => {
     expect(maxRunning).toBe(limit);
   });
 
-  it('keeps lanes apart: work blocked on one lane does not hold up another', async () => {
-    const { producer, consumer } = driver.open();
+  /** Consumes `jobs` with a handler that holds each piece of work until `gate` opens; `started` when one runs. */
+  function blockingConsumer(consumer: JobQueue): { started: Promise<void>; gate: { resolve(): void } } {
     const started = deferred();
     const gate = deferred();
     consumer.process(jobs, async () => {
       started.resolve();
       await gate.promise;
     });
+    return { started: started.promise, gate };
+  }
+
+  it('keeps lanes apart: work blocked on one lane does not hold up another', async () => {
+    const { producer, consumer } = driver.open();
+    const { started, gate } = blockingConsumer(consumer);
     consumer.process(numbers, async ({ n }) => n * 2);
     await producer.add(jobs, { jobId: 'slow' });
-    await started.promise;
+    await started;
     expect(await producer.request(numbers, { n: 21 })).toBe(42);
     gate.resolve();
   });
 
   it('lists pending work (active and waiting, oldest first) and discards what still waits', async () => {
     const { producer, consumer } = driver.open();
-    const started = deferred();
-    const gate = deferred();
-    consumer.process(jobs, async () => {
-      started.resolve();
-      await gate.promise;
-    });
+    const { started, gate } = blockingConsumer(consumer);
     await producer.add(jobs, { jobId: 'running' });
-    await started.promise;
+    await started;
     await producer.add(jobs, { jobId: 'waiting' });
     const listed = await producer.pending(jobs);
     expect(listed.map((w) => [w.payload.jobId, w.state])).toEqual([['running', 'active'], ['waiting', 'waiting']]);

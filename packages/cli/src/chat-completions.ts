@@ -42,7 +42,11 @@ export async function completeChat(api: Api, model: string, messages: readonly C
   return api.json<ChatCompletion>('openai', 'POST', '/v1/chat/completions', { kind: 'work', json: requestBody(model, messages, options, false) });
 }
 
-/** One answer, streamed: `onText` gets each piece of text as it is generated; returns the whole text. */
+/** The comment prefix of the service's preparation news in a chat stream. */
+const PREPARING = 'preparing: ';
+
+/** One answer, streamed: `onText` gets each piece of text as it is generated, `onPreparing` what the service does
+ *  before the first one on a model's first use (a GGUF conversion, an engine starting); returns the whole text. */
 export async function streamChat(
   api: Api,
   model: string,
@@ -50,6 +54,7 @@ export async function streamChat(
   options: GenerationOptions,
   onText: (text: string) => void,
   signal?: AbortSignal,
+  onPreparing?: (message: string) => void,
 ): Promise<string> {
   const res = await api.send('openai', 'POST', '/v1/chat/completions', {
     kind: 'stream',
@@ -59,7 +64,12 @@ export async function streamChat(
   });
   if (!res.body) throw new CliError('the chat answer has no body');
   let text = '';
-  for await (const message of parseSse(res.body)) {
+  const onComment = onPreparing
+    ? (comment: string) => {
+        if (comment.startsWith(PREPARING)) onPreparing(comment.slice(PREPARING.length));
+      }
+    : undefined;
+  for await (const message of parseSse(res.body, onComment)) {
     if (message.data === '[DONE]') return text;
     const chunk = JSON.parse(message.data) as ChatCompletionChunk | { error: { message: string } };
     // A failure after the first text comes as an event, the way OpenAI's SDKs expect it.

@@ -4,6 +4,8 @@ import { EventSourceParserStream, type EventSourceMessage } from 'eventsource-pa
 
 export type { EventSourceMessage };
 
-export function parseSse(body: ReadableStream<Uint8Array>): AsyncIterable<EventSourceMessage> {
-  return body.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream()) as unknown as AsyncIterable<EventSourceMessage>;
+/** `onComment` gets the stream's comment lines (`: …`), which carry no event: a streamed chat's preparation news. */
+export function parseSse(body: ReadableStream<Uint8Array>, onComment?: (comment: string) => void): AsyncIterable<EventSourceMessage> {
+  const parser = new EventSourceParserStream(onComment ? { onComment: (comment) => onComment(comment.trim()) } : {});
+  return body.pipeThrough(new TextDecoderStream()).pipeThrough(parser) as unknown as AsyncIterable<EventSourceMessage>;
 }

@@ -70,6 +70,11 @@ export type GenerationDetail = z.infer<typeof GenerationDetail>;
 export const StreamDelta = z.object({ index: z.number().int().min(0), text: z.string() });
 export type StreamDelta = z.infer<typeof StreamDelta>;
 
+/** What the worker does before it can answer (the model downloaded, converted to GGUF, loaded), reported while a
+ *  first use waits for it: a streamed chat shows it before its first token. */
+export const PreparingReport = z.object({ preparing: z.string() });
+export type PreparingReport = z.infer<typeof PreparingReport>;
+
 /** A conversation as the engines take it: plain-text messages. */
 export const PlainMessage = z.object({ role: z.enum(['system', 'user', 'assistant']), content: z.string() });
 export type PlainMessage = z.infer<typeof PlainMessage>;

@@ -46,7 +46,9 @@ export async function openTestPlatform(env: Record<string, string> = {}): Promis
       done();
     },
   });
-  const config = loadConfig({ LOG_LEVEL: 'debug', ...env, DATA_DIR: dataDir });
+  // No GGUF made in the background after each job (minutes of CPU over a run, for chats most tests never have); the
+  // tests of that feature, and the stacks the end-to-end tests start, keep it on.
+  const config = loadConfig({ LOG_LEVEL: 'debug', PREPARE_GGUF_AFTER_TRAINING: 'false', ...env, DATA_DIR: dataDir });
   const platform = await openPlatform(config, { logger: createLogger({ level: config.LOG_LEVEL, destination }) });
   return {
     ...platform,

@@ -18,6 +18,7 @@ import { runExportJob } from './export/run-export-job.ts';
 import { runTrainingJob } from './training/run-training-job.ts';
 import { runPreflight } from './training/preflight.ts';
 import { runProcessingJob } from './datasets/run-processing.ts';
+import { BackgroundPreparation } from './inference/prepare-after-training.ts';
 import { SHUTDOWN, TAKEN, type JobContext } from './training/job-context.ts';
 
 export interface WorkerHandle {
@@ -84,12 +85,15 @@ export async function startWorker(platform: Platform, options: WorkerOptions = {
     consumers.push(platform.queue.process(queue, handler, concurrency === undefined ? {} : { concurrency }));
   };
 
+  const preparation = platform.config.PREPARE_GGUF_AFTER_TRAINING && queues.includes('infer') ? new BackgroundPreparation(platform) : undefined;
   const jobContext = async (id: string, signal: AbortSignal): Promise<JobContext> => {
     const secrets = await work.secrets.open(id);
     return { platform: work, workerId, machine, trainProcesses, signal, ...(secrets ? { secrets } : {}) };
   };
-  serve('train', trainingQueue, (p) => p.jobId, async (p, signal) => runTrainingJob(await jobContext(p.jobId, signal), p.jobId),
-    options.concurrency ?? platform.config.WORKER_CONCURRENCY);
+  serve('train', trainingQueue, (p) => p.jobId, async (p, signal) => {
+    await runTrainingJob(await jobContext(p.jobId, signal), p.jobId);
+    preparation?.afterTraining(p.jobId);
+  }, options.concurrency ?? platform.config.WORKER_CONCURRENCY);
   serve('export', exportQueue, (p) => p.exportId, async (p, signal) => runExportJob({ platform: work, workerId, machine, trainProcesses, signal }, p.exportId));
   serve('infer', inferQueue, (_p, id) => id, (p, signal, report) => runInference(work, warmEngines(), p, signal, report));
   serve('evaluate', evaluateQueue, (_p, id) => id, (p, signal) => runEvaluation(work, warmEngines(), p, signal));
@@ -136,6 +140,7 @@ export async function startWorker(platform: Platform, options: WorkerOptions = {
       clearInterval(timer);
       await beating;
       if (!finished) log.warn({ graceS: platform.config.WORKER_STOP_GRACE_S, work: [...atWork.keys()] }, 'work still running at the end of the grace period; stopping without it');
+      await preparation?.stop();
       await engines?.close();
       await platform.workers.remove(workerId);
       log.info('worker stopped');

@@ -43,7 +43,9 @@ class Conversation {
       answer = completion.choices[0]?.message.content ?? '';
       process.stdout.write(`${JSON.stringify(completion)}\n`);
     } else {
-      answer = await streamChat(this.api, this.model, messages, this.options, (text) => process.stdout.write(text), signal);
+      // A model's first use (a GGUF made, an engine started) can take a minute: say what runs, on stderr.
+      const preparing = (message: string) => process.stderr.write(`(preparing the model: ${message})\n`);
+      answer = await streamChat(this.api, this.model, messages, this.options, (text) => process.stdout.write(text), signal, preparing);
       process.stdout.write('\n');
     }
     this.turns = [...messages, { role: 'assistant', content: answer }];

@@ -2,13 +2,15 @@
 // worker through the infer queue (n copies, seeds seed … seed + n − 1), and the answer comes back as OpenAI's
 // chat.completion, or streamed as chat.completion.chunk events ending with [DONE]. Usage and finish_reason are the
 // engine's own counts. Headers of a stream are sent with its first text, so a failure before any text is an ordinary
-// error answer; one after it is an `error` event, which the SDKs raise.
+// error answer; one after it is an `error` event, which the SDKs raise. A model's first use (a GGUF conversion, an
+// engine starting) is said in SSE comments before the first chunk (`: preparing …`): the SDKs skip comments, ftune and
+// the console show them, and the stream is open from the first one.
 import { randomInt } from 'node:crypto';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { newId } from '@ftp/platform';
 import { openaiRoutes, type ChatCompletionChunk, type ChatCompletionRequest } from '@ftp/schema';
-import { inferQueue, requestFromWorker, StreamDelta, type GenerationDetail, type GenerationSettings, type InferPayload, type PlainMessage } from '@ftp/jobs';
+import { inferQueue, PreparingReport, requestFromWorker, StreamDelta, type GenerationDetail, type GenerationSettings, type InferPayload, type PlainMessage } from '@ftp/jobs';
 import { resolveChatModel } from '../chat-models.ts';
 
 /** max_tokens when the request names none: the fast engine also stops where the context ends. */
@@ -61,13 +63,23 @@ class ChunkStream {
     this.write({ ...this.frame, choices, ...(usage !== undefined ? { usage } : {}) });
   }
 
+  /** An SSE comment: a line for people, which event-stream parsers (the SDKs') skip. */
+  comment(text: string): void {
+    this.open();
+    this.reply.raw.write(`: ${text.replace(/[\r\n]+/g, ' ')}\n\n`);
+  }
+
   write(data: unknown): void {
+    this.open();
+    this.reply.raw.write(`data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`);
+  }
+
+  private open(): void {
     if (!this.opened) {
       this.opened = true;
       this.reply.hijack();
       this.reply.raw.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-request-id': String(this.reply.request.id) });
     }
-    this.reply.raw.write(`data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`);
   }
 
   end(): void {
@@ -107,6 +119,8 @@ export async function chatRoutes(app: FastifyInstance): Promise<void> {
       const stream = new ChunkStream(reply, frame);
       const begun = new Set<number>();
       const onReport = (data: unknown) => {
+        const preparing = PreparingReport.safeParse(data);
+        if (preparing.success) return stream.comment(`preparing: ${preparing.data.preparing}`);
         const delta = StreamDelta.safeParse(data);
         if (!delta.success || delta.data.text === '') return;
         const { index, text } = delta.data;

@@ -43,13 +43,21 @@ export class InferenceEngines {
 
   /** One generated text per conversation, with how it ended and its token counts. `onText` gets the text as it is
    *  generated: from llama.cpp token by token; transformers generates a batch at once, so there each conversation's
-   *  whole text is one delta, when the batch is done. */
-  async generate(files: ModelFiles, conversations: ServeMessage[][], settings: GenerationSettings, signal: AbortSignal, onText?: (delta: StreamDelta) => void): Promise<InferResult> {
+   *  whole text is one delta, when the batch is done. `progress` is told when a first use starts an engine. */
+  async generate(
+    files: ModelFiles,
+    conversations: ServeMessage[][],
+    settings: GenerationSettings,
+    signal: AbortSignal,
+    onText?: (delta: StreamDelta) => void,
+    progress?: (message: string) => void,
+  ): Promise<InferResult> {
     const format = settings.response_format?.type ?? 'text';
     if (files.engine === 'transformers') {
       if (format !== 'text') {
         throw invalidField(['body', 'response_format'], `response_format ${format} needs the fast engine (llama.cpp grammar); this model runs on transformers`, 'not_available');
       }
+      if (this.core.pid === undefined) this.tell(progress, 'starting the ML core (transformers) on this worker: its libraries load once, then the model');
       const answer = await this.core
         .generate(
           {
@@ -72,6 +80,7 @@ export class InferenceEngines {
       for (const [index, text] of answer.texts.entries()) if (text !== '') onText?.({ index, text });
       return { results: answer.texts, details: coreDetails(answer) };
     }
+    if (!this.fast) this.tell(progress, 'starting llama.cpp on this worker (once)');
     const engine = await this.fastEngine();
     const grammar = settings.response_format && settings.response_format.type !== 'text' ? { grammar: settings.response_format } : {};
     const generations = await engine
@@ -104,6 +113,12 @@ export class InferenceEngines {
   /** Scores with the nine metrics in the warm ML core (the BERTScore encoder stays loaded there). */
   score(params: EvaluateParams, signal: AbortSignal): Promise<Scored> {
     return this.core.evaluate(params, { signal }).catch((err: unknown) => rethrow(err, signal, 'ml core', 'the ML core could not score the predictions'));
+  }
+
+  /** A first use's wait, in the log and to the request that waits. */
+  private tell(progress: ((message: string) => void) | undefined, message: string): void {
+    this.platform.logger.info(message);
+    progress?.(message);
   }
 
   async close(): Promise<void> {

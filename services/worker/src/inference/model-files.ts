@@ -1,9 +1,11 @@
 // Which local files a request's model is on this worker: a trained job's adapter (over its base) or merged model,
 // or a base model from the model store or the hub; as transformers folders or, for the fast engine, GGUF files.
-// Builds what is missing through JobModels (download, merge, GGUF conversion), cached on disk for the next request.
+// Builds what is missing through JobModels (download, merge, GGUF conversion), cached on disk for the next request;
+// `progress` is told what each build does while the request waits for it.
 import { ServiceUnavailable, UnprocessableEntity, type JobSecretValues, type Platform } from '@ftp/platform';
 import { checkModelChoice, type CheckedModel, type ModelChoice } from '@ftp/jobs';
 import { baseModelFolder, baseModelGguf, ModelBuildError } from '../models/base-models.ts';
+import type { ProgressListener } from '../models/build-progress.ts';
 import { JobModels } from '../models/job-models.ts';
 import type { ModelFiles } from './engines.ts';
 
@@ -11,10 +13,17 @@ export interface ResolvedModel extends CheckedModel {
   files: ModelFiles;
 }
 
-export async function resolveModel(platform: Platform, userId: string, choice: ModelChoice, secrets: JobSecretValues | undefined, signal: AbortSignal): Promise<ResolvedModel> {
+export async function resolveModel(
+  platform: Platform,
+  userId: string,
+  choice: ModelChoice,
+  secrets: JobSecretValues | undefined,
+  signal: AbortSignal,
+  progress?: ProgressListener,
+): Promise<ResolvedModel> {
   // Builds (download, merge, GGUF conversion) are not cancelled by the time limit: they are shared with other
   // requests and cached, so a model slower to build than INFERENCE_TIMEOUT_MS is still ready for a later call.
-  const options = secrets ? { secrets } : {};
+  const options = { ...(secrets ? { secrets } : {}), ...(progress ? { progress } : {}) };
   const quantization = platform.config.FAST_ENGINE_QUANTIZATION;
   try {
     const checked = await checkModelChoice(platform, userId, choice, secrets?.hubToken);

@@ -1,7 +1,8 @@
 // Base models as local folders on this worker: MODELS_DIR is this machine's cache of the model store (the blob
 // store's `models/` prefix). A stored model is copied into the cache on first use; a folder only in the cache
 // (an operator put it there) is put into the store, so every other worker can reach it; a hub model is
-// downloaded once (the core's import-model) and then put into the store. Also: a base model as GGUF, cached.
+// downloaded once (the core's import-model) and then put into the store. Also: a base model as GGUF, cached. Each
+// build says what it does while it runs (build-progress.ts).
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
@@ -10,6 +11,7 @@ import type { JobSecretValues, Platform } from '@ftp/platform';
 import { ggufFileName, locateBaseModel, modelStorePrefix, type ModelLocation } from '@ftp/jobs';
 import type { GgufQuantization } from '@ftp/schema';
 import { buildFolder, downloadPrefix, uploadFolder } from './blob-folders.ts';
+import { once, type BuildStep, type ProgressListener } from './build-progress.ts';
 
 /** A model could not be made (a core step failed, or nothing was stored); the message says which and why. */
 export class ModelBuildError extends Error {
@@ -22,20 +24,13 @@ export class ModelBuildError extends Error {
 export interface ModelBuildOptions {
   secrets?: JobSecretValues;
   signal?: AbortSignal;
+  /** Told what a build this asks for does, and how far it is, while it runs (whoever waits: a request, a job). */
+  progress?: ProgressListener;
 }
 
-/** One build per output path at a time, in this process: the second asker waits for the first. */
-const building = new Map<string, Promise<string>>();
-
-export async function once(target: string, exists: () => Promise<boolean>, build: () => Promise<void>): Promise<string> {
-  const pending = building.get(target);
-  if (pending) return pending;
-  const run = (async () => {
-    if (!(await exists())) await build();
-    return target;
-  })().finally(() => building.delete(target));
-  building.set(target, run);
-  return run;
+/** A build step that the worker's log records. */
+export function loggedStep(platform: Platform, what: string, fields: Record<string, unknown> = {}): BuildStep {
+  return { what, record: (message) => platform.logger.info(fields, message) };
 }
 
 export const isFile = (p: string) => fs.stat(p).then((s) => s.isFile(), () => false);
@@ -68,17 +63,20 @@ export async function baseModelFolder(platform: Platform, location: ModelLocatio
   const { folder, modelId } = location;
   const prefix = modelStorePrefix(modelId);
   const cached = () => isFile(path.join(folder, 'config.json'));
-  if (location.kind === 'store') return once(folder, cached, () => downloadModel(platform, prefix, folder));
+  const step = (what: string) => loggedStep(platform, what, { model: modelId });
+  if (location.kind === 'store') {
+    return once(folder, cached, () => downloadModel(platform, prefix, folder), step(`copying base model ${modelId} from the model store to this worker`), options.progress);
+  }
   await once(`${folder}#store`, async () => Boolean(await platform.blobs.stat(`${prefix}config.json`)), async () => {
     if (location.kind === 'hub') {
       await once(folder, cached, () =>
         buildFolder(folder, (temp) =>
           runCoreStep(platform, 'import-model', { source: modelId, provider: 'hub', output_dir: temp },
-            path.join(platform.config.dataDir, 'work', 'imports', `${hashOf(modelId)}.json`), options)));
+            path.join(platform.config.dataDir, 'work', 'imports', `${hashOf(modelId)}.json`), options)),
+        step(`downloading base model ${modelId} from the model hub`), options.progress);
     }
-    platform.logger.info({ model: modelId }, 'putting the base model into the model store');
     await uploadFolder(platform, folder, prefix.slice(0, -1));
-  });
+  }, step(`putting base model ${modelId} into the model store`), options.progress);
   return folder;
 }
 
@@ -97,5 +95,6 @@ export async function baseModelGguf(platform: Platform, folder: string, quantiza
   const name = ggufFileName(quantization);
   const file = path.join(dir, name);
   return once(file, () => isFile(file), () =>
-    buildFolder(dir, (temp) => runCoreStep(platform, 'gguf', { model: folder, output_file: path.join(temp, name), quantization }, `${dir}.json`, options)));
+    buildFolder(dir, (temp) => runCoreStep(platform, 'gguf', { model: folder, output_file: path.join(temp, name), quantization }, `${dir}.json`, options)),
+  loggedStep(platform, `converting base model ${path.basename(folder)} to GGUF (${quantization}) for llama.cpp`), options.progress);
 }

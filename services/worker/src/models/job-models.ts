@@ -2,13 +2,14 @@
 // under the job's work folder: the adapter folder, the merged model (downloaded, or merged here when training
 // did not keep one), and GGUF files (converted here when missing); of the final model, or of one of the job's
 // stored checkpoints. The export and inference processors both stand on it; concurrent asks for the same file
-// share one build.
+// share one build, and each build is told in the worker's log and the job's event log as it runs.
 import path from 'node:path';
 import { Conflict, type Platform, type TrainingJobRow } from '@ftp/platform';
 import { ggufFileName, jobPrefixes, trainsWholeModel, type JobPrefixes } from '@ftp/jobs';
 import type { GgufQuantization, TrainingConfig } from '@ftp/schema';
-import { baseModelGguf, downloadModel, ensureBaseModel, isFile, once, runCoreStep, type ModelBuildOptions } from './base-models.ts';
+import { baseModelGguf, downloadModel, ensureBaseModel, isFile, runCoreStep, type ModelBuildOptions } from './base-models.ts';
 import { buildFolder } from './blob-folders.ts';
+import { once, type BuildStep } from './build-progress.ts';
 
 /** A job's own folder on this machine: spec, dataset copy, checkpoints, model caches. */
 export function jobWorkDir(platform: Pick<Platform, 'config'>, jobId: string): string {
@@ -43,6 +44,22 @@ export class JobModels {
     return `${this.prefixes.checkpoints}checkpoint-${this.checkpointStep}/`;
   }
 
+  /** A build of this job's model, recorded in the log and in the job's event log (the console and `ftune jobs logs`
+   *  show it), the request that asked for it told too. */
+  private step(what: string): BuildStep {
+    const { platform, job } = this;
+    const of = this.checkpointStep === undefined ? `job ${job.job_id}` : `checkpoint ${this.checkpointStep} of job ${job.job_id}`;
+    const sentence = what.replace('{job}', of);
+    return {
+      what: sentence,
+      record: (message) => {
+        platform.logger.info({ jobId: job.job_id }, message);
+        // about: model — a note on the job's model, not on its training (the /v1 face leaves these out)
+        void platform.jobs.appendEvent(job.job_id, 'log', { level: 'info', message, about: 'model' }).catch(() => undefined); // a deleted job
+      },
+    };
+  }
+
   base(): Promise<string> {
     return ensureBaseModel(this.platform, this.config.provider, this.config.base_model_id, this.options);
   }
@@ -54,13 +71,15 @@ export class JobModels {
     return once(folder, () => isFile(path.join(folder, 'adapter_config.json')), () =>
       this.checkpointStep === undefined
         ? downloadModel(this.platform, this.prefixes.adapter, folder)
-        : downloadModel(this.platform, this.checkpointPrefix, folder, (file) => !TRAINING_STATE.test(file)));
+        : downloadModel(this.platform, this.checkpointPrefix, folder, (file) => !TRAINING_STATE.test(file)),
+    this.step('copying the adapter of {job} from blob storage to this worker'), this.options.progress);
   }
 
   /** The whole fine-tuned model: stored by training (merged export or Full; a Full checkpoint is one), else
    *  merged here from base + adapter. */
   async merged(): Promise<string> {
     const folder = path.join(this.dir, 'merged');
+    const stored = (this.checkpointStep !== undefined && trainsWholeModel(this.job)) || (this.checkpointStep === undefined && Boolean(this.job.artifacts.raw.merged));
     return once(folder, () => isFile(path.join(folder, 'config.json')), async () => {
       if (this.checkpointStep !== undefined && trainsWholeModel(this.job)) {
         return downloadModel(this.platform, this.checkpointPrefix, folder, (file) => !TRAINING_STATE.test(file));
@@ -69,7 +88,7 @@ export class JobModels {
       const [base, adapter] = [await this.base(), await this.adapter()];
       await buildFolder(folder, (temp) =>
         runCoreStep(this.platform, 'merge', { base_model: base, adapter, output_dir: temp }, path.join(this.dir, 'merge.json'), this.options));
-    });
+    }, this.step(stored ? 'copying the model of {job} from blob storage to this worker' : 'merging the adapter of {job} into its base model'), this.options.progress);
   }
 
   /** The merged model as GGUF (with its Ollama Modelfile beside it): the one training stored, or converted here.
@@ -85,7 +104,7 @@ export class JobModels {
       const merged = await this.merged();
       await buildFolder(folder, (temp) =>
         runCoreStep(this.platform, 'gguf', { model: merged, output_file: path.join(temp, name), quantization }, path.join(this.dir, `gguf-${quantization}.json`), this.options));
-    });
+    }, this.step(`making the GGUF (${quantization}) of {job} for llama.cpp`), this.options.progress);
   }
 
   /** The LoRA adapter as a GGUF LoRA file, for llama.cpp to apply over the base model's GGUF. */
@@ -96,7 +115,7 @@ export class JobModels {
       const [base, adapter] = [await this.base(), await this.adapter()];
       await buildFolder(folder, (temp) =>
         runCoreStep(this.platform, 'gguf', { model: base, adapter, output_file: path.join(temp, 'adapter.gguf') }, path.join(this.dir, 'gguf-lora.json'), this.options));
-    });
+    }, this.step('converting the adapter of {job} to a GGUF LoRA adapter for llama.cpp'), this.options.progress);
   }
 
   /** The base model of this job as GGUF (what a GGUF LoRA adapter applies over). */

@@ -67,6 +67,10 @@ export async function runPreflight(platform: Platform, machine: Machine, payload
       // the probe's few steps are no run of the user's: no tracker
       tracker_config: { provider: 'none', project: '', log_model: 'false' },
     };
+    if (!known) {
+      // The one slow dry run (half a minute on a laptop): say why it waits, in the log a person watches.
+      platform.logger.info({ model: config.base_model_id, host: machine.host }, `dry run: measuring this host's training speed for ${config.base_model_id} (${config.method} ${config.trainer_type}) with a few real steps; once per host, model, method and trainer`);
+    }
     const report = known ? await warmReport(warmCore(), spec, signal) : await probedReport(platform, { ...spec, output_file: outputFile, measure_throughput: true }, work, signal);
     if (report.throughput) {
       await platform.workers.recordThroughput({ ...machine, ...key, tokens_per_second: report.throughput.tokens_per_second, measured_by: 'probe' });

@@ -146,10 +146,12 @@ export function uploadWithProgress<T>(service: Service, path: string, file: File
 }
 
 /** Server-sent events of a GET (a job's events) or a POST (a streamed chat completion), read over fetch so the
- *  Authorization header goes with them (EventSource cannot send one). Ends when the server closes the stream. */
-export async function* serverSentEvents(service: Service, path: string, options: RequestOptions = {}): AsyncGenerator<EventSourceMessage> {
+ *  Authorization header goes with them (EventSource cannot send one). Ends when the server closes the stream.
+ *  `onComment` gets its comment lines (a chat's `preparing: …` news while a model's first use waits). */
+export async function* serverSentEvents(service: Service, path: string, options: RequestOptions = {}, onComment?: (comment: string) => void): AsyncGenerator<EventSourceMessage> {
   const response = await request(service, path, { ...options, headers: { accept: 'text/event-stream', ...options.headers } });
-  const reader = response.body!.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream()).getReader();
+  const parser = new EventSourceParserStream(onComment ? { onComment: (comment) => onComment(comment.trim()) } : {});
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).pipeThrough(parser).getReader();
   try {
     for (;;) {
       const { done, value } = await reader.read();

@@ -16,6 +16,8 @@ interface Column {
   messages: ChatMessage[];
   streaming: boolean;
   error?: string;
+  /** What the service prepares before the first token on a model's first use (a GGUF made, an engine started). */
+  preparing?: string;
 }
 
 export function PlaygroundPage() {
@@ -56,19 +58,25 @@ export function PlaygroundPage() {
         return { ...c, messages };
       });
     try {
+      const onComment = (comment: string) => {
+        if (comment.startsWith('preparing: ')) update(model, (c) => ({ ...c, preparing: comment.slice('preparing: '.length) }));
+      };
       const stream = serverSentEvents('openai', '/v1/chat/completions', {
         json: { model, messages: history, stream: true, max_tokens: Number(maxTokens) || undefined, temperature: Number(temperature) },
-      });
+      }, onComment);
       for await (const message of stream) {
         if (message.data === '[DONE]') break;
         const chunk = JSON.parse(message.data) as { choices?: Array<{ delta?: { content?: string } }>; error?: { message: string } };
         if (chunk.error) throw new Error(chunk.error.message);
         const piece = chunk.choices?.[0]?.delta?.content;
-        if (piece) append(piece);
+        if (piece) {
+          update(model, (c) => ({ ...c, preparing: undefined }));
+          append(piece);
+        }
       }
-      update(model, (c) => ({ ...c, streaming: false }));
+      update(model, (c) => ({ ...c, streaming: false, preparing: undefined }));
     } catch (err) {
-      update(model, (c) => ({ ...c, messages: c.messages.slice(0, -1), streaming: false, error: (err as Error).message }));
+      update(model, (c) => ({ ...c, messages: c.messages.slice(0, -1), streaming: false, preparing: undefined, error: (err as Error).message }));
     }
   };
 
@@ -128,6 +136,11 @@ export function PlaygroundPage() {
                 <ChatBubble key={i} message={message} />
               ))}
             </Stack>
+            {columns[model]?.preparing && (
+              <Text size="xs" c="dimmed" role="status" data-testid="preparing">
+                Preparing the model (first use): {columns[model]!.preparing}
+              </Text>
+            )}
             <ErrorAlert message={columns[model]?.error} title="No answer" />
           </Card>
         ))}

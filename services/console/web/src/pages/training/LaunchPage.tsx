@@ -194,6 +194,12 @@ export function LaunchPage() {
         </Card>
       )}
       <ErrorAlert message={error} title={report ? 'The job was refused' : 'The review was refused'} />
+      {busy === 'review' && (
+        <Text size="sm" c="dimmed" role="status">
+          A worker renders and counts the data as training would. The first review of a model on a machine also times a
+          few real training steps (half a minute or more, once); later ones take seconds.
+        </Text>
+      )}
       <Group justify="flex-end">
         {report && (
           <Button variant="default" onClick={() => setReport(undefined)}>

@@ -1,0 +1,49 @@
+// After a training job completes on this worker, its model is prepared in the background for the fast engine: the GGUF
+// files that /v1 chat, `ftune chat`, the console's playground and use_fast_engine run (an adapter as a GGUF LoRA over
+// its base's GGUF, a whole model as its GGUF), so the first chat does not wait minutes for a conversion. Only on a
+// worker that serves the infer queue (the files are this worker's cache), unless PREPARE_GGUF_AFTER_TRAINING is false.
+// Each build is told in the job's event log while it runs (build-progress.ts); a chat that comes meanwhile joins it.
+import type { Platform } from '@ftp/platform';
+import { trainsWholeModel } from '@ftp/jobs';
+import { JobModels } from '../models/job-models.ts';
+
+export class BackgroundPreparation {
+  private readonly controller = new AbortController();
+  private readonly running = new Set<Promise<void>>();
+
+  constructor(private readonly platform: Platform) {}
+
+  /** Starts preparing the job's model when the job completed (a failed or handed-back job has none); returns at once. */
+  afterTraining(jobId: string): void {
+    const work = this.prepare(jobId)
+      .catch((err: unknown) => {
+        if (!this.controller.signal.aborted) this.platform.logger.warn({ err, jobId }, 'preparing the model for the fast engine failed; the first chat will try again');
+      })
+      .finally(() => this.running.delete(work));
+    this.running.add(work);
+  }
+
+  /** Cancels what runs (the worker stops) and waits for it. */
+  async stop(): Promise<void> {
+    this.controller.abort();
+    await Promise.all(this.running);
+  }
+
+  private async prepare(jobId: string): Promise<void> {
+    const job = await this.platform.jobs.getForWorker(jobId);
+    // Vision models run on transformers (no GGUF): nothing to prepare.
+    if (job?.status !== 'completed' || job.modality !== 'text') return;
+    const models = new JobModels(this.platform, job, { signal: this.controller.signal });
+    const quantization = this.platform.config.FAST_ENGINE_QUANTIZATION;
+    const started = Date.now();
+    if (trainsWholeModel(job)) await models.gguf(quantization);
+    else {
+      // One conversion at a time: each is a process of its own, and the machine may be a laptop.
+      await models.adapterGguf();
+      await models.baseGguf(quantization);
+    }
+    const message = `the model is ready for chat on the fast engine (prepared after training in ${Math.round((Date.now() - started) / 1000)} s)`;
+    this.platform.logger.info({ jobId }, message);
+    await this.platform.jobs.appendEvent(jobId, 'log', { level: 'info', message, about: 'model' });
+  }
+}

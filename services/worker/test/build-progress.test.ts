@@ -1,0 +1,53 @@
+// A model build says what it does while people wait for it: its record (the log, the job's events) hears each message
+// once, every waiter hears them too, and a waiter that joins a build already running is told what runs and since when.
+import { describe, expect, it } from 'vitest';
+import { once } from '../src/models/build-progress.ts';
+
+function deferred(): { promise: Promise<void>; resolve: () => void; reject: (err: Error) => void } {
+  let resolve!: () => void;
+  let reject!: (err: Error) => void;
+  const promise = new Promise<void>((res, rej) => ((resolve = res), (reject = rej)));
+  return { promise, resolve, reject };
+}
+
+describe('once with a build step', () => {
+  it('tells the record once and each waiter, also one that joins while it runs; one build for both', async () => {
+    const record: string[] = [];
+    const first: string[] = [];
+    const joined: string[] = [];
+    const gate = deferred();
+    let builds = 0;
+    const step = { what: 'converting the adapter', record: (m: string) => record.push(m) };
+    const build = async () => {
+      builds += 1;
+      await gate.promise;
+    };
+    const a = once('/tmp/target-a', async () => false, build, step, (m) => first.push(m));
+    await new Promise((r) => setTimeout(r, 10));
+    const b = once('/tmp/target-a', async () => false, build, step, (m) => joined.push(m));
+    gate.resolve();
+    expect(await Promise.all([a, b])).toEqual(['/tmp/target-a', '/tmp/target-a']);
+    expect(builds).toBe(1);
+    expect(record).toEqual(['converting the adapter…', 'converting the adapter: done in 0 s']);
+    expect(first).toEqual(record);
+    expect(joined).toEqual(['converting the adapter: running for 0 s', 'converting the adapter: done in 0 s']);
+  });
+
+  it('says nothing when the output exists, and says a failure', async () => {
+    const heard: string[] = [];
+    await once('/tmp/target-b', async () => true, async () => { throw new Error('not called'); }, { what: 'merging' }, (m) => heard.push(m));
+    expect(heard).toEqual([]);
+    const failing = once('/tmp/target-c', async () => false, async () => { throw new Error('the core failed'); }, { what: 'merging' }, (m) => heard.push(m));
+    await expect(failing).rejects.toThrow('the core failed');
+    expect(heard).toEqual(['merging…', 'merging: failed after 0 s']);
+  });
+
+  it('keeps building for the others when a waiter\'s listener fails (its request is gone)', async () => {
+    const record: string[] = [];
+    const result = await once('/tmp/target-d', async () => false, async () => undefined, { what: 'copying', record: (m) => record.push(m) }, () => {
+      throw new Error('the request is gone');
+    });
+    expect(result).toBe('/tmp/target-d');
+    expect(record).toEqual(['copying…', 'copying: done in 0 s']);
+  });
+});

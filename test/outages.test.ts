@@ -139,7 +139,7 @@ describe('servers that blink under the scaled-out stack', () => {
     const j2 = await submit(trainRequest(datasetId, 'j2', 300, { save_strategy: 'steps', save_steps: 50 }));
     await until('both jobs training', async () => [await job(j1), await job(j2)], (js) => js.every((j) => j?.status === 'training' && j.progress?.step >= 1));
     // Long enough that its core is still training when the storage goes down below (it stores nothing until the end).
-    const j3 = await submit(trainRequest(datasetId, 'j3', 150));
+    const j3 = await submit(trainRequest(datasetId, 'j3', 60));
     expect((await job(j3))!.status).toBe('queued');
     const keysBefore = await storedKeys();
     const jobsBefore = (await call(`${urls.training}/jobs`))!.jobs.map((j: { job_id: string }) => j.job_id);

@@ -1,7 +1,8 @@
-// The web console in a real browser (Debian's Chromium, driven by playwright-core) against the embedded stack in token
-// mode with the tiny model: sign in → a bad file shows the API's sentence → upload (the progress bar reaches 100%) →
-// process with a live chat-bubble preview → launch a job after its pre-flight report → watch the loss curve grow over
-// server-sent events (meanwhile, GRPO rewards composed in the launch form on a second tab) → playground answer →
+// The web console in a real browser (Debian's Chromium, driven by playwright-core) against this worker's shared embedded
+// stack (JWT auth, a user of its own) with the tiny model: sign in → a bad file shows the API's sentence → upload (the
+// progress bar reaches 100%) → process with a live chat-bubble preview; a file uploaded elsewhere is listed → launch a
+// job after its pre-flight report → watch the loss curve grow over server-sent events (meanwhile, GRPO rewards composed
+// in the launch form on a second tab) → playground answer → the model prepared for chat in the job's events →
 // evaluation beside the base model → export and download through a one-time link → compare two jobs. Every page is
 // photographed (1280 px wide, and the key ones at 390 px) into test/.artifacts/console/, which git ignores. Without
 // Chromium the file fails; it does not skip.
@@ -14,8 +15,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from './servers/servers.ts';
 import { launchChromium } from './support/browser.ts';
 import { apiClient, until } from './support/http.ts';
-import { firstApiKey, stackPorts, startNode, startStack, waitHealthy, type NodeProcess, type StackProcess, type StackUrls } from './support/stack.ts';
-import { tinyModelsDir, TINY_MODEL } from './support/tiny-model.ts';
+import { sharedStack } from './support/shared-stack.ts';
+import { startNode, waitHealthy, type NodeProcess, type StackUrls } from './support/stack.ts';
+import { TINY_MODEL } from './support/tiny-model.ts';
 
 const SHOTS = fileURLToPath(new URL('./.artifacts/console/', import.meta.url));
 const PAIRS = [
@@ -26,8 +28,8 @@ const PAIRS = [
 ];
 const CSV = ['question,answer', ...Array.from({ length: 24 }, (_, i) => PAIRS[i % 4]!.map((c) => `"${c}"`).join(','))].join('\n');
 
-let dataDir: string;
-let stack: StackProcess;
+/** This file's own scratch folder (downloads). */
+let scratch: string;
 let urls: StackUrls;
 let consoleUrl: string;
 let key: string;
@@ -117,13 +119,11 @@ beforeAll(async () => {
   await fs.mkdir(SHOTS, { recursive: true });
   // The browser first: a machine without Chromium fails here, before minutes go into the stack.
   browser = await launchChromium();
-  dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'ftp-console-'));
-  const ports = await stackPorts();
-  urls = ports.urls;
-  consoleUrl = ports.consoleUrl;
-  stack = await startStack({ ...ports.env, DATA_DIR: dataDir, MODELS_DIR: await tinyModelsDir(), AUTH_MODE: 'token', LOG_LEVEL: 'warn', FAST_ENGINE_THREADS: '1' }, urls);
-  await waitHealthy([consoleUrl], [stack]);
-  key = firstApiKey(stack);
+  scratch = await fs.mkdtemp(path.join(os.tmpdir(), 'ftp-console-'));
+  const stack = await sharedStack();
+  urls = stack.urls;
+  consoleUrl = stack.consoleUrl;
+  key = await stack.token('console-user');
   context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
   page = await context.newPage();
   page.on('request', (request) => requested.push(request.url()));
@@ -131,8 +131,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  await stack?.stop();
-  if (dataDir) await fs.rm(dataDir, { recursive: true, force: true });
+  if (scratch) await fs.rm(scratch, { recursive: true, force: true });
 });
 
 describe('the web console', () => {
@@ -199,6 +198,16 @@ describe('the web console', () => {
     await shot('dataset');
     await page.getByRole('link', { name: '← Datasets' }).click();
     await expect.poll(() => page.getByRole('table', { name: 'Processed datasets' }).textContent()).toContain('qa');
+    // A file uploaded elsewhere (ftune, /v1/files) is listed too, ready to be processed here.
+    const form = new FormData();
+    form.append('file', new Blob(['question,answer\nWhy?,Because.\n']), 'made-with-ftune.csv');
+    const elsewhere = await ok(`${urls.preprocessing}/datasets/upload`, { method: 'POST', body: form });
+    const uploads = page.getByRole('table', { name: 'Uploaded files' });
+    await expect.poll(() => uploads.textContent()).toContain('qa.csv');
+    await page.getByRole('button', { name: 'Refresh' }).first().click();
+    await expect.poll(() => uploads.textContent()).toContain('made-with-ftune.csv');
+    await page.getByRole('button', { name: `Process made-with-ftune.csv (${elsewhere.dataset_id})` }).click();
+    await expect.poll(() => page.getByTestId('upload-summary').textContent()).toContain('made-with-ftune.csv');
     await shot('datasets');
   });
 
@@ -222,7 +231,8 @@ describe('the web console', () => {
     jobId = page.url().split('/').at(-1)!;
     // A second, shorter job with another learning rate for the comparison below, over the API (the form is tested
     // here): it waits in the queue behind this one and trains while the later pages are tried.
-    otherJobId = (await submitJob('console-b', { max_steps: 10, learning_rate: 0.005 })).job_id;
+    // Its learning rate is the default 2e-4: its curve's axis must still read as numbers, not 0 / 0 / 0.
+    otherJobId = (await submitJob('console-b', { max_steps: 10 })).job_id;
     // Meanwhile, on a second tab: the GRPO rewards of the launch form (its failure is reported below, not lost).
     const grpo = composeGrpoRewards().then(() => undefined, (err: unknown) => err);
 
@@ -258,6 +268,10 @@ describe('the web console', () => {
     await expect.poll(() => page.getByRole('button', { name: 'Send' }).getAttribute('data-loading'), { timeout: 120_000 }).toBe(null);
     expect(await columns.nth(1).textContent()).toContain('What color is the sky?');
     await shot('playground');
+    // The worker prepared the model for chat after training: the job's events say what it did and how long it took.
+    await page.goto(`${consoleUrl}/training/${jobId}`);
+    const events = page.getByRole('list', { name: 'Job events' });
+    await expect.poll(() => events.textContent(), { timeout: 240_000 }).toMatch(/converting the adapter of job \w+ to a GGUF LoRA adapter for llama\.cpp: done in \d+ s/);
   }, 400_000);
 
   it('runs an evaluation beside the base model and shows both metrics and both predictions per sample', async () => {
@@ -292,7 +306,7 @@ describe('the web console', () => {
     // Streamed from a one-time link of the console's (no blob the page held whole, no key in the URL).
     expect(download.url()).toMatch(new RegExp(`^${consoleUrl}/downloads/[\\w-]{20,}$`));
     expect(download.url()).not.toContain(key);
-    const saved = path.join(dataDir, 'downloaded-adapter');
+    const saved = path.join(scratch, 'downloaded-adapter');
     await download.saveAs(saved);
     expect(download.suggestedFilename()).not.toBe('');
     expect((await fetch(download.url())).status).toBe(404);
@@ -315,9 +329,19 @@ describe('the web console', () => {
     await expect.poll(async () => (await finalLoss.locator('td').allInnerTexts()).filter((t) => /^\d/.test(t)).length, { timeout: 30_000 }).toBe(2);
     await expect.poll(() => table.locator('tr[data-differs]').filter({ hasText: 'steps' }).count()).toBeGreaterThan(0);
     expect(await table.locator('tr:not([data-differs])').filter({ hasText: 'base model' }).count()).toBe(1);
-    // Every setting of training_config is a row: the hyperparameters by name.
+    // Every setting of training_config is a row: the hyperparameters by name, as they applied: the epochs that
+    // max_steps made (40 and 10 steps of 5 per epoch), no setting of another trainer.
     expect(await table.locator('tr').filter({ hasText: /^learning_rate/ }).count()).toBe(1);
+    expect((await table.locator('tr').filter({ hasText: /^epochs/ }).locator('td').allInnerTexts()).sort()).toEqual(['2', '8']);
+    expect(await table.locator('tr').filter({ hasText: /^(num_generations|beta|max_prompt_length)/ }).count()).toBe(0);
     await shot('compare');
+    // The learning rate of the second job peaks at 2e-4: each tick of its axis has a label of its own.
+    await page.goto(`${consoleUrl}/training/${otherJobId}`);
+    await expect.poll(() => chartPoints('lr-chart'), { timeout: 30_000 }).toBeGreaterThan(1);
+    const ticks = ((await page.getByTestId('lr-chart').getAttribute('data-y-ticks')) ?? '').split('|');
+    expect(ticks.length).toBeGreaterThan(1);
+    expect(new Set(ticks).size).toBe(ticks.length);
+    expect(ticks.some((t) => /^[1-9](\.\d)?e-[45]$/.test(t))).toBe(true);
     await page.goto(`${consoleUrl}/datasets`);
     await page.getByRole('heading', { name: 'Datasets', exact: true }).waitFor();
     await shot('datasets', 390);

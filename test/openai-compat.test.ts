@@ -1,21 +1,20 @@
-// The OpenAI-compatible surface driven by the official clients, unchanged, against the embedded stack (JWT auth, two
-// users) and a tiny model trained for real: the `openai` npm package here, and the `openai` Python package
-// (test/openai-client.py, run with the core's Python) for the same script a user coming from OpenAI would run.
+// The OpenAI-compatible surface driven by the official clients, unchanged, against this worker's shared embedded stack
+// (JWT auth, two users of this file's own) and a tiny model trained for real: the `openai` npm package here, and the
+// `openai` Python package (test/openai-client.py, run with the core's Python) for the same script a user coming from
+// OpenAI would run.
 import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
-import { SignJWT } from 'jose';
-import OpenAI, { NotFoundError, toFile } from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import OpenAI, { APIError, NotFoundError, toFile } from 'openai';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_CORE_PYTHON } from '@ftp/core-client';
 import { apiClient, until } from './support/http.ts';
-import { startStack, stackPorts, type StackProcess, type StackUrls } from './support/stack.ts';
-import { tinyModelsDir, TINY_MODEL } from './support/tiny-model.ts';
+import { sharedStack, type SharedStack } from './support/shared-stack.ts';
+import type { StackUrls } from './support/stack.ts';
+import { TINY_MODEL } from './support/tiny-model.ts';
 
-const JWT_SECRET = 'openai-compat-test-secret-of-32-chars-or-more';
 const PAIRS = [
   ['What color is the sky?', 'Blue.'],
   ['What is two plus two?', 'Four.'],
@@ -38,15 +37,13 @@ const CHAT_LINES = Array.from({ length: 24 }, (_, i) => {
 /** What a job trains with here: enough for the tiny model to learn the answers. */
 const HYPERPARAMETERS = { n_epochs: 6, batch_size: 4, learning_rate_multiplier: 50 };
 
-let dataDir: string;
 let urls: StackUrls;
-let stack: StackProcess;
+let stack: SharedStack;
 let alice: OpenAI;
 let bob: OpenAI;
 let aliceToken: string;
 let bobToken: string;
 
-const token = (sub: string) => new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject(sub).setIssuedAt().setExpirationTime('2h').sign(new TextEncoder().encode(JWT_SECRET));
 const { ok } = apiClient(() => ({ authorization: `Bearer ${aliceToken}` }));
 
 async function trainedJob(client: OpenAI, lines: string[], suffix: string) {
@@ -55,26 +52,14 @@ async function trainedJob(client: OpenAI, lines: string[], suffix: string) {
 }
 
 beforeAll(async () => {
-  dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'ftp-openai-'));
-  const ports = await stackPorts();
-  urls = ports.urls;
-  stack = await startStack(
-    {
-      ...ports.env, DATA_DIR: dataDir, MODELS_DIR: await tinyModelsDir(), LOG_LEVEL: 'info', AUTH_MODE: 'jwt', JWT_SECRET, FAST_ENGINE_QUANTIZATION: 'f16', FAST_ENGINE_THREADS: '1',
-      // LLM augmentation asks this very stack's /v1 (the tiny model, JSON by schema on the fast engine).
-      LLM_API_BASE: `${urls.openai}/v1`, LLM_MODEL: TINY_MODEL,
-    },
-    urls,
-  );
-  [aliceToken, bobToken] = [await token('alice'), await token('bob')];
+  // LLM augmentation asks this very stack's /v1 (LLM_API_BASE; the tiny model, JSON by schema on the fast engine).
+  stack = await sharedStack();
+  urls = stack.urls;
+  [aliceToken, bobToken] = [await stack.token('alice'), await stack.token('bob')];
   alice = new OpenAI({ apiKey: aliceToken, baseURL: `${urls.openai}/v1`, maxRetries: 0 });
   bob = new OpenAI({ apiKey: bobToken, baseURL: `${urls.openai}/v1`, maxRetries: 0 });
 }, 300_000);
 
-afterAll(async () => {
-  await stack?.stop();
-  await fs.rm(dataDir, { recursive: true, force: true });
-});
 
 describe('the /v1 surface with the official npm client', { timeout: 300_000 }, () => {
   let jobId: string;
@@ -230,6 +215,18 @@ describe('the /v1 surface with the official npm client', { timeout: 300_000 }, (
     await expect(bob.models.delete(model)).rejects.toBeInstanceOf(NotFoundError);
   });
 
+  it('an unknown model is a 404 model_not_found at once; an owner/name one while the hub is out of reach a 503 saying so', async () => {
+    const messages = [{ role: 'user' as const, content: 'hi' }];
+    const unknown = await alice.chat.completions.create({ model: 'no-such-model', messages }).catch((err: unknown) => err);
+    expect(unknown).toBeInstanceOf(NotFoundError);
+    expect((unknown as NotFoundError).code).toBe('model_not_found');
+    expect((unknown as NotFoundError).message).toMatch(/model "no-such-model" not found/);
+    const onHub = await alice.chat.completions.create({ model: 'someone/no-such-model', messages }).catch((err: unknown) => err);
+    expect(onHub).toBeInstanceOf(APIError);
+    expect((onHub as APIError).status).toBe(503);
+    expect((onHub as APIError).message).toMatch(/model hub at http:\/\/127\.0\.0\.1:9 is unreachable/);
+  });
+
   it('fails a malformed file in validation with its line number, and makes nothing', async () => {
     const before = (await ok(`${urls.preprocessing}/datasets`)).datasets.length;
     const lines = [CHAT_LINES[0]!, CHAT_LINES[1]!, JSON.stringify({ messages: [{ role: 'user', content: 'no answer here' }] }), CHAT_LINES[2]!];
@@ -340,8 +337,8 @@ describe('LLM augmentation against this stack’s own /v1 on the tiny model', { 
       if (record.metadata!.augmented !== 'synthesis') expect(record.messages[1]!.content).toMatch(/^It flows to the sea \d\.$/);
     }
     // The key travelled sealed: not in the stack's log, not in any file of its data folder.
-    expect(stack.output()).not.toContain(aliceToken);
-    const files = (await fs.readdir(dataDir, { recursive: true, withFileTypes: true })).filter((e) => e.isFile());
+    expect(await stack.output()).not.toContain(aliceToken);
+    const files = (await fs.readdir(stack.dataDir, { recursive: true, withFileTypes: true })).filter((e) => e.isFile());
     for (const file of files) expect((await fs.readFile(path.join(file.parentPath, file.name))).includes(aliceToken), file.name).toBe(false);
   });
 });

@@ -1,6 +1,7 @@
-// The `ftune` binary as a person or a script runs it (node_modules/.bin/ftune, a child process), against one
-// embedded stack in token mode with the tiny model: upload → process → list/get → train --follow → jobs
-// list/get/logs → export --download, exports list/get/download → chat (--once, piped) → eval → failures (unknown
+// The `ftune` binary as a person or a script runs it (node_modules/.bin/ftune, a child process), against this worker's
+// shared embedded stack (JWT auth, a user of its own) with the tiny model: upload → uploads/process → list/get →
+// train --follow → jobs list/get/logs (the model prepared for chat in the background) → export --download, exports
+// list/get/download → chat (--once, piped; a checkpoint's first use says what it prepares) → eval → failures (unknown
 // dataset, job or model, unparsable file, refused connection, bad key, usage) → the key from the config file → rm.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
@@ -9,8 +10,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../../test/servers/servers.ts';
-import { firstApiKey, startStack, stackPorts, type StackProcess, type StackUrls } from '../../../test/support/stack.ts';
-import { tinyModelsDir, TINY_MODEL } from '../../../test/support/tiny-model.ts';
+import { sharedStack } from '../../../test/support/shared-stack.ts';
+import type { StackUrls } from '../../../test/support/stack.ts';
+import { TINY_MODEL } from '../../../test/support/tiny-model.ts';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const FTUNE = path.join(ROOT, 'node_modules/.bin/ftune');
@@ -23,7 +25,6 @@ const PAIRS = [
 
 let tmp: string;
 let urls: StackUrls;
-let stack: StackProcess;
 let apiKey: string;
 
 interface Run {
@@ -91,17 +92,12 @@ async function announcedSize(jobId: string, type: string): Promise<number> {
 beforeAll(async () => {
   tmp = await fs.mkdtemp(path.join(os.tmpdir(), 'ftp-cli-'));
   await fs.mkdir(path.join(tmp, 'home'));
-  const ports = await stackPorts();
-  urls = ports.urls;
-  stack = await startStack(
-    { ...ports.env, DATA_DIR: path.join(tmp, 'data'), MODELS_DIR: await tinyModelsDir(), LOG_LEVEL: 'warn', AUTH_MODE: 'token' },
-    urls,
-  );
-  apiKey = firstApiKey(stack);
-}, 180_000);
+  const stack = await sharedStack();
+  urls = stack.urls;
+  apiKey = await stack.token('cli-user');
+}, 240_000);
 
 afterAll(async () => {
-  await stack?.stop();
   if (tmp) await fs.rm(tmp, { recursive: true, force: true });
 });
 
@@ -167,7 +163,7 @@ describe('ftune against the embedded stack', () => {
     const run = await ftune([
       'train', '--dataset', datasetId, '--model', TINY_MODEL, '--provider', 'local', '--method', 'LoRA', '--name', 'cli-e2e',
       '--set', 'max_steps=4', '--set', 'logging_steps=1', '--set', 'batch_size=4', '--set', 'gradient_accumulation_steps=1',
-      '--set', 'max_length=64', '--set', 'save_strategy=no', '--set', 'learning_rate=0.01',
+      '--set', 'max_length=64', '--set', 'save_strategy=steps', '--set', 'save_steps=4', '--set', 'learning_rate=0.01',
       '--set', 'eval_config.eval_strategy=no', '--follow',
     ]);
     expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
@@ -235,10 +231,27 @@ describe('ftune against the embedded stack', () => {
   });
 
   it('chats with the trained model: --once, and piped turns that keep their history until /reset', async () => {
-    // The first answer builds the model's GGUF for the fast engine; the rest reuse it.
+    // The worker made the model's GGUF for the fast engine after training, in the background, and the job's log says
+    // so: the first answer does not wait for a conversion.
+    const ready = /^info: the model is ready for chat on the fast engine \(prepared after training in \d+ s\)$/m;
+    const deadline = Date.now() + 300_000;
+    let logs = await ftune(['jobs', 'logs', jobId]);
+    while (!ready.test(logs.stdout) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 1000));
+      logs = await ftune(['jobs', 'logs', jobId]);
+    }
+    expect(logs.stdout).toMatch(ready);
+    expect(logs.stdout).toMatch(new RegExp(`^info: converting the adapter of job ${jobId} to a GGUF LoRA adapter for llama\\.cpp: done in \\d+ s$`, 'm'));
     const once = await ftune(['chat', jobId, '--once', 'What color is the sky?', '--temperature', '0', '--max-tokens', '8']);
     expect(once.code, once.stderr).toBe(0);
     expect(once.stdout.trim()).not.toBe('');
+    expect(once.stderr).not.toMatch(/converting|GGUF/);
+    // A checkpoint's model was not prepared: its first answer says what the worker does meanwhile, on stderr.
+    const checkpoint = await ftune(['chat', `ft:${TINY_MODEL}:custom:${jobId}:ckpt-step-4`, '--once', 'Name a fruit.', '--temperature', '0', '--max-tokens', '8']);
+    expect(checkpoint.code, checkpoint.stderr).toBe(0);
+    expect(checkpoint.stderr).toMatch(new RegExp(`^\\(preparing the model: converting the adapter of checkpoint 4 of job ${jobId} to a GGUF LoRA adapter for llama\\.cpp…\\)$`, 'm'));
+    expect(checkpoint.stderr).toMatch(/^\(preparing the model: .*: done in \d+ s\)$/m);
+    expect(checkpoint.stdout.trim()).not.toBe('');
     const model = `ft:${TINY_MODEL}:custom:${jobId}`;
     const [piped, turns] = await Promise.all([
       ftune(['chat', model, '--temperature', '0', '--max-tokens', '8'], {}, 'What color is the sky?\nName a fruit.\n'),
@@ -258,7 +271,7 @@ describe('ftune against the embedded stack', () => {
     expect(answers[2].usage.prompt_tokens).toBe(answers[0].usage.prompt_tokens);
     expect(answers[2].choices[0].message.content).toBe(answers[0].choices[0].message.content);
     expect(turns.stderr).toContain('reset');
-  }, 120_000);
+  }, 480_000);
 
   it('evaluates the trained model: metrics as a table, --samples rows, --json the API’s result', async () => {
     const [table, result] = await Promise.all([
@@ -306,6 +319,10 @@ describe('ftune against the embedded stack', () => {
     expect(badRepo.stderr + badRepo.stdout).not.toContain(hubToken);
     for (const usage of [noToken, badQuantization, noModel]) expect(usage.code).toBe(2);
     expect(noToken.stderr).toContain('FTUNE_HUB_TOKEN');
+    // A model id that is no model here nor a hub id (owner/name): unknown, said at once (the hub is not asked).
+    const noSuchBase = await ftune(['chat', 'no-such-model', '--once', 'Hello?']);
+    expect(noSuchBase.code).toBe(1);
+    expect(noSuchBase.stderr).toMatch(/^error: model "no-such-model" not found; GET \/v1\/models lists/m);
   });
 
   it('fails with the API’s sentence: an unknown dataset, a refused connection, a bad key, a usage error', async () => {

@@ -1,4 +1,11 @@
-"""Refusals the OpenAPI documents cannot state, for schemathesis (test/contract/schemathesis.test.ts).
+"""Hooks for schemathesis (test/contract/schemathesis.test.ts): real ids mixed into what it generates, and the refusals
+the OpenAPI documents cannot state.
+
+Real ids: the stack holds a completed job of the tiny model, its checkpoints and exports. Their ids (FTP_SCHEMATHESIS_IDS,
+JSON: parameter name -> values) are drawn beside the generated values wherever a path, query or body field of that name
+is sent, so the paths behind an existing resource (a checkpoint's download, a fine-tuned model's chat, checkpoint_step
+at the edges of its range) are exercised too, not only the 404 of a random id. Deletes never reach the seeded job
+(before_call): it must outlive every document's run.
 
 positive_data_acceptance (ST202) sends requests the documents call valid and expects them accepted. The server refuses a
 few for reasons no JSON Schema can express; each is listed here with its reason, and a failure is dropped only when the
@@ -6,7 +13,59 @@ response states exactly that reason (any other refusal of the same request still
 every other status stays as schemathesis decides.
 """
 
+import json
+import os
+
 import schemathesis
+from hypothesis import strategies as st
+
+KNOWN = {name: values for name, values in json.loads(os.environ.get("FTP_SCHEMATHESIS_IDS") or "{}").items() if values}
+
+
+def _with_known(context, values):
+    """The generated mapping, or the same with some of its known-named fields set to real values."""
+    if not isinstance(values, dict):
+        return st.just(values)
+    names = [name for name in values if name in KNOWN]
+    if not names:
+        return st.just(values)
+    return st.fixed_dictionaries(
+        {name: st.one_of(st.just(values[name]), st.sampled_from(KNOWN[name])) if name in names else st.just(value)
+         for name, value in values.items()}
+    )
+
+
+SEEDED_JOB = (KNOWN.get("job_id") or [None])[0]
+# Names no job: a delete meant for the seeded job gets this instead, and its 404.
+STAND_IN_JOB = "job_" + "0" * 24
+
+
+@schemathesis.hook
+def before_call(context, case, kwargs):
+    """Deletes never reach the seeded job (DELETE /jobs/{id}, DELETE /v1/models/ft:…:<id>), whichever phase chose the
+    id: the stateful phase takes ids from what GET /jobs and GET /v1/models list, and the other documents' runs need
+    the job after this one."""
+    if SEEDED_JOB is None or case.operation.method.upper() != "DELETE" or not case.path_parameters:
+        return
+    for name, value in list(case.path_parameters.items()):
+        if isinstance(value, str) and SEEDED_JOB in value:
+            case.path_parameters[name] = value.replace(SEEDED_JOB, STAND_IN_JOB)
+
+
+# Only where such a field is taken: a hook changes how an operation's examples are drawn, even where it changes nothing.
+@schemathesis.hook.apply_to(path_regex=r"\{(job_id|fine_tuning_job_id|model)\}")
+def flatmap_path_parameters(context, path_parameters):
+    return _with_known(context, path_parameters)
+
+
+@schemathesis.hook.apply_to(path_regex=r"^/exports/\{job_id\}/download$")
+def flatmap_query(context, query):
+    return _with_known(context, query)
+
+
+@schemathesis.hook.apply_to(path_regex=r"^/(exports|inference/batch|evaluation|train|v1/chat/completions)$")
+def flatmap_body(context, body):
+    return _with_known(context, body)
 
 
 def _body(response):
@@ -37,8 +96,14 @@ def _unknown_model(entry):
     return entry.get("type") == "unknown_model"
 
 
+def _other_base(entry):
+    """A base_model_id beside a job_id must be that job's base (decisions.md): the seeded job's is the tiny model, which
+    no document can say of a job it does not know."""
+    return entry.get("type") == "mismatch" and entry.get("loc") == ["body", "base_model_id"]
+
+
 def _explained(method, path, status, body):
-    if status == 422 and _all_entries(body, lambda e: _reward_rule(e) or _unknown_model(e)):
+    if status == 422 and _all_entries(body, lambda e: _reward_rule(e) or _unknown_model(e) or _other_base(e)):
         return True
     # POST /datasets/upload: a file whose content is no CSV, TSV, JSON, JSONL or Parquet with a row is a 400
     # (decisions.md) that names the accepted formats; the document can only say "binary".

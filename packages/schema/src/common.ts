@@ -38,6 +38,14 @@ export const boundedInt = (min: number, max = MAX_INT32) => z.number().int().min
 export const CheckpointStep = boundedInt(1).describe('Use this checkpoint of the job (GET /jobs/{id}/checkpoints) instead of its final model');
 export const SECRET_FIELD_NAMES = ['hub_token', 'api_key', 'llm_api_key'] as const;
 
+/** `schema` as a JSON Schema for a document's `contentSchema` (what a string holds, e.g. one server-sent event's JSON
+ *  data): named schemas are the document's components, or written out in place with `inline` (for a schema no other
+ *  part of the document names, which would have no component). */
+export function contentSchemaOf(schema: z.ZodType, { inline = false } = {}): Record<string, unknown> {
+  const { $schema: _dialect, $defs: _named, ...json } = z.toJSONSchema(schema, { io: 'output', unrepresentable: 'any', ...(inline ? { metadata: z.registry() } : {}) });
+  return JSON.parse(JSON.stringify(json).replace(/"#\/\$defs\/([^"]+)"/g, '"#/components/schemas/$1"')) as Record<string, unknown>;
+}
+
 /** A value the service may not know yet: absent or null. */
 export const maybe = <T extends z.ZodType>(schema: T) => schema.nullable().optional();
 

@@ -2,7 +2,7 @@
 // chat completions, so the official SDKs work unchanged (decisions.md, "The OpenAI-compatible surface"). Requests are
 // lenient as OpenAI's are (unknown fields are dropped, not refused); responses carry every field the SDKs read.
 import { z } from 'zod';
-import { boundedInt, MAX_INT32, MAX_JSON_DEPTH } from './common.ts';
+import { boundedInt, contentSchemaOf, MAX_JSON_DEPTH } from './common.ts';
 
 const UnixSeconds = z.number().int().nonnegative().describe('Unix time, seconds');
 const Auto = z.literal('auto');
@@ -222,7 +222,7 @@ export const ChatCompletionRequest = z
     top_p: nullable(z.number().gt(0).max(1)).optional(),
     n: nullable(z.number().int().min(1).max(8)).optional(),
     stop: nullable(Stop).optional(),
-    seed: nullable(z.number().int().min(-MAX_INT32 - 1).max(MAX_INT32)).optional(),
+    seed: nullable(z.number().int()).optional().describe('Sampling seed (any integer; the i-th of n answers uses seed + i)'),
     stream: nullable(z.boolean()).optional(),
     stream_options: nullable(z.object({ include_usage: z.boolean().optional() })).optional(),
     response_format: ChatResponseFormat.optional(),
@@ -272,3 +272,14 @@ export const ChatCompletionChunk = z
   })
   .meta({ id: 'ChatCompletionChunk' });
 export type ChatCompletionChunk = z.infer<typeof ChatCompletionChunk>;
+
+/** One server-sent event of a streamed chat completion, as its SSE fields carry it: `data` is a ChatCompletionChunk as
+ *  one line of JSON, and `[DONE]` after the last (comments, `: preparing …`, say what a first use waits for). */
+export const ChatCompletionStreamEvent = z
+  .object({
+    data: z.union([
+      z.literal('[DONE]'),
+      z.string().describe('A ChatCompletionChunk as one line of JSON').meta({ contentMediaType: 'application/json', contentSchema: contentSchemaOf(ChatCompletionChunk, { inline: true }) }),
+    ]),
+  })
+  .meta({ id: 'ChatCompletionStreamEvent' });

@@ -2,7 +2,7 @@
 // are the sample values shown there), reward functions for GRPO, and the job status resource.
 import { z } from 'zod';
 import { ArtifactGroups, ExportRecord, GgufQuantization, HubRepoId } from './artifacts.ts';
-import { boundedInt, CheckpointStep, documentedRules, Identifier, Modality, Secret, Timestamp, maybe } from './common.ts';
+import { boundedInt, CheckpointStep, contentSchemaOf, documentedRules, Identifier, Modality, Secret, Timestamp, maybe } from './common.ts';
 import { trainRequest } from './examples.ts';
 
 export const TrainerType = z
@@ -386,20 +386,30 @@ export const JobEventData = {
     .object({ step: z.number().int().nonnegative(), final: z.boolean().optional() })
     .catchall(maybe(z.number()))
     .describe('An evaluation: eval_loss, perplexity, accuracy, eval_runtime and any other eval_… figure'),
-  log: z.object({ level: z.enum(['info', 'warning', 'error']), message: z.string() }).describe('Something the job should say: a warning, a retry, a re-queue or resume'),
+  log: z
+    .object({
+      level: z.enum(['info', 'warning', 'error']),
+      message: z.string(),
+      about: z.literal('model').optional().describe("model: a note on the job's model (a conversion, a download), not on its training"),
+    })
+    .describe('Something the job should say: a warning, a retry, a re-queue or resume, a model being prepared'),
   end: z.union([TrainingJob, z.object({ job_id: Identifier, deleted: z.literal(true) })]).describe('The last event: the final job (or that it was deleted)'),
 } as const;
 
-/** One event of the stream as its SSE fields carry it (OpenAPI 3.2 calls this the stream's item schema): `event` the
- *  kind, `id` its sequence number (none on `end`), `data` one line of JSON whose shape the kind decides (shown decoded). */
+const EventSeq = z.string().regex(/^\d+$/).describe('Sequence number; send it back as Last-Event-ID to resume after it');
+
+/** One event of the stream as its SSE fields carry it (OpenAPI 3.2 calls this the stream's item schema; schemathesis
+ *  checks every event against it): `event` the kind, `id` its sequence number, `data` one line of JSON
+ *  whose shape the kind decides (its contentSchema). */
 export const JobStreamEvent = z
   .union(
     Object.entries(JobEventData).map(([kind, data]) =>
       z
         .object({
           event: z.literal(kind),
-          ...(kind === 'end' ? {} : { id: z.string().regex(/^\d+$/).describe('Sequence number; send it back as Last-Event-ID to resume after it') }),
-          data: data.describe(`${data.description ?? kind}; sent as one line of JSON`),
+          // `end` sends no id of its own; an SSE reader carries the last one over to it (the stream's last event id).
+          id: kind === 'end' ? EventSeq.optional() : EventSeq,
+          data: z.string().describe(`${data.description ?? kind}: one line of JSON (contentSchema)`).meta({ contentMediaType: 'application/json', contentSchema: contentSchemaOf(data) }),
         })
         .describe(data.description ?? kind),
     ) as unknown as [z.ZodObject, z.ZodObject, ...z.ZodObject[]],

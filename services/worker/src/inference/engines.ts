@@ -77,8 +77,9 @@ export class InferenceEngines {
           if (!signal.aborted && err instanceof CoreServerError && err.code === 'validation') throw invalidField(['body', 'messages'], err.message);
           return rethrow(err, signal, 'ml core', 'the ML core could not run the model');
         });
-      for (const [index, text] of answer.texts.entries()) if (text !== '') onText?.({ index, text });
-      return { results: answer.texts, details: coreDetails(answer) };
+      const texts = answer.texts.map(storable);
+      for (const [index, text] of texts.entries()) if (text !== '') onText?.({ index, text });
+      return { results: texts, details: coreDetails(answer) };
     }
     if (!this.fast) this.tell(progress, 'starting llama.cpp on this worker (once)');
     const engine = await this.fastEngine();
@@ -96,7 +97,7 @@ export class InferenceEngines {
           ...(settings.stop ? { stop: settings.stop } : {}),
           ...grammar,
         },
-        ...(onText ? { onText: (index: number, text: string) => onText({ index, text }) } : {}),
+        ...(onText ? { onText: (index: number, text: string) => onText({ index, text: storable(text) }) } : {}),
         signal,
       })
       .catch((err: unknown) => {
@@ -105,7 +106,7 @@ export class InferenceEngines {
         return rethrow(err, signal, 'fast engine', 'llama.cpp could not run the model');
       });
     return {
-      results: generations.map((g) => g.text),
+      results: generations.map((g) => storable(g.text)),
       details: generations.map((g) => ({ finish_reason: g.finishReason, prompt_tokens: g.promptTokens, completion_tokens: g.tokens.length })),
     };
   }
@@ -152,6 +153,13 @@ function coreDetails(answer: Generated): GenerationDetail[] {
 }
 
 /** The time limit's own error when it passed; otherwise a 503 that says what failed. */
+/** Generated text as it can be answered and stored: a model may emit U+0000 (a byte-level tokenizer has a token for
+ *  it; the tiny random model does), which PostgreSQL cannot store (evaluation samples) and the documents promise no
+ *  string holds. It becomes U+FFFD, as any byte that is no character does. */
+function storable(text: string): string {
+  return text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text;
+}
+
 function rethrow(err: unknown, signal: AbortSignal, dependency: string, what: string): never {
   if (signal.aborted) throw signal.reason;
   if (err instanceof Error) throw new ServiceUnavailable(dependency, `${what}: ${err.message}`);

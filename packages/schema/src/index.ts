@@ -24,4 +24,6 @@ export {
   serializeOpenApiDocument,
   openApiDocumentPath,
   readOpenApiDocument,
+  apiDocsPath,
 } from './openapi.ts';
+export { renderApiDocs } from './api-docs.ts';

@@ -107,6 +107,11 @@ export function openApiDocumentPath(name: ServiceName): string {
   return fileURLToPath(new URL(`../../../openapi/${name}.json`, import.meta.url));
 }
 
+/** The API reference page rendered from the documents (docs/api.md at the repository root). */
+export function apiDocsPath(): string {
+  return fileURLToPath(new URL('../../../docs/api.md', import.meta.url));
+}
+
 /** The committed document, as served by a running service: a test keeps it equal to what
  *  buildOpenApiDocument produces, and reading it costs nothing at start-up. */
 export async function readOpenApiDocument(name: ServiceName): Promise<OpenAPIV3_1.Document> {

@@ -3,7 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import type { OpenAPIV3_1 } from 'openapi-types';
 import { describe, expect, it } from 'vitest';
-import { buildOpenApiDocument, openApiDocumentPath, SECRET_FIELD_NAMES, SERVICE_NAMES, services, type ServiceName } from '../src/index.ts';
+import { apiDocsPath, buildOpenApiDocument, openApiDocumentPath, renderApiDocs, SECRET_FIELD_NAMES, SERVICE_NAMES, services, type ServiceName } from '../src/index.ts';
 
 const committedPath = (service: ServiceName) => openApiDocumentPath(service);
 
@@ -16,7 +16,7 @@ async function documentOf(service: ServiceName): Promise<OpenAPIV3_1.Document> {
 const BEARER_REQUIRED = ['POST /evaluation', 'POST /inference/batch', 'POST /exports', 'GET /exports', 'GET /exports/{job_id}', 'GET /exports/{job_id}/download', 'GET /workers'];
 
 const ENDPOINTS: Record<ServiceName, string[]> = {
-  preprocessing: ['GET /health', 'POST /datasets/upload', 'POST /datasets/process', 'GET /datasets', 'GET /datasets/{processed_dataset_id}', 'DELETE /datasets/{processed_dataset_id}'],
+  preprocessing: ['GET /health', 'POST /datasets/upload', 'GET /datasets/uploads', 'POST /datasets/process', 'GET /datasets', 'GET /datasets/{processed_dataset_id}', 'DELETE /datasets/{processed_dataset_id}'],
   training: ['GET /health', 'POST /train', 'GET /jobs', 'GET /jobs/{job_id}', 'DELETE /jobs/{job_id}', 'POST /jobs/{job_id}/cancel', 'GET /jobs/{job_id}/events', 'GET /jobs/{job_id}/dashboard', 'GET /jobs/{job_id}/checkpoints', 'GET /workers'],
   export: ['GET /health', 'POST /exports', 'GET /exports', 'GET /exports/{job_id}', 'GET /exports/{job_id}/download'],
   inference: ['GET /health', 'POST /evaluation', 'POST /inference/batch'],
@@ -110,4 +110,15 @@ it('the upload is documented as multipart/form-data with a binary file part', as
   const form = upload?.requestBody as OpenAPIV3_1.RequestBodyObject;
   expect(Object.keys(form.content)).toEqual(['multipart/form-data']);
   expect(form.content['multipart/form-data']?.schema).toMatchObject({ required: ['file'], properties: { file: { type: 'string', format: 'binary' } } });
+});
+
+describe('docs/api.md', () => {
+  it('is the page the committed documents render (pnpm openapi writes both), so the API reference cannot drift', async () => {
+    const documents = await Promise.all(SERVICE_NAMES.map(async (service) => [service, await documentOf(service)] as [string, OpenAPIV3_1.Document]));
+    const committed = await readFile(apiDocsPath(), 'utf8').catch(() => 'missing');
+    expect(committed, 'docs/api.md is stale or missing: run `pnpm openapi` and commit the result').toBe(renderApiDocs(documents));
+    for (const service of SERVICE_NAMES) {
+      for (const [name] of operations(await documentOf(service))) expect(committed, name).toContain(`### \`${name}\``);
+    }
+  });
 });

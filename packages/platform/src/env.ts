@@ -30,7 +30,6 @@ const EnvSchema = z
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     LOG_FORMAT: z.enum(['auto', 'json', 'pretty']).default('auto').describe('auto: readable lines (pino-pretty) on a terminal, JSON otherwise'),
     AUTH_MODE: z.enum(['none', 'token', 'jwt']).default('none'),
-    AUTH_REQUIRE_ALL: boolFromEnv.default(false),
     JWT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
     JWT_PUBLIC_KEY: z.string().min(1).optional(),
     JWT_ISSUER: z.string().min(1).optional(),

@@ -9,7 +9,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import pytest  # noqa: E402
-from helpers import QA, captured_events, conversation, write_jsonl
+from helpers import QA, TEMPLATES, TOOL_FAMILIES, captured_events, conversation, write_jsonl
 
 
 @pytest.fixture(scope="session")
@@ -47,5 +47,25 @@ def tiny_model_of(tmp_path_factory):
                 run(Options(output_dir=str(folder), architecture=architecture))
             built[architecture] = str(folder)
         return built[architecture]
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def tool_model_of(tmp_path_factory):
+    """family (helpers.TOOL_FAMILIES) → a tiny model with that family's published chat template, built once per
+    session; its tokenizer also learns the templates' text, so their long tool prompts stay short."""
+    from ftcore.tiny_model import Options, run
+
+    built: dict[str, str] = {}
+
+    def make(family: str) -> str:
+        if family not in built:
+            folder = tmp_path_factory.mktemp(f"tools-{family}") / "model"
+            with captured_events():
+                run(Options(output_dir=str(folder), vocab_size=800, max_position_embeddings=1024,
+                            text_files=[str(p) for p in sorted(TEMPLATES.glob("*.jinja"))], **TOOL_FAMILIES[family]))
+            built[family] = str(folder)
+        return built[family]
 
     return make

@@ -87,3 +87,28 @@ def sft_spec(tiny_model, train, test, out, **hp):
     hyper.update(hp)
     return Options(base_model=tiny_model, train_file=train, test_file=test, output_dir=str(out), method="LoRA",
                    hyperparameters=Hyperparameters(**hyper))
+
+
+TEMPLATES = CORE / "tests" / "fixtures" / "chat_templates"
+# make-tiny-model options for a model of each tool-capable family, with the family's published chat template.
+TOOL_FAMILIES = {
+    "qwen2.5": dict(architecture="qwen2", chat_template_file=str(TEMPLATES / "Qwen-Qwen2.5-7B-Instruct.jinja"),
+                    added_tokens=["<tool_call>", "</tool_call>"]),
+    "llama3": dict(architecture="llama", chat_template_file=str(TEMPLATES / "meta-llama-Llama-3.3-70B-Instruct.jinja"),
+                   end_of_turn="<|eot_id|>", bos_token="<|begin_of_text|>"),
+}
+WEATHER_TOOL = {"type": "function", "function": {
+    "name": "get_weather", "description": "The weather in a city",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}
+
+
+def weather_conversation(city: str, weather: str) -> dict:
+    """A training record in OpenAI's format: the user asks, the assistant calls get_weather, the tool answers, the
+    assistant says it."""
+    call = {"id": f"call_{city.lower()}", "type": "function",
+            "function": {"name": "get_weather", "arguments": json.dumps({"city": city})}}
+    return {"tools": [WEATHER_TOOL], "messages": [
+        {"role": "user", "content": f"What is the weather in {city}?"},
+        {"role": "assistant", "content": "", "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": call["id"], "content": weather},
+        {"role": "assistant", "content": f"It is {weather} in {city}."}]}

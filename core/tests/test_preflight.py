@@ -190,14 +190,24 @@ def test_end_of_turn_outside_the_generation_block_is_reported(tiny_model, sft_fi
     assert "".join(s["text"] for s in report["samples"][0]["segments"] if s["trained"]) == QA[0][1]
 
 
-def test_a_template_without_generation_markers_leaves_rows_with_no_assistant_turn(tiny_model, sft_files, tmp_path):
+def test_a_template_without_generation_markers_trains_the_assistant_turns(tiny_model, sft_files, tmp_path):
+    """The families' published templates have no {% generation %} blocks: their turns are found by rendering."""
     model = _with_template(tiny_model, tmp_path / "model", "{%- generation %}{{- message['content'] + '<|im_end|>' }}"
                            "{%- endgeneration %}", "{{- message['content'] + '<|im_end|>' }}")
     report = make_report(spec_for(model, sft_files[0], tmp_path / "run", gradient_accumulation_steps=1))
-    (warning,) = report["warnings"]
+    assert report["warnings"] == []
+    assert "".join(s["text"] for s in report["samples"][0]["segments"] if s["trained"]) == QA[0][1] + END
+
+
+def test_a_template_that_writes_no_assistant_content_leaves_rows_with_no_assistant_turn(tiny_model, sft_files,
+                                                                                         tmp_path):
+    model = _with_template(tiny_model, tmp_path / "model", "{%- generation %}{{- message['content'] + '<|im_end|>' }}"
+                           "{%- endgeneration %}", "")
+    report = make_report(spec_for(model, sft_files[0], tmp_path / "run", gradient_accumulation_steps=1))
+    warning = report["warnings"][0]
     assert warning["code"] == "no_assistant_turn"
     assert warning["message"].startswith("16 of 16 train rows (rows 1, 2, 3, 4, 5, …) have no token")
-    assert "no {% generation %} markers" in warning["message"]
+    assert "check that the chat template writes the assistant's content" in warning["message"]
     assert report["loss_token_share"] == 0
 
 

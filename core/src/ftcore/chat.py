@@ -1,9 +1,14 @@
 """The chat format the core's own models use, and helpers to apply any model's chat template.
 
 ChatML with `{% generation %}` markers, so the tokenizer can return the assistant-token mask that
-assistant-only loss and assistant-token accuracy are computed from.
+assistant-only loss and assistant-token accuracy are computed from; the families' published templates (Qwen2.5's,
+Llama 3's, with their tool sections) have their assistant turns found by rendering prefixes of the conversation.
 """
 from __future__ import annotations
+
+import json
+
+from .errors import SpecError
 
 END_OF_TURN = "<|im_end|>"
 START_OF_TURN = "<|im_start|>"
@@ -32,31 +37,56 @@ def text_of(content) -> str:
 
 
 def has_generation_markers(tokenizer) -> bool:
-    return "generation" in (tokenizer.chat_template or "") and "endgeneration" in (tokenizer.chat_template or "")
+    return _marks_generation(tokenizer.chat_template)
+
+
+def _marks_generation(template) -> bool:
+    return isinstance(template, str) and "generation" in template and "endgeneration" in template
 
 
 def without_weights(messages: list[dict]) -> list[dict]:
     """The messages as the chat template sees them: an assistant message's `weight` (OpenAI's fine-tuning format)
-    decides the loss, never the rendered text."""
-    return [{k: v for k, v in m.items() if k != "weight"} for m in messages]
+    decides the loss, never the rendered text; a tool call's `arguments`, a JSON string in OpenAI's format, is the
+    object the families' templates write with `tojson`."""
+    return [_for_template({k: v for k, v in m.items() if k != "weight"}) for m in messages]
 
 
-def trained_token_mask(tokenizer, messages: list[dict],
-                       chat_template: str | None = None) -> tuple[list[int], list[int]]:
-    """The conversation's token ids and its loss mask: 1 on the tokens the template's {% generation %} blocks cover
-    (the assistant turns), 0 elsewhere and on the assistant turns with `weight` 0, which stay in the context but are
-    not trained on. The template marks one run of tokens per assistant turn, in order; a template whose runs cannot
-    be matched to the turns is refused when a turn has weight 0 (never guessed)."""
-    encoded = tokenizer.apply_chat_template(without_weights(messages), chat_template=chat_template, tokenize=True,
-                                            return_dict=True, return_assistant_tokens_mask=True)
+def _for_template(message: dict) -> dict:
+    if not message.get("tool_calls"):
+        return message
+    calls = []
+    for call in message["tool_calls"]:
+        function = dict(call.get("function", {}))
+        if isinstance(function.get("arguments"), str):
+            function["arguments"] = json.loads(function["arguments"])
+        calls.append({**call, "function": function})
+    return {**message, "content": message.get("content") or "", "tool_calls": calls}
+
+
+def render(tokenizer, messages: list[dict], tools: list[dict] | None = None, chat_template: str | None = None,
+           add_generation_prompt: bool = False) -> str:
+    """The conversation as text through the model's own chat template, with the tool definitions when given."""
+    return tokenizer.apply_chat_template(without_weights(messages), tools=tools or None, chat_template=chat_template,
+                                         tokenize=False, add_generation_prompt=add_generation_prompt)
+
+
+def trained_token_mask(tokenizer, messages: list[dict], chat_template: str | None = None,
+                       tools: list[dict] | None = None) -> tuple[list[int], list[int]]:
+    """The conversation's token ids and its loss mask: 1 on the assistant turns (their text or tool calls and the end
+    of turn), 0 elsewhere (tool results included) and on the assistant turns with `weight` 0, which stay in the
+    context but are not trained on. A template with {% generation %} blocks marks the turns itself; any other (the
+    families' published templates) has each turn found as the text rendering it adds after the generation prompt."""
+    if not _marks_generation(chat_template or tokenizer.chat_template):
+        return _mask_by_prefixes(tokenizer, messages, tools, chat_template)
+    encoded = tokenizer.apply_chat_template(without_weights(messages), tools=tools or None,
+                                            chat_template=chat_template, tokenize=True, return_dict=True,
+                                            return_assistant_tokens_mask=True)
     ids, mask = list(encoded["input_ids"]), list(encoded["assistant_masks"])
     weights = [m.get("weight", 1) for m in messages if m["role"] == "assistant"]
     if all(w != 0 for w in weights) or not any(mask):
         return ids, mask
     runs = _runs(mask)
     if len(runs) != len(weights):
-        from .errors import SpecError
-
         raise SpecError(f"the chat template of {tokenizer.name_or_path} marks {len(runs)} assistant spans in a "
                         f"conversation of {len(weights)} assistant messages, so the turns with weight 0 cannot be "
                         "told apart; give each assistant turn its own {% generation %} block, or remove the weight 0 "
@@ -65,6 +95,47 @@ def trained_token_mask(tokenizer, messages: list[dict],
         if weight == 0:
             mask[start:stop] = [0] * (stop - start)
     return ids, mask
+
+
+def _mask_by_prefixes(tokenizer, messages: list[dict], tools: list[dict] | None,
+                      chat_template: str | None) -> tuple[list[int], list[int]]:
+    """Each assistant turn is the text between the conversation before it with the generation prompt and the
+    conversation through it (trailing whitespace after the end of turn left out); the tokens starting inside such a
+    span are trained. A template whose shorter renderings are not prefixes of the whole cannot be read so: refused."""
+    full = render(tokenizer, messages, tools, chat_template)
+    spans = []
+    for i, message in enumerate(messages):
+        if message["role"] != "assistant" or message.get("weight", 1) == 0:
+            continue
+        before = render(tokenizer, messages[:i], tools, chat_template, add_generation_prompt=True)
+        through = render(tokenizer, messages[:i + 1], tools, chat_template)
+        start = len(before)
+        if not (through.startswith(before) and full.startswith(through)):
+            raise SpecError(f"the chat template of {tokenizer.name_or_path} renders the start of a conversation "
+                            "differently from the whole, so its assistant turns cannot be found; wrap its assistant "
+                            "turn in {% generation %} … {% endgeneration %}")
+        spans.append((start, len(through.rstrip())))
+    encoded = tokenizer(full, add_special_tokens=False, return_offsets_mapping=True)
+    mask = [int(any(start <= begin < stop for start, stop in spans)) for begin, _ in encoded["offset_mapping"]]
+    return list(encoded["input_ids"]), mask
+
+
+def supports_tools(tokenizer, chat_template: str | None = None) -> bool:
+    """Whether the template writes tool definitions and an assistant's tool call: a probe conversation rendered with
+    a tool must show the tool's name in the prompt and the call's argument value in the answer."""
+    tool = {"type": "function", "function": {"name": "probe_tool_name", "description": "probe",
+                                              "parameters": {"type": "object",
+                                                             "properties": {"probe_arg": {"type": "string"}}}}}
+    call = {"id": "call_probe", "type": "function",
+            "function": {"name": "probe_tool_name", "arguments": '{"probe_arg": "probe_value"}'}}
+    question = [{"role": "user", "content": "probe"}]
+    try:
+        prompt = render(tokenizer, question, [tool], chat_template, add_generation_prompt=True)
+        answered = render(tokenizer, [*question, {"role": "assistant", "content": "", "tool_calls": [call]}], [tool],
+                          chat_template)
+    except Exception:  # noqa: BLE001 - a template that raises on tools (jinja's own errors) has no tool support
+        return False
+    return "probe_tool_name" in prompt and "probe_value" in answered
 
 
 def _runs(mask: list[int]) -> list[tuple[int, int]]:

@@ -3,11 +3,13 @@ tokenizer trained on the given text and the family's chat template, saved as an 
 
 Tests and offline demos train it for real and run it in llama.cpp. Llama and Qwen chat in ChatML, ending each turn
 with <|im_end|>; Gemma 3 with <start_of_turn>/<end_of_turn> over a SentencePiece-style BPE with byte fallback. The
-end-of-turn token is also the tokenizer's eos and the generation stop token.
+end-of-turn token is also the tokenizer's eos and the generation stop token. A published template (a Jinja file, such
+as Qwen2.5's or Llama 3's with their tool sections) may replace ChatML; its <|…|> markers become special tokens.
 """
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -55,6 +57,17 @@ class Options:
     initializer_range: float = field(default=0.1, metadata={
         "help": "std of the random weights; large enough that an adapter on a random model can move the logits"})
     seed: int = field(default=0, metadata={"help": "random seed for the weights"})
+    chat_template_file: str | None = field(default=None, metadata={
+        "help": "llama, qwen2, qwen3: a published chat template (Jinja file) instead of ChatML; each <|…|> marker "
+                "it writes becomes one special token"})
+    end_of_turn: str = field(default=END_OF_TURN, metadata={
+        "help": "with chat_template_file: the token that ends an assistant turn (eos and generation stop), such as "
+                "<|eot_id|> for Llama 3"})
+    bos_token: str | None = field(default=None, metadata={
+        "help": "with chat_template_file: the bos_token the template writes, such as <|begin_of_text|> for Llama 3"})
+    added_tokens: list[str] = field(default_factory=list, metadata={
+        "help": "further single tokens of the format that stay in decoded text (not special), such as Qwen2.5's "
+                "<tool_call> and </tool_call>"})
 
 
 def _corpus(text_files: list[str]):
@@ -82,11 +95,41 @@ def _strings(value):
             yield from _strings(v)
 
 
-def build_tokenizer(text_files: list[str], vocab_size: int, architecture: Architecture = "llama"):
-    """Byte-level BPE with ChatML for Llama (GPT-2 split) and Qwen (Qwen's split); SentencePiece-style BPE with byte
-    fallback and Gemma's turn markers for gemma3."""
+@dataclass
+class ChatFormat:
+    """The chat template a byte-level tokenizer carries and the tokens it needs."""
+
+    template: str = CHATML_TEMPLATE
+    special: list[str] = field(default_factory=lambda: list(SPECIAL_TOKENS))
+    eos: str = END_OF_TURN
+    bos: str | None = None
+    added: list[str] = field(default_factory=list)
+
+
+def published_format(options: Options) -> ChatFormat:
+    """ChatML, or the template of chat_template_file with its <|…|> markers as special tokens."""
+    if options.chat_template_file is None:
+        return ChatFormat(added=options.added_tokens)
+    path = Path(options.chat_template_file)
+    if not path.is_file():
+        raise SpecError(f"chat_template_file {path} does not exist; pass a Jinja chat template file")
+    template = path.read_text()
+    markers = list(dict.fromkeys(re.findall(r"<\|[A-Za-z0-9_]+\|>", template)))
+    bos = [options.bos_token] if options.bos_token else []
+    special = list(dict.fromkeys([PAD, *markers, options.end_of_turn, *bos]))
+    if options.end_of_turn not in template:
+        raise SpecError(f"end_of_turn {options.end_of_turn} does not occur in {path}; name the token that ends its "
+                        "turns")
+    return ChatFormat(template, special, options.end_of_turn, options.bos_token, options.added_tokens)
+
+
+def build_tokenizer(text_files: list[str], vocab_size: int, architecture: Architecture = "llama",
+                    chat: ChatFormat | None = None):
+    """Byte-level BPE with ChatML (or a published template) for Llama (GPT-2 split) and Qwen (Qwen's split);
+    SentencePiece-style BPE with byte fallback and Gemma's turn markers for gemma3."""
     if architecture == "gemma3":
         return _gemma3_tokenizer(text_files, vocab_size)
+    chat = chat or ChatFormat()
     from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
@@ -100,12 +143,15 @@ def build_tokenizer(text_files: list[str], vocab_size: int, architecture: Archit
             pre_tokenizers.Split(Regex(QWEN2_REGEX), behavior="isolated"),
             pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
     tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=SPECIAL_TOKENS,
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=chat.special,
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
     tok.train_from_iterator(_corpus(text_files), trainer=trainer)
-    return PreTrainedTokenizerFast(tokenizer_object=tok, eos_token=END_OF_TURN, pad_token=PAD,
-                                   model_input_names=["input_ids", "attention_mask"],
-                                   chat_template=CHATML_TEMPLATE, model_max_length=None)
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token=chat.eos, pad_token=PAD, bos_token=chat.bos,
+                                        model_input_names=["input_ids", "attention_mask"],
+                                        chat_template=chat.template, model_max_length=None)
+    if chat.added:
+        tokenizer.add_tokens(chat.added)
+    return tokenizer
 
 
 def _gemma3_tokenizer(text_files: list[str], vocab_size: int):
@@ -145,11 +191,11 @@ def _model_config(options: Options, tokenizer, layers: int):
     )
     head_dim = options.hidden_size // options.num_heads
     if options.architecture == "llama":
-        return LlamaConfig(bos_token_id=None, **common)
+        return LlamaConfig(bos_token_id=tokenizer.bos_token_id, **common)
     if options.architecture == "qwen2":
-        return Qwen2Config(bos_token_id=None, **common)
+        return Qwen2Config(bos_token_id=tokenizer.bos_token_id, **common)
     if options.architecture == "qwen3":
-        return Qwen3Config(bos_token_id=None, head_dim=head_dim, **common)
+        return Qwen3Config(bos_token_id=tokenizer.bos_token_id, head_dim=head_dim, **common)
     # Gemma 3 below 27B scales queries by 1/sqrt(head_dim), which is what llama.cpp assumes for them.
     return Gemma3TextConfig(bos_token_id=tokenizer.bos_token_id, head_dim=head_dim, query_pre_attn_scalar=head_dim,
                             sliding_window=options.sliding_window, **common)
@@ -180,7 +226,10 @@ def run(options: Options) -> None:
 
         return make_tiny_vision_model(options)
     layers = options.num_layers or (_GEMMA3_LAYERS if options.architecture == "gemma3" else 2)
-    tokenizer = build_tokenizer(options.text_files, options.vocab_size, options.architecture)
+    if options.chat_template_file and options.architecture not in ("llama", "qwen2", "qwen3"):
+        raise SpecError(f"chat_template_file applies to llama, qwen2 and qwen3; {options.architecture} keeps its own")
+    tokenizer = build_tokenizer(options.text_files, options.vocab_size, options.architecture,
+                                published_format(options))
     tokenizer.model_max_length = options.max_position_embeddings
     config = _model_config(options, tokenizer, layers)
     torch.manual_seed(options.seed)

@@ -8,11 +8,11 @@ from .. import events
 
 
 def assistant_token_metrics(model, tokenizer, conversations: list[list[dict]], max_length: int,
-                            batch_size: int = 8, encode=None) -> dict[str, float]:
+                            batch_size: int = 8, encode=None, tools: list | None = None) -> dict[str, float]:
     """eval_loss = mean NLL per assistant token, perplexity = exp(eval_loss), accuracy = share of assistant
     tokens the model predicts exactly (greedy, from the previous position), eval_runtime = seconds.
     `encode` turns a batch of conversations into model inputs with labels (vision: the processor's collator);
-    by default the tokenizer's chat template does."""
+    by default the tokenizer's chat template does, with each conversation's tool definitions (`tools`) if any."""
     import torch
 
     started = time.monotonic()
@@ -20,9 +20,11 @@ def assistant_token_metrics(model, tokenizer, conversations: list[list[dict]], m
     model.eval()
     device = next(model.parameters()).device
     nll_sum, correct, total = 0.0, 0, 0
-    encode = encode or (lambda batch: _text_batch(tokenizer, batch, max_length))
+    tools = tools or [None] * len(conversations)
     for i in range(0, len(conversations), batch_size):
-        inputs = {k: v.to(device) for k, v in encode(conversations[i:i + batch_size]).items()}
+        batch = conversations[i:i + batch_size]
+        encoded = encode(batch) if encode else _text_batch(tokenizer, batch, max_length, tools[i:i + batch_size])
+        inputs = {k: v.to(device) for k, v in encoded.items()}
         labels = inputs.pop("labels")
         with torch.no_grad():
             logits = model(**inputs).logits.float()
@@ -40,10 +42,10 @@ def assistant_token_metrics(model, tokenizer, conversations: list[list[dict]], m
             "eval_runtime": time.monotonic() - started}
 
 
-def _text_batch(tokenizer, conversations: list[list[dict]], max_length: int) -> dict:
+def _text_batch(tokenizer, conversations: list[list[dict]], max_length: int, tools: list) -> dict:
     import torch
 
-    batch = [assistant_labels(tokenizer, c, max_length) for c in conversations]
+    batch = [assistant_labels(tokenizer, c, max_length, t) for c, t in zip(conversations, tools)]
     width = max(len(ids) for ids, _ in batch)
     pad = tokenizer.pad_token_id
     return {"input_ids": torch.tensor([ids + [pad] * (width - len(ids)) for ids, _ in batch]),
@@ -51,19 +53,20 @@ def _text_batch(tokenizer, conversations: list[list[dict]], max_length: int) -> 
             "labels": torch.tensor([lab + [-100] * (width - len(lab)) for _, lab in batch])}
 
 
-def assistant_labels(tokenizer, conversation: list[dict], max_length: int) -> tuple[list[int], list[int]]:
+def assistant_labels(tokenizer, conversation: list[dict], max_length: int,
+                     tools: list | None = None) -> tuple[list[int], list[int]]:
     """Token ids of the chat-templated conversation and labels that keep only the tokens training learns (assistant
     turns, less those with weight 0)."""
     from ..chat import trained_token_mask
 
-    ids, mask = trained_token_mask(tokenizer, conversation)
+    ids, mask = trained_token_mask(tokenizer, conversation, tools=tools)
     ids, mask = ids[:max_length], mask[:max_length]
     return ids, [t if m else -100 for t, m in zip(ids, mask)]
 
 
 def emit_final_metrics(model, tokenizer, conversations, max_length: int, batch_size: int, step: int,
-                       encode=None) -> dict:
-    values = assistant_token_metrics(model, tokenizer, conversations, max_length, batch_size, encode)
+                       encode=None, tools: list | None = None) -> dict:
+    values = assistant_token_metrics(model, tokenizer, conversations, max_length, batch_size, encode, tools)
     events.emit(events.Metrics(step=step, final=True, **{k: round(v, 6) for k, v in values.items()}))
     return values
 

@@ -124,7 +124,7 @@ def _encode(spec: TrainOptions, record: dict, tokenizer) -> _Row:
         else:  # the trainer's own mask (trainers.sft_dataset); truncation keeps the start
             from ..chat import trained_token_mask
 
-            ids, mask = trained_token_mask(tokenizer, record["messages"])
+            ids, mask = trained_token_mask(tokenizer, record["messages"], tools=record.get("tools"))
             trained = [bool(m) for m in mask]
         stop = min(len(ids), hp.max_length)
         return _Row(ids, trained, 0, stop, counted=stop)
@@ -428,10 +428,9 @@ def _warnings(spec: TrainOptions, rows: list[_Row], train_records, test_records,
 
         empty = [n for n, r in enumerate(rows, start=1) if not any(r.trained)]
         if empty:
-            cause = ("its chat template has no {% generation %} markers: wrap the assistant turn of the template in "
-                     "{% generation %} … {% endgeneration %}" if not has_generation_markers(tokenizer) else
-                     "give each of them an assistant turn, or check that the chat template's {% generation %} block "
-                     "covers the assistant's content")
+            block = " inside its {% generation %} block" if has_generation_markers(tokenizer) else ""
+            cause = ("give each of them an assistant turn, or check that the chat template writes the assistant's "
+                     f"content{block}")
             refused = ", and training refuses them" if spec.modality == "text" else ""
             warn("no_assistant_turn", f"{len(empty)} of {len(rows)} train rows ({_first(empty)}) have no token the "
                                       f"chat template of {spec.base_model} marks as the assistant's: they add "

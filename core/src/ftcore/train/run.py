@@ -216,5 +216,6 @@ def evaluate(spec: Options, trainer, train_records, test_records, mode, model=No
         from ..vision import VisionChatCollator
 
         encode = VisionChatCollator(trainer.processing_class, spec.hyperparameters.max_length).encode
+    tools = [r.get("tools") for r in records] if mode == "language_modeling" else None
     emit_final_metrics(trainer.model if model is None else model, trainer.processing_class, conversations,
-                       spec.hyperparameters.max_length, spec.hyperparameters.batch_size, step, encode)
+                       spec.hyperparameters.max_length, spec.hyperparameters.batch_size, step, encode, tools)

@@ -47,7 +47,7 @@ def sft_dataset(records, tokenizer, what: str):
         return None
     rows, empty = [], []
     for n, record in enumerate(records, start=1):
-        ids, mask = trained_token_mask(tokenizer, record["messages"])
+        ids, mask = trained_token_mask(tokenizer, record["messages"], tools=record.get("tools"))
         rows.append({"input_ids": ids, "assistant_masks": mask})
         if not any(mask):
             empty.append(n)

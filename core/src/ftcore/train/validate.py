@@ -52,6 +52,7 @@ def validate(spec: Options) -> tuple[list[dict], list[dict] | None, Mode]:
                         f"with processing_mode {needed}")
 
     _check_modality(spec, train, test, mode)
+    _check_tools(spec, train, test)
     context = model_context_length(spec.base_model)
     if context and hp.max_length > context:
         raise SpecError(f"max_length {hp.max_length} exceeds the model's {context} context; lower max_length")
@@ -103,6 +104,49 @@ def _check_modality(spec: Options, train: list[dict], test: list[dict] | None, m
     check_images(train, "train_file", keys)
     if test:
         check_images(test, "test_file", keys)
+
+
+def uses_tools(record: dict) -> bool:
+    """A record with tool definitions, an assistant's tool calls or a tool result."""
+    messages = [m for key in ("messages", "prompt", "chosen", "rejected") for m in record.get(key) or []
+                if isinstance(m, dict)]
+    return bool(record.get("tools")) or any(m.get("tool_calls") or m.get("role") == "tool" for m in messages)
+
+
+def _check_tools(spec: Options, train: list[dict], test: list[dict] | None) -> None:
+    """Tool conversations need a template that writes tools and tool calls, and arguments that are JSON: refused
+    before the model is loaded, naming the model and the first record that needs them."""
+    from ..chat import supports_tools
+
+    records = [("train_file", n, r) for n, r in enumerate(train, start=1)]
+    records += [("test_file", n, r) for n, r in enumerate(test or [], start=1)]
+    using = [(what, n, r) for what, n, r in records if uses_tools(r)]
+    if not using:
+        return
+    for what, n, record in using:
+        _check_arguments(record, f"{what} record {n}")
+    from transformers import AutoTokenizer
+
+    what, n, _ = using[0]
+    if not supports_tools(AutoTokenizer.from_pretrained(spec.base_model)):
+        raise SpecError(f"the chat template of {spec.base_model} has no tool support (it writes neither tool "
+                        f"definitions nor tool calls), but {what} record {n} and {len(using) - 1} more use tools; "
+                        "train a model whose template has them (Qwen2.5, Qwen3, Llama 3.1 or later), or remove tools, "
+                        "tool_calls and tool messages from the dataset")
+
+
+def _check_arguments(record: dict, where: str) -> None:
+    for key in ("messages", "prompt", "chosen", "rejected"):
+        for m, message in enumerate(record.get(key) or [], start=1):
+            for call in message.get("tool_calls") or []:
+                arguments = (call.get("function") or {}).get("arguments")
+                try:
+                    parsed = json.loads(arguments) if isinstance(arguments, str) else arguments
+                except json.JSONDecodeError as e:
+                    raise SpecError(f"{where} message {m}: a tool call's arguments are not JSON ({e}); write them "
+                                    "as a JSON object in a string") from e
+                if not isinstance(parsed, dict):
+                    raise SpecError(f"{where} message {m}: a tool call's arguments must be a JSON object")
 
 
 def _check_scheduler(name: str) -> None:

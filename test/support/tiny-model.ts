@@ -1,5 +1,6 @@
-// A tiny random-init model made by the real core (`make-tiny-model`), built once per version of the
-// core's model code and shared by every test file: MODELS_DIR for tests, holding the model `tiny`.
+// Tiny random-init models made by the real core (`make-tiny-model`), built once per version of the core's model code
+// and shared by every test file: MODELS_DIR for tests, holding the model `tiny` (ChatML, no tool support); and one
+// that also holds the tool-capable `tiny-qwen2.5` and `tiny-llama3`, with their families' published chat templates.
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
@@ -11,20 +12,45 @@ import { DEFAULT_CORE_PYTHON } from '@ftp/core-client';
 
 const CORE = fileURLToPath(new URL('../../core/', import.meta.url));
 export const TINY_MODEL = 'tiny';
-// The code the model and its tokenizer come from: the model code and the chat template it saves.
-const MODEL_SOURCES = ['tiny_model.py', 'chat.py'];
+const TEMPLATES = path.join(CORE, 'tests/fixtures/chat_templates');
+const QWEN25_TEMPLATE = path.join(TEMPLATES, 'Qwen-Qwen2.5-7B-Instruct.jinja');
+const LLAMA3_TEMPLATE = path.join(TEMPLATES, 'meta-llama-Llama-3.3-70B-Instruct.jinja');
+/** Tool-capable tiny models, by family: make-tiny-model options (their tokenizers also learn the templates' text, so
+ *  the long tool prompts stay short). */
+export const TOOL_MODELS = {
+  'tiny-qwen2.5': { architecture: 'qwen2', chat_template_file: QWEN25_TEMPLATE, added_tokens: ['<tool_call>', '</tool_call>'] },
+  'tiny-llama3': { architecture: 'llama', chat_template_file: LLAMA3_TEMPLATE, end_of_turn: '<|eot_id|>', bos_token: '<|begin_of_text|>' },
+} as const;
+export type ToolModel = keyof typeof TOOL_MODELS;
+const TOOL_MODEL_OPTIONS = { vocab_size: 800, max_position_embeddings: 1024, text_files: [QWEN25_TEMPLATE, LLAMA3_TEMPLATE] };
+// What the models and their tokenizers come from: the model code, the chat template it saves, the published ones.
+const MODEL_SOURCES = ['src/ftcore/tiny_model.py', 'src/ftcore/chat.py', QWEN25_TEMPLATE, LLAMA3_TEMPLATE];
 
 /** Returns a models folder that contains `tiny/` (an HF model folder with tokenizer and chat template). */
-export async function tinyModelsDir(): Promise<string> {
+export function tinyModelsDir(): Promise<string> {
+  return modelsDir({ [TINY_MODEL]: {} });
+}
+
+/** Returns a models folder that contains `tiny/` and the tool models of TOOL_MODELS. */
+export function toolModelsDir(): Promise<string> {
+  const tools = Object.entries(TOOL_MODELS).map(([name, options]) => [name, { ...TOOL_MODEL_OPTIONS, ...options }]);
+  return modelsDir({ [TINY_MODEL]: {}, ...Object.fromEntries(tools) });
+}
+
+async function modelsDir(models: Record<string, Record<string, unknown>>): Promise<string> {
   const hash = createHash('sha256');
-  for (const file of MODEL_SOURCES) hash.update(await fs.readFile(path.join(CORE, 'src/ftcore', file)));
+  for (const file of MODEL_SOURCES) hash.update(await fs.readFile(path.resolve(CORE, file)));
+  hash.update(JSON.stringify(models));
   const dir = path.join(os.tmpdir(), `ftp-models-${hash.digest('hex').slice(0, 12)}`);
-  if (await fs.stat(path.join(dir, TINY_MODEL, 'config.json')).then(() => true, () => false)) return dir;
+  if (await fs.stat(path.join(dir, '.complete')).then(() => true, () => false)) return dir;
   const building = await fs.mkdtemp(path.join(os.tmpdir(), 'ftp-models-build-'));
-  const spec = path.join(building, 'spec.json');
-  await fs.writeFile(spec, JSON.stringify({ output_dir: path.join(building, TINY_MODEL) }));
-  await promisify(execFile)(process.env.CORE_PYTHON ?? DEFAULT_CORE_PYTHON, ['-m', 'ftcore', 'make-tiny-model', '--spec', spec], { cwd: CORE, timeout: 180_000 });
-  await fs.rm(spec);
+  for (const [name, options] of Object.entries(models)) {
+    const spec = path.join(building, 'spec.json');
+    await fs.writeFile(spec, JSON.stringify({ output_dir: path.join(building, name), ...options }));
+    await promisify(execFile)(process.env.CORE_PYTHON ?? DEFAULT_CORE_PYTHON, ['-m', 'ftcore', 'make-tiny-model', '--spec', spec], { cwd: CORE, timeout: 180_000 });
+    await fs.rm(spec);
+  }
+  await fs.writeFile(path.join(building, '.complete'), '');
   // Another test file may have built it meanwhile; either copy is good.
   await fs.rename(building, dir).catch(() => fs.rm(building, { recursive: true, force: true }));
   return dir;

@@ -6,6 +6,7 @@ export {
   beginProcessing, checkLlmSettings, needsWorker, processDataset, runProcessing, writeProcessedDataset, type ProcessingProgress, type SplitRecords,
 } from './processing/process-dataset.ts';
 export { datasetSource, uploadSource, type DatasetSource } from './processing/sources.ts';
+export { PendingCalls, readToolCalls, readTools, type ToolCall, type ToolDefinition } from './processing/tool-calls.ts';
 export { LlmClient, LlmUnavailable, type LlmSettings } from './augmentation/llm.ts';
 export { presentDatasetSummary, presentProcessedDataset, presentProcessingResult, presentUpload, presentUploadList } from './presenters.ts';
 export { byteSourceFromBlob } from './readers/byte-source.ts';

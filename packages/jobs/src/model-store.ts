@@ -140,19 +140,26 @@ export async function listStoredModels(lookup: ModelLookup): Promise<string[]> {
   return [...found].sort();
 }
 
-/** The context length (max_position_embeddings) config.json gives a located model, when it can be read without a
- *  download (undefined for a hub model not fetched yet). */
-export async function modelContextLength(lookup: ModelLookup, location: ModelLocation): Promise<number | undefined> {
-  let text: string | undefined;
+/** A file of a located model as text, when it can be read without a download (undefined for a hub model not fetched
+ *  yet, or a file the model does not have). */
+export async function readModelFile(lookup: ModelLookup, location: ModelLocation, name: string): Promise<string | undefined> {
   try {
     if (location.kind === 'store') {
       const chunks: Buffer[] = [];
-      for await (const chunk of await lookup.blobs.get(`${modelStorePrefix(location.modelId)}config.json`)) chunks.push(Buffer.from(chunk as Uint8Array));
-      text = Buffer.concat(chunks).toString('utf8');
-    } else if (location.kind !== 'hub') text = await fs.readFile(path.join(location.folder, 'config.json'), 'utf8');
+      for await (const chunk of await lookup.blobs.get(`${modelStorePrefix(location.modelId)}${name}`)) chunks.push(Buffer.from(chunk as Uint8Array));
+      return Buffer.concat(chunks).toString('utf8');
+    }
+    if (location.kind !== 'hub') return await fs.readFile(path.join(location.folder, name), 'utf8');
   } catch {
     return undefined;
   }
+  return undefined;
+}
+
+/** The context length (max_position_embeddings) config.json gives a located model, when it can be read without a
+ *  download (undefined for a hub model not fetched yet). */
+export async function modelContextLength(lookup: ModelLookup, location: ModelLocation): Promise<number | undefined> {
+  const text = await readModelFile(lookup, location, 'config.json');
   if (!text) return undefined;
   const config = JSON.parse(text) as { max_position_embeddings?: number; text_config?: { max_position_embeddings?: number } };
   const length = config.max_position_embeddings ?? config.text_config?.max_position_embeddings;

@@ -1,11 +1,12 @@
 // POST /train as a domain function: everything that can be checked before a worker spends time on the
-// job is checked here (dataset ownership, trainer vs processing mode, QLoRA vs CUDA, the base model, the
-// test split for evaluation, reward columns), then the row is written and the job queued; or, with dry_run,
+// job is checked here (dataset ownership, trainer vs processing mode, QLoRA vs CUDA, the base model and whether its
+// template writes the dataset's tools, the test split for evaluation, reward columns), then the row is written and the job queued; or, with dry_run,
 // a worker makes the pre-flight report and nothing is written.
 import { invalidField, newId, UnprocessableEntity, userKeySegment, type NewJobRow, type Platform, type TrainingJobRow, type ValidationIssue } from '@ftp/platform';
 import { DEFAULT_MAX_LENGTH, type PreflightReport, type TrainRequest } from '@ftp/schema';
 import { checkCheckpoint, trainsWholeModel } from './model-choice.ts';
 import { locateBaseModel, modelContextLength } from './model-store.ts';
+import { checkToolTemplate, datasetUsesTools } from './chat-template.ts';
 import { preflightQueue, type PreflightPayload, trainingQueue } from './queues.ts';
 import { requestFromWorker } from './request-work.ts';
 import { readyDataset } from './datasets.ts';
@@ -95,6 +96,7 @@ async function checkTrainRequest(platform: Platform, userId: string, request: Tr
     throw invalidField(['body', 'hub_token'], 'hub_token is required when export_config.destination is hub (it is used for the upload and never stored)', 'missing');
   }
   const location = await locateBaseModel(platform, config.provider, config.base_model_id, { hubToken: request.hub_token });
+  if (datasetUsesTools(dataset)) await checkToolTemplate(platform, location, config.base_model_id, [...CONFIG_LOC, 'base_model_id']);
   const maxLength = fitContext(config, await modelContextLength(platform, location));
   return { parent, config: { ...config, hyperparameters: { ...config.hyperparameters, max_length: maxLength } } };
 }

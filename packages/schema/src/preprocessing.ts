@@ -28,6 +28,9 @@ export const FieldMappings = z
     assistant_field: FieldMapping.optional(),
     chosen_field: FieldMapping.optional().describe('preference mode: the preferred answer'),
     rejected_field: FieldMapping.optional().describe('preference mode: the rejected answer'),
+    tools_field: FieldMapping.optional().describe(
+      'language_modeling: a column (type column) holding a JSON array of OpenAI tool definitions ({"type": "function", "function": {name, description, parameters}}), kept on each record as tools for the model’s chat template',
+    ),
   })
   .describe('Target message field → source mapping; which keys are required depends on processing_mode');
 export type FieldMappings = z.infer<typeof FieldMappings>;

@@ -104,6 +104,16 @@ export async function createFineTuningJob(platform: Platform, userId: string, re
 
   let dataset;
   let param = 'training_file';
+  // Written once every line is read: whether any carried tools (the submit then asks the model's template for them).
+  const datasetConfig: Record<string, unknown> = { openai_training_file: training.dataset_id, openai_validation_file: validation?.dataset_id ?? null };
+  const columns = kind === 'chat' ? ['messages'] : ['prompt', 'chosen', 'rejected'];
+  const written = (record: Record<string, unknown>) => {
+    if ('tools' in record && !columns.includes('tools')) {
+      columns.push('tools');
+      datasetConfig['tools'] = true;
+    }
+    return record;
+  };
   try {
     dataset = await writeProcessedDataset(
       platform,
@@ -116,15 +126,15 @@ export async function createFineTuningJob(platform: Platform, userId: string, re
         dataset_source: 'upload',
         processing_mode: kind === 'chat' ? 'language_modeling' : 'preference',
         modality: 'text',
-        config: { openai_training_file: training.dataset_id, openai_validation_file: validation?.dataset_id ?? null },
-        columns: kind === 'chat' ? ['messages'] : ['prompt', 'chosen', 'rejected'],
+        config: datasetConfig,
+        columns,
       },
       validation ? ['train', 'test'] : ['train'],
       async (write) => {
-        for await (const record of readTrainingFile(platform, training, kind)) await write('train', record);
+        for await (const record of readTrainingFile(platform, training, kind)) await write('train', written(record));
         if (!validation) return;
         param = 'validation_file';
-        for await (const record of readTrainingFile(platform, validation, kind)) await write('test', record);
+        for await (const record of readTrainingFile(platform, validation, kind)) await write('test', written(record));
       },
     );
   } catch (err) {

@@ -1,14 +1,23 @@
 // OpenAI's fine-tuning files, read line by line as OpenAI validates them, and turned into this project's processed
 // records: chat lines {"messages": [...]} become language_modeling records (every turn kept; an assistant message's
-// `weight` 0 or 1 kept, and honoured by the core's label mask); preference lines {"input": {"messages"},
+// `weight` 0 or 1 kept, and honoured by the core's label mask; `tools`, assistant `tool_calls` and `tool` messages
+// kept for the model's own chat template, with `parallel_tool_calls` false allowing one call a turn); preference lines {"input": {"messages"},
 // "preferred_output", "non_preferred_output"} become preference records {prompt, chosen, rejected}.
 // The first bad line stops the reading with its number and what is wrong.
 import type { Platform, RawDatasetRow } from '@ftp/platform';
-import { LineTooLong, lonelySurrogateAt, numberedLines } from '@ftp/datasets';
+import { LineTooLong, lonelySurrogateAt, numberedLines, PendingCalls, readToolCalls, readTools, type ToolCall, type ToolDefinition } from '@ftp/datasets';
 
 export type FileKind = 'chat' | 'preference';
 
-type Message = { role: 'system' | 'user' | 'assistant'; content: string; weight?: 0 | 1 };
+type Message =
+  | { role: 'system' | 'user' | 'assistant'; content: string; weight?: 0 | 1; tool_calls?: ToolCall[] }
+  | { role: 'tool'; content: string; tool_call_id: string };
+
+/** What a chat line allows beyond plain turns: its tools and whether a turn may call several at once. */
+interface ToolContext {
+  tools: ToolDefinition[] | undefined;
+  parallel: boolean;
+}
 
 /** A line that is not what OpenAI's format allows: its 1-based number and the sentence to fix it. */
 export class InvalidLine extends Error {
@@ -21,7 +30,8 @@ export class InvalidLine extends Error {
 }
 
 const ROLES = new Set(['system', 'developer', 'user', 'assistant']);
-const TOOLS = 'tool calls and tool definitions are not supported for training here yet (open models’ chat templates render them differently); remove tools, tool_calls, function_call and tool messages';
+const LEGACY_FUNCTIONS = 'the legacy function-calling format (functions, function_call, function messages) is not supported; write tools, tool_calls and tool messages';
+const PREFERENCE_TOOLS = 'tools in preference lines are not supported; train tool calls with a supervised job';
 
 function text(content: unknown, where: string): string {
   if (typeof content === 'string') return content;
@@ -31,18 +41,30 @@ function text(content: unknown, where: string): string {
   throw new Error(`${where}.content must be a string or a list of {"type": "text", "text": …} parts`);
 }
 
-function readMessages(value: unknown, where: string, allowWeight: boolean): Message[] {
+function readMessages(value: unknown, where: string, allowWeight: boolean, context?: ToolContext): Message[] {
   if (!Array.isArray(value) || value.length === 0) throw new Error(`${where} must be a non-empty list of messages`);
+  const pending = new PendingCalls();
   return value.map((raw, i) => {
     const at = `${where}[${i}]`;
     if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new Error(`${at} must be an object with role and content`);
     const message = raw as Record<string, unknown>;
-    if ('tool_calls' in message || 'function_call' in message || message['role'] === 'tool' || message['role'] === 'function') throw new Error(TOOLS);
-    if (typeof message['role'] !== 'string' || !ROLES.has(message['role'])) throw new Error(`${at}.role must be one of system, developer, user, assistant`);
-    const unknown = Object.keys(message).filter((k) => !['role', 'content', 'name', 'weight'].includes(k));
+    if ('function_call' in message || message['role'] === 'function') throw new Error(LEGACY_FUNCTIONS);
+    if (message['role'] === 'tool') {
+      if (!context) throw new Error(PREFERENCE_TOOLS);
+      const unknown = Object.keys(message).filter((k) => !['role', 'content', 'tool_call_id'].includes(k));
+      if (unknown.length > 0) throw new Error(`${at} has unknown key ${JSON.stringify(unknown[0])}`);
+      return { role: 'tool', tool_call_id: pending.answer(message['tool_call_id'], at), content: text(message['content'], at) };
+    }
+    if (typeof message['role'] !== 'string' || !ROLES.has(message['role'])) throw new Error(`${at}.role must be one of system, developer, user, assistant${context ? ', tool' : ''}`);
+    const unknown = Object.keys(message).filter((k) => !['role', 'content', 'name', 'weight', 'tool_calls'].includes(k));
     if (unknown.length > 0) throw new Error(`${at} has unknown key ${JSON.stringify(unknown[0])}`);
-    const role = message['role'] === 'developer' ? 'system' : (message['role'] as Message['role']);
-    const out: Message = { role, content: text(message['content'], at) };
+    const role = message['role'] === 'developer' ? 'system' : (message['role'] as 'system' | 'user' | 'assistant');
+    const calls = 'tool_calls' in message ? toolCalls(message, role, at, context) : undefined;
+    const out: Message = { role, content: calls && message['content'] == null ? '' : text(message['content'], at) };
+    if (calls) {
+      pending.called(calls);
+      out.tool_calls = calls;
+    }
     if ('weight' in message) {
       if (!allowWeight || role !== 'assistant') throw new Error(`${at}.weight is only allowed on assistant messages`);
       if (message['weight'] !== 0 && message['weight'] !== 1) throw new Error(`${at}.weight must be 0 or 1`);
@@ -52,23 +74,34 @@ function readMessages(value: unknown, where: string, allowWeight: boolean): Mess
   });
 }
 
+function toolCalls(message: Record<string, unknown>, role: string, at: string, context: ToolContext | undefined): ToolCall[] {
+  if (!context) throw new Error(PREFERENCE_TOOLS);
+  if (role !== 'assistant') throw new Error(`${at}.tool_calls is only allowed on assistant messages`);
+  const calls = readToolCalls(message['tool_calls'], `${at}.tool_calls`, context.tools);
+  if (calls.length > 1 && !context.parallel) throw new Error(`${at} makes ${calls.length} tool calls, but the line sets parallel_tool_calls false (one call per turn); split them into turns or drop parallel_tool_calls`);
+  return calls;
+}
+
 /** One line as a processed record, or an Error saying what is wrong with it. */
 function recordOf(kind: FileKind, row: Record<string, unknown>): Record<string, unknown> {
   if (kind === 'chat') {
-    if ('tools' in row || 'functions' in row) throw new Error(TOOLS);
+    if ('functions' in row) throw new Error(LEGACY_FUNCTIONS);
     if (!('messages' in row)) throw new Error('a supervised job needs chat lines with "messages" (preference lines with "input", "preferred_output" and "non_preferred_output" train with method dpo)');
-    const unknown = Object.keys(row).filter((k) => !['messages', 'parallel_tool_calls', 'metadata'].includes(k));
+    const unknown = Object.keys(row).filter((k) => !['messages', 'tools', 'parallel_tool_calls', 'metadata'].includes(k));
     if (unknown.length > 0) throw new Error(`unknown key ${JSON.stringify(unknown[0])}`);
-    const messages = readMessages(row['messages'], 'messages', true);
+    if ('parallel_tool_calls' in row && typeof row['parallel_tool_calls'] !== 'boolean') throw new Error('parallel_tool_calls must be true or false');
+    const tools = 'tools' in row ? readTools(row['tools'], 'tools') : undefined;
+    const messages = readMessages(row['messages'], 'messages', true, { tools, parallel: row['parallel_tool_calls'] !== false });
     if (!messages.some((m) => m.role === 'assistant' && m.weight !== 0)) throw new Error('no assistant message to train on (at least one assistant message without weight 0 is needed)');
-    return { messages };
+    if (messages.at(-1)!.role !== 'assistant') throw new Error('the last message must be the assistant’s (it is what training learns); end the line with an assistant message');
+    return tools ? { messages, tools } : { messages };
   }
   for (const key of ['input', 'preferred_output', 'non_preferred_output']) {
     if (!(key in row)) throw new Error(`a dpo job needs preference lines with ${JSON.stringify(key)} (input, preferred_output and non_preferred_output)`);
   }
   const input = row['input'];
   if (!input || typeof input !== 'object' || Array.isArray(input)) throw new Error('input must be an object with "messages"');
-  if ('tools' in input) throw new Error(TOOLS);
+  if ('tools' in input) throw new Error(PREFERENCE_TOOLS);
   const prompt = readMessages((input as { messages?: unknown }).messages, 'input.messages', false);
   if (prompt.at(-1)?.role === 'assistant') throw new Error('input.messages must end with a user message (the answers are preferred_output and non_preferred_output)');
   const answer = (key: string) => {

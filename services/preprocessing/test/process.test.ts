@@ -297,3 +297,36 @@ describe('list, get, delete', () => {
     expect(res.json()).toEqual({ status: 'ok', service: 'preprocessing', version: '2.0.0', checks: { db: 'ok', storage: 'ok', queue: 'ok' } });
   });
 });
+
+describe('tools_field', () => {
+  const WEATHER = { type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } };
+  const process = (id: string, tools: Record<string, unknown>, mode?: string) => svc.process({
+    dataset_name: 'tools', dataset_id: id, ...(mode ? { processing_mode: mode } : {}),
+    config: { field_mappings: { user_field: { type: 'column', value: 'question' }, assistant_field: { type: 'column', value: 'answer' }, tools_field: tools } },
+  });
+
+  it('keeps the tools a column holds (a JSON string in CSV, an array in JSONL) on each record', async () => {
+    const fromCsv = (await svc.upload('tools.csv', csv([['question', 'answer', 'tools'], ['Weather?', 'Ask me.', JSON.stringify([WEATHER])]]))).json().dataset_id;
+    const jsonl = `${JSON.stringify({ question: 'Weather?', answer: 'Ask me.', tools: [WEATHER] })}\n`;
+    const fromJsonl = (await svc.upload('tools.jsonl', jsonl)).json().dataset_id;
+    for (const id of [fromCsv, fromJsonl]) {
+      const res = await process(id, { type: 'column', value: 'tools' });
+      expect(res.statusCode, res.body).toBe(200);
+      expect(await readSplit(svc.platform, res.json().full_splits[0].path)).toEqual([
+        { messages: [{ role: 'user', content: 'Weather?' }, { role: 'assistant', content: 'Ask me.' }], tools: [WEATHER] },
+      ]);
+    }
+  });
+
+  it('refuses a cell that is not a list of tools with its row, and a mapping that is not a column', async () => {
+    const bad = JSON.stringify([{ type: 'function', function: { name: 'get weather' } }]);
+    const id = (await svc.upload('bad-tools.csv', csv([['question', 'answer', 'tools'], ['a', 'b', JSON.stringify([WEATHER])], ['c', 'd', bad]]))).json().dataset_id;
+    const res = await process(id, { type: 'column', value: 'tools' });
+    expect(res.statusCode).toBe(422);
+    expect(res.json().detail).toEqual([{ loc: ['body', 'config', 'field_mappings', 'tools_field'], msg: 'row 2: column "tools"[0].function.name must be 1 to 64 letters, digits, _ or -', type: 'value_error' }]);
+    const template = await process(id, { type: 'template', value: '{tools}' });
+    expect(template.json().detail[0]).toMatchObject({ loc: ['body', 'config', 'field_mappings', 'tools_field', 'type'] });
+    const unknown = await process(id, { type: 'column', value: 'functions' });
+    expect(unknown.json().detail[0].msg).toMatch(/^column "functions" does not exist/);
+  });
+});

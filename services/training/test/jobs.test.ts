@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jobWorkDir } from '@ftp/worker';
 import type { PreflightReport } from '@ftp/schema';
 import { launchChromium } from '../../../test/support/browser.ts';
+import { csv } from '../../preprocessing/test/support.ts';
 import { loraRequest, qaCsv, startTrainingHarness, type TrainingHarness } from './support.ts';
 
 let h: TrainingHarness;
@@ -194,6 +195,20 @@ describe('secrets', () => {
 });
 
 describe('jobs that fail or are cancelled', () => {
+  it('a dataset with tools on a base model whose template writes none is a 422 at submit naming the model', async () => {
+    const tools = JSON.stringify([{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }]);
+    const rows = csv([['question', 'answer', 'tools'], ...Array.from({ length: 6 }, (_, i) => [`Weather ${i}?`, 'Sunny.', tools])]);
+    const mappings = { user_field: { type: 'column', value: 'question' }, assistant_field: { type: 'column', value: 'answer' }, tools_field: { type: 'column', value: 'tools' } };
+    const withTools = await h.dataset(rows, { config: { field_mappings: mappings } }, alice);
+    const res = await submit(loraRequest(withTools));
+    expect(res.statusCode, res.body).toBe(422);
+    expect(res.json().detail).toEqual([{
+      loc: ['body', 'training_config', 'base_model_id'],
+      msg: 'the chat template of base model "tiny" has no tool support (it writes neither tool definitions nor tool calls), but the dataset\'s records use tools; train a model whose template has them (Qwen2.5, Qwen3, Llama 3.1 or later), or a dataset without tools',
+      type: 'value_error',
+    }]);
+  });
+
   it('a max_length beyond the base model\'s context is a 422 at submit naming the model and its context, not a failed job', async () => {
     const before = (await h.train({ url: '/jobs', headers: alice })).json().jobs.length;
     const res = await submit(loraRequest(dataset, { max_length: 4096 }));

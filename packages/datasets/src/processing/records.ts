@@ -4,6 +4,7 @@ import { UnprocessableEntity, type ValidationIssue } from '@ftp/platform';
 import type { FieldMapping, FieldMappings, ProcessingMode } from '@ftp/schema';
 import { normalizeWhitespace } from './normalize.ts';
 import { parseTemplate, renderTemplate, TemplateSyntaxError, templateColumns, type TemplatePiece } from './templates.ts';
+import { readTools } from './tool-calls.ts';
 
 export type ContentPart = { type: 'text'; text: string } | { type: 'image'; image: string };
 export type MessageContent = string | ContentPart[];
@@ -87,6 +88,7 @@ export function compileRecordBuilder(options: {
     }
     compiled.set(key, parts.filter((p): p is CompiledPart => p !== undefined));
   }
+  const toolsColumn = compileToolsField(mappings.tools_field, mode, columns, issues);
   if (issues.length > 0) throw new UnprocessableEntity(issues);
 
   const text = (s: string): string => (normalize ? normalizeWhitespace(s) : s);
@@ -105,15 +107,17 @@ export function compileRecordBuilder(options: {
     );
   };
 
-  const assemble = (row: Record<string, unknown>, images: Map<CompiledPart, string>): ProcessedRecord => {
+  const assemble = (row: Record<string, unknown>, rowNumber: number, images: Map<CompiledPart, string>): ProcessedRecord => {
     const prompt: ChatMessage[] = [];
     const system = contentOf('system_field', row, images);
     if (system !== undefined) prompt.push({ role: 'system', content: system });
     prompt.push({ role: 'user', content: contentOf('user_field', row, images)! });
     const answer = (key: MappingKey): ChatMessage[] => [{ role: 'assistant', content: contentOf(key, row, images)! }];
     switch (mode) {
-      case 'language_modeling':
-        return { messages: [...prompt, ...answer('assistant_field')] };
+      case 'language_modeling': {
+        const messages = [...prompt, ...answer('assistant_field')];
+        return toolsColumn === undefined ? { messages } : { messages, tools: toolsOf(row, toolsColumn, rowNumber) };
+      }
       case 'prompt_only':
         // Every source column is kept so GRPO rewards can reference it (reward_config.reference_field).
         return { ...copyColumns(row, options.columns), prompt };
@@ -133,7 +137,7 @@ export function compileRecordBuilder(options: {
 
   if (!hasImages) {
     const none = new Map<CompiledPart, string>();
-    return { modality: 'text', augmentableColumns, userColumns, build: (row) => assemble(row, none) };
+    return { modality: 'text', augmentableColumns, userColumns, build: (row, rowNumber) => assemble(row, rowNumber, none) };
   }
   const imageParts = [...compiled.values()].flat().filter((p): p is Extract<CompiledPart, { kind: 'image' }> => p.kind === 'image');
   return {
@@ -143,7 +147,7 @@ export function compileRecordBuilder(options: {
     async build(row, rowNumber) {
       const images = new Map<CompiledPart, string>();
       for (const part of imageParts) images.set(part, await resolveImage(row[part.column], rowNumber, part.column, part.loc));
-      return assemble(row, images);
+      return assemble(row, rowNumber, images);
     },
   };
 }
@@ -154,3 +158,28 @@ function copyColumns(row: Record<string, unknown>, columns: string[]): Record<st
   return out;
 }
 
+
+const TOOLS_LOC = [...MAPPINGS_LOC, 'tools_field'];
+
+/** tools_field: a column (of a language_modeling dataset) whose cells hold a JSON array of tools. */
+function compileToolsField(mapping: FieldMapping | undefined, mode: ProcessingMode, columns: Set<string>, issues: ValidationIssue[]): string | undefined {
+  if (mapping === undefined) return undefined;
+  if (mode !== 'language_modeling') {
+    issues.push({ loc: TOOLS_LOC, msg: `tools_field applies to processing_mode language_modeling (tool conversations train with sft), not ${mode}; remove it`, type: 'value_error' });
+  } else if (mapping.type !== 'column') {
+    issues.push({ loc: [...TOOLS_LOC, 'type'], msg: 'tools_field must be of type column: a column holding a JSON array of tools', type: 'value_error' });
+  } else if (!columns.has(mapping.value)) {
+    issues.push({ loc: [...TOOLS_LOC, 'value'], msg: `column ${JSON.stringify(mapping.value)} does not exist; the dataset's columns are: ${[...columns].join(', ')}`, type: 'unknown_column' });
+  } else {
+    return mapping.value;
+  }
+  return undefined;
+}
+
+function toolsOf(row: Record<string, unknown>, column: string, rowNumber: number): unknown[] {
+  try {
+    return readTools(row[column], `column ${JSON.stringify(column)}`);
+  } catch (err) {
+    throw new UnprocessableEntity([{ loc: TOOLS_LOC, msg: `row ${rowNumber}: ${(err as Error).message}`, type: 'value_error' }]);
+  }
+}

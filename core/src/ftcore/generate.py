@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Literal
 
 from . import events
+from .chat import render
 from .data import read_jsonl
 from .errors import Cancelled, SpecError
 
@@ -68,13 +69,14 @@ def generate_token_ids(model, tokenizer, prompts: list[list[dict]], max_new_toke
 
 def generate_answers(model, tokenizer, prompts: list[list[dict]], max_new_tokens: int = 256, temperature: float = 0.0,
                      top_p: float = 1.0, batch_size: int = 8, stop: list[str] | None = None,
-                     should_stop: Callable[[], bool] | None = None) -> list[Answer]:
+                     should_stop: Callable[[], bool] | None = None, tools: list[dict] | None = None) -> list[Answer]:
     """Each answer up to its first stop token, or up to the first of the `stop` strings: its text leaves the string
-    out, its token_ids keep the tokens that made it (they were generated). `should_stop` as generate_token_ids."""
+    out, its token_ids keep the tokens that made it (they were generated). `should_stop` as generate_token_ids; the
+    prompts are rendered with `tools` when given."""
     stops, stop = set(_stop_ids(model, tokenizer)), stop or []
     answers = []
     for row, prompt_tokens in _generated_rows(model, tokenizer, prompts, max_new_tokens, temperature, top_p, batch_size,
-                                              stop, should_stop, None):
+                                              stop, should_stop, None, tools):
         ids, ended = _until_stop_token(row, stops)
         text = tokenizer.decode(ids, skip_special_tokens=True)
         cut = min((at for at in (text.find(s) for s in stop) if at >= 0), default=None)
@@ -89,7 +91,7 @@ def generate_answers(model, tokenizer, prompts: list[list[dict]], max_new_tokens
 
 
 def _generated_rows(model, tokenizer, prompts, max_new_tokens, temperature, top_p, batch_size, stop_strings,
-                    should_stop, encode) -> Iterator[tuple[list[int], int]]:
+                    should_stop, encode, tools=None) -> Iterator[tuple[list[int], int]]:
     """(the new tokens of a row, as generate left them (stop tokens, padding), the prompt's length) per prompt."""
     import torch
 
@@ -103,8 +105,7 @@ def _generated_rows(model, tokenizer, prompts, max_new_tokens, temperature, top_
         if encode is not None:
             encoded = encode(prompts[i:i + batch_size]).to(device)
         else:
-            batch = [tokenizer.apply_chat_template(p, tokenize=False, add_generation_prompt=True)
-                     for p in prompts[i:i + batch_size]]
+            batch = [render(tokenizer, p, tools, add_generation_prompt=True) for p in prompts[i:i + batch_size]]
             encoded = tokenizer(batch, return_tensors="pt", padding=True, add_special_tokens=False,
                                 return_token_type_ids=False).to(device)
         with torch.no_grad():

@@ -53,6 +53,8 @@ class GenerateRequest:
     # Each answer ends before the first of these; finish_reasons says which ended so.
     stop: list[str] | None = None
     batch_size: int = 8
+    # OpenAI tool definitions every conversation is rendered with (the model's chat template writes them).
+    tools: list[dict] | None = None
 
 
 @dataclass
@@ -233,7 +235,7 @@ class Server:
             prompts = [[{**m, "content": text_of(m.get("content", ""))} for m in c] for c in request.conversations]
             answers = generate_answers(model, tokenizer, prompts, request.max_new_tokens, request.temperature,
                                        request.top_p, request.batch_size, request.stop,
-                                       should_stop=lambda: self.reader.stop_requested(request.id))
+                                       should_stop=lambda: self.reader.stop_requested(request.id), tools=request.tools)
         finally:
             self.models.release_oversized()
         return events.Generated(id=request.id, texts=[a.text for a in answers], token_ids=[a.token_ids for a in answers],

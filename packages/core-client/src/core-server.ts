@@ -15,8 +15,11 @@ export type Preflight = z.infer<typeof PreflightEvent>;
 type LogEvent = Extract<CoreEvent, { event: 'log' }>;
 
 export interface ServeMessage {
-  role: 'system' | 'user' | 'assistant';
+  role: 'system' | 'user' | 'assistant' | 'tool';
   content: string;
+  /** OpenAI's shape: an assistant turn's calls (arguments a JSON string), the call a tool message answers. */
+  tool_calls?: readonly { id: string; type: 'function'; function: { name: string; arguments: string } }[];
+  tool_call_id?: string;
 }
 
 export interface GenerateParams {
@@ -33,6 +36,8 @@ export interface GenerateParams {
   /** Each text ends before the first of these (finish_reason stop). */
   stop?: readonly string[];
   batch_size?: number;
+  /** OpenAI tool definitions every conversation is rendered with. */
+  tools?: readonly Record<string, unknown>[];
 }
 
 export interface EvaluateParams {

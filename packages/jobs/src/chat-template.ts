@@ -25,6 +25,28 @@ export async function modelChatTemplate(lookup: ModelLookup, location: ModelLoca
   return undefined;
 }
 
+export interface TemplateMessage {
+  role: string;
+  content: string;
+  tool_calls?: readonly { id: string; type: 'function'; function: { name: string; arguments: string } }[];
+  tool_call_id?: string;
+}
+
+/** A conversation as the model's own template writes it, with the tool definitions: as transformers renders it
+ *  (a call's JSON-string arguments become the object the families' templates write with tojson). */
+export function renderChatTemplate(template: string, messages: readonly TemplateMessage[], options: { tools?: readonly unknown[]; addGenerationPrompt: boolean; bosToken?: string; eosToken?: string }): string {
+  const asTemplateSees = messages.map((m) =>
+    m.tool_calls ? { ...m, tool_calls: m.tool_calls.map((c) => ({ ...c, function: { name: c.function.name, arguments: JSON.parse(c.function.arguments) as unknown } })) } : m,
+  );
+  return new Template(template.replace(GENERATION_MARKERS, '')).render({
+    messages: asTemplateSees,
+    ...(options.tools ? { tools: options.tools } : {}),
+    add_generation_prompt: options.addGenerationPrompt,
+    bos_token: options.bosToken ?? '',
+    eos_token: options.eosToken ?? '',
+  });
+}
+
 const PROBE_TOOL = {
   type: 'function',
   function: { name: 'probe_tool_name', description: 'probe', parameters: { type: 'object', properties: { probe_arg: { type: 'string' } } } },

@@ -4,6 +4,7 @@ export * from './queues.ts';
 export * from './messages.ts';
 export * from './model-store.ts';
 export * from './chat-template.ts';
+export * from './tool-call-output.ts';
 export * from './model-choice.ts';
 export * from './job-files.ts';
 export * from './exports.ts';

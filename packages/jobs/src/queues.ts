@@ -52,6 +52,8 @@ export const GenerationSettings = z.object({
   /** Generation ends before the first of these strings; the text returned does not contain it. */
   stop: z.array(z.string().min(1)).max(4).optional(),
   response_format: ResponseFormat.optional(),
+  /** OpenAI tool definitions the conversations are rendered with (the model's chat template writes them). */
+  tools: z.array(z.record(z.string(), z.unknown())).optional(),
   /** Report text as it is generated (StreamDelta through the queue's report channel) as well as the result. */
   stream: z.boolean().optional(),
 });
@@ -76,7 +78,15 @@ export const PreparingReport = z.object({ preparing: z.string() });
 export type PreparingReport = z.infer<typeof PreparingReport>;
 
 /** A conversation as the engines take it: plain-text messages. */
-export const PlainMessage = z.object({ role: z.enum(['system', 'user', 'assistant']), content: z.string() });
+/** A call as OpenAI writes it (arguments: a JSON object in a string). */
+export const ToolCallMessagePart = z.object({ id: z.string(), type: z.literal('function'), function: z.object({ name: z.string(), arguments: z.string() }) });
+export const PlainMessage = z.object({
+  role: z.enum(['system', 'user', 'assistant', 'tool']),
+  content: z.string(),
+  /** An assistant turn's calls, and the id of the call a tool message answers. */
+  tool_calls: z.array(ToolCallMessagePart).optional(),
+  tool_call_id: z.string().optional(),
+});
 export type PlainMessage = z.infer<typeof PlainMessage>;
 
 /** The infer queue's answer: one text per conversation, in order, and how each ended. */

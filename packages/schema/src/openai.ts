@@ -195,11 +195,54 @@ export const ModelDeleted = z.object({ id: z.string(), object: z.literal('model'
 // ----------------------------------------------------------------------------------------------- chat
 
 const TextPart = z.object({ type: z.literal('text'), text: z.string() });
-export const ChatMessageInput = z.object({
-  role: z.enum(['system', 'developer', 'user', 'assistant']).describe('developer is read as system'),
-  content: z.union([z.string(), z.array(TextPart).min(1)]).describe('Text, or text parts (images are not accepted here)'),
-  name: z.string().optional(),
-});
+const MessageContent = z.union([z.string(), z.array(TextPart).min(1)]).describe('Text, or text parts (images are not accepted here)');
+const FunctionName = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).describe('1 to 64 letters, digits, _ or -');
+
+export const ChatToolCall = z
+  .object({
+    id: z.string().min(1).describe('Answered by a tool message’s tool_call_id'),
+    type: z.literal('function'),
+    function: z.object({ name: z.string(), arguments: z.string().describe('The arguments: a JSON object in a string') }),
+  })
+  .meta({ id: 'ChatToolCall' });
+
+export const ChatMessageInput = z.union([
+  z.object({
+    role: z.enum(['system', 'developer', 'user']).describe('developer is read as system'),
+    content: MessageContent,
+    name: z.string().optional(),
+  }),
+  z.object({
+    role: z.literal('assistant'),
+    content: nullable(MessageContent).optional().describe('May be null or left out when the turn has tool_calls'),
+    name: z.string().optional(),
+    tool_calls: z.array(ChatToolCall).min(1).optional().describe('The calls the assistant made in this turn'),
+  }),
+  z.object({
+    role: z.literal('tool'),
+    content: MessageContent.describe('The result of the call'),
+    tool_call_id: z.string().min(1).describe('The id of the call (an earlier assistant turn’s tool_calls) it answers'),
+  }),
+]);
+
+export const ChatTool = z
+  .object({
+    type: z.literal('function'),
+    function: z.object({
+      name: FunctionName,
+      description: z.string().optional(),
+      parameters: z.record(z.string(), z.unknown()).optional().describe('A JSON Schema object for the arguments'),
+      strict: nullable(z.boolean()).optional(),
+    }),
+  })
+  .meta({ id: 'ChatTool' });
+
+export const ChatToolChoice = z
+  .union([
+    z.enum(['none', 'auto', 'required']).describe('none: answer in text; auto: the model decides; required: it calls a tool (enforced)'),
+    z.object({ type: z.literal('function'), function: z.object({ name: FunctionName }) }).describe('Call this function (enforced)'),
+  ])
+  .meta({ id: 'ChatToolChoice' });
 
 const Stop = z.union([z.string().min(1), z.array(z.string().min(1)).max(4)]);
 
@@ -226,6 +269,9 @@ export const ChatCompletionRequest = z
     stream: nullable(z.boolean()).optional(),
     stream_options: nullable(z.object({ include_usage: z.boolean().optional() })).optional(),
     response_format: ChatResponseFormat.optional(),
+    tools: z.array(ChatTool).min(1).max(128).optional().describe('Functions the model may call, written into the prompt by its own chat template (a template without tool support is a 400)'),
+    tool_choice: ChatToolChoice.optional().describe('Default auto with tools; needs tools'),
+    parallel_tool_calls: nullable(z.boolean()).optional().describe('false: at most one call per answer (default true)'),
     user: z.string().optional(),
   })
   .meta({ id: 'ChatCompletionRequest', examples: [{ model: 'ft:google/gemma-3-270m-it:support:job_0123456789abcdef01234567', messages: [{ role: 'user', content: 'Hello!' }], max_tokens: 32 }] });
@@ -243,8 +289,13 @@ export const ChatCompletion = z
     choices: z.array(
       z.object({
         index: z.number().int(),
-        message: z.object({ role: z.literal('assistant'), content: z.string(), refusal: z.null() }),
-        finish_reason: z.enum(['stop', 'length']),
+        message: z.object({
+          role: z.literal('assistant'),
+          content: nullable(z.string()).describe('null when the answer is only tool calls'),
+          refusal: z.null(),
+          tool_calls: z.array(ChatToolCall).min(1).optional().describe('The calls the model made, read from its family’s format'),
+        }),
+        finish_reason: z.enum(['stop', 'length', 'tool_calls']),
         logprobs: z.null(),
       }),
     ),
@@ -263,8 +314,21 @@ export const ChatCompletionChunk = z
     choices: z.array(
       z.object({
         index: z.number().int(),
-        delta: z.object({ role: z.literal('assistant').optional(), content: z.string().optional() }),
-        finish_reason: nullable(z.enum(['stop', 'length'])),
+        delta: z.object({
+          role: z.literal('assistant').optional(),
+          content: z.string().optional(),
+          tool_calls: z
+            .array(
+              z.object({
+                index: z.number().int().min(0).describe('Which call of the answer this piece belongs to'),
+                id: z.string().optional().describe('In the first piece of a call'),
+                type: z.literal('function').optional(),
+                function: z.object({ name: z.string().optional().describe('In the first piece of a call'), arguments: z.string().optional().describe('The next piece of the arguments’ JSON') }),
+              }),
+            )
+            .optional(),
+        }),
+        finish_reason: nullable(z.enum(['stop', 'length', 'tool_calls'])),
         logprobs: z.null(),
       }),
     ),

@@ -12,15 +12,18 @@ import { newId } from '@ftp/platform';
 import { openaiRoutes, type ChatCompletionChunk, type ChatCompletionRequest } from '@ftp/schema';
 import { inferQueue, PreparingReport, requestFromWorker, StreamDelta, type GenerationDetail, type GenerationSettings, type InferPayload, type PlainMessage } from '@ftp/jobs';
 import { resolveChatModel } from '../chat-models.ts';
+import { checkTools, readAnswer, ToolStream } from '../chat-tools.ts';
 
 /** max_tokens when the request names none: the fast engine also stops where the context ends. */
 const DEFAULT_MAX_TOKENS = 512;
 
 function plainMessages(messages: ChatCompletionRequest['messages']): PlainMessage[] {
-  return messages.map((m) => ({
-    role: m.role === 'developer' ? 'system' : m.role,
-    content: typeof m.content === 'string' ? m.content : m.content.map((part) => part.text).join(''),
-  }));
+  return messages.map((m) => {
+    const content = m.content == null ? '' : typeof m.content === 'string' ? m.content : m.content.map((part) => part.text).join('');
+    if (m.role === 'tool') return { role: 'tool', content, tool_call_id: m.tool_call_id };
+    if (m.role === 'assistant') return { role: 'assistant', content, ...(m.tool_calls ? { tool_calls: m.tool_calls } : {}) };
+    return { role: m.role === 'developer' ? 'system' : m.role, content };
+  });
 }
 
 function generationSettings(body: ChatCompletionRequest): GenerationSettings {
@@ -37,6 +40,7 @@ function generationSettings(body: ChatCompletionRequest): GenerationSettings {
     ...(format && format.type !== 'text'
       ? { response_format: format.type === 'json_object' ? { type: 'json_object' as const } : { type: 'json_schema' as const, schema: format.json_schema.schema ?? {} } }
       : {}),
+    ...(body.tools ? { tools: body.tools } : {}),
     ...(body.stream ? { stream: true } : {}),
   };
 }
@@ -96,6 +100,8 @@ export async function chatRoutes(app: FastifyInstance): Promise<void> {
     handler: async (request, reply) => {
       const body = request.body;
       const model = await resolveChatModel(platform, request.userId, body.model);
+      const tools = await checkTools(platform, model, body);
+      const parallel = body.parallel_tool_calls !== false;
       const n = body.n ?? 1;
       const conversation = plainMessages(body.messages);
       const payload: InferPayload = { userId: request.userId, model: model.choice, conversations: Array.from({ length: n }, () => conversation), generation: generationSettings(body) };
@@ -106,33 +112,43 @@ export async function chatRoutes(app: FastifyInstance): Promise<void> {
         return {
           ...frame,
           object: 'chat.completion' as const,
-          choices: results.map((content, index) => ({
-            index,
-            message: { role: 'assistant' as const, content, refusal: null },
-            finish_reason: details[index]!.finish_reason,
-            logprobs: null,
-          })),
+          choices: results.map((text, index) => {
+            const { content, calls } = readAnswer(text, tools, parallel);
+            return {
+              index,
+              message: { role: 'assistant' as const, content, refusal: null, ...(calls.length > 0 ? { tool_calls: calls } : {}) },
+              finish_reason: calls.length > 0 ? ('tool_calls' as const) : details[index]!.finish_reason,
+              logprobs: null,
+            };
+          }),
           usage: usage(details),
         };
       }
 
       const stream = new ChunkStream(reply, frame);
       const begun = new Set<number>();
+      const answers = Array.from({ length: n }, () => (tools && tools.names.length > 0 ? new ToolStream(tools, parallel) : undefined));
+      const send = (index: number, delta: ChatCompletionChunk['choices'][number]['delta'], finish: ChatCompletionChunk['choices'][number]['finish_reason'] = null) => {
+        const role = begun.has(index) ? {} : { role: 'assistant' as const };
+        begun.add(index);
+        stream.send([{ index, delta: { ...role, ...delta }, finish_reason: finish, logprobs: null }]);
+      };
       const onReport = (data: unknown) => {
         const preparing = PreparingReport.safeParse(data);
         if (preparing.success) return stream.comment(`preparing: ${preparing.data.preparing}`);
         const delta = StreamDelta.safeParse(data);
         if (!delta.success || delta.data.text === '') return;
         const { index, text } = delta.data;
-        const role = begun.has(index) ? {} : { role: 'assistant' as const };
-        begun.add(index);
-        stream.send([{ index, delta: { ...role, content: text }, finish_reason: null, logprobs: null }]);
+        const tool = answers[index];
+        const out = tool ? tool.add(text) : { content: text };
+        if (out) send(index, out);
       };
       try {
         const { details } = await requestFromWorker(platform, inferQueue, payload, undefined, 'the chat completion', { onReport });
         details.forEach((detail, index) => {
-          const role = begun.has(index) ? {} : { role: 'assistant' as const };
-          stream.send([{ index, delta: { ...role }, finish_reason: detail.finish_reason, logprobs: null }]);
+          const ending = answers[index]?.finish() ?? { deltas: [], called: false };
+          for (const delta of ending.deltas) send(index, delta);
+          send(index, {}, ending.called ? 'tool_calls' : detail.finish_reason);
         });
         if (body.stream_options?.include_usage) stream.send([], usage(details));
         stream.write('[DONE]');

@@ -39,6 +39,8 @@ export interface GenerateRequest {
   /** A GGUF LoRA adapter (the core's `gguf --adapter`) applied over the model. */
   loraPath?: string;
   conversations: readonly (readonly ChatMessage[])[];
+  /** OpenAI tool definitions every conversation is rendered with (the model's chat template writes them). */
+  tools?: readonly unknown[];
   options?: GenerationOptions;
   /** Text of conversation `index` as it is generated; the pieces of one conversation add up to its final text. */
   onText?: (index: number, delta: string) => void;
@@ -78,7 +80,7 @@ export class FastEngine {
     return this.models.with(request.modelPath, async (model) => {
       const grammar = options.grammar ? await this.grammarFor(options.grammar) : undefined;
       const ending = textEnding(options.stop, grammar);
-      const prompts = request.conversations.map((c) => promptTokens(model, c));
+      const prompts = request.conversations.map((c) => promptTokens(model, c, request.tools));
       if (prompts.length === 0) return [];
       const longest = Math.max(...prompts.map((p) => p.length));
       const parallel = Math.min(this.maxParallel, prompts.length);

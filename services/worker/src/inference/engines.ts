@@ -69,6 +69,7 @@ export class InferenceEngines {
             ...(settings.top_p !== undefined ? { top_p: settings.top_p } : {}),
             ...(settings.seed !== undefined ? { seed: settings.seed } : {}),
             ...(settings.stop ? { stop: settings.stop } : {}),
+            ...(settings.tools ? { tools: settings.tools } : {}),
           },
           { signal },
         )
@@ -89,6 +90,7 @@ export class InferenceEngines {
         modelPath: files.gguf,
         ...(files.lora ? { loraPath: files.lora } : {}),
         conversations,
+        ...(settings.tools ? { tools: settings.tools } : {}),
         options: {
           maxNewTokens: settings.max_new_tokens,
           temperature: samplingTemperature(settings.temperature),

@@ -1,0 +1,54 @@
+// Tool conversations on both engines, with the tiny Qwen2.5-format model (its family's published template): the
+// tools are written into the prompt by that template on each engine alike (the same prompt tokens on llama.cpp as on
+// transformers), a conversation holding a call and its result renders too, and both engines answer the same greedy
+// text, which the tool call parser reads the same way.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openTestPlatform, type TestPlatform } from '@ftp/platform/testing';
+import { inferQueue, type GenerationSettings, type InferResult, type PlainMessage } from '@ftp/jobs';
+import { toolModelsDir } from '../../../test/support/tiny-model.ts';
+import { startWorker, type WorkerHandle } from '../src/index.ts';
+
+const WEATHER = { type: 'function', function: { name: 'get_weather', description: 'The weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } };
+const QUESTION: PlainMessage[] = [{ role: 'user', content: 'What is the weather in Paris?' }];
+const FOLLOW_UP: PlainMessage[] = [
+  ...QUESTION,
+  { role: 'assistant', content: '', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city": "Paris"}' } }] },
+  { role: 'tool', content: 'sunny', tool_call_id: 'call_1' },
+];
+
+let platform: TestPlatform;
+let worker: WorkerHandle;
+
+beforeAll(async () => {
+  platform = await openTestPlatform({ MODELS_DIR: await toolModelsDir(), FAST_ENGINE_QUANTIZATION: 'f16', FAST_ENGINE_THREADS: '1', HF_ENDPOINT: 'http://127.0.0.1:9' });
+  worker = await startWorker(platform, { queues: ['infer'] });
+}, 300_000);
+afterAll(async () => {
+  await worker?.stop();
+  await platform?.close();
+});
+
+function infer(model: string, fast: boolean, conversations: PlainMessage[][], generation: Partial<GenerationSettings> = {}): Promise<InferResult> {
+  return platform.queue.request(inferQueue, {
+    userId: 'u-tools',
+    model: { model_source: 'base', base_model_id: model, use_fast_engine: fast },
+    conversations,
+    generation: { max_new_tokens: 8, temperature: 0, ...generation },
+  });
+}
+
+describe.each(['tiny-qwen2.5', 'tiny-llama3'])('tool conversations with %s', (model) => {
+  it('are rendered with the tools by the model\'s own template, alike on both engines', async () => {
+    const withTools = { tools: [WEATHER] };
+    const [plainSlow, toolsSlow, toolsFast] = [
+      await infer(model, false, [QUESTION]),
+      await infer(model, false, [QUESTION, FOLLOW_UP], withTools),
+      await infer(model, true, [QUESTION, FOLLOW_UP], withTools),
+    ];
+    const prompts = (r: InferResult) => r.details.map((d) => d.prompt_tokens);
+    expect(prompts(toolsSlow)[0]!).toBeGreaterThan(prompts(plainSlow)[0]! + 20); // the tool definitions are in it
+    expect(prompts(toolsSlow)[1]!).toBeGreaterThan(prompts(toolsSlow)[0]!); // the call and its result too
+    expect(prompts(toolsFast)).toEqual(prompts(toolsSlow));
+    expect(toolsFast.results).toEqual(toolsSlow.results);
+  }, 300_000);
+});

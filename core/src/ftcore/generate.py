@@ -9,6 +9,7 @@ from typing import Literal
 
 from . import events
 from .chat import render
+from .constrained import ForcedCall, allowed_tokens_fn
 from .data import read_jsonl
 from .errors import Cancelled, SpecError
 
@@ -69,16 +70,19 @@ def generate_token_ids(model, tokenizer, prompts: list[list[dict]], max_new_toke
 
 def generate_answers(model, tokenizer, prompts: list[list[dict]], max_new_tokens: int = 256, temperature: float = 0.0,
                      top_p: float = 1.0, batch_size: int = 8, stop: list[str] | None = None,
-                     should_stop: Callable[[], bool] | None = None, tools: list[dict] | None = None) -> list[Answer]:
+                     should_stop: Callable[[], bool] | None = None, tools: list[dict] | None = None,
+                     forced: ForcedCall | None = None) -> list[Answer]:
     """Each answer up to its first stop token, or up to the first of the `stop` strings: its text leaves the string
     out, its token_ids keep the tokens that made it (they were generated). `should_stop` as generate_token_ids; the
-    prompts are rendered with `tools` when given."""
+    prompts are rendered with `tools` when given; `forced` makes every answer that tool call (constrained.py)."""
     stops, stop = set(_stop_ids(model, tokenizer)), stop or []
     answers = []
     for row, prompt_tokens in _generated_rows(model, tokenizer, prompts, max_new_tokens, temperature, top_p, batch_size,
-                                              stop, should_stop, None, tools):
+                                              stop, should_stop, None, tools, forced):
         ids, ended = _until_stop_token(row, stops)
         text = tokenizer.decode(ids, skip_special_tokens=True)
+        if forced is not None:  # the fixed text around the constrained JSON (its suffix only once the JSON ended)
+            text = forced.prefix + text + (forced.suffix if ended else "")
         cut = min((at for at in (text.find(s) for s in stop) if at >= 0), default=None)
         if cut is not None:
             # The row ended with the stop string; a batch pads the rest, unless its padding is a stop token.
@@ -91,7 +95,7 @@ def generate_answers(model, tokenizer, prompts: list[list[dict]], max_new_tokens
 
 
 def _generated_rows(model, tokenizer, prompts, max_new_tokens, temperature, top_p, batch_size, stop_strings,
-                    should_stop, encode, tools=None) -> Iterator[tuple[list[int], int]]:
+                    should_stop, encode, tools=None, forced=None) -> Iterator[tuple[list[int], int]]:
     """(the new tokens of a row, as generate left them (stop tokens, padding), the prompt's length) per prompt."""
     import torch
 
@@ -101,11 +105,13 @@ def _generated_rows(model, tokenizer, prompts, max_new_tokens, temperature, top_
     stopping = _stopping_criteria(should_stop)
     # Rows stop at their stop string's last token, not at max_new_tokens (transformers' StopStringCriteria).
     stop_at_strings = {"stop_strings": stop_strings, "tokenizer": tokenizer} if stop_strings else {}
+    constrained = {"prefix_allowed_tokens_fn": allowed_tokens_fn(tokenizer, forced.schema)} if forced else {}
     for i in range(0, len(prompts), batch_size):
         if encode is not None:
             encoded = encode(prompts[i:i + batch_size]).to(device)
         else:
-            batch = [render(tokenizer, p, tools, add_generation_prompt=True) for p in prompts[i:i + batch_size]]
+            batch = [render(tokenizer, p, tools, add_generation_prompt=True) + (forced.prefix if forced else "")
+                     for p in prompts[i:i + batch_size]]
             encoded = tokenizer(batch, return_tensors="pt", padding=True, add_special_tokens=False,
                                 return_token_type_ids=False).to(device)
         with torch.no_grad():
@@ -113,7 +119,7 @@ def _generated_rows(model, tokenizer, prompts, max_new_tokens, temperature, top_
                                  do_sample=sampling,
                                  temperature=temperature if sampling else None, top_p=top_p if sampling else None,
                                  top_k=None, eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
-                                 stopping_criteria=stopping, **stop_at_strings)
+                                 stopping_criteria=stopping, **stop_at_strings, **constrained)
         if should_stop is not None and should_stop():
             raise Cancelled("generation cancelled")
         prompt_lengths = encoded["attention_mask"].sum(dim=1).tolist()

@@ -55,6 +55,8 @@ class GenerateRequest:
     batch_size: int = 8
     # OpenAI tool definitions every conversation is rendered with (the model's chat template writes them).
     tools: list[dict] | None = None
+    # tool_choice required or a named function: {"schema", "prefix", "suffix"} of the call every answer is made to be.
+    forced_call: dict | None = None
 
 
 @dataclass
@@ -220,6 +222,7 @@ class Server:
                 self.reader.cancelled.discard(request_id)
 
     def generate(self, request: GenerateRequest) -> events.Generated:
+        from .constrained import ForcedCall
         from .generate import generate_answers
 
         if request.temperature < 0 or not 0 < request.top_p <= 1 or request.max_new_tokens < 1:
@@ -235,7 +238,8 @@ class Server:
             prompts = [[{**m, "content": text_of(m.get("content", ""))} for m in c] for c in request.conversations]
             answers = generate_answers(model, tokenizer, prompts, request.max_new_tokens, request.temperature,
                                        request.top_p, request.batch_size, request.stop,
-                                       should_stop=lambda: self.reader.stop_requested(request.id), tools=request.tools)
+                                       should_stop=lambda: self.reader.stop_requested(request.id), tools=request.tools,
+                                       forced=ForcedCall(**request.forced_call) if request.forced_call else None)
         finally:
             self.models.release_oversized()
         return events.Generated(id=request.id, texts=[a.text for a in answers], token_ids=[a.token_ids for a in answers],

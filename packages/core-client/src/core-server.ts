@@ -38,6 +38,8 @@ export interface GenerateParams {
   batch_size?: number;
   /** OpenAI tool definitions every conversation is rendered with. */
   tools?: readonly Record<string, unknown>[];
+  /** Every answer is this call: `prefix`, JSON of `schema`, `suffix` (constrained decoding). */
+  forced_call?: { schema: Record<string, unknown>; prefix: string; suffix: string };
 }
 
 export interface EvaluateParams {

@@ -54,6 +54,9 @@ export const GenerationSettings = z.object({
   response_format: ResponseFormat.optional(),
   /** OpenAI tool definitions the conversations are rendered with (the model's chat template writes them). */
   tools: z.array(z.record(z.string(), z.unknown())).optional(),
+  /** tool_choice required or a named function: every answer is `prefix`, JSON of `schema` (the call), `suffix`, in the
+   *  family's call format; constrained on both engines (llama.cpp grammar, lm-format-enforcer on transformers). */
+  forced_call: z.object({ schema: z.record(z.string(), z.unknown()), prefix: z.string(), suffix: z.string() }).optional(),
   /** Report text as it is generated (StreamDelta through the queue's report channel) as well as the result. */
   stream: z.boolean().optional(),
 });

@@ -49,6 +49,28 @@ function checkHistory(body: ChatCompletionRequest): void {
   });
 }
 
+const CALL_TEXT: Record<ToolCallFormat, { prefix: string; suffix: string; argumentsKey: string }> = {
+  hermes: { prefix: '<tool_call>\n', suffix: '\n</tool_call>', argumentsKey: 'arguments' },
+  llama3: { prefix: '', suffix: '', argumentsKey: 'parameters' },
+};
+
+/** tool_choice required or a named function as the call every answer is made to be: the family's text around JSON
+ *  that names the function (one of them, for required) and holds arguments of its parameters schema. */
+export function forcedCall(body: ChatCompletionRequest, use: ToolUse | undefined): { schema: Record<string, unknown>; prefix: string; suffix: string } | undefined {
+  const choice = body.tool_choice;
+  if (!use || !body.tools || choice === undefined || choice === 'none' || choice === 'auto') return undefined;
+  if (!use.format) throw invalidField(['body', 'tool_choice'], `tool_choice ${typeof choice === 'string' ? choice : 'naming a function'} needs the call format of ${JSON.stringify(body.model)}'s chat template, which is not at hand yet (a hub model not fetched); use tool_choice auto once, or fetch the model first`);
+  const { prefix, suffix, argumentsKey } = CALL_TEXT[use.format];
+  const callOf = (tool: NonNullable<ChatCompletionRequest['tools']>[number]) => ({
+    type: 'object',
+    properties: { name: { const: tool.function.name }, [argumentsKey]: tool.function.parameters ?? { type: 'object' } },
+    required: ['name', argumentsKey],
+    additionalProperties: false,
+  });
+  const tools = typeof choice === 'object' ? body.tools.filter((t) => t.function.name === choice.function.name) : body.tools;
+  return { schema: tools.length === 1 ? callOf(tools[0]!) : { oneOf: tools.map(callOf) }, prefix, suffix };
+}
+
 export interface AnswerCall {
   id: string;
   type: 'function';

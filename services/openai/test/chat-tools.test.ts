@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { openTestPlatform, type TestPlatform } from '@ftp/platform/testing';
 import { toolModelsDir, TINY_MODEL } from '../../../test/support/tiny-model.ts';
 import { buildOpenAiApp } from '../src/app.ts';
-import { readAnswer, ToolStream } from '../src/chat-tools.ts';
+import { forcedCall, readAnswer, ToolStream } from '../src/chat-tools.ts';
 
 let platform: TestPlatform;
 let app: FastifyInstance;
@@ -39,6 +39,22 @@ describe('a chat completion with tools', () => {
     const orphan = await chat({ model: 'tiny-qwen2.5', tools: [WEATHER], messages: [{ role: 'user', content: 'Hi' }, { role: 'tool', tool_call_id: 'call_x', content: 'sunny' }] });
     expect(orphan.statusCode).toBe(400);
     expect(orphan.json().error.message).toMatch(/messages\[1\] answers tool_call_id "call_x", but no earlier assistant message made a call with that id/);
+  });
+});
+
+describe('tool_choice required or named', () => {
+  const TIME = { type: 'function' as const, function: { name: 'get_time', parameters: { type: 'object', properties: { zone: { type: 'string' } } } } };
+  const body = (tool_choice: unknown) => ({ model: 'm', messages: [{ role: 'user' as const, content: 'hi' }], tools: [WEATHER, TIME], tool_choice }) as unknown as Parameters<typeof forcedCall>[0];
+  const call = (name: string, key: string, parameters: unknown) => ({ type: 'object', properties: { name: { const: name }, [key]: parameters }, required: ['name', key], additionalProperties: false });
+
+  it('is the call every answer is constrained to, in the family\'s format; auto and none force nothing', () => {
+    const use = { names: ['get_weather', 'get_time'], format: 'hermes' as const };
+    expect(forcedCall(body({ type: 'function', function: { name: 'get_time' } }), use)).toEqual({ schema: call('get_time', 'arguments', TIME.function.parameters), prefix: '<tool_call>\n', suffix: '\n</tool_call>' });
+    expect(forcedCall(body('required'), { ...use, format: 'llama3' })).toEqual({
+      schema: { oneOf: [call('get_weather', 'parameters', WEATHER.function.parameters), call('get_time', 'parameters', TIME.function.parameters)] }, prefix: '', suffix: '',
+    });
+    expect(forcedCall(body('auto'), use)).toBeUndefined();
+    expect(forcedCall(body('none'), use)).toBeUndefined();
   });
 });
 

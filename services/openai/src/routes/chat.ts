@@ -12,7 +12,7 @@ import { newId } from '@ftp/platform';
 import { openaiRoutes, type ChatCompletionChunk, type ChatCompletionRequest } from '@ftp/schema';
 import { inferQueue, PreparingReport, requestFromWorker, StreamDelta, type GenerationDetail, type GenerationSettings, type InferPayload, type PlainMessage } from '@ftp/jobs';
 import { resolveChatModel } from '../chat-models.ts';
-import { checkTools, readAnswer, ToolStream } from '../chat-tools.ts';
+import { checkTools, forcedCall, readAnswer, ToolStream, type ToolUse } from '../chat-tools.ts';
 
 /** max_tokens when the request names none: the fast engine also stops where the context ends. */
 const DEFAULT_MAX_TOKENS = 512;
@@ -26,10 +26,11 @@ function plainMessages(messages: ChatCompletionRequest['messages']): PlainMessag
   });
 }
 
-function generationSettings(body: ChatCompletionRequest): GenerationSettings {
+function generationSettings(body: ChatCompletionRequest, tools: ToolUse | undefined): GenerationSettings {
   const temperature = body.temperature ?? 1;
   const stop = body.stop == null ? undefined : Array.isArray(body.stop) ? body.stop : [body.stop];
   const format = body.response_format;
+  const forced = forcedCall(body, tools);
   return {
     max_new_tokens: body.max_completion_tokens ?? body.max_tokens ?? DEFAULT_MAX_TOKENS,
     temperature,
@@ -41,6 +42,7 @@ function generationSettings(body: ChatCompletionRequest): GenerationSettings {
       ? { response_format: format.type === 'json_object' ? { type: 'json_object' as const } : { type: 'json_schema' as const, schema: format.json_schema.schema ?? {} } }
       : {}),
     ...(body.tools ? { tools: body.tools } : {}),
+    ...(forced ? { forced_call: forced } : {}),
     ...(body.stream ? { stream: true } : {}),
   };
 }
@@ -104,7 +106,7 @@ export async function chatRoutes(app: FastifyInstance): Promise<void> {
       const parallel = body.parallel_tool_calls !== false;
       const n = body.n ?? 1;
       const conversation = plainMessages(body.messages);
-      const payload: InferPayload = { userId: request.userId, model: model.choice, conversations: Array.from({ length: n }, () => conversation), generation: generationSettings(body) };
+      const payload: InferPayload = { userId: request.userId, model: model.choice, conversations: Array.from({ length: n }, () => conversation), generation: generationSettings(body, tools) };
       const frame = { id: newId('chatcmpl'), object: 'chat.completion.chunk' as const, created: Math.floor(Date.now() / 1000), model: body.model, system_fingerprint: null };
 
       if (!body.stream) {

@@ -32,7 +32,11 @@ export interface GenerationOptions {
   grammar?: OutputGrammar;
 }
 
-export type OutputGrammar = { type: 'json_object' } | { type: 'json_schema'; schema: Record<string, unknown> };
+export type OutputGrammar =
+  | { type: 'json_object' }
+  | { type: 'json_schema'; schema: Record<string, unknown> }
+  /** A tool call: fixed text around JSON of the call's schema (tool_choice required or named). */
+  | { type: 'tool_call'; schema: Record<string, unknown>; prefix: string; suffix: string };
 
 export interface GenerateRequest {
   modelPath: string;
@@ -117,19 +121,34 @@ export class FastEngine {
   /** The grammar a request asks for; an UnsupportedSchemaError for a schema it could not honour. */
   private async grammarFor(grammar: OutputGrammar): Promise<LlamaGrammar> {
     if (grammar.type === 'json_object') return this.llama.getGrammarFor('json');
-    const schema = grammarSchema(grammar.schema);
+    const where = grammar.type === 'tool_call' ? 'tools: the forced call (its parameters schema)' : 'response_format schema';
+    let json: LlamaGrammar;
     try {
-      return await this.llama.createGrammarForJsonSchema<GbnfJsonSchema>(schema);
+      json = await this.llama.createGrammarForJsonSchema<GbnfJsonSchema>(grammarSchema(grammar.schema, where));
     } catch (err) {
+      if (err instanceof UnsupportedSchemaError) throw err;
       // What the keyword check lets through but the converter still refuses (an object as const, an enum that is no list).
-      throw new UnsupportedSchemaError(`response_format schema: llama.cpp's grammar could not be made of it (${(err as Error).message})`);
+      throw new UnsupportedSchemaError(`${where}: llama.cpp's grammar could not be made of it (${(err as Error).message})`);
     }
+    if (grammar.type !== 'tool_call' || (grammar.prefix === '' && grammar.suffix === '')) return json;
+    return this.llama.createGrammar({ grammar: wrappedJson(json, grammar.prefix, grammar.suffix), rootRuleName: 'tool-call-root' });
   }
 
   async dispose(): Promise<void> {
     await this.models.dispose();
     await this.llama.dispose();
   }
+}
+
+/** The JSON grammar between the family's call text (GBNF string literals escape as JSON strings do). Its root ends
+ *  in the run of newlines node-llama-cpp's chat stops on; inside a call that run is cut, or it would never end. */
+function wrappedJson(json: LlamaGrammar, prefix: string, suffix: string): string {
+  const ending = / "\\n\\n\\n\\n" \[\\n\]\*$/m;
+  const lines = json.grammar.split('\n');
+  const at = lines.findIndex((line) => line.startsWith(`${json.rootRuleName} ::= `));
+  if (at < 0 || !ending.test(lines[at]!)) throw new Error(`node-llama-cpp's JSON grammar has a root this engine does not know: ${lines[at] ?? '(none)'}`);
+  lines[at] = lines[at]!.replace(`${json.rootRuleName} ::= `, 'tool-call-json ::= ').replace(ending, '');
+  return [...lines, `tool-call-root ::= ${JSON.stringify(prefix)} tool-call-json ${JSON.stringify(suffix)}`].join('\n');
 }
 
 type ResolvedOptions = Required<Omit<GenerationOptions, 'grammar'>> & Pick<GenerationOptions, 'grammar'>;

@@ -22,9 +22,10 @@ const KEYWORDS_OF_TYPE: Record<string, string[]> = {
 };
 const STRING_FORMATS = ['date-time', 'time', 'date'];
 
-/** The schema to build the grammar from; throws UnsupportedSchemaError naming the first keyword it cannot honour. */
-export function grammarSchema(schema: Schema): GbnfJsonSchema {
-  return convert(schema, 'schema', new Set()) as GbnfJsonSchema;
+/** The schema to build the grammar from; throws UnsupportedSchemaError naming the first keyword it cannot honour
+ *  (its place from `where`, the request field the schema came from). */
+export function grammarSchema(schema: Schema, where = 'response_format schema'): GbnfJsonSchema {
+  return convert(schema, where, new Set()) as GbnfJsonSchema;
 }
 
 function convert(value: unknown, at: string, defsInScope: ReadonlySet<string>): Schema {
@@ -96,5 +97,5 @@ function mapValues(object: unknown, at: string, map: (value: unknown, at: string
 }
 
 function refuse(at: string, why: string): never {
-  throw new UnsupportedSchemaError(`response_format ${at} ${why}`);
+  throw new UnsupportedSchemaError(`${at} ${why}`);
 }

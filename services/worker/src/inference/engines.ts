@@ -53,6 +53,7 @@ export class InferenceEngines {
     progress?: (message: string) => void,
   ): Promise<InferResult> {
     const format = settings.response_format?.type ?? 'text';
+    if (settings.forced_call && format !== 'text') throw invalidField(['body', 'response_format'], 'response_format cannot be combined with tool_choice required or a named function (the answer is the call); leave one out');
     if (files.engine === 'transformers') {
       if (format !== 'text') {
         throw invalidField(['body', 'response_format'], `response_format ${format} needs the fast engine (llama.cpp grammar); this model runs on transformers`, 'not_available');
@@ -70,6 +71,7 @@ export class InferenceEngines {
             ...(settings.seed !== undefined ? { seed: settings.seed } : {}),
             ...(settings.stop ? { stop: settings.stop } : {}),
             ...(settings.tools ? { tools: settings.tools } : {}),
+            ...(settings.forced_call ? { forced_call: settings.forced_call } : {}),
           },
           { signal },
         )
@@ -84,7 +86,8 @@ export class InferenceEngines {
     }
     if (!this.fast) this.tell(progress, 'starting llama.cpp on this worker (once)');
     const engine = await this.fastEngine();
-    const grammar = settings.response_format && settings.response_format.type !== 'text' ? { grammar: settings.response_format } : {};
+    const grammar = settings.forced_call ? { grammar: { type: 'tool_call' as const, ...settings.forced_call } }
+      : settings.response_format && settings.response_format.type !== 'text' ? { grammar: settings.response_format } : {};
     const generations = await engine
       .generate({
         modelPath: files.gguf,
@@ -103,7 +106,7 @@ export class InferenceEngines {
         signal,
       })
       .catch((err: unknown) => {
-        if (err instanceof UnsupportedSchemaError) throw invalidField(['body', 'response_format'], err.message);
+        if (err instanceof UnsupportedSchemaError) throw invalidField(['body', settings.forced_call ? 'tools' : 'response_format'], err.message);
         if (!signal.aborted && /does not fit/.test(String((err as Error).message))) throw invalidField(['body', 'messages'], (err as Error).message);
         return rethrow(err, signal, 'fast engine', 'llama.cpp could not run the model');
       });

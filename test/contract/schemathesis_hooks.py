@@ -8,13 +8,14 @@ at the edges of its range) are exercised too, not only the 404 of a random id. D
 (before_call): it must outlive every document's run.
 
 positive_data_acceptance (ST202) sends requests the documents call valid and expects them accepted. The server refuses a
-few for reasons no JSON Schema can express; each is listed here with its reason, and a failure is dropped only when the
+few for reasons no JSON Schema can express (cross-field rules); each is listed here with its reason, and a failure is dropped only when the
 response states exactly that reason (any other refusal of the same request still fails the run). Every other check and
 every other status stays as schemathesis decides.
 """
 
 import json
 import os
+import re
 
 import schemathesis
 from hypothesis import strategies as st
@@ -114,7 +115,22 @@ def _explained(method, path, status, body):
     if (method, path, status) == ("POST", "/v1/fine_tuning/jobs", 400):
         error = body.get("error") if isinstance(body, dict) else None
         return isinstance(error, dict) and error.get("code") == "not_found" and error.get("param") in ("training_file", "validation_file")
+    # POST /v1/chat/completions: what a conversation with tools says of itself, which no JSON Schema can compare: a tool
+    # message answers a call an earlier assistant turn made, tool_choice names one of tools (or comes with tools), and
+    # tools reach only a model whose chat template writes them. OpenAI's 400 invalid_request_error, param the field.
+    if (method, path, status) == ("POST", "/v1/chat/completions", 400):
+        error = body.get("error") if isinstance(body, dict) else None
+        return isinstance(error, dict) and any(re.fullmatch(param, str(error.get("param"))) and reason in str(error.get("message"))
+                                               for param, reason in _CHAT_TOOL_RULES)
     return False
+
+
+_CHAT_TOOL_RULES = (
+    (r"messages\.\d+\.tool_call_id", "but no earlier assistant message made a call with that id"),
+    (r"tool_choice", "tool_choice needs tools"),
+    (r"tool_choice\.function\.name", "which is not in tools"),
+    (r"tools|messages", "has no tool support"),
+)
 
 
 @schemathesis.hook

@@ -4,7 +4,8 @@ the OpenAPI documents cannot state.
 Real ids: the stack holds a completed job of the tiny model, its checkpoints and exports. Their ids (FTP_SCHEMATHESIS_IDS,
 JSON: parameter name -> values) are drawn beside the generated values wherever a path, query or body field of that name
 is sent, so the paths behind an existing resource (a checkpoint's download, a fine-tuned model's chat, checkpoint_step
-at the edges of its range) are exercised too, not only the 404 of a random id. Deletes never reach the seeded job
+at the edges of its range) are exercised too, not only the 404 of a random id; and a plain conversation beside the
+generated chat messages. Deletes never reach the seeded job
 (before_call): it must outlive every document's run.
 
 positive_data_acceptance (ST202) sends requests the documents call valid and expects them accepted. The server refuses a
@@ -23,15 +24,15 @@ from hypothesis import strategies as st
 KNOWN = {name: values for name, values in json.loads(os.environ.get("FTP_SCHEMATHESIS_IDS") or "{}").items() if values}
 
 
-def _with_known(context, values):
+def _with_known(context, values, known=KNOWN):
     """The generated mapping, or the same with some of its known-named fields set to real values."""
     if not isinstance(values, dict):
         return st.just(values)
-    names = [name for name in values if name in KNOWN]
+    names = [name for name in values if name in known]
     if not names:
         return st.just(values)
     return st.fixed_dictionaries(
-        {name: st.one_of(st.just(values[name]), st.sampled_from(KNOWN[name])) if name in names else st.just(value)
+        {name: st.one_of(st.just(values[name]), st.sampled_from(known[name])) if name in names else st.just(value)
          for name, value in values.items()}
     )
 
@@ -64,9 +65,19 @@ def flatmap_query(context, query):
     return _with_known(context, query)
 
 
-@schemathesis.hook.apply_to(path_regex=r"^/(exports|inference/batch|evaluation|train|v1/chat/completions)$")
+@schemathesis.hook.apply_to(path_regex=r"^/(exports|inference/batch|evaluation|train)$")
 def flatmap_body(context, body):
     return _with_known(context, body)
+
+
+# Since messages may hold tool calls and tool results, most generated conversations are refused for what they say of
+# each other (a tool result answering no call): a plain one is drawn beside them, or few chats reach the seeded models.
+CHAT_KNOWN = {**KNOWN, "messages": [[{"role": "user", "content": "hi"}]]}
+
+
+@schemathesis.hook("flatmap_body").apply_to(path_regex=r"^/v1/chat/completions$")
+def flatmap_chat_body(context, body):
+    return _with_known(context, body, CHAT_KNOWN)
 
 
 def _body(response):

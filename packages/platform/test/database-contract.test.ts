@@ -126,6 +126,18 @@ describe.each(drivers)('metadata store contract: $name', (driver) => {
     expect(await evaluations.insert(evaluation)).toEqual({ ...evaluation, created_at: expect.any(Date) });
   });
 
+  it('numbers the events of one job in order when several writers add them at once', async () => {
+    const jobs = new JobsRepository(db);
+    const job = await jobs.insert({
+      job_id: newId('job'), user_id: 'u', job_name: 'j', processed_dataset_id: 'pd_1', base_model_id: 'tiny',
+      modality: 'text', training_config: {}, blob_prefix: 'jobs/u/', tracker_url: null,
+    });
+    await Promise.all(Array.from({ length: 40 }, (_, i) => jobs.appendEvent(job.job_id, 'log', { level: 'info', message: `m${i}` })));
+    const events = await jobs.events(job.job_id);
+    expect(events.map((e) => e.seq)).toEqual(Array.from({ length: 41 }, (_, i) => i + 1));
+    expect(new Set(events.slice(1).map((e) => e.data.message)).size).toBe(40);
+  });
+
   it('keeps speed measurements per host and device: a job replaces a probe, a probe never replaces a job', async () => {
     const workers = new WorkersRepository(db);
     const key = { base_model_id: `m-${randomBytes(4).toString('hex')}`, method: 'LoRA', trainer_type: 'sft' };

@@ -235,11 +235,18 @@ export class JobsRepository {
     return this.db.query<JobEventRow>('SELECT * FROM job_events WHERE job_id = $1 AND seq > $2 ORDER BY seq', [jobId, afterSeq]);
   }
 
+  /** Adds an event after the job's last. Writers of one job (a worker's core events, its outage notes, the reconciler)
+   *  can read the same last number at once on a server: the one whose number was taken takes the next. */
   async appendEvent(jobId: string, kind: JobEventRow['kind'], data: Record<string, unknown>): Promise<void> {
-    await this.db.query(
-      `INSERT INTO job_events (job_id, seq, kind, data)
-       VALUES ($1, (SELECT coalesce(max(seq), 0) + 1 FROM job_events WHERE job_id = $1), $2, $3::json)`,
-      [jobId, kind, JSON.stringify(data)],
-    );
+    for (let attempt = 1; ; attempt++) {
+      const added = await this.db.query(
+        `INSERT INTO job_events (job_id, seq, kind, data)
+         VALUES ($1, (SELECT coalesce(max(seq), 0) + 1 FROM job_events WHERE job_id = $1), $2, $3::json)
+         ON CONFLICT (job_id, seq) DO NOTHING RETURNING seq`,
+        [jobId, kind, JSON.stringify(data)],
+      );
+      if (added.length > 0) return;
+      if (attempt === 100) throw new Error(`job ${jobId}: 100 writers took the next event number before this one`);
+    }
   }
 }

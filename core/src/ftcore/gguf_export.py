@@ -102,7 +102,8 @@ def write_model(model_dir: Path, config: dict, arch: str, quantization: str, out
     import gguf
     from transformers import AutoConfig, AutoTokenizer
 
-    from .gguf_vocab import ollama_modelfile, write_tokenizer
+    from .gguf_vocab import write_tokenizer
+    from .modelfile import ollama_modelfile
 
     hf = AutoConfig.from_pretrained(model_dir)
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
@@ -139,7 +140,7 @@ def write_adapter_modelfile(model_dir: Path, out: Path, base_gguf: str | None) -
 
     from transformers import AutoTokenizer
 
-    from .gguf_vocab import ollama_modelfile
+    from .modelfile import ollama_modelfile
 
     if base_gguf:
         relative = os.path.relpath(Path(base_gguf).resolve(), out.parent.resolve())

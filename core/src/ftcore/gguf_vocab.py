@@ -1,5 +1,5 @@
 """The tokenizer half of a GGUF export: vocabulary, merges/scores, special ids and chat template as llama.cpp
-reads them, and the Ollama Modelfile (a Go template derived from the model's Jinja chat template)."""
+reads them (the Ollama Modelfile beside the GGUF: modelfile.py)."""
 from __future__ import annotations
 
 import json
@@ -128,67 +128,3 @@ def _write_sentencepiece(writer, spec: dict, special_ids: set[int]) -> None:
     writer.add_token_list(pieces)
     writer.add_token_scores(scores)
     writer.add_token_types(types)
-
-
-def ollama_modelfile(model: str, tokenizer, adapter: str | None = None, comment: str | None = None) -> str:
-    """FROM `model` (and ADAPTER), TEMPLATE (a Go template with the same turn layout as the Jinja one) and the
-    end-of-turn token as stop PARAMETER, the one stop id the GGUF metadata carries."""
-    lines = [f"# {comment}"] if comment else []
-    lines.append(f"FROM {model}")
-    if adapter:
-        lines.append(f"ADAPTER {adapter}")
-    lines.append(f'TEMPLATE """{_go_template(tokenizer)}"""')
-    lines.append(f"PARAMETER stop {json.dumps(tokenizer.eos_token)}")
-    return "\n".join(lines) + "\n"
-
-
-def _go_template(tokenizer) -> str:
-    """The Jinja chat template as an Ollama (Go text/template) one. Renders the Jinja template around marker contents
-    to learn the text around each turn: the first user turn (which may carry a default system preamble, as Qwen2.5's
-    does), later user turns, assistant turns, the generation prompt, and where a system message goes: a block of its
-    own (ChatML, Llama 3), folded into the first user turn (Gemma: its text, a separator, then the user's), or nowhere
-    (a template that drops it). Go's `{{-` would trim the turns' own newlines, so the actions never use it after text.
-    Not reproduced: Jinja filters on the content itself (Gemma's `| trim`)."""
-    bos = tokenizer.bos_token or ""
-    user, assistant, system = "\u2063U\u2063", "\u2063A\u2063", "\u2063S\u2063"
-
-    def render(*turns: tuple[str, str], generation: bool = False) -> str:
-        messages = [{"role": role, "content": content} for role, content in turns]
-        text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=generation)
-        return text[len(bos):] if bos and text.startswith(bos) else text  # Ollama adds BOS itself
-
-    one = render(("user", user))
-    first_pre, user_post = one.split(user)
-    pair = render(("user", user), ("assistant", assistant))
-    assistant_pre, assistant_post = pair[len(one):].split(assistant)
-    user_pre = render(("user", user), ("assistant", assistant), ("user", user))[len(pair):].split(user)[0]
-    generation_prompt = render(("user", user), generation=True)[len(one):]
-    try:
-        with_system = render(("system", system), ("user", user))
-    except Exception:  # noqa: BLE001 - a template that rejects system messages: leave them out
-        with_system = ""
-
-    def template(system_branch: str, user_open: str, variables: str = "") -> str:
-        first, seen = ("{{- $first := true }}", "{{ $first = false }}") if "$first" in user_open else ("", "")
-        return (first + variables + "{{- range .Messages }}" + system_branch
-                + '{{ if eq .Role "user" }}' + user_open + seen + "{{ .Content }}" + user_post
-                + '{{ else if eq .Role "assistant" }}' + assistant_pre + "{{ .Content }}" + assistant_post
-                + "{{ end }}{{ end }}" + generation_prompt)
-
-    def first_or(first: str, condition: str = "$first") -> str:
-        return user_pre if first == user_pre else f"{{{{ if {condition} }}}}{first}{{{{ else }}}}{user_pre}{{{{ end }}}}"
-
-    if system in with_system and user in with_system:
-        system_pre, rest = with_system.split(system)
-        between = rest.split(user)[0]
-        if between.endswith(user_pre):  # a block of its own, then the user turn
-            system_post = between[:len(between) - len(user_pre)]
-            mark_system = "{{ $system = true }}" if first_pre != user_pre else ""
-            return template('{{ if eq .Role "system" }}' + mark_system + system_pre + "{{ .Content }}"
-                            + system_post + "{{ end }}", first_or(first_pre, "and $first (not $system)"),
-                            "{{- $system := false }}" if first_pre != user_pre else "")
-        # folded into the first user turn: its own prefix, the system text, a separator, then the user's text
-        folded = f"{{{{ if $system }}}}{system_pre}{{{{ $system }}}}{between}{{{{ else }}}}{first_pre}{{{{ end }}}}"
-        return template('{{ if eq .Role "system" }}{{ $system = .Content }}{{ end }}',
-                        f"{{{{ if $first }}}}{folded}{{{{ else }}}}{user_pre}{{{{ end }}}}", '{{- $system := "" }}')
-    return template("", first_or(first_pre))

@@ -28,24 +28,88 @@ afterAll(async () => {
 const OLLAMA_TEMPLATE = fileURLToPath(new URL('../../../test/tools/ollama-template/', import.meta.url));
 const GO = existsSync('/usr/local/go/bin/go') ? '/usr/local/go/bin/go' : 'go'; // the official tarball, else Debian's
 
-/** The Modelfile's TEMPLATE rendered for each conversation as Ollama renders it: Go's text/template (test/tools). */
-function renderModelfile(modelfile: string, conversations: readonly ChatMessage[][]): string[] {
+/** The Modelfile's TEMPLATE rendered for each conversation (with its tools, if any) as Ollama renders it: Go's
+ *  text/template with Ollama's data and functions (test/tools). */
+function renderModelfile(modelfile: string, conversations: readonly unknown[][], tools?: unknown[]): string[] {
   const template = /TEMPLATE """([\s\S]*?)"""/.exec(modelfile)?.[1];
   if (template === undefined) throw new Error(`no TEMPLATE in the Modelfile:\n${modelfile}`);
   const out = execFileSync(GO, ['run', '.'], {
     cwd: OLLAMA_TEMPLATE,
-    input: JSON.stringify({ template, messages: conversations }),
+    input: JSON.stringify({ template, messages: conversations, tools: tools ? conversations.map(() => tools) : [] }),
     env: { ...process.env, GOTOOLCHAIN: 'local', GOFLAGS: '-mod=mod' },
   });
   return JSON.parse(out.toString()) as string[];
 }
 
+/** The text with every JSON object in it written one way (sorted keys, no spaces): Ollama writes the tools and the
+ *  call arguments as Go's compact JSON, where a Jinja template may indent them or keep their own key order. */
+function withCanonicalJson(text: string): string {
+  const canonical = (v: unknown): unknown =>
+    Array.isArray(v) ? v.map(canonical) : v && typeof v === 'object' ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, canonical((v as Record<string, unknown>)[k])])) : v;
+  let out = '';
+  for (let i = 0; i < text.length; ) {
+    const end = text[i] === '{' ? objectEnd(text, i) : -1;
+    const parsed = end > 0 ? tryParse(text.slice(i, end)) : undefined;
+    if (parsed === undefined) {
+      out += text[i++];
+      continue;
+    }
+    out += JSON.stringify(canonical(parsed));
+    i = end;
+  }
+  return out;
+}
+
+/** Where the brace at `start` closes, strings read as JSON reads them; -1 when it does not. */
+function objectEnd(text: string, start: number): number {
+  let depth = 0;
+  let inString = false;
+  for (let i = start; i < text.length; i++) {
+    const c = text[i];
+    if (inString) {
+      if (c === '\\') i++;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === '{') depth++;
+    else if (c === '}' && --depth === 0) return i + 1;
+  }
+  return -1;
+}
+
+function tryParse(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+interface Family {
+  jinja: string[];
+  modelfile: string;
+  tool_conversations?: unknown[][];
+  tools?: unknown[];
+  jinja_tools?: string[];
+}
+
 describe('the Modelfile template of other chat template families', () => {
-  it.each(['qwen2.5', 'llama3'])('%s: Ollama renders what the Jinja template renders', (family) => {
-    const families = JSON.parse(readFileSync(join(fx.root, 'families.json'), 'utf8')) as Record<string, { jinja: string[]; modelfile: string }>;
-    const { jinja, modelfile } = families[family]!;
+  const families = () => JSON.parse(readFileSync(join(fx.root, 'families.json'), 'utf8')) as Record<string, Family>;
+
+  it.each(['qwen2.5', 'llama3', 'qwen2.5-tools', 'llama3-tools'])('%s: Ollama renders what the Jinja template renders', (family) => {
+    const { jinja, modelfile } = families()[family]!;
     // Llama 3 trims the content in Jinja; the prompts have no surrounding spaces, so the Go template agrees.
     expect(renderModelfile(modelfile, fx.prompts)).toEqual(jinja);
+  });
+
+  it.each(['qwen2.5-tools', 'llama3-tools'])('%s: with tools, Ollama writes the tools, the calls and their results where the published template does', (family) => {
+    const { modelfile, tool_conversations: conversations, tools, jinja_tools: jinja } = families()[family]!;
+    const rendered = renderModelfile(modelfile, conversations!, tools);
+    expect(rendered.map(withCanonicalJson)).toEqual(jinja!.map(withCanonicalJson));
+    expect(rendered.every((text) => text.includes('get_weather') && text.includes('get_time'))).toBe(true);
+    // Ollama reads a call from the model's answer after the text that opens the `if .ToolCalls` branch.
+    const template = /TEMPLATE """([\s\S]*?)"""/.exec(modelfile)![1]!;
+    const opening = /\{\{ if \$calls := \.ToolCalls \}\}([^{]*)/.exec(template)?.[1]?.trim();
+    expect(opening).toBe(family.startsWith('qwen') ? '<tool_call>' : '');
   });
 });
 

@@ -145,21 +145,60 @@ FAMILY_TEMPLATES = {
 }
 
 
+# The families' published templates, with tool support (core/tests/fixtures/chat_templates), and conversations with
+# tools: a question, a call answered and followed up, and (Qwen only: Llama 3 takes one call a turn) two calls at once.
+PUBLISHED_TEMPLATES = Path(__file__).resolve().parents[4] / "core" / "tests" / "fixtures" / "chat_templates"
+TOOL_FAMILIES = {"qwen2.5-tools": "Qwen-Qwen2.5-7B-Instruct.jinja",
+                 "llama3-tools": "meta-llama-Llama-3.3-70B-Instruct.jinja"}
+WEATHER = {"type": "function", "function": {"name": "get_weather", "description": "The weather in a city",
+                                            "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
+                                                           "required": ["city"]}}}
+TIME = {"type": "function", "function": {"name": "get_time", "description": "The time in a zone (<UTC+1> & more)",
+                                         "parameters": {"type": "object", "properties": {"zone": {"type": "string"}}}}}
+
+
+def _call(i: int, city: str) -> dict:
+    return {"id": f"call_{i}", "type": "function",
+            "function": {"name": "get_weather", "arguments": json.dumps({"city": city})}}
+
+
+TOOL_CONVERSATIONS = [
+    [{"role": "user", "content": "What is the weather in Paris?"}],
+    [{"role": "system", "content": "Answer briefly."}, {"role": "user", "content": "Weather in Rome?"},
+     {"role": "assistant", "content": "", "tool_calls": [_call(1, "Rome")]},
+     {"role": "tool", "tool_call_id": "call_1", "content": "sunny, 24 \"C\""},
+     {"role": "assistant", "content": "It is sunny."}, {"role": "user", "content": "And the time there?"}],
+]
+PARALLEL_CALLS = [{"role": "user", "content": "Weather in Oslo and Lima?"},
+                  {"role": "assistant", "content": "", "tool_calls": [_call(1, "Oslo"), _call(2, "Lima")]},
+                  {"role": "tool", "tool_call_id": "call_1", "content": "snowy"},
+                  {"role": "tool", "tool_call_id": "call_2", "content": "cloudy"}]
+
+
 def write_families(root: Path, tokenizer_folder: Path) -> None:
-    """For each of FAMILY_TEMPLATES: what its Jinja renders of PROMPTS and the Modelfile TEMPLATE the export derives
-    from it (families.json), for the one-template test to render in Go."""
+    """For each of FAMILY_TEMPLATES and TOOL_FAMILIES: what its Jinja renders of PROMPTS (and of the tool
+    conversations, with the tools) and the Modelfile TEMPLATE the export derives from it (families.json), for the
+    one-template test to render in Go."""
     from transformers import AutoTokenizer
 
-    from ftcore.gguf_vocab import ollama_modelfile
+    from ftcore.chat import render
+    from ftcore.modelfile import ollama_modelfile
 
+    templates = {**FAMILY_TEMPLATES, **{f: (PUBLISHED_TEMPLATES / n).read_text() for f, n in TOOL_FAMILIES.items()}}
     families = {}
-    for family, template in FAMILY_TEMPLATES.items():
+    for family, template in templates.items():
         tokenizer = AutoTokenizer.from_pretrained(tokenizer_folder)
         tokenizer.chat_template = template
         bos = tokenizer.bos_token or ""
-        jinja = [tokenizer.apply_chat_template(p, tokenize=False, add_generation_prompt=True) for p in PROMPTS]
-        families[family] = {"jinja": [t[len(bos):] if bos and t.startswith(bos) else t for t in jinja],
+        strip = lambda t: t[len(bos):] if bos and t.startswith(bos) else t  # noqa: E731 - Ollama adds BOS itself
+        families[family] = {"jinja": [strip(render(tokenizer, p, add_generation_prompt=True)) for p in PROMPTS],
                             "modelfile": ollama_modelfile("./model.gguf", tokenizer)}
+        if family in TOOL_FAMILIES:
+            conversations = TOOL_CONVERSATIONS + ([PARALLEL_CALLS] if family.startswith("qwen") else [])
+            families[family]["tool_conversations"] = conversations
+            families[family]["tools"] = [WEATHER, TIME]
+            families[family]["jinja_tools"] = [strip(render(tokenizer, c, [WEATHER, TIME], add_generation_prompt=True))
+                                               for c in conversations]
     (root / "families.json").write_text(json.dumps(families))
 
 

@@ -9,6 +9,8 @@ missing=()
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || missing+=(postgresql)
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+# bubblewrap sandboxes the python graders' user code (core/src/ftcore/sandbox.py); the core's tests try its limits.
+command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
 # Go renders Ollama Modelfile templates as Ollama does (test/tools/ollama-template, standard library only).
 [ -x /usr/local/go/bin/go ] && export PATH="$PATH:/usr/local/go/bin"
 command -v go >/dev/null 2>&1 || missing+=(golang-go)

@@ -2,8 +2,8 @@
 import pytest
 from helpers import captured_events, write_jsonl
 
-from ftcore.train.rewards import (build_reward_function, count_xml, format_reward, numerical_accuracy, string_check,
-                                  text_similarity)
+from ftcore.graders import string_check, text_similarity
+from ftcore.train.rewards import build_reward_function, count_xml, format_reward, numerical_accuracy
 from ftcore.train.run import run
 from ftcore.train.spec import Hyperparameters, Options, RewardItem
 
@@ -16,11 +16,13 @@ def test_string_check(operation, output, reference, expected):
     assert string_check(operation, output, reference) == expected
 
 
-@pytest.mark.parametrize("metric", ["bleu", "meteor", "rouge_1", "rouge_2", "rouge_l", "fuzzy_match"])
+@pytest.mark.parametrize("metric", ["bleu", "gleu", "meteor", "rouge_1", "rouge_2", "rouge_3", "rouge_4", "rouge_5",
+                                    "rouge_l", "fuzzy_match", "cosine"])
 def test_text_similarity_is_one_for_identical_text_and_lower_for_different_text(metric):
     reference = "the cat sat on the mat today"
-    assert text_similarity(metric, reference, reference) == pytest.approx(1.0, abs=1e-2)  # METEOR: 0.9985
-    assert text_similarity(metric, "a dog ran in the park", reference) < 0.6
+    same, other = text_similarity(metric, [reference, "a dog ran in the park"], [reference, reference])
+    assert same == pytest.approx(1.0, abs=1e-2)  # METEOR: 0.9985
+    assert other < 0.6
 
 
 def test_built_in_rewards():

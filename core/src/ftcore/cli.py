@@ -76,6 +76,11 @@ def _convert(hint, value, where: str):
         if not isinstance(value, list):
             raise SpecError(f"{where} must be a list")
         return [_convert(item, v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if origin is dict:
+        _, item = typing.get_args(hint)
+        if not isinstance(value, dict):
+            raise SpecError(f"{where} must be an object")
+        return {k: _convert(item, v, f"{where}.{k}") for k, v in value.items()}
     if origin is Literal:
         allowed = typing.get_args(hint)
         if value not in allowed:

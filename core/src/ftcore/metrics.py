@@ -241,3 +241,27 @@ def bertscore(predictions: list[str], references: list[str], encoder: str | None
     n = len(pairs)
     scores = {f"bertscore_{key}": sum(p[i] for p in pairs) / n for i, key in enumerate(("precision", "recall", "f1"))}
     return scores, DEFAULT_ENCODER_NAME if encoder is None else folder
+
+
+def sentence_cosine(predictions: list[str], references: list[str], device: str = "cpu",
+                    batch_size: int = 32) -> list[float]:
+    """Cosine similarity of each pair's sentence embeddings (the packaged all-MiniLM-L6-v2, mean-pooled over the
+    tokens as it was trained to be used), clipped to [0, 1] as a grader's score."""
+    import torch
+
+    tokenizer, model = _load_encoder(default_encoder(), device)
+
+    def embed(texts: list[str]):
+        out = []
+        for i in range(0, len(texts), batch_size):
+            batch = tokenizer(texts[i:i + batch_size], padding=True, truncation=True, return_tensors="pt").to(device)
+            with torch.no_grad():
+                hidden = model(**batch).last_hidden_state
+            mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+            out.append(torch.nn.functional.normalize((hidden * mask).sum(1) / mask.sum(1).clamp(min=1), dim=-1).cpu())
+        return torch.cat(out) if out else torch.empty(0)
+
+    if not predictions:
+        return []
+    similarity = (embed(predictions) * embed(references)).sum(-1)
+    return [min(1.0, max(0.0, float(s))) for s in similarity]

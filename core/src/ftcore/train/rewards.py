@@ -1,13 +1,12 @@
-"""GRPO reward functions from reward_config (decisions.md): string_check, text_similarity, built_in. All offline.
-
-Each returns a TRL reward function: f(prompts, completions, **columns) → one float per completion.
-"""
+"""GRPO reward functions from reward_config (decisions.md): the graders (string_check, text_similarity, python,
+multi; graders.py) and the built-in ones. All offline."""
 from __future__ import annotations
 
 import re
 
 from ..chat import text_of
-from ..metrics import meteor_sentence
+from ..events import Log, emit
+from ..graders import GRADER_TYPES, grade_batch, make_sample
 from .spec import RewardItem
 
 
@@ -16,38 +15,6 @@ def completion_text(completion) -> str:
     if isinstance(completion, str):
         return completion
     return "".join(text_of(m.get("content", "")) for m in completion)
-
-
-def string_check(operation: str, output: str, reference: str) -> float:
-    """eq / ne: exact comparison (surrounding whitespace ignored); like / ilike: the reference occurs in the
-    output (ilike: case-insensitive) — the OpenAI string_check grader's meaning."""
-    out, ref = output.strip(), str(reference).strip()
-    if operation == "eq":
-        return float(out == ref)
-    if operation == "ne":
-        return float(out != ref)
-    if operation == "like":
-        return float(ref in out)
-    return float(ref.lower() in out.lower())
-
-
-def text_similarity(metric: str, output: str, reference: str) -> float:
-    """A score in [0, 1]."""
-    reference = str(reference)
-    if metric == "bleu":
-        import sacrebleu
-
-        return sacrebleu.sentence_bleu(output, [reference]).score / 100.0
-    if metric == "meteor":
-        return meteor_sentence(output, reference)
-    if metric.startswith("rouge_"):
-        from rouge_score import rouge_scorer
-
-        key = {"rouge_1": "rouge1", "rouge_2": "rouge2", "rouge_l": "rougeL"}[metric]
-        return rouge_scorer.RougeScorer([key], use_stemmer=True).score(reference, output)[key].fmeasure
-    from rapidfuzz import fuzz
-
-    return fuzz.ratio(output, reference) / 100.0
 
 
 _FORMAT = re.compile(r"^\s*<think>.*?</think>\s*<answer>.*?</answer>\s*$", re.DOTALL)
@@ -80,19 +47,50 @@ def numerical_accuracy(output: str, reference: str) -> float:
         return 0.0
 
 
-def build_reward_function(item: RewardItem):
-    def reward(prompts, completions, **columns):
-        outputs = [completion_text(c) for c in completions]
-        refs = columns.get(item.reference_field) if item.reference_field else None
-        if item.type == "string_check":
-            return [string_check(item.operation, o, r) for o, r in zip(outputs, refs)]
-        if item.type == "text_similarity":
-            return [text_similarity(item.evaluation_metric, o, r) for o, r in zip(outputs, refs)]
-        if item.function_name == "numerical_accuracy":
-            return [numerical_accuracy(o, r) for o, r in zip(outputs, refs)]
-        fn = format_reward if item.function_name == "format_reward" else count_xml
-        return [fn(o) for o in outputs]
+def as_grader(item: RewardItem) -> dict:
+    """A reward_config item as the grader it is (graders.py): the reference from a column or a template."""
+    if item.type == "python":
+        return {"type": "python", "name": item.name, "source": item.source}
+    if item.type == "multi":
+        return {"type": "multi", "name": item.name, "calculate_output": item.calculate_output,
+                "graders": {name: as_grader(sub) for name, sub in (item.graders or {}).items()}}
+    reference = item.reference if item.reference is not None else "{{item.%s}}" % item.reference_field
+    grader = {"type": item.type, "name": item.name, "input": item.input or "{{sample.output_text}}",
+              "reference": reference}
+    if item.type == "string_check":
+        grader["operation"] = item.operation or "eq"
+    else:
+        grader["evaluation_metric"] = item.evaluation_metric
+    return grader
 
-    detail = item.operation or item.evaluation_metric or item.function_name
-    reward.__name__ = item.name or f"{item.type}_{detail}"
+
+def build_reward_function(item: RewardItem):
+    """A TRL reward function: f(prompts, completions, **columns) → one float per completion. A completion a grader
+    cannot grade scores 0; the first such error of each grader, and how many there were, are logged."""
+    if item.type in GRADER_TYPES:
+        grader = as_grader(item)
+        failures = {"count": 0}
+
+        def reward(prompts, completions, **columns):
+            samples = [make_sample(completion_text(c)) for c in completions]
+            names = [k for k, v in columns.items() if isinstance(v, list) and len(v) == len(completions)]
+            items = [{name: columns[name][i] for name in names} for i in range(len(completions))]
+            graded = grade_batch(grader, samples, items)
+            errors = [g.error for g in graded if g.error]
+            if errors:
+                failures["count"] += len(errors)
+                emit(Log(level="warning", message=f"grader {reward.__name__}: {len(errors)} of {len(graded)} answers "
+                                                  f"scored 0 because they could not be graded ({failures['count']} so "
+                                                  f"far), e.g. {errors[0]}"))
+            return [g.reward for g in graded]
+    else:
+        def reward(prompts, completions, **columns):
+            outputs = [completion_text(c) for c in completions]
+            if item.function_name == "numerical_accuracy":
+                return [numerical_accuracy(o, r) for o, r in zip(outputs, columns.get(item.reference_field))]
+            fn = format_reward if item.function_name == "format_reward" else count_xml
+            return [fn(o) for o in outputs]
+
+    detail = item.operation or item.evaluation_metric or item.function_name or ""
+    reward.__name__ = item.name or f"{item.type}_{detail}".rstrip("_")
     return reward

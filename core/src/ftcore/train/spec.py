@@ -62,17 +62,25 @@ class EvalConfig:
 
 @dataclass
 class RewardItem:
-    """One GRPO reward (decisions.md): string_check, text_similarity or built_in."""
+    """One GRPO reward (decisions.md): a grader (string_check, text_similarity, python, multi; graders.py) or a
+    built-in function. string_check and text_similarity read the reference from `reference_field`, or from the
+    `reference` template (OpenAI's graders: `{{item.<field>}}`), and grade `input` (default the answer's text)."""
 
-    type: Literal["string_check", "text_similarity", "built_in", "score_model", "label_model"] = field(
+    type: Literal["string_check", "text_similarity", "built_in", "python", "multi", "score_model", "label_model"] = field(
         metadata={"help": "reward kind"})
     name: str = field(default="", metadata={"help": "name shown in logs (default: the kind)"})
     reference_field: str | None = field(default=None, metadata={"help": "dataset column holding the reference"})
+    input: str | None = field(default=None, metadata={"help": "template graded (default {{sample.output_text}})"})
+    reference: str | None = field(default=None, metadata={"help": "template of the reference, instead of a column"})
     operation: Literal["eq", "ne", "like", "ilike"] | None = field(default=None, metadata={"help": "string_check"})
-    evaluation_metric: Literal["bleu", "meteor", "rouge_1", "rouge_2", "rouge_l", "fuzzy_match"] | None = field(
+    evaluation_metric: Literal["cosine", "fuzzy_match", "bleu", "gleu", "meteor", "rouge_1", "rouge_2", "rouge_3",
+                               "rouge_4", "rouge_5", "rouge_l"] | None = field(
         default=None, metadata={"help": "text_similarity metric"})
     function_name: Literal["format_reward", "count_xml", "numerical_accuracy"] | None = field(
         default=None, metadata={"help": "built_in reward function"})
+    source: str | None = field(default=None, metadata={"help": "python: source defining grade(sample, item)"})
+    graders: dict[str, RewardItem] | None = field(default=None, metadata={"help": "multi: the graders, by name"})
+    calculate_output: str | None = field(default=None, metadata={"help": "multi: formula over the graders' names"})
     weight: float = field(default=1.0, metadata={"help": "weight of this reward in the sum"})
 
 

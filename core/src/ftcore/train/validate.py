@@ -13,9 +13,6 @@ from .spec import Options
 
 TRAINER_MODE: dict[str, Mode] = {"sft": "language_modeling", "dpo": "preference", "orpo": "preference",
                                   "grpo": "prompt_only"}
-REWARD_FIELDS = {"string_check": "operation", "text_similarity": "evaluation_metric", "built_in": "function_name"}
-
-
 def model_context_length(model_dir: str) -> int | None:
     config = json.loads((Path(model_dir) / "config.json").read_text())
     config = config.get("text_config", config)
@@ -158,19 +155,41 @@ def _check_scheduler(name: str) -> None:
 
 
 def _check_rewards(spec: Options, train: list[dict]) -> None:
+    """Each reward can run on this data and machine: its fields, the columns its references read, the grader's
+    templates and formula (graders.check_grader), and a sandbox for python graders."""
+    from ..graders import check_grader, variables
+    from ..sandbox import unavailable
+    from .rewards import as_grader
+
     if not spec.reward_config:
-        raise SpecError("grpo needs at least one reward in reward_config (string_check, text_similarity or built_in)")
+        raise SpecError("grpo needs at least one reward in reward_config (string_check, text_similarity, python, "
+                        "multi or built_in)")
     columns = sorted(set().union(*(r.keys() for r in train)) - {"prompt"})
     for i, reward in enumerate(spec.reward_config):
         where = f"reward_config[{i}]"
         if reward.type in ("score_model", "label_model"):
             raise SpecError(f"{where}: {reward.type} (LLM judge) is not supported by this core yet; "
-                            "use string_check, text_similarity or built_in")
-        if getattr(reward, REWARD_FIELDS[reward.type]) is None:
-            raise SpecError(f"{where}: {reward.type} needs {REWARD_FIELDS[reward.type]}")
-        needs_reference = reward.type != "built_in" or reward.function_name == "numerical_accuracy"
-        if needs_reference and not reward.reference_field:
-            raise SpecError(f"{where}: {reward.type} needs reference_field (a dataset column); columns: {columns}")
-        if reward.reference_field and not all(reward.reference_field in r for r in train):
-            raise SpecError(f"{where}: reference_field {reward.reference_field!r} is not a column of every "
-                            f"train record; columns: {columns}")
+                            "use string_check, text_similarity, python, multi or built_in")
+        if reward.type == "built_in":
+            if reward.function_name is None:
+                raise SpecError(f"{where}: built_in needs function_name")
+            if reward.function_name == "numerical_accuracy" and not reward.reference_field:
+                raise SpecError(f"{where}: built_in needs reference_field (a dataset column); columns: {columns}")
+            read = [reward.reference_field] if reward.reference_field else []
+        else:
+            if reward.type in ("string_check", "text_similarity") and not reward.reference_field and reward.reference is None:
+                raise SpecError(f"{where}: {reward.type} needs reference_field (a dataset column) or a reference "
+                                f"template; columns: {columns}")
+            grader = as_grader(reward)
+            check_grader(grader, where)
+            read = variables(grader)
+        for column in read:
+            if not all(column in r for r in train):
+                raise SpecError(f"{where}: reference_field {column!r} is not a column of every train record; "
+                                f"columns: {columns}")
+        if _uses_python(reward) and (reason := unavailable()):
+            raise SpecError(f"{where}: {reason}")
+
+
+def _uses_python(reward) -> bool:
+    return reward.type == "python" or any(_uses_python(g) for g in (reward.graders or {}).values())

@@ -1,0 +1,164 @@
+"""OpenAI's graders in the core: templates, string_check and text_similarity over them, multi's formula (parsed, never
+run as code), the python grader in its sandbox (each limit tried), and GRPO rewarded by graders."""
+import os
+import socket
+
+import pytest
+from helpers import captured_events
+
+from ftcore import sandbox
+from ftcore.errors import SpecError
+from ftcore.graders import Formula, check_grader, grade_batch, make_sample, render_template, variables
+
+ITEM = {"answer": "Paris", "meta": {"country": "France"}, "n": 3}
+
+
+def test_templates_read_the_item_and_the_sample():
+    sample = make_sample('{"city": "Paris", "rank": 1}')
+    assert render_template("{{ item.answer }} in {{item.meta.country}} ({{item.n}})", sample, ITEM) == "Paris in France (3)"
+    assert render_template("{{sample.output_json.city}}/{{sample.output_json.rank}}", sample, ITEM) == "Paris/1"
+    assert make_sample("not json")["output_json"] is None
+
+
+@pytest.mark.parametrize("operation,output,expected", [("eq", "Paris", 1.0), ("eq", "paris", 0.0), ("ne", "Rome", 1.0),
+                                                       ("like", "It is Paris.", 1.0), ("ilike", "it is PARIS", 1.0)])
+def test_string_check_compares_the_rendered_templates(operation, output, expected):
+    grader = {"type": "string_check", "name": "s", "input": "{{sample.output_text}}", "reference": "{{item.answer}}",
+              "operation": operation}
+    check_grader(grader)
+    assert grade_batch(grader, [make_sample(output)], [ITEM])[0].reward == expected
+
+
+def test_a_variable_the_item_lacks_scores_zero_and_says_so():
+    grader = {"type": "string_check", "name": "s", "input": "{{sample.output_text}}", "reference": "{{item.city}}",
+              "operation": "eq"}
+    (graded,) = grade_batch(grader, [make_sample("Paris")], [ITEM])
+    assert (graded.reward, graded.error_kind) == (0.0, "invalid_variable_error")
+    assert "item has no 'city'" in graded.error
+
+
+def test_text_similarity_reads_json_answers():
+    grader = {"type": "text_similarity", "name": "t", "input": "{{sample.output_json.city}}",
+              "reference": "{{item.answer}}", "evaluation_metric": "fuzzy_match"}
+    graded = grade_batch(grader, [make_sample('{"city": "Paris"}'), make_sample('{"city": "Pari"}')], [ITEM, ITEM])
+    assert graded[0].reward == 1.0 and 0.8 < graded[1].reward < 1.0
+
+
+def test_multi_combines_its_graders_by_the_formula():
+    grader = {"type": "multi", "name": "m", "calculate_output": "0.5 * exact + 0.5 * max(close, 0.2) - abs(-0)",
+              "graders": {
+                  "exact": {"type": "string_check", "name": "exact", "input": "{{sample.output_text}}",
+                            "reference": "{{item.answer}}", "operation": "eq"},
+                  "close": {"type": "text_similarity", "name": "close", "input": "{{sample.output_text}}",
+                            "reference": "{{item.answer}}", "evaluation_metric": "fuzzy_match"}}}
+    check_grader(grader)
+    assert variables(grader) == ["answer"]
+    exact, wrong = grade_batch(grader, [make_sample("Paris"), make_sample("xyz")], [ITEM, ITEM])
+    assert exact.reward == 1.0 and exact.sub_rewards == {"exact": 1.0, "close": 1.0}
+    assert wrong.reward == pytest.approx(0.1)
+
+
+@pytest.mark.parametrize("formula,message", [
+    ("__import__('os').system('true')", "is not allowed"), ("a.real", "is not allowed"), ("a + b", "'b' names no grader"),
+    ("a ** 2", "is not allowed"), ("[a][0]", "is not allowed"), ("a +", "is not a formula"), ("", "must be a formula"),
+])
+def test_a_formula_is_arithmetic_over_grader_names_only(formula, message):
+    with pytest.raises(SpecError, match=message):
+        Formula(formula, {"a"}, "calculate_output")
+
+
+@pytest.mark.parametrize("grader,message", [
+    ({"type": "exec"}, "type is 'exec'"),
+    ({"type": "string_check", "input": "{{sample.output_text}}", "reference": "x", "operation": "is"}, "operation is 'is'"),
+    ({"type": "string_check", "input": "{{ os.environ }}", "reference": "x", "operation": "eq"}, "is not a variable"),
+    ({"type": "text_similarity", "input": "a", "reference": "b", "evaluation_metric": "bleurt"}, "evaluation_metric"),
+    ({"type": "python", "source": "def grade(sample, item)\n  return 1"}, "line 1"),
+    ({"type": "multi", "calculate_output": "a", "graders": {"a": {"type": "multi"}}}, "cannot be multi"),
+])
+def test_check_grader_names_what_cannot_run(grader, message):
+    with pytest.raises(SpecError, match=message):
+        check_grader(grader)
+
+
+def python_grader(body: str) -> dict:
+    return {"type": "python", "name": "p", "source": "import os, socket\n\ndef grade(sample, item):\n" + body}
+
+
+def test_a_python_grader_scores_and_a_sample_that_raises_scores_zero_with_its_line(monkeypatch):
+    grader = python_grader("    if item['n'] < 0:\n        raise ValueError('negative')\n"
+                           "    return float(sample['output_text'] == item['answer'])\n")
+    graded = grade_batch(grader, [make_sample("Paris"), make_sample("Paris"), make_sample("Rome")],
+                         [ITEM, {**ITEM, "n": -1}, ITEM])
+    assert [g.reward for g in graded] == [1.0, 0.0, 0.0]
+    assert graded[1].error == "line 5: ValueError: negative" and graded[1].error_kind == "python_grader_runtime_error"
+    assert graded[2].error is None
+
+
+def test_a_python_grader_sees_no_data_folder_no_network_and_no_environment(tmp_path, monkeypatch):
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "secret.txt").write_text("s3cr3t")
+    monkeypatch.setenv("SECRETS_KEY", "a-key-the-grader-must-not-see")
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    port = server.getsockname()[1]
+    grader = python_grader(
+        "    what = item['try']\n"
+        "    if what == 'file':\n        return float(os.path.exists(item['path']))\n"
+        "    if what == 'env':\n        return float('SECRETS_KEY' in os.environ or any('a-key' in v for v in os.environ.values()))\n"
+        "    socket.create_connection(('127.0.0.1', item['port']), timeout=2)\n    return 1.0\n")
+    file, env, net = grade_batch(grader, [make_sample("")] * 3, [
+        {"try": "file", "path": str(data / "secret.txt")}, {"try": "env"}, {"try": "net", "port": port}])
+    server.close()
+    assert os.path.exists(data / "secret.txt")  # there for this process, not for the grader
+    assert (file.reward, file.error) == (0.0, None)
+    assert (env.reward, env.error) == (0.0, None)
+    assert net.reward == 0.0 and "ConnectionRefusedError" in net.error
+
+
+def test_a_python_grader_that_loops_or_allocates_too_much_costs_only_its_sample(monkeypatch):
+    monkeypatch.setattr(sandbox, "CPU_SECONDS", 1.0)
+    grader = python_grader(
+        "    import signal\n"
+        "    if item['try'] == 'loop':\n        while True:\n            pass\n"
+        "    if item['try'] == 'stubborn':\n        signal.signal(signal.SIGPROF, signal.SIG_IGN)\n        while True:\n            pass\n"
+        "    if item['try'] == 'allocate':\n        return float(len(bytearray(4 * 1024 ** 3)))\n"
+        "    return 1.0\n")
+    kinds = ["ok", "loop", "ok", "stubborn", "allocate", "ok"]
+    graded = grade_batch(grader, [make_sample("")] * len(kinds), [{"try": k} for k in kinds])
+    assert [g.reward for g in graded] == [1.0, 0.0, 1.0, 0.0, 0.0, 1.0]
+    assert "used more than 1 s of CPU time" in graded[1].error
+    assert "ran past its 1 s limit" in graded[3].error
+    assert "MemoryError" in graded[4].error or "memory" in graded[4].error
+
+
+def test_python_graders_are_refused_where_there_is_no_sandbox(monkeypatch):
+    monkeypatch.setattr(sandbox.shutil, "which", lambda name: None)
+    sandbox.unavailable.cache_clear()
+    try:
+        with pytest.raises(SpecError, match="need bubblewrap"):
+            sandbox.run_python_grader("def grade(s, i):\n    return 1.0\n", [({}, {})])
+    finally:
+        sandbox.unavailable.cache_clear()
+
+
+def test_grpo_runs_on_python_and_multi_graders_and_logs_the_samples_they_could_not_grade(tiny_model, tmp_path):
+    from test_grpo import grpo_spec
+
+    from ftcore.train.run import run
+    from ftcore.train.spec import RewardItem
+
+    raising = RewardItem(type="python", name="has_e", source=(
+        "def grade(sample, item):\n    if sample['output_text'].startswith('a'):\n        raise ValueError('starts with a')\n"
+        "    return float('e' in sample['output_text'])\n"))
+    multi = RewardItem(type="multi", name="combined", calculate_output="0.5 * has_e + 0.5 * same", graders={
+        "has_e": RewardItem(type="string_check", name="has_e", input="{{sample.output_text}}", reference="e",
+                            operation="like"),
+        "same": RewardItem(type="string_check", name="same", reference_field="answer", operation="ilike")})
+    spec = grpo_spec(tiny_model, tmp_path, raising, steps=2, lr=1e-3)
+    spec.reward_config.append(multi)
+    with captured_events() as cap:
+        run(spec)
+    progress = cap.of("progress")
+    assert all("rewards/has_e/mean" in p.extra and "rewards/combined/mean" in p.extra for p in progress)

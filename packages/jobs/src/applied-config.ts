@@ -7,6 +7,7 @@ import type { PreflightReport } from '@ftp/schema';
 const ONLY_FOR_TRAINERS: Record<string, readonly string[]> = {
   max_prompt_length: ['dpo', 'orpo', 'grpo'],
   num_generations: ['grpo'],
+  max_completion_length: ['grpo'],
   beta: ['dpo', 'orpo', 'grpo'],
   packing: ['sft'],
   padding_free: ['sft', 'dpo'],

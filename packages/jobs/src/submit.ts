@@ -3,7 +3,7 @@
 // template writes the dataset's tools, the test split for evaluation, reward columns), then the row is written and the job queued; or, with dry_run,
 // a worker makes the pre-flight report and nothing is written.
 import { invalidField, newId, UnprocessableEntity, userKeySegment, type NewJobRow, type Platform, type TrainingJobRow, type ValidationIssue } from '@ftp/platform';
-import { DEFAULT_MAX_LENGTH, type PreflightReport, type TrainRequest } from '@ftp/schema';
+import { DEFAULT_MAX_LENGTH, graderItemFields, type PreflightReport, type TrainRequest } from '@ftp/schema';
 import { checkCheckpoint, trainsWholeModel } from './model-choice.ts';
 import { locateBaseModel, modelContextLength } from './model-store.ts';
 import { checkToolTemplate, datasetUsesTools } from './chat-template.ts';
@@ -81,10 +81,13 @@ async function checkTrainRequest(platform: Platform, userId: string, request: Tr
   }
   if (config.trainer_type === 'grpo') {
     (config.reward_config ?? []).forEach((reward, index) => {
-      if ('reference_field' in reward && reward.reference_field && !dataset.columns.includes(reward.reference_field)) {
+      // What it reads of each training line: its reference_field, or the {{item.<field>}} of its templates.
+      for (const column of graderItemFields(reward)) {
+        if (dataset.columns.includes(column)) continue;
+        const field = 'reference_field' in reward && reward.reference_field === column ? 'reference_field' : 'reference';
         issues.push({
-          loc: [...CONFIG_LOC, 'reward_config', String(index), 'reference_field'],
-          msg: `column ${JSON.stringify(reward.reference_field)} is not in the dataset; its columns are: ${dataset.columns.join(', ')}`,
+          loc: [...CONFIG_LOC, 'reward_config', String(index), reward.type === 'multi' ? 'graders' : field],
+          msg: `column ${JSON.stringify(column)} is not in the dataset; its columns are: ${dataset.columns.join(', ')}`,
           type: 'unknown_column',
         });
       }

@@ -3,6 +3,8 @@
 // lenient as OpenAI's are (unknown fields are dropped, not refused); responses carry every field the SDKs read.
 import { z } from 'zod';
 import { boundedInt, contentSchemaOf, MAX_JSON_DEPTH } from './common.ts';
+import { graderProblems, type GraderLike } from './graders.ts';
+import { SIMILARITY_METRICS } from './training.ts';
 
 const UnixSeconds = z.number().int().nonnegative().describe('Unix time, seconds');
 const Auto = z.literal('auto');
@@ -75,9 +77,73 @@ export const SupervisedHyperparameters = z.object({
 });
 export const DpoHyperparameters = SupervisedHyperparameters.extend({ beta: Beta.optional() });
 
+// OpenAI's graders (the pinned openai SDK's types: string_check, text_similarity, python, score_model, multi), graded
+// by the core (core/src/ftcore/graders.py) as a GRPO reward. Templates: {{item.<field>}} (the training line's fields),
+// {{sample.output_text}}, {{sample.output_json.<field>}}.
+const graderName = z.string().min(1).max(64).describe('The grader’s name');
+const graderTemplate = z.string().max(10_000);
+const StringCheckGrader = z.object({
+  type: z.literal('string_check'),
+  name: graderName,
+  input: graderTemplate.describe('What is graded, e.g. {{sample.output_text}}'),
+  reference: graderTemplate.describe('What it is compared with, e.g. {{item.answer}}'),
+  operation: z.enum(['eq', 'ne', 'like', 'ilike']),
+});
+const TextSimilarityGrader = z.object({
+  type: z.literal('text_similarity'),
+  name: graderName,
+  input: graderTemplate,
+  reference: graderTemplate,
+  evaluation_metric: z.enum(SIMILARITY_METRICS).describe('cosine: sentence embeddings of the packaged all-MiniLM-L6-v2'),
+});
+const PythonGrader = z.object({
+  type: z.literal('python'),
+  name: graderName,
+  source: z.string().min(1).max(100_000).describe('Defines grade(sample, item) -> float; runs sandboxed (no network, files or environment; CPU time and memory limits)'),
+  image_tag: nullable(z.string().max(256)).optional().describe('Ignored: the sandbox has the worker’s Python'),
+});
+const ScoreModelGrader = z.object({
+  type: z.literal('score_model'),
+  name: graderName,
+  model: z.string().min(1).max(256),
+  input: z.array(z.record(z.string(), z.unknown())).max(64),
+  range: z.array(z.number()).length(2).optional(),
+  sampling_params: nullable(z.record(z.string(), z.unknown())).optional(),
+});
+const SubGrader = z.discriminatedUnion('type', [StringCheckGrader, TextSimilarityGrader, PythonGrader, ScoreModelGrader]);
+const MultiGrader = z.object({
+  type: z.literal('multi'),
+  name: graderName,
+  graders: z
+    .union([z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a grader name is a formula variable: letters, digits and _').max(64), SubGrader), SubGrader])
+    .describe('The graders combined, by name (one grader is named by its name)'),
+  calculate_output: z.string().min(1).max(1_000).describe('Formula over the graders’ names: numbers, + - * /, parentheses, min, max, abs'),
+});
+export const Grader = z
+  .discriminatedUnion('type', [StringCheckGrader, TextSimilarityGrader, PythonGrader, ScoreModelGrader, MultiGrader])
+  .superRefine((grader, ctx) => {
+    for (const problem of graderProblems(namedGraders(grader) as GraderLike)) ctx.addIssue({ code: 'custom', path: problem.path, message: problem.message });
+  })
+  .meta({ id: 'Grader' });
+/** A multi grader's graders as a map by name (the SDK's type also allows one grader, named by its name). */
+export function namedGraders<G extends { type: string }>(grader: G): G {
+  if (grader.type !== 'multi') return grader;
+  const graders = (grader as unknown as { graders: Record<string, unknown> & { type?: unknown; name?: string } }).graders;
+  return typeof graders.type === 'string' ? { ...grader, graders: { [graders.name as string]: graders } } : grader;
+}
+export type Grader = z.infer<typeof Grader>;
+
+export const ReinforcementHyperparameters = SupervisedHyperparameters.extend({
+  compute_multiplier: z.union([Auto, z.number().positive().max(16)]).optional().describe('Answers sampled per prompt: 4 × this (auto 1), at least 2'),
+  eval_interval: z.union([Auto, z.number().int().min(1).max(100_000)]).optional().describe('Training steps between evaluations on the validation file (auto: once an epoch)'),
+  eval_samples: z.union([Auto, z.number().int().min(1).max(10_000)]).optional().describe('Validation lines each evaluation grades (auto: all)'),
+  reasoning_effort: z.enum(['default', 'low', 'medium', 'high']).optional().describe('Not available here: a value other than default is a 400'),
+});
+
 export const FineTuningMethodInput = z.discriminatedUnion('type', [
   z.object({ type: z.literal('supervised'), supervised: z.object({ hyperparameters: SupervisedHyperparameters.optional() }).optional() }),
   z.object({ type: z.literal('dpo'), dpo: z.object({ hyperparameters: DpoHyperparameters.optional() }).optional() }),
+  z.object({ type: z.literal('reinforcement'), reinforcement: z.object({ grader: Grader, hyperparameters: ReinforcementHyperparameters.optional() }) }),
 ]);
 
 export const CreateFineTuningJobRequest = z
@@ -109,9 +175,16 @@ const ResolvedHyperparameters = z.object({
 });
 const ResolvedDpoHyperparameters = ResolvedHyperparameters.extend({ beta: z.number() });
 
+const ResolvedReinforcementHyperparameters = ResolvedHyperparameters.extend({
+  compute_multiplier: z.number(),
+  eval_interval: nullable(z.number().int()).describe('null: once an epoch'),
+  eval_samples: nullable(z.number().int()).describe('null: every validation line'),
+});
+
 export const FineTuningMethod = z.union([
   z.object({ type: z.literal('supervised'), supervised: z.object({ hyperparameters: ResolvedHyperparameters }) }),
   z.object({ type: z.literal('dpo'), dpo: z.object({ hyperparameters: ResolvedDpoHyperparameters }) }),
+  z.object({ type: z.literal('reinforcement'), reinforcement: z.object({ grader: Grader, hyperparameters: ResolvedReinforcementHyperparameters }) }),
   z.object({ type: z.string().describe('orpo or grpo: a job made through POST /train'), hyperparameters: ResolvedHyperparameters }),
 ]);
 

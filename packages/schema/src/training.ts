@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { ArtifactGroups, ExportRecord, GgufQuantization, HubRepoId } from './artifacts.ts';
 import { boundedInt, CheckpointStep, contentSchemaOf, documentedRules, Identifier, Modality, Secret, Timestamp, maybe } from './common.ts';
 import { trainRequest } from './examples.ts';
+import { graderProblems } from './graders.ts';
 
 export const TrainerType = z
   .enum(['sft', 'dpo', 'orpo', 'grpo'])
@@ -55,6 +56,7 @@ export const Hyperparameters = z
     lora_dropout: Fraction.default(0.05),
     max_prompt_length: boundedInt(1, 1 << 20).default(512).describe('dpo, orpo, grpo: tokens kept of the prompt'),
     num_generations: boundedInt(2, 1024).default(4).describe('grpo: completions per prompt that are compared'),
+    max_completion_length: boundedInt(1, 1 << 20).default(64).describe('grpo: tokens sampled per completion'),
     max_grad_norm: z.number().positive().default(0.1),
     adam_beta1: Fraction.default(0.9),
     adam_beta2: Fraction.default(0.99),
@@ -110,10 +112,55 @@ export const TrackerConfig = z.strictObject({
   log_model: z.enum(['false', 'checkpoint', 'end']).default('end'),
 });
 
-// GRPO reward functions, one variant per `type` (decisions.md "Training").
+// GRPO reward functions, one variant per `type` (decisions.md "Training"). string_check, text_similarity, python and
+// multi are OpenAI's graders: what they grade and compare against may be templates over the training line's fields
+// ({{item.<field>}}) and the sampled answer ({{sample.output_text}}, {{sample.output_json.<field>}}).
 const rewardName = z.string().min(1).describe('Name shown in the job’s metrics');
 const referenceField = z.string().min(1).describe('Dataset column holding the reference');
 const rewardWeight = z.number().finite().optional().describe('Weight of this reward in the summed reward (default 1)');
+const template = (what: string) => z.string().min(1).max(10_000).describe(what);
+const comparedText = {
+  reference_field: referenceField.optional().describe('Dataset column holding the reference (or give reference)'),
+  reference: template('Template of the reference, e.g. {{item.answer}}, instead of reference_field').optional(),
+  input: template('Template of what is graded (default {{sample.output_text}}; {{sample.output_json.<field>}} reads a JSON answer)').optional(),
+};
+/** One of the two: where the reference comes from. */
+const referenceRule = { anyOf: [{ required: ['reference_field'] }, { required: ['reference'] }] };
+export const SIMILARITY_METRICS = ['bleu', 'gleu', 'meteor', 'rouge_1', 'rouge_2', 'rouge_3', 'rouge_4', 'rouge_5', 'rouge_l', 'fuzzy_match', 'cosine'] as const;
+const StringCheckReward = z
+  .strictObject({ type: z.literal('string_check'), name: rewardName, weight: rewardWeight, ...comparedText, operation: z.enum(['eq', 'ne', 'like', 'ilike']).default('eq') })
+  .meta(referenceRule);
+const TextSimilarityReward = z
+  .strictObject({
+    type: z.literal('text_similarity'),
+    name: rewardName,
+    weight: rewardWeight,
+    ...comparedText,
+    evaluation_metric: z.enum(SIMILARITY_METRICS).describe('cosine: sentence embeddings of the packaged all-MiniLM-L6-v2'),
+  })
+  .meta(referenceRule);
+const PythonReward = z.strictObject({
+  type: z.literal('python'),
+  name: rewardName,
+  weight: rewardWeight,
+  source: z
+    .string()
+    .min(1)
+    .max(100_000)
+    .describe('Python source defining grade(sample, item) -> float; runs sandboxed (no network, files or environment; CPU time and memory limits), a sample it cannot grade scores 0'),
+});
+/** What a multi grader combines: the graders above, by name (a formula names them). */
+const GraderName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a grader name is a formula variable: letters, digits and _').max(64);
+const MultiReward = z.strictObject({
+  type: z.literal('multi'),
+  name: rewardName,
+  weight: rewardWeight,
+  graders: z
+    .record(GraderName, z.discriminatedUnion('type', [StringCheckReward, TextSimilarityReward, PythonReward]))
+    .refine((graders) => Object.keys(graders).length > 0, 'name at least one grader')
+    .describe('The graders combined, by name'),
+  calculate_output: z.string().min(1).max(1_000).describe('Formula over the graders’ names: numbers, + - * /, parentheses, min, max, abs'),
+});
 const judgeFields = {
   name: rewardName,
   weight: rewardWeight,
@@ -123,20 +170,8 @@ const judgeFields = {
 };
 export const RewardConfig = z
   .discriminatedUnion('type', [
-    z.strictObject({
-      type: z.literal('string_check'),
-      name: rewardName,
-      weight: rewardWeight,
-      reference_field: referenceField,
-      operation: z.enum(['eq', 'ne', 'like', 'ilike']).default('eq'),
-    }),
-    z.strictObject({
-      type: z.literal('text_similarity'),
-      name: rewardName,
-      weight: rewardWeight,
-      reference_field: referenceField,
-      evaluation_metric: z.enum(['bleu', 'meteor', 'rouge_1', 'rouge_2', 'rouge_l', 'fuzzy_match']),
-    }),
+    StringCheckReward,
+    TextSimilarityReward,
     z.strictObject({
       type: z.literal('built_in'),
       name: rewardName,
@@ -144,6 +179,8 @@ export const RewardConfig = z
       function_name: z.enum(['format_reward', 'count_xml', 'numerical_accuracy']),
       reference_field: referenceField.optional(),
     }),
+    PythonReward,
+    MultiReward,
     z.strictObject({
       type: z.literal('score_model'),
       ...judgeFields,
@@ -198,6 +235,9 @@ export const TrainingConfig = z
         ctx.addIssue({ code: 'custom', path: ['reward_config', index, 'name'], message: `reward name ${reward.name} is used twice` });
       }
       seen.add(reward.name);
+      for (const problem of graderProblems(reward)) {
+        ctx.addIssue({ code: 'custom', path: ['reward_config', index, ...problem.path], message: problem.message, ...(problem.type ? { params: { type: problem.type } } : {}) });
+      }
       if (reward.type === 'label_model') {
         reward.passing_labels.forEach((label, labelIndex) => {
           if (!reward.labels.includes(label)) {
@@ -209,7 +249,8 @@ export const TrainingConfig = z
   })
   .meta({
     id: 'TrainingConfig',
-    // Reward names being unique and passing_labels being among labels are checked too; JSON Schema cannot say either.
+    // Reward names being unique, passing_labels being among labels, graders' templates naming variables and multi's
+    // formula naming its graders are checked too; JSON Schema cannot say any of them.
     ...documentedRules(
       { when: { required: ['from_checkpoint_step'] }, then: { required: ['from_job'] } },
       {

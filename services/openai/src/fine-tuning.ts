@@ -6,8 +6,9 @@
 import { randomInt } from 'node:crypto';
 import { writeProcessedDataset } from '@ftp/datasets';
 import { invalidField, newId, NotFound, userKeySegment, type Platform, type RawDatasetRow } from '@ftp/platform';
-import { TrainingConfig, type CreateFineTuningJobRequest, type TrainRequest } from '@ftp/schema';
+import { TrainingConfig, type CreateFineTuningJobRequest, type Grader, type TrainRequest } from '@ftp/schema';
 import { jobPageUrl, locateBaseModel, modelContextLength, submitTrainingJob } from '@ftp/jobs';
+import { grpoHyperparameters, resolveReinforcement, rewardOf, type ReinforcementFacts } from './reinforcement.ts';
 import { InvalidLine, readTrainingFile, type FileKind } from './training-files.ts';
 
 /** What a /v1 job keeps besides the training job (training_jobs.openai). */
@@ -17,8 +18,10 @@ export interface OpenAiJobFacts {
   suffix: string | null;
   seed: number;
   metadata: Record<string, string> | null;
-  method: 'supervised' | 'dpo';
+  method: 'supervised' | 'dpo' | 'reinforcement';
   hyperparameters: ResolvedHyperparameters;
+  /** A reinforcement job's grader and its settings ("auto" resolved). */
+  reinforcement?: { grader: Grader } & ReinforcementFacts;
   /** Why the job failed before it was queued (its files), as OpenAI reports it. */
   error?: { code: string; param: string };
 }
@@ -29,6 +32,8 @@ export interface ResolvedHyperparameters {
   learning_rate_multiplier: number;
   beta?: number;
 }
+
+const TRAINERS = { supervised: 'sft', dpo: 'dpo', reinforcement: 'grpo' } as const;
 
 /** The learning rate a multiplier of 1 means: PEFT's usual LoRA rate (every /v1 job trains a LoRA adapter). */
 export const BASE_LEARNING_RATE = 2e-4;
@@ -42,7 +47,7 @@ const MAX_DEVICE_BATCH = 8;
  * 100 examples (at most 25 epochs) and lowered so that it sees at most 25 000 (at least 1); batch size ~0.2% of the
  * examples, 1 to 32; learning_rate_multiplier 1 (= 2e-4); beta 0.1.
  */
-export function resolveHyperparameters(requested: CreateFineTuningJobRequest['hyperparameters'] = {}, examples: number, method: 'supervised' | 'dpo'): ResolvedHyperparameters {
+export function resolveHyperparameters(requested: CreateFineTuningJobRequest['hyperparameters'] = {}, examples: number, method: OpenAiJobFacts['method']): ResolvedHyperparameters {
   const value = <T>(v: T | 'auto' | undefined, auto: T): T => (v === undefined || v === 'auto' ? auto : v);
   let epochs = 3;
   if (examples * epochs < 100) epochs = Math.min(25, Math.ceil(100 / Math.max(1, examples)));
@@ -74,13 +79,16 @@ export async function createFineTuningJob(platform: Platform, userId: string, re
   const requested =
     request.method?.type === 'dpo' ? request.method.dpo?.hyperparameters
     : request.method?.type === 'supervised' ? request.method.supervised?.hyperparameters
+    : request.method?.type === 'reinforcement' ? request.method.reinforcement.hyperparameters
     : request.hyperparameters;
+  const grader = request.method?.type === 'reinforcement' ? request.method.reinforcement.grader : undefined;
+  const reinforcement = grader ? { grader, ...resolveReinforcement(request.method?.type === 'reinforcement' ? request.method.reinforcement.hyperparameters : undefined, grader) } : undefined;
   const training = await ownFile(platform, userId, request.training_file, 'training_file');
   const validation = request.validation_file ? await ownFile(platform, userId, request.validation_file, 'validation_file') : undefined;
   const location = await locateBaseModel(platform, 'hub', request.model, { loc: ['body', 'model'] });
 
   const jobId = newId('job');
-  const kind: FileKind = method === 'dpo' ? 'preference' : 'chat';
+  const kind: FileKind = method === 'dpo' ? 'preference' : method === 'reinforcement' ? 'prompt' : 'chat';
   const facts = (hyperparameters: ResolvedHyperparameters, error?: OpenAiJobFacts['error']): OpenAiJobFacts => ({
     training_file: training.dataset_id,
     validation_file: validation?.dataset_id ?? null,
@@ -89,6 +97,7 @@ export async function createFineTuningJob(platform: Platform, userId: string, re
     metadata: request.metadata ?? null,
     method,
     hyperparameters,
+    ...(reinforcement ? { reinforcement } : {}),
     ...(error ? { error } : {}),
   });
   const earlier = [`Validating training file: ${training.dataset_id}`, ...(validation ? [`Validating validation file: ${validation.dataset_id}`] : [])];
@@ -106,12 +115,14 @@ export async function createFineTuningJob(platform: Platform, userId: string, re
   let param = 'training_file';
   // Written once every line is read: whether any carried tools (the submit then asks the model's template for them).
   const datasetConfig: Record<string, unknown> = { openai_training_file: training.dataset_id, openai_validation_file: validation?.dataset_id ?? null };
-  const columns = kind === 'chat' ? ['messages'] : ['prompt', 'chosen', 'rejected'];
+  const columns = kind === 'chat' ? ['messages'] : kind === 'prompt' ? ['prompt'] : ['prompt', 'chosen', 'rejected'];
   const written = (record: Record<string, unknown>) => {
     if ('tools' in record && !columns.includes('tools')) {
       columns.push('tools');
       datasetConfig['tools'] = true;
     }
+    // A reinforcement line's other fields are the grader's item: each is a column.
+    if (kind === 'prompt') for (const key of Object.keys(record)) if (!columns.includes(key)) columns.push(key);
     return record;
   };
   try {
@@ -124,7 +135,7 @@ export async function createFineTuningJob(platform: Platform, userId: string, re
         dataset_name: `${training.filename} (fine-tuning job ${jobId})`,
         dataset_subset: 'default',
         dataset_source: 'upload',
-        processing_mode: kind === 'chat' ? 'language_modeling' : 'preference',
+        processing_mode: kind === 'chat' ? 'language_modeling' : kind === 'prompt' ? 'prompt_only' : 'preference',
         modality: 'text',
         config: datasetConfig,
         columns,
@@ -134,7 +145,13 @@ export async function createFineTuningJob(platform: Platform, userId: string, re
         for await (const record of readTrainingFile(platform, training, kind)) await write('train', written(record));
         if (!validation) return;
         param = 'validation_file';
-        for await (const record of readTrainingFile(platform, validation, kind)) await write('test', written(record));
+        let kept = 0;
+        for await (const record of readTrainingFile(platform, validation, kind)) {
+          // eval_samples: the lines each evaluation grades (the rest are still checked).
+          if (reinforcement?.eval_samples && kept >= reinforcement.eval_samples) continue;
+          await write('test', written(record));
+          kept += 1;
+        }
       },
     );
   } catch (err) {
@@ -145,7 +162,7 @@ export async function createFineTuningJob(platform: Platform, userId: string, re
     await platform.jobs.insert({
       ...jobRow,
       processed_dataset_id: null,
-      training_config: { base_model_id: request.model, method: 'LoRA', trainer_type: method === 'dpo' ? 'dpo' : 'sft' },
+      training_config: { base_model_id: request.model, method: 'LoRA', trainer_type: TRAINERS[method] },
       openai: failed as unknown as Record<string, unknown>,
       failed: { error: message },
       earlier,
@@ -158,6 +175,9 @@ export async function createFineTuningJob(platform: Platform, userId: string, re
   const kept = facts(hyperparameters);
   // About 100 step events over the run: what the events list shows.
   const totalSteps = Math.ceil(examples / hyperparameters.batch_size) * hyperparameters.n_epochs;
+  const context = Math.min(MAX_EXAMPLE_TOKENS, (await modelContextLength(platform, location)) ?? 1024);
+  const grpo = reinforcement ? grpoHyperparameters(reinforcement, hyperparameters.batch_size, context) : undefined;
+  const evaluation = !validation ? {} : reinforcement?.eval_interval ? { eval_strategy: 'steps', eval_steps: reinforcement.eval_interval } : { eval_strategy: 'epoch', compute_eval_metrics: !reinforcement };
   const trainRequest: TrainRequest = {
     processed_dataset_id: dataset.processed_dataset_id,
     job_name: jobRow.job_name,
@@ -166,18 +186,20 @@ export async function createFineTuningJob(platform: Platform, userId: string, re
       base_model_id: request.model,
       provider: 'hub',
       method: 'LoRA',
-      trainer_type: method === 'dpo' ? 'dpo' : 'sft',
+      trainer_type: TRAINERS[method],
       hyperparameters: {
-        ...deviceBatch(hyperparameters.batch_size),
+        ...deviceBatch(grpo?.completions ?? hyperparameters.batch_size),
         epochs: hyperparameters.n_epochs,
         learning_rate: BASE_LEARNING_RATE * hyperparameters.learning_rate_multiplier,
         seed: kept.seed,
         save_strategy: 'epoch',
         logging_steps: Math.max(1, Math.floor(totalSteps / 100)),
-        max_length: Math.min(MAX_EXAMPLE_TOKENS, (await modelContextLength(platform, location)) ?? 1024),
+        max_length: context,
         ...(hyperparameters.beta !== undefined ? { beta: hyperparameters.beta } : {}),
+        ...grpo?.settings,
       },
-      eval_config: validation ? { eval_strategy: 'epoch', compute_eval_metrics: true } : {},
+      eval_config: evaluation,
+      ...(reinforcement ? { reward_config: [rewardOf(reinforcement.grader)] } : {}),
     }),
   };
   try {

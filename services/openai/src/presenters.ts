@@ -80,9 +80,11 @@ export function presentFineTuningJob(job: TrainingJobRow): FineTuningJob {
   const own = ownHyperparameters(job);
   const hyperparameters = facts?.hyperparameters ?? own;
   const { beta, ...plain } = { beta: own.beta, ...hyperparameters };
+  const rft = facts?.reinforcement;
   const method: FineTuningJob['method'] =
     trainer === 'sft' ? { type: 'supervised', supervised: { hyperparameters: plain } }
     : trainer === 'dpo' ? { type: 'dpo', dpo: { hyperparameters: { ...plain, beta } } }
+    : rft ? { type: 'reinforcement', reinforcement: { grader: rft.grader, hyperparameters: { ...plain, compute_multiplier: rft.compute_multiplier, eval_interval: rft.eval_interval, eval_samples: rft.eval_samples } } }
     : { type: trainer, hyperparameters: plain };
   const state = status(job);
   const eta = job.progress?.eta_seconds;
@@ -120,6 +122,11 @@ const STATUS_MESSAGES: Record<string, string> = {
 
 const num = (value: unknown): number | null => (typeof value === 'number' && Number.isFinite(value) ? value : null);
 
+/** Each grader's mean reward from the trainer's figures (TRL logs `<prefix><name>/mean`). */
+function graderMeans(figures: Record<string, unknown>, prefix: string): Record<string, number> {
+  return Object.fromEntries(Object.entries(figures).flatMap(([key, value]) => (key.startsWith(prefix) && key.endsWith('/mean') && num(value) !== null ? [[key.slice(prefix.length, -'/mean'.length), value as number]] : [])));
+}
+
 /** One entry of the job's event log as OpenAI's event (null for nothing worth showing). */
 export function presentEvent(job: TrainingJobRow, event: JobEventRow) {
   const base = { id: `ftevent-${job.job_id}-${event.seq}`, object: 'fine_tuning.job.event' as const, created_at: seconds(event.created_at) };
@@ -137,24 +144,29 @@ export function presentEvent(job: TrainingJobRow, event: JobEventRow) {
       const total = num(data['total_steps']);
       const extra = (data['extra'] ?? {}) as Record<string, unknown>;
       const accuracy = num(extra['mean_token_accuracy']);
+      const reward = num(extra['reward']);
       return {
         ...base,
         level: 'info' as const,
-        message: `Step ${step}${total ? `/${total}` : ''}: training loss=${loss === null ? 'n/a' : loss.toFixed(4)}`,
+        message: `Step ${step}${total ? `/${total}` : ''}: training loss=${loss === null ? 'n/a' : loss.toFixed(4)}${reward === null ? '' : `, reward=${reward.toFixed(4)}`}`,
         type: 'metrics' as const,
-        data: { step, total_steps: total, train_loss: loss, train_mean_token_accuracy: accuracy, learning_rate: num(data['learning_rate']), epoch: num(data['epoch']) },
+        data: {
+          step, total_steps: total, train_loss: loss, train_mean_token_accuracy: accuracy, learning_rate: num(data['learning_rate']), epoch: num(data['epoch']),
+          ...(reward === null ? {} : { train_reward_mean: reward, train_reward_std: num(extra['reward_std']), train_rewards: graderMeans(extra, 'rewards/') }),
+        },
       };
     }
     case 'metrics': {
       const step = num(data['step']);
       const loss = num(data['eval_loss']);
+      const reward = num(data['eval_reward']);
       return {
         ...base,
         level: 'info' as const,
         // The evaluation after training measures per assistant token: at the last step it stands beside the trainer's.
-        message: `${data['final'] ? `Final evaluation at step ${step}` : `Step ${step}`}: validation loss=${loss === null ? 'n/a' : loss.toFixed(4)}`,
+        message: `${data['final'] ? `Final evaluation at step ${step}` : `Step ${step}`}: validation loss=${loss === null ? 'n/a' : loss.toFixed(4)}${reward === null ? '' : `, reward=${reward.toFixed(4)}`}`,
         type: 'metrics' as const,
-        data: { step, valid_loss: loss, valid_mean_token_accuracy: num(data['accuracy']) },
+        data: { step, valid_loss: loss, valid_mean_token_accuracy: num(data['accuracy']), ...(reward === null ? {} : { valid_reward_mean: reward, valid_rewards: graderMeans(data, 'eval_rewards/') }) },
       };
     }
     case 'log': {

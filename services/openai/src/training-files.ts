@@ -2,12 +2,14 @@
 // records: chat lines {"messages": [...]} become language_modeling records (every turn kept; an assistant message's
 // `weight` 0 or 1 kept, and honoured by the core's label mask; `tools`, assistant `tool_calls` and `tool` messages
 // kept for the model's own chat template, with `parallel_tool_calls` false allowing one call a turn); preference lines {"input": {"messages"},
-// "preferred_output", "non_preferred_output"} become preference records {prompt, chosen, rejected}.
+// "preferred_output", "non_preferred_output"} become preference records {prompt, chosen, rejected}; reinforcement lines
+// {"messages": [...], <any other fields>} become prompt records {prompt, <the other fields>}: the fields are the
+// grader's item ({{item.<field>}}).
 // The first bad line stops the reading with its number and what is wrong.
 import type { Platform, RawDatasetRow } from '@ftp/platform';
 import { LineTooLong, lonelySurrogateAt, numberedLines, PendingCalls, readToolCalls, readTools, type ToolCall, type ToolDefinition } from '@ftp/datasets';
 
-export type FileKind = 'chat' | 'preference';
+export type FileKind = 'chat' | 'preference' | 'prompt';
 
 type Message =
   | { role: 'system' | 'user' | 'assistant'; content: string; weight?: 0 | 1; tool_calls?: ToolCall[] }
@@ -96,6 +98,15 @@ function recordOf(kind: FileKind, row: Record<string, unknown>): Record<string, 
     if (messages.at(-1)!.role !== 'assistant') throw new Error('the last message must be the assistant’s (it is what training learns); end the line with an assistant message');
     return tools ? { messages, tools } : { messages };
   }
+  if (kind === 'prompt') {
+    if (!('messages' in row)) throw new Error('a reinforcement job needs lines with "messages" (the prompt) and the fields its grader reads as {{item.<field>}}');
+    if ('prompt' in row) throw new Error('"prompt" is the name the prompt is kept under here; rename that field');
+    const tools = 'tools' in row ? readTools(row['tools'], 'tools') : undefined;
+    const prompt = readMessages(row['messages'], 'messages', false, { tools, parallel: true });
+    if (prompt.at(-1)!.role === 'assistant') throw new Error('messages must end with the user’s turn: the model samples the answer, the grader scores it');
+    const { messages: _messages, ...item } = row;
+    return { prompt, ...item };
+  }
   for (const key of ['input', 'preferred_output', 'non_preferred_output']) {
     if (!(key in row)) throw new Error(`a dpo job needs preference lines with ${JSON.stringify(key)} (input, preferred_output and non_preferred_output)`);
   }
@@ -114,7 +125,7 @@ function recordOf(kind: FileKind, row: Record<string, unknown>): Record<string, 
 
 /**
  * Reads an uploaded file's lines in order, checks each against OpenAI's format of `kind` (chat for supervised jobs,
- * preference for dpo) and yields the processed records. Throws InvalidLine at the first bad line.
+ * preference for dpo, prompt for reinforcement) and yields the processed records. Throws InvalidLine at the first bad line.
  */
 export async function* readTrainingFile(platform: Platform, file: RawDatasetRow, kind: FileKind): AsyncGenerator<Record<string, unknown>> {
   let last = 0;

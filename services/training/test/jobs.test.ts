@@ -71,7 +71,7 @@ describe('a LoRA SFT job on the tiny model', () => {
     expect(perEpoch).toBe(5);
     const hyperparameters = (finished.training_config as { hyperparameters: Record<string, unknown> }).hyperparameters;
     expect(hyperparameters).toMatchObject({ max_steps: 30, epochs: 6, lora_rank: 16 });
-    for (const name of ['num_generations', 'beta', 'max_prompt_length']) expect(hyperparameters, name).not.toHaveProperty(name);
+    for (const name of ['num_generations', 'max_completion_length', 'beta', 'max_prompt_length']) expect(hyperparameters, name).not.toHaveProperty(name);
   }, 300_000);
 
   it('stores the adapter in blob storage and lists the job', async () => {

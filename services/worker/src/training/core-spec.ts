@@ -1,7 +1,7 @@
 // A training config (a stored job's, or a dry run's) → the core's train spec (core/src/ftcore/train/spec.py). Only local paths and
 // settings: secrets go to the child's environment (secretsEnvironment), never into this file.
 import type { JobSecretValues } from '@ftp/platform';
-import type { TrainingConfig } from '@ftp/schema';
+import type { RewardConfig, TrainingConfig } from '@ftp/schema';
 
 export interface JobPaths {
   baseModel: string;
@@ -30,21 +30,22 @@ export function trainSpec(config: TrainingConfig, paths: JobPaths, options: { re
     modality: config.modality,
     hyperparameters: config.hyperparameters,
     eval_config: config.eval_config,
-    reward_config: (config.reward_config ?? []).map((reward) => {
-      const { type, name } = reward;
-      const item: Record<string, unknown> = { type, name };
-      if ('reference_field' in reward && reward.reference_field) item.reference_field = reward.reference_field;
-      if (reward.type === 'string_check') item.operation = reward.operation;
-      if (reward.type === 'text_similarity') item.evaluation_metric = reward.evaluation_metric;
-      if (reward.type === 'built_in') item.function_name = reward.function_name;
-      if (reward.weight !== undefined) item.weight = reward.weight;
-      return item;
-    }),
+    reward_config: (config.reward_config ?? []).map(coreReward),
     tracker_config: { provider, project: tracker?.project ?? '', log_model: tracker?.log_model ?? 'end' },
     resume_from_checkpoint: options.resume,
     ...(paths.initAdapter ? { init_adapter: paths.initAdapter } : {}),
     device: 'auto',
   };
+}
+
+/** What the core's RewardItem holds of a reward (its judges' model and prompt are not among them: it refuses those). */
+const CORE_REWARD_FIELDS = ['type', 'name', 'weight', 'reference_field', 'input', 'reference', 'operation', 'evaluation_metric', 'function_name', 'source', 'calculate_output'] as const;
+
+function coreReward(reward: RewardConfig | Record<string, unknown>): Record<string, unknown> {
+  const fields = reward as Record<string, unknown>;
+  const item = Object.fromEntries(CORE_REWARD_FIELDS.filter((key) => fields[key] !== undefined).map((key) => [key, fields[key]]));
+  if (reward.type === 'multi') item.graders = Object.fromEntries(Object.entries(reward.graders as Record<string, Record<string, unknown>>).map(([name, sub]) => [name, coreReward(sub as RewardConfig)]));
+  return item;
 }
 
 /** The tracker's settings as the environment the core's MLflow integration reads (transformers' MLflowCallback). */

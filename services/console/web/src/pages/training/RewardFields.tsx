@@ -78,6 +78,11 @@ function RewardField({ name, field, required, value, columns, labels, onChange }
   }
   if (name === 'reference_field') return <Autocomplete {...common} data={columns} value={String(value ?? '')} onChange={onChange} />;
   if (name === 'prompt') return <Textarea {...common} autosize minRows={2} value={String(value ?? '')} onChange={(e) => onChange(e.currentTarget.value)} />;
+  // A python grader's source, and a multi grader's graders (JSON: name → grader), are written out in full.
+  if (name === 'source' || field.type === 'object') {
+    const placeholder = name === 'source' ? 'def grade(sample, item):\n    return float(sample["output_text"] == item["answer"])' : '{"exact": {"type": "string_check", "name": "exact", "reference_field": "answer", "operation": "eq"}}';
+    return <Textarea {...common} autosize minRows={3} ff="monospace" placeholder={placeholder} value={typeof value === 'string' ? value : value === undefined ? '' : JSON.stringify(value, null, 2)} onChange={(e) => onChange(e.currentTarget.value)} />;
+  }
   if (field.type === 'number') return <NumberInput {...common} placeholder="1" value={value as number | string | undefined ?? ''} onChange={onChange} />;
   if (field.prefixItems) {
     const [low, high] = (value as Array<number | string> | undefined) ?? ['', ''];

@@ -59,6 +59,14 @@ export const initialRewards = (): RewardDraft[] => [draftOf('built_in', { name: 
 function cleanValue(field: RewardFieldSchema, value: unknown): unknown {
   if (value === '' || value === undefined || value === null) return undefined;
   if (field.type === 'number') return typeof value === 'number' ? value : Number(value);
+  // JSON typed into a text box; what does not parse is sent as typed, and the API's 422 says what it expected.
+  if (field.type === 'object' && typeof value === 'string') {
+    try {
+      return JSON.parse(value) as unknown;
+    } catch {
+      return value.trim() || undefined;
+    }
+  }
   if (field.prefixItems) {
     const numbers = (value as unknown[]).map((v) => (v === '' || v === undefined ? undefined : Number(v)));
     return numbers.every((n) => n !== undefined) ? numbers : undefined;

@@ -1,0 +1,69 @@
+// OpenAI's reinforcement fine-tuning as a GRPO job: the grader becomes the job's one reward (the core grades with it,
+// core/src/ftcore/graders.py), and the hyperparameters map onto GRPO's: compute_multiplier is the number of answers
+// sampled per prompt (4 × it, at least 2), batch_size the prompts a step, eval_interval the steps between
+// evaluations of the validation file, eval_samples how many of its lines they grade. reasoning_effort and a
+// score_model grader are refused by name: neither is available here yet.
+import { invalidField } from '@ftp/platform';
+import { namedGraders, type CreateFineTuningJobRequest, type Grader, type RewardConfig } from '@ftp/schema';
+
+type Requested = NonNullable<Extract<NonNullable<CreateFineTuningJobRequest['method']>, { type: 'reinforcement' }>['reinforcement']['hyperparameters']>;
+
+/** Answers sampled per prompt when compute_multiplier is 1 (TRL's GRPO default is 8; 4 keeps a step affordable on a
+ *  small machine, and 2 is the least that has something to compare). */
+export const GENERATIONS_PER_MULTIPLIER = 4;
+/** Tokens an answer may take, and the prompt before it, at most (each also within the model's context). */
+const MAX_COMPLETION_TOKENS = 256;
+const MAX_PROMPT_TOKENS = 512;
+
+export interface ReinforcementFacts {
+  compute_multiplier: number;
+  eval_interval: number | null;
+  eval_samples: number | null;
+}
+
+const HYPERPARAMETERS_LOC = ['body', 'method', 'reinforcement', 'hyperparameters'];
+
+/** The reinforcement settings with "auto" resolved; a 400 naming what is not available. */
+export function resolveReinforcement(requested: Requested | undefined, grader: Grader): ReinforcementFacts {
+  if (requested?.reasoning_effort !== undefined && requested.reasoning_effort !== 'default') {
+    throw invalidField([...HYPERPARAMETERS_LOC, 'reasoning_effort'], `reasoning_effort ${requested.reasoning_effort} is not available here: the models trained here have no reasoning-effort setting; leave it out`, 'not_available');
+  }
+  const judges = grader.type === 'score_model' ? [grader.name] : grader.type === 'multi' ? Object.values(namedGraders(grader).graders as Record<string, Grader>).filter((g) => g.type === 'score_model').map((g) => g.name) : [];
+  if (judges.length > 0) {
+    throw invalidField(['body', 'method', 'reinforcement', 'grader'], `score_model graders (${judges.join(', ')}) are not available here yet; grade with string_check, text_similarity, python or multi`, 'not_available');
+  }
+  const auto = <T>(value: T | 'auto' | undefined, fallback: T): T => (value === undefined || value === 'auto' ? fallback : value);
+  return {
+    compute_multiplier: auto(requested?.compute_multiplier, 1),
+    eval_interval: auto<number | null>(requested?.eval_interval, null),
+    eval_samples: auto<number | null>(requested?.eval_samples, null),
+  };
+}
+
+/** The grader as the job's reward_config item (a multi grader's graders by name). */
+export function rewardOf(grader: Grader): RewardConfig {
+  const { type: _type, ...rest } = namedGraders(grader) as Grader & Record<string, unknown>;
+  if (grader.type === 'python') return { type: 'python', name: grader.name, source: grader.source };
+  if (grader.type === 'multi') {
+    const graders = Object.fromEntries(Object.entries((rest as { graders: Record<string, Grader> }).graders).map(([name, sub]) => [name, rewardOf(sub)]));
+    return { type: 'multi', name: grader.name, graders: graders as never, calculate_output: grader.calculate_output };
+  }
+  if (grader.type === 'string_check') return { type: 'string_check', name: grader.name, input: grader.input, reference: grader.reference, operation: grader.operation };
+  if (grader.type === 'text_similarity') return { type: 'text_similarity', name: grader.name, input: grader.input, reference: grader.reference, evaluation_metric: grader.evaluation_metric };
+  throw new Error(`grader type ${grader.type} has no reward here`); // score_model: refused by resolveReinforcement
+}
+
+/** GRPO's settings for a reinforcement job, and the answers a step samples (its batch: `prompts` × the generations). */
+export function grpoHyperparameters(facts: ReinforcementFacts, prompts: number, context: number): { completions: number; settings: Record<string, unknown> } {
+  const generations = Math.max(2, Math.round(GENERATIONS_PER_MULTIPLIER * facts.compute_multiplier));
+  const promptTokens = Math.min(MAX_PROMPT_TOKENS, Math.floor(context / 2));
+  return {
+    completions: prompts * generations,
+    settings: {
+      num_generations: generations,
+      max_prompt_length: promptTokens,
+      max_completion_length: Math.min(MAX_COMPLETION_TOKENS, context - promptTokens),
+      max_length: context,
+    },
+  };
+}

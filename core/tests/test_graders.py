@@ -143,22 +143,27 @@ def test_python_graders_are_refused_where_there_is_no_sandbox(monkeypatch):
         sandbox.unavailable.cache_clear()
 
 
-def test_grpo_runs_on_python_and_multi_graders_and_logs_the_samples_they_could_not_grade(tiny_model, tmp_path):
+def test_grpo_runs_on_python_and_multi_graders_and_evaluates_their_rewards(tiny_model, tmp_path):
     from test_grpo import grpo_spec
 
     from ftcore.train.run import run
     from ftcore.train.spec import RewardItem
 
     raising = RewardItem(type="python", name="has_e", source=(
-        "def grade(sample, item):\n    if sample['output_text'].startswith('a'):\n        raise ValueError('starts with a')\n"
-        "    return float('e' in sample['output_text'])\n"))
+        "def grade(sample, item):\n    return float('e' in sample['output_text'])\n"))
     multi = RewardItem(type="multi", name="combined", calculate_output="0.5 * has_e + 0.5 * same", graders={
         "has_e": RewardItem(type="string_check", name="has_e", input="{{sample.output_text}}", reference="e",
                             operation="like"),
         "same": RewardItem(type="string_check", name="same", reference_field="answer", operation="ilike")})
     spec = grpo_spec(tiny_model, tmp_path, raising, steps=2, lr=1e-3)
     spec.reward_config.append(multi)
+    spec.test_file = spec.train_file
+    spec.eval_config.eval_strategy, spec.eval_config.eval_steps = "steps", 1
     with captured_events() as cap:
         run(spec)
     progress = cap.of("progress")
     assert all("rewards/has_e/mean" in p.extra and "rewards/combined/mean" in p.extra for p in progress)
+    # Each evaluation during training reports the rewards on the test split, per grader too.
+    evaluations = [m for m in cap.of("metrics") if not m.final]
+    assert evaluations and all("eval_reward" in m.extra and "eval_rewards/combined/mean" in m.extra for m in evaluations)
+

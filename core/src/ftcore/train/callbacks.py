@@ -90,6 +90,7 @@ class ProtocolCallback(TrainerCallback):
         self.started = time.monotonic()
         self.start_step = 0
         self.history: list[dict] = []
+        self.eval_rewards: dict[str, float] = {}
 
     def on_train_begin(self, args, state, control, **kwargs):
         self.started = time.monotonic()
@@ -112,6 +113,9 @@ class ProtocolCallback(TrainerCallback):
 
     def on_log(self, args, state, control, logs=None, **kwargs):
         logs = dict(logs or {})
+        # GRPO's evaluation rewards reach only the log, just before on_evaluate reports the evaluation: kept for it.
+        self.eval_rewards = {k: float(v) for k, v in logs.items() if k.startswith("eval_reward")
+                             and isinstance(v, (int, float)) and math.isfinite(v)}
         if "loss" not in logs and not any(k.startswith("rewards") or k == "reward" for k in logs):
             return  # evaluation and end-of-training summaries are reported elsewhere
         elapsed = max(time.monotonic() - self.started, 1e-9)
@@ -144,6 +148,8 @@ class ProtocolCallback(TrainerCallback):
         report.extra = {k: float(v) for k, v in metrics.items() if k not in
                         ("eval_loss", "eval_runtime", "eval_accuracy", "epoch") and isinstance(v, (int, float))
                         and math.isfinite(v)}
+        report.extra.update(self.eval_rewards)
+        self.eval_rewards = {}
         events.emit(report)
 
 

@@ -42,13 +42,17 @@ const promptsFile = join(out, 'prompts.jsonl');
 writeFileSync(promptsFile, prompts.map((messages) => JSON.stringify({ messages })).join('\n') + '\n');
 
 console.log(`bench/generate: ${PROMPTS} prompts × ${NEW_TOKENS} new tokens, ${cpus().length} CPU cores`);
-const hf = JSON.parse(
-  execFileSync('uv', ['run', '--frozen', 'python', join(here, 'transformers_side.py'), out, promptsFile, String(NEW_TOKENS), '8'], {
-    cwd: coreDir,
-    stdio: ['ignore', 'pipe', 'inherit'],
-    encoding: 'utf8',
-  }).trim().split('\n').pop()!,
-) as { seconds: number; tokens: number; gguf: string };
+// The result is the line with the timing: on a first run the model's import and GGUF export print their core events
+// to the same stdout, and those may come last.
+const hfLines = execFileSync('uv', ['run', '--frozen', 'python', join(here, 'transformers_side.py'), out, promptsFile, String(NEW_TOKENS), '8'], {
+  cwd: coreDir,
+  stdio: ['ignore', 'pipe', 'inherit'],
+  encoding: 'utf8',
+}).trim().split('\n');
+const hf = hfLines.map((line) => { try { return JSON.parse(line) as Record<string, unknown>; } catch { return undefined; } }).findLast((r) => typeof r?.seconds === 'number') as
+  | { seconds: number; tokens: number; gguf: string }
+  | undefined;
+if (!hf) throw new Error(`transformers_side.py printed no result; its output:\n${hfLines.slice(-20).join('\n')}`);
 
 const hfRate = hf.tokens / hf.seconds;
 console.log(`transformers fp32 (batch 8):   ${hf.tokens} tokens in ${hf.seconds.toFixed(1)} s = ${hfRate.toFixed(1)} tokens/s`);

@@ -1,5 +1,6 @@
 """The transformers half of bench/generate: imports Gemma 3 270M once (cached under bench/out), writes its q8_0 GGUF,
-and times the core's greedy batch generation (fp32, CPU) on the given prompts. Prints one JSON object."""
+and times the core's greedy batch generation (fp32, CPU) on the given prompts. Prints one JSON object with the timing
+(after the core events a first run's import and export print)."""
 import json
 import sys
 import time
@@ -38,4 +39,5 @@ if __name__ == "__main__":
     folder, gguf = prepare(out)
     prompts = [json.loads(line)["messages"] for line in prompts_file.read_text().splitlines()]
     result = bench(folder, prompts, max_new, batch)
+    sys.stdout.flush()  # the core's events of a first run's import and export, before the result
     sys.__stdout__.write(json.dumps({**result, "gguf": str(gguf)}) + "\n")

@@ -2,24 +2,19 @@
 // before any work is queued), and the reading of answers into OpenAI's tool_calls, streamed or not.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { openTestPlatform, type TestPlatform } from '@ftp/platform/testing';
 import { toolModelsDir, TINY_MODEL } from '../../../test/support/tiny-model.ts';
-import { buildOpenAiApp } from '../src/app.ts';
 import { forcedCall, readAnswer, ToolStream } from '../src/chat-tools.ts';
+import { openAiTestApp, type OpenAiTestApp } from './support.ts';
 
-let platform: TestPlatform;
+let opened: OpenAiTestApp;
 let app: FastifyInstance;
 
 beforeAll(async () => {
-  platform = await openTestPlatform({ MODELS_DIR: await toolModelsDir() });
-  app = await buildOpenAiApp(platform);
-  await app.ready();
+  opened = await openAiTestApp(await toolModelsDir());
+  app = opened.app;
 }, 300_000);
 
-afterAll(async () => {
-  await app?.close();
-  await platform?.close();
-});
+afterAll(() => opened?.close());
 
 const WEATHER = { type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } };
 const chat = (payload: Record<string, unknown>) =>

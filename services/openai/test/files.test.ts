@@ -5,32 +5,24 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { openTestPlatform, type TestPlatform } from '@ftp/platform/testing';
+import type { TestPlatform } from '@ftp/platform/testing';
 import { MAX_ROW_BYTES } from '@ftp/datasets';
-import { multipartBody } from '../../preprocessing/test/support.ts';
 import { toolModelsDir, TINY_MODEL } from '../../../test/support/tiny-model.ts';
 import { uncaughtDuring } from '../../../test/support/uncaught.ts';
-import { buildOpenAiApp } from '../src/app.ts';
+import { openAiTestApp, uploadFineTuneFile, type OpenAiTestApp } from './support.ts';
 
+let opened: OpenAiTestApp;
 let platform: TestPlatform;
 let app: FastifyInstance;
 
 beforeAll(async () => {
-  platform = await openTestPlatform({ MODELS_DIR: await toolModelsDir() });
-  app = await buildOpenAiApp(platform);
-  await app.ready();
+  opened = await openAiTestApp(await toolModelsDir());
+  ({ platform, app } = opened);
 }, 180_000);
 
-afterAll(async () => {
-  await app?.close();
-  await platform?.close();
-});
+afterAll(() => opened?.close());
 
-const upload = (name: string, content: string | Buffer) => {
-  const { body, contentType } = multipartBody(name, content);
-  const purpose = Buffer.from(`--${contentType.split('boundary=')[1]}\r\nContent-Disposition: form-data; name="purpose"\r\n\r\nfine-tune\r\n`);
-  return app.inject({ method: 'POST', url: '/v1/files', payload: Buffer.concat([purpose, body]), headers: { 'content-type': contentType } });
-};
+const upload = (name: string, content: string | Buffer) => uploadFineTuneFile(app, name, content);
 
 async function storedFiles(): Promise<string[]> {
   const root = path.join(platform.dataDir, 'blobs');

@@ -3,29 +3,23 @@
 // as the grader's item, and what is not available here is refused by name.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { openTestPlatform, type TestPlatform } from '@ftp/platform/testing';
-import { multipartBody } from '../../preprocessing/test/support.ts';
+import type { TestPlatform } from '@ftp/platform/testing';
 import { tinyModelsDir, TINY_MODEL } from '../../../test/support/tiny-model.ts';
-import { buildOpenAiApp } from '../src/app.ts';
+import { openAiTestApp, uploadFineTuneFile, type OpenAiTestApp } from './support.ts';
 
+let opened: OpenAiTestApp;
 let platform: TestPlatform;
 let app: FastifyInstance;
 
 beforeAll(async () => {
-  platform = await openTestPlatform({ MODELS_DIR: await tinyModelsDir() });
-  app = await buildOpenAiApp(platform);
-  await app.ready();
+  opened = await openAiTestApp(await tinyModelsDir());
+  ({ platform, app } = opened);
 }, 180_000);
 
-afterAll(async () => {
-  await app?.close();
-  await platform?.close();
-});
+afterAll(() => opened?.close());
 
 async function fileOf(lines: unknown[]): Promise<string> {
-  const { body, contentType } = multipartBody('rft.jsonl', lines.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join('\n'));
-  const purpose = Buffer.from(`--${contentType.split('boundary=')[1]}\r\nContent-Disposition: form-data; name="purpose"\r\n\r\nfine-tune\r\n`);
-  const file = await app.inject({ method: 'POST', url: '/v1/files', payload: Buffer.concat([purpose, body]), headers: { 'content-type': contentType } });
+  const file = await uploadFineTuneFile(app, 'rft.jsonl', lines.map((l) => JSON.stringify(l)).join('\n'));
   expect(file.statusCode).toBe(200);
   return file.json().id as string;
 }

@@ -2,6 +2,7 @@
 and times the core's greedy batch generation (fp32, CPU) on the given prompts. Prints one JSON object with the timing
 (after the core events a first run's import and export print)."""
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -35,9 +36,12 @@ def bench(folder: Path, prompts: list, max_new_tokens: int, batch_size: int) -> 
 
 
 if __name__ == "__main__":
+    # The core's command line makes descriptor 1 stderr for the rest of the process (its events keep a copy of the
+    # real stdout): the result goes to a copy taken before, or a first run, which imports the model, printed it to stderr.
+    result_out = os.fdopen(os.dup(1), "w")
     out, prompts_file, max_new, batch = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
     folder, gguf = prepare(out)
     prompts = [json.loads(line)["messages"] for line in prompts_file.read_text().splitlines()]
     result = bench(folder, prompts, max_new, batch)
-    sys.stdout.flush()  # the core's events of a first run's import and export, before the result
-    sys.__stdout__.write(json.dumps({**result, "gguf": str(gguf)}) + "\n")
+    result_out.write(json.dumps({**result, "gguf": str(gguf)}) + "\n")
+    result_out.flush()

@@ -1,4 +1,6 @@
-"""GRPO rewards (offline) and GRPO training on the tiny model with each reward kind."""
+"""GRPO rewards (offline) and GRPO training on the tiny model with each reward kind and each loss."""
+import dataclasses
+
 import pytest
 from helpers import captured_events, write_jsonl
 
@@ -68,12 +70,21 @@ def test_grpo_runs_and_logs_rewards(kind, tiny_model, tmp_path):
     assert "reward" in metrics.extra
 
 
-def test_grpo_raises_the_mean_reward_of_a_string_check_task(tiny_model, tmp_path):
+@pytest.mark.parametrize("knobs", [
+    {}, {"loss_type": "grpo"}, {"loss_type": "dr_grpo", "scale_rewards": "none"}, {"loss_type": "bnpo"},
+    {"importance_sampling_level": "sequence", "epsilon": 3e-4, "epsilon_high": 4e-4},
+    {"epsilon_high": 0.28, "scale_rewards": "batch"},
+], ids=["dapo", "grpo", "dr_grpo", "bnpo", "gspo", "dapo-clip-higher"])
+def test_grpo_raises_the_mean_reward_of_a_string_check_task(knobs, tiny_model, tmp_path):
     """Reward 1 when the completion contains "e" (ilike): the random tiny model's sampled completions do about a
     third of the time, so every group of 8 has both outcomes to learn from; full fine-tuning at a high learning rate
-    makes it the rule within a few steps. The seed is fixed, so the run is the same every time on CPU."""
+    makes it the rule within a few steps, with each loss and sampling variant (GSPO with the sequence-level clip range
+    its paper uses). The seed is fixed, so the run is the same every time on CPU. (mask_truncated_completions is left
+    to the config test: these 6-token completions are all cut, so it would mask every one.)"""
+    spec = grpo_spec(tiny_model, tmp_path, REWARDS["string_check"], steps=20, lr=1e-2, method="Full")
+    spec.hyperparameters = dataclasses.replace(spec.hyperparameters, **knobs)
     with captured_events() as cap:
-        run(grpo_spec(tiny_model, tmp_path, REWARDS["string_check"], steps=20, lr=1e-2, method="Full"))
+        run(spec)
     rewards = [p.extra["reward"] for p in cap.of("progress")]
     first, last = sum(rewards[:4]) / 4, sum(rewards[-4:]) / 4
     assert last >= first + 0.3, rewards

@@ -1,4 +1,5 @@
-"""DPO and ORPO with LoRA on the tiny model: the chosen-minus-rejected reward margin rises."""
+"""DPO (its default sigmoid loss, IPO, and hinge with RPO's likelihood term) and ORPO with LoRA on the tiny model: the
+chosen-minus-rejected reward margin rises."""
 import pytest
 from helpers import QA, captured_events, write_jsonl
 
@@ -12,12 +13,14 @@ def preference_records():
              "rejected": [{"role": "assistant", "content": wrong[a]}]} for q, a in QA] * 4
 
 
-@pytest.mark.parametrize("trainer_type", ["dpo", "orpo"])
-def test_reward_margin_rises(trainer_type, tiny_model, tmp_path):
+@pytest.mark.parametrize("trainer_type,knobs", [
+    ("dpo", {}), ("orpo", {}), ("dpo", {"loss_type": "ipo"}), ("dpo", {"loss_type": "hinge", "rpo_alpha": 1.0}),
+], ids=["dpo", "orpo", "dpo-ipo", "dpo-hinge-rpo"])
+def test_reward_margin_rises(trainer_type, knobs, tiny_model, tmp_path):
     train = write_jsonl(tmp_path / "train.jsonl", preference_records())
     hp = Hyperparameters(learning_rate=0.02, batch_size=4, gradient_accumulation_steps=1, max_steps=16,
                          logging_steps=4, max_length=96, max_prompt_length=48, lora_rank=8, lora_alpha=16,
-                         lora_dropout=0.0, save_strategy="no", warmup_ratio=0.0, max_grad_norm=1.0, beta=0.5)
+                         lora_dropout=0.0, save_strategy="no", warmup_ratio=0.0, max_grad_norm=1.0, beta=0.5, **knobs)
     spec = Options(base_model=tiny_model, train_file=train, output_dir=str(tmp_path / "run"), method="LoRA",
                    trainer_type=trainer_type, hyperparameters=hp)
     with captured_events() as cap:

@@ -13,7 +13,11 @@ VALUES = dict(learning_rate=3.3e-4, batch_size=3, gradient_accumulation_steps=2,
               packing=True, padding_free=True, use_fast_attention=True, max_length=96, lr_scheduler_type="cosine",
               save_strategy="steps", logging_steps=3, lora_rank=5, lora_alpha=7, lora_dropout=0.07,
               max_prompt_length=40, num_generations=3, max_grad_norm=0.7, adam_beta1=0.81, adam_beta2=0.97,
-              warmup_ratio=0.13, beta=0.27, save_steps=9, max_completion_length=17, seed=123)
+              warmup_ratio=0.13, beta=0.27, save_steps=9, max_completion_length=17, seed=123,
+              importance_sampling_level="sequence", epsilon=0.15, epsilon_high=0.31, scale_rewards="batch",
+              mask_truncated_completions=True, rpo_alpha=0.6)
+# loss_type: a value of each trainer's own (its default otherwise): the trainers take different losses.
+LOSS_TYPES = {"grpo": "dr_grpo", "dpo": "ipo", "sft": "ipo", "orpo": "dr_grpo"}
 
 # hyperparameter → (trainer types it applies to, where it lands: "args.<field>" | "peft.<field>" | "model.<key>")
 WHERE = {
@@ -42,11 +46,18 @@ WHERE = {
     "save_steps": ("*", ["args.save_steps"]),
     "max_completion_length": ("grpo", ["args.max_completion_length"]),
     "seed": ("*", ["args.seed", "args.data_seed"]),
+    "loss_type": ("dpo grpo", ["args.loss_type"]),
+    "importance_sampling_level": ("grpo", ["args.importance_sampling_level"]),
+    "epsilon": ("grpo", ["args.epsilon"]),
+    "epsilon_high": ("grpo", ["args.epsilon_high"]),
+    "scale_rewards": ("grpo", ["args.scale_rewards"]),
+    "mask_truncated_completions": ("grpo", ["args.mask_truncated_completions"]),
+    "rpo_alpha": ("dpo", ["args.rpo_alpha"]),
 }
 
 
 def _spec(trainer_type: str, tmp_path, **changes) -> Options:
-    values = dict(VALUES)
+    values = dict(VALUES, loss_type=LOSS_TYPES[trainer_type])
     values.update(changes)
     if trainer_type == "grpo":
         values.update(max_length=96, max_prompt_length=40, packing=False, padding_free=False)

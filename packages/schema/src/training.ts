@@ -30,6 +30,10 @@ export const LrSchedulerType = z.enum([
 ]);
 
 const IntervalStrategy = z.enum(['no', 'steps', 'epoch']);
+/** The losses each trainer takes (TRL 0.24): loss_type's allowed values depend on trainer_type. */
+export const GRPO_LOSS_TYPES = ['grpo', 'dr_grpo', 'dapo', 'bnpo'] as const;
+export const DPO_LOSS_TYPES = ['sigmoid', 'hinge', 'ipo', 'exo_pair', 'nca_pair', 'robust', 'bco_pair', 'sppo_hard', 'aot', 'aot_pair', 'discopop', 'apo_zero', 'apo_down', 'sft'] as const;
+const LOSSES: Record<string, readonly string[]> = { grpo: GRPO_LOSS_TYPES, dpo: DPO_LOSS_TYPES };
 /** max_length when a request names none (interface.md 2.12), cut to the base model's context at submit. */
 export const DEFAULT_MAX_LENGTH = 1024;
 const Fraction = z.number().min(0).lt(1);
@@ -63,6 +67,14 @@ export const Hyperparameters = z
     warmup_ratio: z.number().min(0).max(1).default(0.1),
     beta: z.number().min(0).default(0.1).describe('dpo/orpo preference strength; grpo KL weight (0 turns KL off)'),
     seed: boundedInt(0).default(42).describe('Random seed: data order, LoRA initialisation, sampling'),
+    // The trainers' own loss and sampling knobs (decisions.md); left out, TRL's default applies.
+    loss_type: z.enum([...GRPO_LOSS_TYPES, ...DPO_LOSS_TYPES]).optional().describe(`grpo: ${GRPO_LOSS_TYPES.join(', ')} (default dapo); dpo: ${DPO_LOSS_TYPES.join(', ')} (default sigmoid)`),
+    importance_sampling_level: z.enum(['token', 'sequence']).optional().describe('grpo: importance ratios per token, or per sequence (GSPO)'),
+    epsilon: z.number().positive().max(1).optional().describe('grpo: lower clipping bound of the ratio (default 0.2)'),
+    epsilon_high: z.number().positive().max(10).optional().describe('grpo: upper clipping bound (default epsilon; DAPO recommends 0.28)'),
+    scale_rewards: z.enum(['group', 'batch', 'none']).optional().describe('grpo: advantages scaled by the group’s reward std (default), the batch’s, or not at all (Dr. GRPO)'),
+    mask_truncated_completions: z.boolean().optional().describe('grpo: completions cut at max_completion_length take no part in the loss'),
+    rpo_alpha: z.number().min(0).max(100).optional().describe('dpo: weight of the chosen answers’ likelihood added to the loss (RPO); teaches the model to end its turn'),
   })
   .meta({ id: 'Hyperparameters', description: 'Every field is applied; defaults are the interface’s sample values' });
 export type Hyperparameters = z.infer<typeof Hyperparameters>;
@@ -225,6 +237,16 @@ export const TrainingConfig = z
         ctx.addIssue({ code: 'custom', path: ['eval_config', key], message: `${key} needs evaluations: set eval_strategy to steps or epoch` });
       }
     }
+    const loss = config.hyperparameters.loss_type;
+    const losses = LOSSES[config.trainer_type];
+    if (loss !== undefined && !losses?.includes(loss)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['hyperparameters', 'loss_type'],
+        message: losses ? `loss_type ${loss} is not a ${config.trainer_type} loss; use one of ${losses.join(', ')}` : `loss_type applies to grpo and dpo; leave it out for ${config.trainer_type}`,
+        params: { type: 'invalid_value' },
+      });
+    }
     // Other trainers ignore reward_config: the interface's own sample sends one with trainer_type sft.
     if (config.trainer_type === 'grpo' && (config.reward_config ?? []).length === 0) {
       ctx.addIssue({ code: 'custom', path: ['reward_config'], message: 'trainer_type grpo needs at least one reward in reward_config', params: { type: 'missing' } });
@@ -258,6 +280,14 @@ export const TrainingConfig = z
         then: { properties: { eval_config: { properties: { early_stopping_patience: false, load_best_model_at_end: { const: false } } } } },
       },
       { when: { required: ['trainer_type'], properties: { trainer_type: { const: 'grpo' } } }, then: { required: ['reward_config'], properties: { reward_config: { minItems: 1 } } } },
+      ...Object.entries(LOSSES).map(([trainer, losses]) => ({
+        when: { required: ['trainer_type'], properties: { trainer_type: { const: trainer } } },
+        then: { properties: { hyperparameters: { properties: { loss_type: { enum: [...losses] } } } } },
+      })),
+      {
+        when: { properties: { trainer_type: { enum: ['sft', 'orpo'] } } },
+        then: { properties: { hyperparameters: { properties: { loss_type: false } } } },
+      },
     ),
   });
 export type TrainingConfig = z.infer<typeof TrainingConfig>;

@@ -242,7 +242,8 @@ def trainer_config(spec: Options, plan: MemoryPlan = MemoryPlan()):
         from trl import DPOConfig
 
         return DPOConfig(**common, max_length=hp.max_length, max_prompt_length=hp.max_prompt_length,
-                         beta=hp.beta, padding_free=hp.padding_free)
+                         beta=hp.beta, padding_free=hp.padding_free,
+                         **_set(loss_type=hp.loss_type, rpo_alpha=hp.rpo_alpha))
     if spec.trainer_type == "orpo":
         from trl import ORPOConfig
 
@@ -252,7 +253,15 @@ def trainer_config(spec: Options, plan: MemoryPlan = MemoryPlan()):
 
     return GRPOConfig(**common, max_prompt_length=hp.max_prompt_length, num_generations=hp.num_generations,
                       max_completion_length=min(hp.max_completion_length, hp.max_length - hp.max_prompt_length),
-                      beta=hp.beta, log_completions=False, remove_unused_columns=False)
+                      beta=hp.beta, log_completions=False, remove_unused_columns=False,
+                      **_set(loss_type=hp.loss_type, importance_sampling_level=hp.importance_sampling_level,
+                             epsilon=hp.epsilon, epsilon_high=hp.epsilon_high, scale_rewards=hp.scale_rewards,
+                             mask_truncated_completions=hp.mask_truncated_completions))
+
+
+def _set(**values):
+    """The knobs a spec sets; the others keep TRL's defaults."""
+    return {name: value for name, value in values.items() if value is not None}
 
 
 # 2.12 fields that do not apply to a trainer type / method: reported, never silently dropped.
@@ -266,9 +275,24 @@ _ONLY_FOR = {
 }
 
 
+# The trainers' knobs without a default of their own: reported only when set for a trainer that does not read them.
+_ONLY_FOR_WHEN_SET = {
+    "loss_type": {"dpo", "grpo"},
+    "importance_sampling_level": {"grpo"},
+    "epsilon": {"grpo"},
+    "epsilon_high": {"grpo"},
+    "scale_rewards": {"grpo"},
+    "mask_truncated_completions": {"grpo"},
+    "rpo_alpha": {"dpo"},
+}
+
+
 def not_applicable(spec: Options) -> list[str]:
     notes = [f"{name} applies to {'/'.join(sorted(types))} only; not used by {spec.trainer_type}"
              for name, types in _ONLY_FOR.items() if spec.trainer_type not in types]
+    notes += [f"{name} applies to {'/'.join(sorted(types))} only; not used by {spec.trainer_type}"
+              for name, types in _ONLY_FOR_WHEN_SET.items()
+              if spec.trainer_type not in types and getattr(spec.hyperparameters, name) is not None]
     if spec.trainer_type == "grpo":
         notes.append("max_length caps max_prompt_length + max_completion_length for grpo")
     if spec.method == "Full":

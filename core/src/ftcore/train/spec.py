@@ -6,6 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+GRPO_LOSS_TYPES = ("grpo", "dr_grpo", "dapo", "bnpo")
+DPO_LOSS_TYPES = ("sigmoid", "hinge", "ipo", "exo_pair", "nca_pair", "robust", "bco_pair", "sppo_hard", "aot", "aot_pair",
+                  "discopop", "apo_zero", "apo_down", "sft")
+
 
 @dataclass
 class Hyperparameters:
@@ -41,6 +45,20 @@ class Hyperparameters:
     save_steps: int | None = field(default=None, metadata={"help": "save_strategy=steps: save every this many steps"})
     max_completion_length: int = field(default=64, metadata={"help": "GRPO: tokens generated per completion"})
     seed: int = field(default=42, metadata={"help": "random seed (data order, init of LoRA weights, sampling)"})
+    # The trainers' own loss and sampling knobs (decisions.md); unset: TRL's default.
+    loss_type: str | None = field(default=None, metadata={
+        "help": f"grpo: {', '.join(GRPO_LOSS_TYPES)} (TRL's default dapo); dpo: {', '.join(DPO_LOSS_TYPES)} (default sigmoid)"})
+    importance_sampling_level: Literal["token", "sequence"] | None = field(default=None, metadata={
+        "help": "grpo: importance ratios per token, or per sequence (GSPO)"})
+    epsilon: float | None = field(default=None, metadata={"help": "grpo: lower clipping bound of the ratio (TRL: 0.2)"})
+    epsilon_high: float | None = field(default=None, metadata={
+        "help": "grpo: upper clipping bound (default epsilon; DAPO recommends 0.28)"})
+    scale_rewards: Literal["group", "batch", "none"] | None = field(default=None, metadata={
+        "help": "grpo: advantages scaled by the group's reward std, the batch's, or not at all (Dr. GRPO)"})
+    mask_truncated_completions: bool | None = field(default=None, metadata={
+        "help": "grpo: completions cut at max_completion_length take no part in the loss"})
+    rpo_alpha: float | None = field(default=None, metadata={
+        "help": "dpo: weight of the chosen answers' likelihood (NLL) added to the loss (RPO); teaches ending the turn"})
 
 
 @dataclass

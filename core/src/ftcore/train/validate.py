@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..data import MESSAGE_KEYS, MODE_FIELDS, Mode, detect_mode, read_jsonl
 from ..errors import SpecError
-from .spec import Options
+from .spec import DPO_LOSS_TYPES, GRPO_LOSS_TYPES, Options
 
 TRAINER_MODE: dict[str, Mode] = {"sft": "language_modeling", "dpo": "preference", "orpo": "preference",
                                   "grpo": "prompt_only"}
@@ -64,6 +64,9 @@ def validate(spec: Options) -> tuple[list[dict], list[dict] | None, Mode]:
     if hp.padding_free and spec.trainer_type not in ("sft", "dpo"):
         raise SpecError(f"padding_free applies to sft and dpo only; set padding_free false for {spec.trainer_type}")
     _check_scheduler(hp.lr_scheduler_type)
+    allowed_losses = {"grpo": GRPO_LOSS_TYPES, "dpo": DPO_LOSS_TYPES}.get(spec.trainer_type)
+    if hp.loss_type is not None and allowed_losses and hp.loss_type not in allowed_losses:
+        raise SpecError(f"loss_type {hp.loss_type!r} is not a {spec.trainer_type} loss; use one of {', '.join(allowed_losses)}")
     if spec.trainer_type == "grpo":
         _check_rewards(spec, train)
         generation_batch = hp.batch_size * hp.gradient_accumulation_steps

@@ -149,12 +149,26 @@ class Scored:
     event: Literal["scored"] = "scored"
 
 
+@dataclass
+class Graded:
+    """serve: the answer to a `grade` request (graders.grade_batch): per output its reward, its sub-graders' rewards
+    (multi), and why it scored 0 when it could not be graded (error, and OpenAI's error flag in error_kind)."""
+
+    id: str
+    rewards: list[float]
+    sub_rewards: list[dict[str, float]]
+    errors: list[str | None]
+    error_kinds: list[str | None]
+    elapsed_seconds: float
+    event: Literal["graded"] = "graded"
+
+
 CoreEvent = (Progress | Log | Metrics | Checkpoint | Artifact | Error | Tracker | Preflight | Done | Ready | Generated
-             | Scored)
+             | Scored | Graded)
 EVENT_TYPES: dict[str, type] = {
     "progress": Progress, "log": Log, "metrics": Metrics, "checkpoint": Checkpoint,
     "artifact": Artifact, "error": Error, "tracker": Tracker, "preflight": Preflight, "done": Done,
-    "ready": Ready, "generated": Generated, "scored": Scored,
+    "ready": Ready, "generated": Generated, "scored": Scored, "graded": Graded,
 }
 
 _lock = threading.Lock()

@@ -1,8 +1,8 @@
-"""serve: a long-lived process answering `generate`, `evaluate` and `preflight` requests with models kept loaded
+"""serve: a long-lived process answering `generate`, `evaluate`, `grade` and `preflight` requests with models kept loaded
 between them (and the ML libraries imported once: a pre-flight report here takes a second, not an interpreter start).
 
 Requests arrive on stdin, one JSON object a line, each with an `id`; every answer is an event on stdout tagged
-with that id (`generated`, `scored`, or `error`). Requests run one at a time in arrival order; `{"op": "cancel",
+with that id (`generated`, `scored`, `graded`, `preflight`, or `error`). Requests run one at a time in arrival order; `{"op": "cancel",
 "id": ...}` stops a running generation at its next token, or drops a queued request. An error in one request
 answers that request and the server goes on. stdin closing (the parent is gone) stops the server: the running
 request is cancelled and the process exits.
@@ -81,7 +81,19 @@ class PreflightRequest:
     spec: dict
 
 
-REQUEST_TYPES = {"generate": GenerateRequest, "evaluate": EvaluateRequest, "preflight": PreflightRequest}
+@dataclass
+class GradeRequest:
+    """Grade outputs with a grader (graders.py), each against its item: the graders endpoints and evaluation."""
+
+    id: str
+    op: Literal["grade"]
+    grader: dict
+    outputs: list[str]
+    items: list[dict]
+
+
+REQUEST_TYPES = {"generate": GenerateRequest, "evaluate": EvaluateRequest, "preflight": PreflightRequest,
+                 "grade": GradeRequest}
 
 
 def _folder_version(folder: str, marker: str) -> int:
@@ -205,7 +217,8 @@ class Server:
                 raise Cancelled("stdin closed, so the server stops without answering")
             if self.reader.stop_requested(request.id):
                 raise Cancelled("cancelled before it started")
-            answer = {"generate": self.generate, "evaluate": self.evaluate, "preflight": self.preflight}[request.op]
+            answer = {"generate": self.generate, "evaluate": self.evaluate, "preflight": self.preflight,
+                      "grade": self.grade}[request.op]
             events.emit(answer(request))
         except SpecError as e:
             events.emit(events.Error(code="validation", message=str(e), id=request_id))
@@ -270,7 +283,20 @@ class Server:
                              notes=result["notes"], elapsed_seconds=round(time.monotonic() - started, 4))
 
 
-def parse_request(raw: dict) -> GenerateRequest | EvaluateRequest | PreflightRequest:
+    def grade(self, request: GradeRequest) -> events.Graded:
+        from .graders import check_grader, grade_batch, make_sample
+
+        started = time.monotonic()
+        if len(request.outputs) != len(request.items):
+            raise SpecError(f"request {request.id}: {len(request.outputs)} outputs but {len(request.items)} items")
+        check_grader(request.grader)
+        graded = grade_batch(request.grader, [make_sample(o) for o in request.outputs], request.items)
+        return events.Graded(id=request.id, rewards=[g.reward for g in graded], sub_rewards=[g.sub_rewards for g in graded],
+                             errors=[g.error for g in graded], error_kinds=[g.error_kind for g in graded],
+                             elapsed_seconds=round(time.monotonic() - started, 4))
+
+
+def parse_request(raw: dict) -> GenerateRequest | EvaluateRequest | PreflightRequest | GradeRequest:
     from .cli import from_dict
 
     if not isinstance(raw.get("id"), str) or not raw["id"]:

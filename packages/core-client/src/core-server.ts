@@ -5,13 +5,15 @@
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
-import { parseCoreEventLine, type CoreEvent, type GeneratedEvent, type PreflightEvent, type ScoredEvent } from './events.ts';
+import { parseCoreEventLine, type CoreEvent, type GeneratedEvent, type GradedEvent, type PreflightEvent, type ScoredEvent } from './events.ts';
 import { spawnCore, stderrSummary } from './run-core.ts';
 import type { z } from 'zod';
 
 export type Generated = z.infer<typeof GeneratedEvent>;
 export type Scored = z.infer<typeof ScoredEvent>;
 export type Preflight = z.infer<typeof PreflightEvent>;
+export type Graded = z.infer<typeof GradedEvent>;
+type Answer = Generated | Scored | Preflight | Graded;
 type LogEvent = Extract<CoreEvent, { event: 'log' }>;
 
 export interface ServeMessage {
@@ -49,6 +51,14 @@ export interface EvaluateParams {
   task_type?: string;
 }
 
+export interface GradeParams {
+  /** An OpenAI grader object (core/src/ftcore/graders.py): string_check, text_similarity, python or multi. */
+  grader: Record<string, unknown>;
+  /** The sampled answers, each graded against its item. */
+  outputs: string[];
+  items: Record<string, unknown>[];
+}
+
 export interface RequestOptions {
   /** Overrides the server's default time limit for this request. */
   timeoutMs?: number;
@@ -84,7 +94,7 @@ export class CoreServerError extends Error {
 }
 
 interface Pending {
-  resolve: (event: Generated | Scored | Preflight) => void;
+  resolve: (event: Answer) => void;
   reject: (error: CoreServerError) => void;
 }
 
@@ -114,6 +124,11 @@ export class CoreServer {
     return this.request('evaluate', params, options) as Promise<Scored>;
   }
 
+  /** Each output graded by the grader against its item (python graders in the core's sandbox). */
+  grade(params: GradeParams, options: RequestOptions = {}): Promise<Graded> {
+    return this.request('grade', params, options) as Promise<Graded>;
+  }
+
   /** The pre-flight report of a train spec (the core's train/preflight.py), without a throughput probe. */
   preflight(spec: Record<string, unknown>, options: RequestOptions = {}): Promise<Preflight> {
     return this.request('preflight', { spec }, options) as Promise<Preflight>;
@@ -138,14 +153,14 @@ export class CoreServer {
     clearTimeout(kill);
   }
 
-  private async request(op: 'generate' | 'evaluate' | 'preflight', params: GenerateParams | EvaluateParams | { spec: Record<string, unknown> }, options: RequestOptions): Promise<Generated | Scored | Preflight> {
+  private async request(op: 'generate' | 'evaluate' | 'grade' | 'preflight', params: GenerateParams | EvaluateParams | GradeParams | { spec: Record<string, unknown> }, options: RequestOptions): Promise<Answer> {
     if (this.closed) throw new CoreServerError('closed', 'the ML core server was closed');
     const id = randomUUID();
     const timeoutMs = options.timeoutMs ?? this.options.requestTimeoutMs;
     let timer: NodeJS.Timeout | undefined;
     let onAbort: (() => void) | undefined;
     let sent = false;
-    const answered = new Promise<Generated | Scored | Preflight>((resolve, reject) => {
+    const answered = new Promise<Answer>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       const giveUp = (error: CoreServerError) => {
         if (!this.pending.delete(id)) return;
@@ -233,7 +248,7 @@ export class CoreServer {
 
   private dispatch(event: CoreEvent): void {
     if (event.event === 'log') return this.options.onLog?.(event);
-    if (event.event !== 'generated' && event.event !== 'scored' && event.event !== 'preflight' && event.event !== 'error') return;
+    if (event.event !== 'generated' && event.event !== 'scored' && event.event !== 'graded' && event.event !== 'preflight' && event.event !== 'error') return;
     const id = event.id;
     const waiting = id ? this.pending.get(id) : undefined;
     if (!waiting || !id) {

@@ -112,6 +112,18 @@ export const ScoredEvent = z.strictObject({
   elapsed_seconds: num,
 });
 
+export const GradedEvent = z.strictObject({
+  event: z.literal('graded'),
+  id: z.string(),
+  /** Per output: its reward, its sub-graders' rewards (multi), and why it scored 0 when it could not be graded. */
+  rewards: z.array(num),
+  sub_rewards: z.array(extra),
+  errors: z.array(z.string().nullable()),
+  /** OpenAI's error flag of each error (invalid_variable_error, python_grader_runtime_error, …). */
+  error_kinds: z.array(z.string().nullable()),
+  elapsed_seconds: num,
+});
+
 export const CoreEvent = z.discriminatedUnion('event', [
   ProgressEvent,
   LogEvent,
@@ -125,6 +137,7 @@ export const CoreEvent = z.discriminatedUnion('event', [
   ReadyEvent,
   GeneratedEvent,
   ScoredEvent,
+  GradedEvent,
 ]);
 export type CoreEvent = z.infer<typeof CoreEvent>;
 

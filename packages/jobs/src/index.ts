@@ -16,6 +16,7 @@ export * from './reconciler.ts';
 export * from './watchdog.ts';
 export * from './process.ts';
 export * from './request-work.ts';
+export * from './grading.ts';
 export * from './preflight.ts';
 export * from './submit.ts';
 export * from './job-lifecycle.ts';

@@ -115,15 +115,30 @@ export const inferQueue = defineQueue(
 );
 export type InferPayload = z.infer<typeof inferQueue.payload>;
 
+/** One answer graded (POST /v1/fine_tuning/alpha/graders/run and /validate, which grades nothing): on the evaluate
+ *  lane, since grading is what evaluation does too. */
+export const GradeWork = z.object({
+  grader: z.record(z.string(), z.unknown()),
+  outputs: z.array(z.string()),
+  items: z.array(z.record(z.string(), z.unknown())),
+});
+export const GradeResult = z.object({
+  rewards: z.array(z.number()),
+  sub_rewards: z.array(z.record(z.string(), z.number())),
+  errors: z.array(z.string().nullable()),
+  error_kinds: z.array(z.string().nullable()),
+  elapsed_seconds: z.number(),
+});
+export type GradeResult = z.infer<typeof GradeResult>;
+
+const EvaluationWork = z.object({ ...Requester, request: EvaluationFields.omit({ hub_token: true }) });
 export const evaluateQueue = defineQueue(
   'evaluate',
-  z.object({
-    ...Requester,
-    request: EvaluationFields.omit({ hub_token: true }),
-  }),
-  { result: EvaluationResult, concurrency: 2 },
+  z.union([EvaluationWork, z.object({ ...Requester, grade: GradeWork })]),
+  { result: z.union([EvaluationResult, GradeResult]), concurrency: 2 },
 );
-export type EvaluatePayload = z.infer<typeof evaluateQueue.payload>;
+export type EvaluatePayload = z.infer<typeof EvaluationWork>;
+export type GradePayload = z.infer<typeof GradeWork>;
 
 /** POST /train with dry_run: the request as it would be stored (secrets cut out), checked and measured on a worker. */
 export const preflightQueue = defineQueue(

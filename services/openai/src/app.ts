@@ -7,6 +7,7 @@ import { MULTIPART_LIMITS } from '@ftp/schema';
 import { createServiceApp, registerApiDocs, registerHealthRoute, type Platform } from '@ftp/platform';
 import { fileRoutes } from './routes/files.ts';
 import { fineTuningRoutes } from './routes/fine-tuning.ts';
+import { graderRoutes } from './routes/graders.ts';
 import { modelRoutes } from './routes/models.ts';
 import { chatRoutes } from './routes/chat.ts';
 
@@ -19,6 +20,7 @@ export async function buildOpenAiApp(platform: Platform): Promise<FastifyInstanc
   registerHealthRoute(app, 'openai');
   await app.register(fileRoutes);
   await app.register(fineTuningRoutes);
+  await app.register(graderRoutes);
   await app.register(modelRoutes);
   await app.register(chatRoutes);
   return app;

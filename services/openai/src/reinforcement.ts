@@ -1,8 +1,8 @@
 // OpenAI's reinforcement fine-tuning as a GRPO job: the grader becomes the job's one reward (the core grades with it,
 // core/src/ftcore/graders.py), and the hyperparameters map onto GRPO's: compute_multiplier is the number of answers
 // sampled per prompt (4 × it, at least 2), batch_size the prompts a step, eval_interval the steps between
-// evaluations of the validation file, eval_samples how many of its lines they grade. reasoning_effort and a
-// score_model grader are refused by name: neither is available here yet.
+// evaluations of the validation file, eval_samples how many of its lines they grade; the rest is TRL's GRPO defaults.
+// reasoning_effort and a score_model grader are refused by name: neither is available here yet.
 import { invalidField } from '@ftp/platform';
 import { namedGraders, type CreateFineTuningJobRequest, type Grader, type RewardConfig } from '@ftp/schema';
 
@@ -28,16 +28,21 @@ export function resolveReinforcement(requested: Requested | undefined, grader: G
   if (requested?.reasoning_effort !== undefined && requested.reasoning_effort !== 'default') {
     throw invalidField([...HYPERPARAMETERS_LOC, 'reasoning_effort'], `reasoning_effort ${requested.reasoning_effort} is not available here: the models trained here have no reasoning-effort setting; leave it out`, 'not_available');
   }
-  const judges = grader.type === 'score_model' ? [grader.name] : grader.type === 'multi' ? Object.values(namedGraders(grader).graders as Record<string, Grader>).filter((g) => g.type === 'score_model').map((g) => g.name) : [];
-  if (judges.length > 0) {
-    throw invalidField(['body', 'method', 'reinforcement', 'grader'], `score_model graders (${judges.join(', ')}) are not available here yet; grade with string_check, text_similarity, python or multi`, 'not_available');
-  }
+  refuseJudges(grader, ['body', 'method', 'reinforcement', 'grader']);
   const auto = <T>(value: T | 'auto' | undefined, fallback: T): T => (value === undefined || value === 'auto' ? fallback : value);
   return {
     compute_multiplier: auto(requested?.compute_multiplier, 1),
     eval_interval: auto<number | null>(requested?.eval_interval, null),
     eval_samples: auto<number | null>(requested?.eval_samples, null),
   };
+}
+
+/** A score_model grader (a judge model) is a 400 at `loc` until judges are available here. */
+export function refuseJudges(grader: Grader, loc: string[]): void {
+  const judges = grader.type === 'score_model' ? [grader.name] : grader.type === 'multi' ? Object.values(namedGraders(grader).graders as Record<string, Grader>).filter((g) => g.type === 'score_model').map((g) => g.name) : [];
+  if (judges.length > 0) {
+    throw invalidField(loc, `score_model graders (${judges.join(', ')}) are not available here yet; grade with string_check, text_similarity, python or multi`, 'not_available');
+  }
 }
 
 /** The grader as the job's reward_config item (a multi grader's graders by name). */
@@ -60,6 +65,10 @@ export function grpoHyperparameters(facts: ReinforcementFacts, prompts: number, 
   return {
     completions: prompts * generations,
     settings: {
+      // TRL's own GRPO defaults, where this project's (the interface's SFT sample) would hold the policy back: no KL
+      // term (beta 0) and the usual gradient clip.
+      beta: 0,
+      max_grad_norm: 1,
       num_generations: generations,
       max_prompt_length: promptTokens,
       max_completion_length: Math.min(MAX_COMPLETION_TOKENS, context - promptTokens),

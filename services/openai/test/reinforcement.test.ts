@@ -56,7 +56,7 @@ describe('a reinforcement fine-tuning job', () => {
       close: { type: 'text_similarity', name: 'close', input: '{{sample.output_text}}', reference: '{{item.answer}}', evaluation_metric: 'fuzzy_match' },
     } }]);
     // 2 prompts a step, 8 answers each: 16 completions, as device batch × accumulation.
-    expect(config.hyperparameters).toMatchObject({ num_generations: 8, epochs: 3, learning_rate: 2e-4 });
+    expect(config.hyperparameters).toMatchObject({ num_generations: 8, epochs: 3, learning_rate: 2e-4, beta: 0, max_grad_norm: 1 });
     expect(config.hyperparameters.batch_size * config.hyperparameters.gradient_accumulation_steps).toBe(16);
     expect(config.eval_config).toMatchObject({ eval_strategy: 'steps', eval_steps: 5 });
     const dataset = (await platform.datasets.getProcessed('local', row.processed_dataset_id!))!;

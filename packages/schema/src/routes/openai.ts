@@ -16,6 +16,10 @@ import {
   FineTuningJob,
   FineTuningJobEventList,
   FineTuningJobList,
+  GraderRunRequest,
+  GraderRunResponse,
+  GraderValidateRequest,
+  GraderValidateResponse,
   ListQuery,
   ModelDeleted,
   ModelList,
@@ -194,6 +198,36 @@ export const openaiRoutes = {
       params: JobId,
       querystring: ListQuery,
       response: { 200: FineTuningCheckpointList, 400: invalid, 404: notFound('fine-tuning job'), ...common },
+    },
+  }),
+
+  validateGrader: defineRoute({
+    method: 'POST',
+    url: '/v1/fine_tuning/alpha/graders/validate',
+    schema: {
+      operationId: 'validateGrader',
+      summary: 'Check a grader',
+      description: 'Answers the grader when it can run: its fields, templates (variables of item and sample), a multi grader’s formula, and a python grader’s source (compiled on a worker, never run). score_model graders are not available here yet (400).',
+      tags: ['fine-tuning'],
+      security: bearerRequired,
+      body: GraderValidateRequest,
+      response: { 200: GraderValidateResponse, 400: invalid, ...common },
+    },
+  }),
+
+  runGrader: defineRoute({
+    method: 'POST',
+    url: '/v1/fine_tuning/alpha/graders/run',
+    schema: {
+      operationId: 'runGrader',
+      summary: 'Grade one answer',
+      description:
+        'Grades model_sample against item on a worker (the evaluate queue), as a reinforcement job grades each sampled answer: the reward, ' +
+        'each sub-grader’s (multi), and why it is 0 when the answer could not be graded (metadata.errors; a python grader runs sandboxed).',
+      tags: ['fine-tuning'],
+      security: bearerRequired,
+      body: GraderRunRequest,
+      response: { 200: GraderRunResponse, 400: invalid, 504: error('The worker did not answer within INFERENCE_TIMEOUT_MS'), ...common },
     },
   }),
 

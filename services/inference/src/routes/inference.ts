@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { invalidField } from '@ftp/platform';
 import { inferenceRoutes } from '@ftp/schema';
-import { checkModelChoice, evaluateQueue, inferQueue, plainConversation, readyDataset, requestFromWorker } from '@ftp/jobs';
+import { checkModelChoice, evaluateOnWorker, inferQueue, plainConversation, readyDataset, requestFromWorker } from '@ftp/jobs';
 
 export function registerInferenceRoutes(app: FastifyInstance): void {
   const routes = app.withTypeProvider<ZodTypeProvider>();
@@ -40,7 +40,7 @@ export function registerInferenceRoutes(app: FastifyInstance): void {
       }
       await readyDataset(platform, request.userId, evaluation.dataset_id);
       await checkModelChoice(platform, request.userId, evaluation, hubToken);
-      return requestFromWorker(platform, evaluateQueue, { userId: request.userId, request: evaluation }, hubToken, 'the evaluation');
+      return evaluateOnWorker(platform, { userId: request.userId, request: evaluation }, hubToken);
     },
   });
 }

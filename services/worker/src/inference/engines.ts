@@ -4,7 +4,7 @@
 // the API answers with (they cross the queue as data).
 import { CoreServer, CoreServerError, type EvaluateParams, type Generated, type Scored, type ServeMessage } from '@ftp/core-client';
 import { invalidField, ServiceUnavailable, type Platform } from '@ftp/platform';
-import { samplingTemperature, type GenerationDetail, type GenerationSettings, type InferResult, type StreamDelta } from '@ftp/jobs';
+import { samplingTemperature, type GenerationDetail, type GenerationSettings, type GradePayload, type GradeResult, type InferResult, type StreamDelta } from '@ftp/jobs';
 import type { FastEngine } from '../fast-engine/index.ts';
 // Not through the fast engine's index: that loads node-llama-cpp, which waits for the first fast request.
 import { UnsupportedSchemaError } from '../fast-engine/json-schema.ts';
@@ -119,6 +119,22 @@ export class InferenceEngines {
   /** Scores with the nine metrics in the warm ML core (the BERTScore encoder stays loaded there). */
   score(params: EvaluateParams, signal: AbortSignal): Promise<Scored> {
     return this.core.evaluate(params, { signal }).catch((err: unknown) => rethrow(err, signal, 'ml core', 'the ML core could not score the predictions'));
+  }
+
+  /** Outputs graded in the warm ML core (graders.py; python graders in its sandbox). A grader the core refuses (python
+   *  that does not compile, no sandbox on this machine) is the caller's 400 at body.grader. */
+  grade(work: GradePayload, signal: AbortSignal): Promise<GradeResult> {
+    return this.core.grade(work, { signal }).then(
+      ({ rewards, sub_rewards, errors, error_kinds, elapsed_seconds }) => ({ rewards, sub_rewards, errors, error_kinds, elapsed_seconds }),
+      (err: unknown) => {
+        if (err instanceof CoreServerError && err.code === 'validation' && !signal.aborted) {
+          // The core names the field under the grader ("grader.source: line 1: …"): the caller's param.
+          const named = /^grader((?:\.[\w-]+)*): ([\s\S]*)$/.exec(err.message);
+          throw invalidField(['body', 'grader', ...(named?.[1] ? named[1].slice(1).split('.') : [])], named?.[2] ?? err.message);
+        }
+        return rethrow(err, signal, 'ml core', 'the ML core could not grade');
+      },
+    );
   }
 
   /** A first use's wait, in the log and to the request that waits. */

@@ -114,8 +114,35 @@ def _other_base(entry):
     return entry.get("type") == "mismatch" and entry.get("loc") == ["body", "base_model_id"]
 
 
+# What graders say of themselves that no JSON Schema can state (packages/schema/src/graders.ts, the core's graders.py):
+# a template names only variables of item and sample, a multi grader's formula is arithmetic over its graders' names,
+# string_check and text_similarity take their reference from a column or a template, a python grader's source is Python.
+_GRADER_RULE = re.compile(
+    r"is not a variable; use \{\{item|names no grader|is not allowed|is not a formula|expected \S+ at|ends too soon|"
+    r"the formula is empty|needs reference_field \(a dataset column\) or reference|^line \d+: "
+)
+
+
+def _grader_rule(entry):
+    """POST /train: a reward_config grader that cannot run, for one of _GRADER_RULE's reasons."""
+    return "reward_config" in entry.get("loc", []) and bool(_GRADER_RULE.search(entry.get("msg", "")))
+
+
+def _openai_grader_rule(error):
+    """/v1: a grader (a reinforcement job's, or the graders endpoints') refused for one of _GRADER_RULE's reasons, or a
+    score_model grader, which is not available here yet."""
+    param = str(error.get("param"))
+    if not (param.startswith("grader") or param.startswith("method.reinforcement.grader")):
+        return False
+    message = str(error.get("message")).split(": ", 1)[-1]
+    return bool(_GRADER_RULE.search(message)) or "score_model graders" in message
+
+
 def _explained(method, path, status, body):
-    if status == 422 and _all_entries(body, lambda e: _reward_rule(e) or _unknown_model(e) or _other_base(e)):
+    if status == 422 and _all_entries(body, lambda e: _reward_rule(e) or _grader_rule(e) or _unknown_model(e) or _other_base(e)):
+        return True
+    error = body.get("error") if isinstance(body, dict) else None
+    if status == 400 and path.startswith("/v1/fine_tuning") and isinstance(error, dict) and _openai_grader_rule(error):
         return True
     # POST /datasets/upload: a file whose content is no CSV, TSV, JSON, JSONL or Parquet with a row is a 400
     # (decisions.md) that names the accepted formats; the document can only say "binary".
@@ -124,13 +151,11 @@ def _explained(method, path, status, body):
     # POST /v1/fine_tuning/jobs: a training or validation file id that names no file of the caller is OpenAI's 400
     # invalid_request_error with the field in param, which the SDKs expect.
     if (method, path, status) == ("POST", "/v1/fine_tuning/jobs", 400):
-        error = body.get("error") if isinstance(body, dict) else None
         return isinstance(error, dict) and error.get("code") == "not_found" and error.get("param") in ("training_file", "validation_file")
     # POST /v1/chat/completions: what a conversation with tools says of itself, which no JSON Schema can compare: a tool
     # message answers a call an earlier assistant turn made, tool_choice names one of tools (or comes with tools), and
     # tools reach only a model whose chat template writes them. OpenAI's 400 invalid_request_error, param the field.
     if (method, path, status) == ("POST", "/v1/chat/completions", 400):
-        error = body.get("error") if isinstance(body, dict) else None
         return isinstance(error, dict) and any(re.fullmatch(param, str(error.get("param"))) and reason in str(error.get("message"))
                                                for param, reason in _CHAT_TOOL_RULES)
     return False

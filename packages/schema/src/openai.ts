@@ -106,16 +106,31 @@ const ScoreModelGrader = z.object({
   type: z.literal('score_model'),
   name: graderName,
   model: z.string().min(1).max(256),
-  input: z.array(z.record(z.string(), z.unknown())).max(64),
+  input: z
+    .array(
+      z.strictObject({
+        role: z.enum(['user', 'assistant', 'system', 'developer']),
+        content: z.union([z.string().max(100_000), z.array(z.strictObject({ type: z.string().max(64), text: z.string().max(100_000).optional() })).max(64)]),
+        type: z.literal('message').optional(),
+      }),
+    )
+    .max(64)
+    .describe('The judge’s messages, templates in their text'),
   range: z.array(z.number()).length(2).optional(),
-  sampling_params: nullable(z.record(z.string(), z.unknown())).optional(),
+  sampling_params: nullable(z.record(z.string().max(256), z.unknown())).optional(),
 });
 const SubGrader = z.discriminatedUnion('type', [StringCheckGrader, TextSimilarityGrader, PythonGrader, ScoreModelGrader]);
 const MultiGrader = z.object({
   type: z.literal('multi'),
   name: graderName,
   graders: z
-    .union([z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a grader name is a formula variable: letters, digits and _').max(64), SubGrader), SubGrader])
+    .union([
+      z
+        .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a grader name is a formula variable: letters, digits and _').max(64), SubGrader)
+        .refine((graders) => Object.keys(graders).length > 0, 'name at least one grader')
+        .meta({ minProperties: 1 }),
+      SubGrader,
+    ])
     .describe('The graders combined, by name (one grader is named by its name)'),
   calculate_output: z.string().min(1).max(1_000).describe('Formula over the graders’ names: numbers, + - * /, parentheses, min, max, abs'),
 });
@@ -140,7 +155,7 @@ export const GraderRunRequest = z
   .object({
     grader: Grader,
     model_sample: z.string().max(1_000_000).describe('The answer graded: {{sample.output_text}}, and {{sample.output_json}} when it is JSON'),
-    item: z.record(z.string(), z.unknown()).optional().describe('The dataset line: {{item.<field>}}'),
+    item: z.record(z.string().max(256), z.unknown()).optional().describe('The dataset line: {{item.<field>}}'),
   })
   .meta({ id: 'GraderRunRequest' });
 const GraderRunErrors = z.object({
@@ -181,7 +196,10 @@ export const ReinforcementHyperparameters = SupervisedHyperparameters.extend({
   compute_multiplier: z.union([Auto, z.number().positive().max(16)]).optional().describe('Answers sampled per prompt: 4 × this (auto 1), at least 2'),
   eval_interval: z.union([Auto, z.number().int().min(1).max(100_000)]).optional().describe('Training steps between evaluations on the validation file (auto: once an epoch)'),
   eval_samples: z.union([Auto, z.number().int().min(1).max(10_000)]).optional().describe('Validation lines each evaluation grades (auto: all)'),
-  reasoning_effort: z.enum(['default', 'low', 'medium', 'high']).optional().describe('Not available here: a value other than default is a 400'),
+  reasoning_effort: z
+    .literal('default')
+    .optional()
+    .describe('Only default: the models trained here have no reasoning-effort setting (OpenAI’s low, medium and high are a 400)'),
 });
 
 export const FineTuningMethodInput = z.discriminatedUnion('type', [

@@ -170,6 +170,7 @@ const MultiReward = z.strictObject({
   graders: z
     .record(GraderName, z.discriminatedUnion('type', [StringCheckReward, TextSimilarityReward, PythonReward]))
     .refine((graders) => Object.keys(graders).length > 0, 'name at least one grader')
+    .meta({ minProperties: 1 })
     .describe('The graders combined, by name'),
   calculate_output: z.string().min(1).max(1_000).describe('Formula over the graders’ names: numbers, + - * /, parentheses, min, max, abs'),
 });

@@ -2,7 +2,8 @@
 // core/src/ftcore/graders.py), and the hyperparameters map onto GRPO's: compute_multiplier is the number of answers
 // sampled per prompt (4 × it, at least 2), batch_size the prompts a step, eval_interval the steps between
 // evaluations of the validation file, eval_samples how many of its lines they grade; the rest is TRL's GRPO defaults.
-// reasoning_effort and a score_model grader are refused by name: neither is available here yet.
+// reasoning_effort other than default (the schema's) and a score_model grader are refused by name: neither is available
+// here yet.
 import { invalidField } from '@ftp/platform';
 import { namedGraders, type CreateFineTuningJobRequest, type Grader, type RewardConfig } from '@ftp/schema';
 
@@ -21,13 +22,8 @@ export interface ReinforcementFacts {
   eval_samples: number | null;
 }
 
-const HYPERPARAMETERS_LOC = ['body', 'method', 'reinforcement', 'hyperparameters'];
-
-/** The reinforcement settings with "auto" resolved; a 400 naming what is not available. */
+/** The reinforcement settings with "auto" resolved; a 400 naming a judge grader, which is not available yet. */
 export function resolveReinforcement(requested: Requested | undefined, grader: Grader): ReinforcementFacts {
-  if (requested?.reasoning_effort !== undefined && requested.reasoning_effort !== 'default') {
-    throw invalidField([...HYPERPARAMETERS_LOC, 'reasoning_effort'], `reasoning_effort ${requested.reasoning_effort} is not available here: the models trained here have no reasoning-effort setting; leave it out`, 'not_available');
-  }
   refuseJudges(grader, ['body', 'method', 'reinforcement', 'grader']);
   const auto = <T>(value: T | 'auto' | undefined, fallback: T): T => (value === undefined || value === 'auto' ? fallback : value);
   return {

@@ -67,7 +67,7 @@ describe('a reinforcement fine-tuning job', () => {
   });
 
   it.each([
-    ['reasoning_effort', { grader: EXACT, hyperparameters: { reasoning_effort: 'high' } }, 'method.reinforcement.hyperparameters.reasoning_effort', /reasoning_effort high is not available here/],
+    ['reasoning_effort', { grader: EXACT, hyperparameters: { reasoning_effort: 'high' } }, 'method.reinforcement.hyperparameters.reasoning_effort', /Must be one of 'default'/],
     ['a score_model grader', { grader: { type: 'multi', name: 'm', calculate_output: 'judge', graders: { judge: { type: 'score_model', name: 'judge', model: 'tiny', input: [{ role: 'user', content: 'Rate {{sample.output_text}}' }] } } } }, 'method.reinforcement.grader', /score_model graders \(judge\) are not available here yet/],
     ['a formula naming no grader', { grader: { type: 'multi', name: 'm', calculate_output: 'exact + other', graders: { exact: EXACT } } }, 'method.reinforcement.grader.calculate_output', /"other" names no grader/],
     ['a template naming no variable', { grader: { ...EXACT, reference: '{{ os.environ.HOME }}' } }, 'method.reinforcement.grader.reference', /is not a variable/],

@@ -1,7 +1,15 @@
-// What a grader says of itself that a JSON Schema cannot check, checked where the request is read (native
-// reward_config, /v1's reinforcement graders and /v1/fine_tuning/alpha/graders): its templates name only variables of
-// the item and the sample, and a multi grader's formula is arithmetic over its graders' names. The core checks the same
-// (core/src/ftcore/graders.py) and grades.
+// Graders: OpenAI's grader objects (the pinned openai SDK's types), which a reinforcement job, the /v1 graders endpoints
+// and POST /evaluation take, and what a grader says of itself that a JSON Schema cannot check, checked where the request
+// is read (those, and native reward_config): its templates name only variables of the item and the sample, and a multi
+// grader's formula is arithmetic over its graders' names. The core checks the same (core/src/ftcore/graders.py) and
+// grades.
+
+import { z } from 'zod';
+
+const nullable = <T extends z.ZodType>(schema: T) => schema.nullable();
+
+/** text_similarity's metrics (cosine: sentence embeddings of the packaged all-MiniLM-L6-v2). */
+export const SIMILARITY_METRICS = ['bleu', 'gleu', 'meteor', 'rouge_1', 'rouge_2', 'rouge_3', 'rouge_4', 'rouge_5', 'rouge_l', 'fuzzy_match', 'cosine'] as const;
 
 const TEMPLATE = /\{\{\s*(.*?)\s*\}\}/g;
 const VARIABLE = /^(item|sample)((?:\.[A-Za-z_][\w-]*)+)$/;
@@ -127,4 +135,83 @@ export function graderItemFields(grader: GraderLike): string[] {
     typeof text !== 'string' ? [] : i === 0 ? [text] : templateItemFields(text),
   );
   return [...new Set([...own, ...Object.values(grader.graders ?? {}).flatMap(graderItemFields)])];
+}
+
+// OpenAI's graders (the pinned openai SDK's types: string_check, text_similarity, python, score_model, multi), graded
+// by the core (core/src/ftcore/graders.py) as a GRPO reward. Templates: {{item.<field>}} (the training line's fields),
+// {{sample.output_text}}, {{sample.output_json.<field>}}.
+const graderName = z.string().min(1).max(64).describe('The grader’s name');
+const graderTemplate = z.string().max(10_000);
+const StringCheckGrader = z.object({
+  type: z.literal('string_check'),
+  name: graderName,
+  input: graderTemplate.describe('What is graded, e.g. {{sample.output_text}}'),
+  reference: graderTemplate.describe('What it is compared with, e.g. {{item.answer}}'),
+  operation: z.enum(['eq', 'ne', 'like', 'ilike']),
+});
+const TextSimilarityGrader = z.object({
+  type: z.literal('text_similarity'),
+  name: graderName,
+  input: graderTemplate,
+  reference: graderTemplate,
+  evaluation_metric: z.enum(SIMILARITY_METRICS).describe('cosine: sentence embeddings of the packaged all-MiniLM-L6-v2'),
+});
+const PythonGrader = z.object({
+  type: z.literal('python'),
+  name: graderName,
+  source: z.string().min(1).max(100_000).describe('Defines grade(sample, item) -> float; runs sandboxed (no network, files or environment; CPU time and memory limits)'),
+  image_tag: nullable(z.string().max(256)).optional().describe('Ignored: the sandbox has the worker’s Python'),
+});
+const ScoreModelGrader = z.object({
+  type: z.literal('score_model'),
+  name: graderName,
+  model: z.string().min(1).max(256),
+  input: z
+    .array(
+      z.strictObject({
+        role: z.enum(['user', 'assistant', 'system', 'developer']),
+        content: z.union([z.string().max(100_000), z.array(z.strictObject({ type: z.string().max(64), text: z.string().max(100_000).optional() })).max(64)]),
+        type: z.literal('message').optional(),
+      }),
+    )
+    .max(64)
+    .describe('The judge’s messages, templates in their text'),
+  range: z.array(z.number()).length(2).optional(),
+  sampling_params: nullable(z.record(z.string().max(256), z.unknown())).optional(),
+});
+const SubGrader = z.discriminatedUnion('type', [StringCheckGrader, TextSimilarityGrader, PythonGrader, ScoreModelGrader]);
+const MultiGrader = z.object({
+  type: z.literal('multi'),
+  name: graderName,
+  graders: z
+    .union([
+      z
+        .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a grader name is a formula variable: letters, digits and _').max(64), SubGrader)
+        .refine((graders) => Object.keys(graders).length > 0, 'name at least one grader')
+        .meta({ minProperties: 1 }),
+      SubGrader,
+    ])
+    .describe('The graders combined, by name (one grader is named by its name)'),
+  calculate_output: z.string().min(1).max(1_000).describe('Formula over the graders’ names: numbers, + - * /, parentheses, min, max, abs'),
+});
+export const Grader = z
+  .discriminatedUnion('type', [StringCheckGrader, TextSimilarityGrader, PythonGrader, ScoreModelGrader, MultiGrader])
+  .superRefine((grader, ctx) => {
+    for (const problem of graderProblems(namedGraders(grader) as GraderLike)) ctx.addIssue({ code: 'custom', path: problem.path, message: problem.message });
+  })
+  .meta({ id: 'Grader' });
+/** A multi grader's graders as a map by name (the SDK's type also allows one grader, named by its name). */
+export function namedGraders<G extends { type: string }>(grader: G): G {
+  if (grader.type !== 'multi') return grader;
+  const graders = (grader as unknown as { graders: Record<string, unknown> & { type?: unknown; name?: string } }).graders;
+  return typeof graders.type === 'string' ? { ...grader, graders: { [graders.name as string]: graders } } : grader;
+}
+export type Grader = z.infer<typeof Grader>;
+
+
+/** The names of the score_model graders (judge models) in a grader, a multi grader's included. */
+export function judgeNames(grader: Grader): string[] {
+  if (grader.type === 'score_model') return [grader.name];
+  if (grader.type !== 'multi') return [];
+  return Object.values(namedGraders(grader).graders as Record<string, Grader>).flatMap(judgeNames);
 }

@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { boundedInt, CheckpointStep, Conversation, ChatMessage, documentedRules, Identifier, Secret } from './common.ts';
 import { batchRequest, evaluationRequest } from './examples.ts';
+import { Grader, judgeNames } from './graders.ts';
 
 export const ModelSource = z
   .enum(['adapter', 'merged', 'base'])
@@ -61,7 +62,13 @@ export const EvaluationFields = z.strictObject({
   ...generationFields,
   dataset_id: Identifier.describe('Processed dataset; its test split is used (train when there is none)'),
   metrics: z.array(EvaluationMetric).min(1).optional().describe('Explicit metrics; do not combine with task_type'),
-  task_type: TaskType.optional().describe('Metric suite; neither metrics nor task_type means general'),
+  task_type: TaskType.optional().describe('Metric suite; neither metrics, task_type nor graders means general'),
+  graders: z
+    .array(Grader)
+    .min(1)
+    .max(8)
+    .optional()
+    .describe('OpenAI graders scoring each prediction (sample.output_text) against its row (item.reference: the reference answer; item.<field>: the row’s other fields); each grader’s mean is a metric under its name, each sample’s scores in samples'),
   max_samples: boundedInt(1)
     .optional()
     .describe(`Evaluate at most this many rows (server limit MAX_EVAL_SAMPLES, default ${DEFAULT_MAX_EVAL_SAMPLES}: 422 above it)`)
@@ -75,6 +82,16 @@ export const EvaluationRequest = EvaluationFields
     if (request.metrics !== undefined && request.task_type !== undefined) {
       ctx.addIssue({ code: 'custom', path: ['task_type'], message: 'send either metrics or task_type, not both' });
     }
+    const names = new Set<string>();
+    request.graders?.forEach((grader, index) => {
+      if (names.has(grader.name) || request.metrics?.includes(grader.name as EvaluationMetric)) {
+        ctx.addIssue({ code: 'custom', path: ['graders', index, 'name'], message: `${grader.name} names another grader or metric already; give each grader a name of its own` });
+      }
+      names.add(grader.name);
+      if (judgeNames(grader).length > 0) {
+        ctx.addIssue({ code: 'custom', path: ['graders', index], message: 'score_model graders are not available here yet; grade with string_check, text_similarity, python or multi', params: { type: 'not_available' } });
+      }
+    });
   })
   .meta({
     id: 'EvaluationRequest',
@@ -89,6 +106,7 @@ export const EvaluationSample = z.object({
   reference: z.string().describe('Text of the last assistant message'),
   sample_index: z.number().int().nonnegative(),
   input: z.array(ChatMessage).describe('The prompt: every message before the last assistant message'),
+  grades: z.record(z.string(), z.number()).optional().describe('Each grader’s score of this prediction'),
 });
 
 const MetricValue = z.union([z.number(), z.record(z.string(), z.number())]);

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { ArtifactGroups, ExportRecord, GgufQuantization, HubRepoId } from './artifacts.ts';
 import { boundedInt, CheckpointStep, contentSchemaOf, documentedRules, Identifier, Modality, Secret, Timestamp, maybe } from './common.ts';
 import { trainRequest } from './examples.ts';
-import { graderProblems } from './graders.ts';
+import { graderProblems, SIMILARITY_METRICS } from './graders.ts';
 
 export const TrainerType = z
   .enum(['sft', 'dpo', 'orpo', 'grpo'])
@@ -138,7 +138,6 @@ const comparedText = {
 };
 /** One of the two: where the reference comes from. */
 const referenceRule = { anyOf: [{ required: ['reference_field'] }, { required: ['reference'] }] };
-export const SIMILARITY_METRICS = ['bleu', 'gleu', 'meteor', 'rouge_1', 'rouge_2', 'rouge_3', 'rouge_4', 'rouge_5', 'rouge_l', 'fuzzy_match', 'cosine'] as const;
 const StringCheckReward = z
   .strictObject({ type: z.literal('string_check'), name: rewardName, weight: rewardWeight, ...comparedText, operation: z.enum(['eq', 'ne', 'like', 'ilike']).default('eq') })
   .meta(referenceRule);

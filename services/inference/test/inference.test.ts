@@ -168,6 +168,28 @@ describe('POST /evaluation', () => {
     expect(notes).toContainEqual({ metric: 'bertscore', note: expect.stringContaining('all-MiniLM-L6-v2') });
   });
 
+  it('graders beside the metrics: each grader’s mean is a metric, each sample carries its grades', async () => {
+    const exact = { type: 'string_check', name: 'exact', input: '{{sample.output_text}}', reference: '{{item.reference}}', operation: 'eq' };
+    const longish = { type: 'python', name: 'longish', source: 'def grade(sample, item):\n    if len(sample["output_text"]) > 1000:\n        raise ValueError("too long")\n    return 1.0 if sample["output_text"] else 0.0\n' };
+    const res = await evaluate({ dataset_id: dataset, job_id: jobId, metrics: ['exact_match'], graders: [exact, longish], num_sample_results: 4, max_new_tokens: 8 });
+    expect(res.statusCode, res.body).toBe(200);
+    const { metrics, samples, warnings } = res.json();
+    expect(Object.keys(metrics).sort()).toEqual(['exact', 'exact_match', 'longish']);
+    // string_check eq is exact match without exact_match's normalisation: never above it here, where answers are short.
+    expect(metrics.exact).toBeLessThanOrEqual(metrics.exact_match);
+    expect(samples.map((s: { grades: Record<string, number> }) => Object.keys(s.grades).sort())).toEqual(Array(4).fill(['exact', 'longish']));
+    const mean = samples.reduce((sum: number, s: { grades: { exact: number } }) => sum + s.grades.exact, 0) / samples.length;
+    expect(metrics.exact).toBeCloseTo(mean, 6);
+    samples.forEach((s: { prediction: string; reference: string; grades: { exact: number } }) => expect(s.grades.exact).toBe(s.prediction.trim() === s.reference.trim() ? 1 : 0));
+    expect(warnings).toEqual([]);
+    // Only graders: no default metric suite.
+    const only = await evaluate({ dataset_id: dataset, job_id: jobId, graders: [exact], max_new_tokens: 4 });
+    expect(Object.keys(only.json().metrics)).toEqual(['exact']);
+    const judged = await evaluate({ dataset_id: dataset, job_id: jobId, graders: [{ type: 'score_model', name: 'judge', model: 'tiny', input: [{ role: 'user', content: 'Rate {{sample.output_text}}' }] }] });
+    expect(judged.statusCode).toBe(422);
+    expect(judged.json().detail).toEqual([{ loc: ['body', 'graders', '0'], msg: expect.stringMatching(/score_model graders are not available here yet/), type: 'not_available' }]);
+  });
+
   it('uses train when there is no test split, and says so in warnings', async () => {
     const noTest = await h.dataset(qaCsv(8), { config: { field_mappings: QA_FIELDS } }, alice);
     const res = await evaluate({ dataset_id: noTest, job_id: jobId, max_samples: 5, num_sample_results: 5, max_new_tokens: 4 });

@@ -5,7 +5,7 @@
 // reasoning_effort other than default (the schema's) and a score_model grader are refused by name: neither is available
 // here yet.
 import { invalidField } from '@ftp/platform';
-import { namedGraders, type CreateFineTuningJobRequest, type Grader, type RewardConfig } from '@ftp/schema';
+import { judgeNames, namedGraders, type CreateFineTuningJobRequest, type Grader, type RewardConfig } from '@ftp/schema';
 
 type Requested = NonNullable<Extract<NonNullable<CreateFineTuningJobRequest['method']>, { type: 'reinforcement' }>['reinforcement']['hyperparameters']>;
 
@@ -35,7 +35,7 @@ export function resolveReinforcement(requested: Requested | undefined, grader: G
 
 /** A score_model grader (a judge model) is a 400 at `loc` until judges are available here. */
 export function refuseJudges(grader: Grader, loc: string[]): void {
-  const judges = grader.type === 'score_model' ? [grader.name] : grader.type === 'multi' ? Object.values(namedGraders(grader).graders as Record<string, Grader>).filter((g) => g.type === 'score_model').map((g) => g.name) : [];
+  const judges = judgeNames(grader);
   if (judges.length > 0) {
     throw invalidField(loc, `score_model graders (${judges.join(', ')}) are not available here yet; grade with string_check, text_similarity, python or multi`, 'not_available');
   }

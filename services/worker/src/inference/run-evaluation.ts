@@ -1,10 +1,10 @@
 // The evaluate queue's processor (POST /evaluation): rows of a processed dataset's test split (train when there
-// is none, with a warning), the model's predictions for their prompts, scores from the warm ML core, and the
+// is none, with a warning), the model's predictions for their prompts, scores and grades from the warm ML core, and the
 // evaluation row that records it; the result goes back to the API process that waits for it.
 import { invalidField, newId, NotFound, type Platform, type ProcessedDatasetRow } from '@ftp/platform';
 import { numberedLines } from '@ftp/datasets';
 import { plainConversation, promptAndReference, type EvaluatePayload } from '@ftp/jobs';
-import type { ChatMessage, EvaluationResult } from '@ftp/schema';
+import { namedGraders, type ChatMessage, type EvaluationResult, type Grader } from '@ftp/schema';
 import type { InferenceEngines } from './engines.ts';
 import { resolveModel } from './model-files.ts';
 
@@ -13,6 +13,8 @@ interface EvaluationRow {
   index: number;
   prompt: ChatMessage[];
   reference: string;
+  /** What graders read as item: the row's other fields, and its reference. */
+  item: Record<string, unknown>;
 }
 
 interface EvaluationData {
@@ -25,6 +27,12 @@ interface EvaluationData {
 function conversationOf(record: Record<string, unknown>): ChatMessage[] {
   if (Array.isArray(record.messages)) return record.messages as ChatMessage[];
   return [...((record.prompt as ChatMessage[] | undefined) ?? []), ...((record.chosen as ChatMessage[] | undefined) ?? [])];
+}
+
+/** The record's fields besides its conversation: a grader's {{item.<field>}}. */
+function fieldsOf(record: Record<string, unknown>): Record<string, unknown> {
+  const { messages: _m, prompt: _p, chosen: _c, rejected: _r, ...fields } = record;
+  return fields;
 }
 
 export async function readEvaluationData(platform: Platform, dataset: ProcessedDatasetRow, maxSamples: number | undefined): Promise<EvaluationData> {
@@ -42,8 +50,9 @@ export async function readEvaluationData(platform: Platform, dataset: ProcessedD
   for await (const { text } of numberedLines(await platform.blobs.get(split.blob_key))) {
     if (rows.length >= limit) break;
     if (text.trim() === '') continue;
-    const found = promptAndReference(conversationOf(JSON.parse(text) as Record<string, unknown>));
-    if (found) rows.push({ index, ...found });
+    const record = JSON.parse(text) as Record<string, unknown>;
+    const found = promptAndReference(conversationOf(record));
+    if (found) rows.push({ index, ...found, item: { ...fieldsOf(record), reference: found.reference } });
     else skipped += 1;
     index += 1;
   }
@@ -86,17 +95,22 @@ export async function runEvaluation(platform: Platform, engines: InferenceEngine
     { max_new_tokens: request.max_new_tokens, temperature: request.temperature, top_p: request.top_p },
     signal,
   );
-  const scored = await engines.score(
-    {
-      predictions,
-      references: data.rows.map((row) => row.reference),
-      ...(request.metrics ? { metrics: request.metrics } : {}),
-      ...(request.task_type ? { task_type: request.task_type } : {}),
-    },
-    signal,
-  );
+  // Metrics unless only graders were asked for (neither metrics, task_type nor graders: the general suite).
+  const wantsMetrics = request.metrics !== undefined || request.task_type !== undefined || request.graders === undefined;
+  const scored = wantsMetrics
+    ? await engines.score(
+        {
+          predictions,
+          references: data.rows.map((row) => row.reference),
+          ...(request.metrics ? { metrics: request.metrics } : {}),
+          ...(request.task_type ? { task_type: request.task_type } : {}),
+        },
+        signal,
+      )
+    : { metrics: [], scores: {}, warnings: [], notes: [] };
+  const graded = await gradeAll(engines, request.graders ?? [], predictions, data.rows, signal);
   const result: EvaluationResult = {
-    metrics: groupScores(scored.metrics, scored.scores),
+    metrics: { ...groupScores(scored.metrics, scored.scores), ...graded.means },
     num_samples: data.rows.length,
     dataset_id: dataset.processed_dataset_id,
     samples: data.rows.slice(0, request.num_sample_results).map((row, i) => ({
@@ -104,8 +118,9 @@ export async function runEvaluation(platform: Platform, engines: InferenceEngine
       prediction: predictions[i]!,
       reference: row.reference,
       sample_index: row.index,
+      ...(graded.perSample[i] ? { grades: graded.perSample[i] } : {}),
     })),
-    warnings: [...data.warnings, ...scored.warnings.map((w) => ({ metric: w.metric ?? 'unknown', error: w.error ?? 'failed' }))],
+    warnings: [...data.warnings, ...scored.warnings.map((w) => ({ metric: w.metric ?? 'unknown', error: w.error ?? 'failed' })), ...graded.warnings],
     notes: scored.notes.map((n) => ({ metric: n.metric ?? 'unknown', note: n.note ?? '' })),
   };
   await platform.evaluations.insert({
@@ -125,4 +140,20 @@ export async function runEvaluation(platform: Platform, engines: InferenceEngine
     elapsed_seconds: (Date.now() - started) / 1000,
   });
   return result;
+}
+
+/** Each grader's mean over the predictions, each prediction's scores, and a warning per grader that could not grade
+ *  some of them (those score 0, as in training). */
+async function gradeAll(engines: InferenceEngines, graders: readonly Grader[], predictions: string[], rows: EvaluationRow[], signal: AbortSignal) {
+  const means: Record<string, number> = {};
+  const perSample: Array<Record<string, number>> = predictions.map(() => ({}));
+  const warnings: Array<{ metric: string; error: string }> = [];
+  for (const grader of graders) {
+    const graded = await engines.grade({ grader: namedGraders(grader), outputs: predictions, items: rows.map((r) => r.item) }, signal);
+    means[grader.name] = graded.rewards.reduce((sum, r) => sum + r, 0) / Math.max(1, graded.rewards.length);
+    graded.rewards.forEach((reward, i) => (perSample[i]![grader.name] = reward));
+    const failed = graded.errors.filter((e): e is string => e !== null);
+    if (failed.length > 0) warnings.push({ metric: grader.name, error: `${failed.length} of ${predictions.length} predictions could not be graded and scored 0, e.g. ${failed[0]}` });
+  }
+  return { means, perSample: graders.length > 0 ? perSample : [], warnings };
 }

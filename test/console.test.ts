@@ -279,12 +279,16 @@ describe('the web console', () => {
     await page.getByLabel('Max samples').fill('4');
     await page.getByLabel('Max new tokens').fill('16');
     expect(await page.getByRole('switch', { name: /Beside the base model/ }).isChecked()).toBe(true);
+    // A grader beside the task's metrics: its mean is a metric, each prediction shows its grade.
+    const grader = { type: 'text_similarity', name: 'close', input: '{{sample.output_text}}', reference: '{{item.reference}}', evaluation_metric: 'fuzzy_match' };
+    await page.getByLabel('Graders').fill(JSON.stringify([grader]));
     await page.getByRole('button', { name: 'Run evaluation' }).click();
     const result = page.getByRole('region', { name: 'Evaluation result' });
     await result.waitFor({ timeout: 300_000 });
     const metrics = result.getByRole('table', { name: 'Metrics compared' });
     expect(await metrics.locator('thead').textContent()).toMatch(/base.*tuned \(adapter\)/);
     expect(await metrics.locator('tbody').textContent()).toMatch(/rouge/);
+    expect(await metrics.locator('tbody').textContent()).toMatch(/close/);
     const table = result.getByRole('table', { name: 'Per-sample results' });
     expect(await table.locator('thead').textContent()).toMatch(/Prediction: base.*Prediction: tuned \(adapter\)/);
     const rows = await table.locator('tbody tr').count();
@@ -292,6 +296,7 @@ describe('the web console', () => {
     // Each tuned sample found its base twin (same sample_index): no cell is left with a dash.
     expect(await table.locator('td[data-column=base]').allInnerTexts()).toHaveLength(rows);
     expect(await table.locator('td[data-column=base]', { hasText: /^—$/ }).count()).toBe(0);
+    expect(await table.locator('td[data-column=tuned] [data-testid=grades]').allInnerTexts()).toEqual(Array(rows).fill(expect.stringMatching(/^close \d/)));
     await shot('evaluation');
   }, 360_000);
 

@@ -1,7 +1,8 @@
 // Evaluate a model (a job's adapter or merged model, or a base model) on a processed dataset, by default beside the
-// job's base model on the same samples: the metrics and the per-sample table of prompt, reference and predictions.
+// job's base model on the same samples: the metrics (graders' means among them) and the per-sample table of prompt,
+// reference and predictions with their grades.
 import { useRef, useState, type FormEvent } from 'react';
-import { Button, Card, Group, MultiSelect, NativeSelect, NumberInput, SimpleGrid, Stack, Switch, Title } from '@mantine/core';
+import { Button, Card, Group, MultiSelect, NativeSelect, NumberInput, SimpleGrid, Stack, Switch, Textarea, Title } from '@mantine/core';
 import { useSearch } from 'wouter';
 import { api } from '../../api/client.ts';
 import type { DatasetList, EvaluationResult, JobList } from '../../api/types.ts';
@@ -11,6 +12,18 @@ import { EvaluationView, type EvaluationRun } from './EvaluationView.tsx';
 
 const TASKS = ['general', 'conversation', 'qa', 'summarization', 'translation', 'classification'];
 const METRICS = ['rouge', 'bleu', 'meteor', 'bertscore', 'exact_match', 'f1', 'accuracy', 'precision', 'recall'];
+const GRADERS_EXAMPLE = JSON.stringify([{ type: 'text_similarity', name: 'close', input: '{{sample.output_text}}', reference: '{{item.reference}}', evaluation_metric: 'fuzzy_match' }], null, 2);
+
+/** The graders typed as JSON: a list (or one grader), undefined when empty; what does not parse is an error to show. */
+function parseGraders(text: string): { graders?: unknown[]; error?: string } {
+  if (!text.trim()) return {};
+  try {
+    const value = JSON.parse(text) as unknown;
+    return { graders: Array.isArray(value) ? value : [value] };
+  } catch (err) {
+    return { error: `Graders are not JSON: ${(err as Error).message}` };
+  }
+}
 
 export function EvaluationPage() {
   const fromJob = new URLSearchParams(useSearch()).get('job') ?? '';
@@ -21,6 +34,7 @@ export function EvaluationPage() {
   const [datasetId, setDatasetId] = useState('');
   const [task, setTask] = useState('general');
   const [metrics, setMetrics] = useState<string[]>([]);
+  const [gradersText, setGradersText] = useState('');
   const [maxSamples, setMaxSamples] = useState<number | string>(20);
   const [samples, setSamples] = useState<number | string>(5);
   const [maxTokens, setMaxTokens] = useState<number | string>(64);
@@ -47,9 +61,16 @@ export function EvaluationPage() {
     setError(undefined);
     setBaseError(undefined);
     setResult(undefined);
+    const { graders, error: gradersError } = parseGraders(gradersText);
+    if (gradersError) {
+      setError(gradersError);
+      setBusy(false);
+      return;
+    }
     const settings = {
       dataset_id: dataset,
       ...(metrics.length > 0 ? { metrics } : { task_type: task }),
+      ...(graders ? { graders } : {}),
       max_samples: Number(maxSamples) || undefined,
       num_sample_results: Number(samples),
       max_new_tokens: Number(maxTokens),
@@ -93,6 +114,16 @@ export function EvaluationPage() {
             <NativeSelect label="Dataset" description="its test split (train when there is none)" value={dataset} data={ready.map((d) => ({ value: d.processed_dataset_id, label: d.dataset_name }))} onChange={(e) => setDatasetId(e.currentTarget.value)} />
             <NativeSelect label="Task" description="the metric suite, unless metrics are chosen" value={task} data={TASKS} disabled={metrics.length > 0} onChange={(e) => setTask(e.currentTarget.value)} />
             <MultiSelect label="Metrics" description="instead of a task's suite" data={METRICS} value={metrics} onChange={setMetrics} clearable />
+            <Textarea
+              label="Graders"
+              description="OpenAI grader objects (JSON): string_check, text_similarity, python, multi; {{item.reference}} is the reference answer"
+              placeholder={GRADERS_EXAMPLE}
+              autosize
+              minRows={2}
+              ff="monospace"
+              value={gradersText}
+              onChange={(e) => setGradersText(e.currentTarget.value)}
+            />
             <NumberInput label="Max samples" value={maxSamples} min={1} onChange={setMaxSamples} />
             <NumberInput label="Samples to show" value={samples} min={0} onChange={setSamples} />
             <NumberInput label="Max new tokens" value={maxTokens} min={1} onChange={setMaxTokens} />

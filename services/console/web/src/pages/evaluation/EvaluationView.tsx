@@ -86,6 +86,22 @@ function MetricsCompared({ base, tuned }: { base: EvaluationRun; tuned: Evaluati
   );
 }
 
+/** A prediction, with its graders' scores under it when graders ran. */
+function Prediction({ sample }: { sample?: EvaluationResult['samples'][number] }) {
+  if (!sample) return <>—</>;
+  const grades = Object.entries(sample.grades ?? {});
+  return (
+    <>
+      {sample.prediction}
+      {grades.length > 0 && (
+        <Text size="xs" c="dimmed" data-testid="grades">
+          {grades.map(([name, score]) => `${name} ${formatNumber(score)}`).join(' · ')}
+        </Text>
+      )}
+    </>
+  );
+}
+
 function Samples({ result }: { result: EvaluationResult }) {
   return (
     <ScrollTable label="Per-sample results" minWidth={600} striped fz="sm" headers={['#', 'Prompt', 'Reference', 'Prediction']}>
@@ -94,7 +110,9 @@ function Samples({ result }: { result: EvaluationResult }) {
           <Table.Td>{sample.sample_index}</Table.Td>
           <Table.Td>{promptOf(sample)}</Table.Td>
           <Table.Td>{sample.reference}</Table.Td>
-          <Table.Td>{sample.prediction}</Table.Td>
+          <Table.Td>
+            <Prediction sample={sample} />
+          </Table.Td>
         </Table.Tr>
       ))}
     </ScrollTable>
@@ -111,8 +129,12 @@ function SamplesCompared({ base, tuned }: { base: EvaluationRun; tuned: Evaluati
           <Table.Td>{sample.sample_index}</Table.Td>
           <Table.Td>{promptOf(sample)}</Table.Td>
           <Table.Td>{sample.reference}</Table.Td>
-          <Table.Td data-column="base">{baseSamples.get(sample.sample_index)?.prediction ?? '—'}</Table.Td>
-          <Table.Td data-column="tuned">{sample.prediction}</Table.Td>
+          <Table.Td data-column="base">
+            <Prediction sample={baseSamples.get(sample.sample_index)} />
+          </Table.Td>
+          <Table.Td data-column="tuned">
+            <Prediction sample={sample} />
+          </Table.Td>
         </Table.Tr>
       ))}
     </ScrollTable>

@@ -25,9 +25,42 @@ def test_reward_margin_rises(trainer_type, knobs, tiny_model, tmp_path):
                    trainer_type=trainer_type, hyperparameters=hp)
     with captured_events() as cap:
         run(spec)
+    # The untrained tiny model does not end its turn after the chosen answers: plain DPO is warned, RPO is not.
+    stopping = [e.message for e in cap.of("log") if "will not teach the model to stop" in e.message]
+    assert len(stopping) == (1 if trainer_type == "dpo" and "rpo_alpha" not in knobs else 0), stopping
     margins = [p.extra["rewards/margins"] for p in cap.of("progress")]
     assert len(margins) >= 4
     assert margins[-1] > margins[0] and margins[-1] > 0
     (metrics,) = cap.of("metrics")  # prompt + chosen is the reference answer for eval loss and accuracy
     assert metrics.eval_loss is not None and metrics.accuracy is not None
     assert [a.kind for a in cap.of("artifact")] == ["adapter"]
+
+
+def test_the_end_of_turn_measurement_tells_a_model_that_stops_from_one_that_does_not(tiny_model, tmp_path):
+    """The pre-flight's DPO guard: the untrained tiny model ends its turn after the chosen answers with a probability
+    far below the threshold (warned, naming the fixes); after 30 SFT steps on those answers it does (no warning)."""
+    from helpers import QA, sft_spec
+
+    from ftcore.models import load_for_inference
+    from ftcore.train.preflight import DPO_END_OF_TURN_MIN, end_of_turn_probability, end_of_turn_warning
+
+    sft = write_jsonl(tmp_path / "sft.jsonl", [{"messages": [{"role": "user", "content": q}, {"role": "assistant",
+                                                                                                "content": a}]}
+                                               for q, a in QA] * 4)
+    taught = sft_spec(tiny_model, sft, None, tmp_path / "sft", max_steps=30)
+    taught.method = "Full"
+    with captured_events():
+        run(taught)
+    pairs = preference_records()
+    measured = {}
+    for name, folder in [("untrained", tiny_model), ("taught", str(tmp_path / "sft" / "model"))]:
+        model, tokenizer = load_for_inference(folder, device="cpu")
+        spec = Options(base_model=folder, train_file="unused", output_dir=str(tmp_path / name), trainer_type="dpo",
+                       method="LoRA", hyperparameters=Hyperparameters(max_length=96, max_prompt_length=48))
+        probability = end_of_turn_probability(spec, pairs, tokenizer, model)
+        measured[name] = (probability, end_of_turn_warning(spec, probability))
+    (untrained, warning), (taught_probability, none) = measured["untrained"], measured["taught"]
+    assert untrained < DPO_END_OF_TURN_MIN < taught_probability, measured
+    assert none is None
+    assert warning["code"] == "dpo_no_end_of_turn"
+    assert all(fix in warning["message"] for fix in ("SFT", "ORPO", "rpo_alpha"))

@@ -202,6 +202,37 @@ def test_preflight_answers_the_report_the_preflight_command_writes_and_refuses_w
     assert "max_length 100000" in too_long.message
 
 
+def test_preflight_of_dpo_from_a_model_that_does_not_end_its_turn_warns_with_the_fixes(server, tiny_model, tmp_path):
+    from test_preference import preference_records
+
+    spec = {"base_model": tiny_model, "train_file": write_jsonl(tmp_path / "pairs.jsonl", preference_records()),
+            "output_dir": str(tmp_path / "run"), "method": "LoRA", "device": "cpu", "trainer_type": "dpo",
+            "hyperparameters": {"max_length": 96, "max_prompt_length": 48, "batch_size": 2}}
+    answer = server.ask({"id": "d1", "op": "preflight", "spec": spec})
+    assert [w["code"] for w in answer.report["warnings"]].count("dpo_no_end_of_turn") == 1
+    with_rpo = server.ask({"id": "d2", "op": "preflight",
+                           "spec": {**spec, "hyperparameters": {**spec["hyperparameters"], "rpo_alpha": 1.0}}})
+    assert "dpo_no_end_of_turn" not in [w["code"] for w in with_rpo.report["warnings"]]
+
+
+def test_grade_answers_each_output_with_its_reward_and_why_a_zero_is_a_zero(server):
+    grader = {"type": "multi", "name": "m", "calculate_output": "exact + 0 * boom", "graders": {
+        "exact": {"type": "string_check", "name": "exact", "input": "{{sample.output_text}}",
+                  "reference": "{{item.answer}}", "operation": "eq"},
+        "boom": {"type": "python", "name": "boom",
+                 "source": "def grade(sample, item):\n    if item['answer'] == 'Rome':\n        raise KeyError('no')\n    return 1\n"}}}
+    graded = server.ask({"id": "g1", "op": "grade", "grader": grader, "outputs": ["Paris", "Paris"],
+                         "items": [{"answer": "Paris"}, {"answer": "Rome"}]})
+    assert (graded.event, graded.id, graded.rewards) == ("graded", "g1", [1.0, 0.0])
+    assert graded.sub_rewards == [{"exact": 1.0, "boom": 1.0}, {"exact": 0.0, "boom": 0.0}]
+    assert graded.errors[0] is None and graded.errors[1] == "line 3: KeyError: 'no'"
+    assert graded.error_kinds == [None, "python_grader_runtime_error"]
+    refused = server.ask({"id": "g2", "op": "grade", "grader": {"type": "python", "name": "p", "source": "def grade(:"},
+                          "outputs": [], "items": []})
+    assert (refused.event, refused.code, refused.id) == ("error", "validation", "g2")
+    assert refused.message.startswith("grader.source: line 1")
+
+
 def test_pipelined_requests_are_answered_in_order_and_cancel_drops_one(server, tiny_model):
     request = {"op": "generate", "model": tiny_model, "conversations": PROMPTS, "max_new_tokens": 400}
     server.send({**request, "id": "c1"}, {"op": "cancel", "id": "c1"}, {**request, "id": "c2", "max_new_tokens": 3})

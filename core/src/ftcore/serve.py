@@ -270,6 +270,12 @@ class Server:
         spec = from_dict(TrainOptions, request.spec, where=f"request {request.id} spec")
         train_records, test_records, mode = validate(spec)
         made = report(spec, train_records, test_records, mode, load_processing_class(spec))
+        if spec.trainer_type == "dpo" and not spec.hyperparameters.rpo_alpha:
+            from .train.preflight import end_of_turn_probability, end_of_turn_warning
+
+            model, tokenizer, _ = self.models.get(spec.base_model, spec.init_adapter)
+            warning = end_of_turn_warning(spec, end_of_turn_probability(spec, train_records, tokenizer, model))
+            made["warnings"] += [warning] if warning else []
         return events.Preflight(report=made, id=request.id)
 
     def evaluate(self, request: EvaluateRequest) -> events.Scored:

@@ -24,6 +24,7 @@ def run(spec: Options) -> None:
     for reason in plan.reasons:
         events.emit(events.Log(level="info", message=reason))
     trainer, cancel, protocol = setup(spec, train_records, test_records, mode, plan)
+    _warn_if_dpo_cannot_teach_stopping(spec, train_records, trainer)
     if world := distributed.world():
         events.emit(events.Log(level="info", message=f"training on {world[0]} processes ({world[1]}): each takes its "
                                                      f"share of every global batch of {world[0]} × batch_size rows"))
@@ -39,6 +40,23 @@ def run(spec: Options) -> None:
         return  # rank 0 evaluates the model
     model = _whole_model(spec, trainer, saved) if plan.fsdp else trainer.model
     evaluate(spec, trainer, train_records, test_records, mode, model)
+
+
+def _warn_if_dpo_cannot_teach_stopping(spec: Options, train_records, trainer) -> None:
+    """DPO from a model that does not end its turn after the chosen answers (preflight.end_of_turn_warning), measured
+    on the model as training starts from it; only informs, as the pre-flight report does."""
+    from .preflight import end_of_turn_probability, end_of_turn_warning
+
+    if spec.trainer_type != "dpo" or spec.hyperparameters.rpo_alpha or not distributed.is_main():
+        return
+    try:
+        warning = end_of_turn_warning(spec, end_of_turn_probability(spec, train_records, trainer.processing_class,
+                                                                    trainer.model))
+    except Exception as e:  # noqa: BLE001 - a measurement must never cost the training
+        events.emit(events.Log(level="warning", message=f"no end-of-turn measurement: {type(e).__name__}: {e}"))
+        return
+    if warning:
+        events.emit(events.Log(level="warning", message=f"pre-flight: {warning['message']}"))
 
 
 def _preflight(spec: Options, train_records, test_records, mode) -> dict | None:

@@ -6,6 +6,7 @@ export * from './model-store.ts';
 export * from './chat-template.ts';
 export * from './tool-call-output.ts';
 export * from './model-choice.ts';
+export * from './model-names.ts';
 export * from './job-files.ts';
 export * from './exports.ts';
 export * from './datasets.ts';

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { invalidField, type Platform } from '@ftp/platform';
 import type { ChatCompletionRequest } from '@ftp/schema';
 import { locateBaseModel, mayBeCall, modelChatTemplate, parseToolCalls, templateSupportsTools, toolCallFormat, type ParsedCall, type ToolCallFormat } from '@ftp/jobs';
-import type { ChatModel } from './chat-models.ts';
+import type { NamedModel as ChatModel } from '@ftp/jobs';
 
 export interface ToolUse {
   /** The function names calls are read for; empty when tool_choice is none (the answer is text). */

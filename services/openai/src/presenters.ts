@@ -2,6 +2,7 @@
 // user's cancel read from cancelled_at), its event log the job's events, its stored checkpoints OpenAI's checkpoints,
 // and model names in both directions (ft:<base>:<suffix or custom>:<job id>, a checkpoint …:ckpt-step-<n>).
 import type { CheckpointRow, JobEventRow, RawDatasetRow, TrainingJobRow } from '@ftp/platform';
+import { checkpointModelName, fineTunedModelName } from '@ftp/jobs';
 import type { FileObject, FineTuningJob } from '@ftp/schema';
 import type { OpenAiJobFacts, ResolvedHyperparameters } from './fine-tuning.ts';
 
@@ -26,27 +27,6 @@ export function presentFile(row: RawDatasetRow): FileObject {
     status: 'processed',
     status_details: null,
   };
-}
-
-const CHECKPOINT = /^(ft:.+:[^:]+:([^:]+)):ckpt-step-(\d+)$/;
-const FINE_TUNED = /^ft:.+:[^:]+:([^:]+)$/;
-
-/** The model a fine-tuned job made: ft:<base>:<suffix, or custom>:<job id>. */
-export function fineTunedModelName(job: TrainingJobRow): string {
-  const suffix = (job.openai as Partial<OpenAiJobFacts> | null)?.suffix ?? 'custom';
-  return `ft:${job.base_model_id}:${suffix}:${job.job_id}`;
-}
-
-export const checkpointModelName = (job: TrainingJobRow, step: number): string => `${fineTunedModelName(job)}:ckpt-step-${step}`;
-
-/** What a model id names: a checkpoint or a fine-tuned model (by job id; the caller checks the whole name against
- *  the job), or else a base model. */
-export function parseModelName(model: string): { jobId: string; step?: number } | { base: string } {
-  const checkpoint = CHECKPOINT.exec(model);
-  if (checkpoint) return { jobId: checkpoint[2]!, step: Number(checkpoint[3]) };
-  const tuned = FINE_TUNED.exec(model);
-  if (tuned) return { jobId: tuned[1]! };
-  return { base: model };
 }
 
 function status(job: TrainingJobRow): FineTuningJob['status'] {

@@ -10,8 +10,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { newId } from '@ftp/platform';
 import { openaiRoutes, type ChatCompletionChunk, type ChatCompletionRequest } from '@ftp/schema';
-import { inferQueue, PreparingReport, requestFromWorker, StreamDelta, type GenerationDetail, type GenerationSettings, type InferPayload, type PlainMessage } from '@ftp/jobs';
-import { resolveChatModel } from '../chat-models.ts';
+import { inferQueue, resolveModelName, PreparingReport, requestFromWorker, StreamDelta, type GenerationDetail, type GenerationSettings, type InferPayload, type PlainMessage } from '@ftp/jobs';
 import { checkTools, forcedCall, readAnswer, ToolStream, type ToolUse } from '../chat-tools.ts';
 
 /** max_tokens when the request names none: the fast engine also stops where the context ends. */
@@ -101,7 +100,7 @@ export async function chatRoutes(app: FastifyInstance): Promise<void> {
     ...openaiRoutes.createChatCompletion,
     handler: async (request, reply) => {
       const body = request.body;
-      const model = await resolveChatModel(platform, request.userId, body.model);
+      const model = await resolveModelName(platform, request.userId, body.model);
       const tools = await checkTools(platform, model, body);
       const parallel = body.parallel_tool_calls !== false;
       const n = body.n ?? 1;

@@ -4,9 +4,8 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { Conflict, NotFound } from '@ftp/platform';
 import { openaiRoutes } from '@ftp/schema';
-import { deleteTrainingJob, listStoredModels } from '@ftp/jobs';
-import { resolveChatModel } from '../chat-models.ts';
-import { fineTunedModelName, seconds } from '../presenters.ts';
+import { deleteTrainingJob, fineTunedModelName, listStoredModels, resolveModelName } from '@ftp/jobs';
+import { seconds } from '../presenters.ts';
 
 export async function modelRoutes(app: FastifyInstance): Promise<void> {
   const routes = app.withTypeProvider<ZodTypeProvider>();
@@ -26,7 +25,7 @@ export async function modelRoutes(app: FastifyInstance): Promise<void> {
   routes.route({
     ...openaiRoutes.retrieveModel,
     handler: async (request) => {
-      const model = await resolveChatModel(platform, request.userId, request.params.model);
+      const model = await resolveModelName(platform, request.userId, request.params.model);
       if (!model.job) return { id: request.params.model, object: 'model' as const, created: 0, owned_by: 'system' };
       return { id: request.params.model, object: 'model' as const, created: seconds(model.job.finished_at ?? model.job.created_at), owned_by: model.job.user_id };
     },
@@ -35,7 +34,7 @@ export async function modelRoutes(app: FastifyInstance): Promise<void> {
   routes.route({
     ...openaiRoutes.deleteModel,
     handler: async (request) => {
-      const model = await resolveChatModel(platform, request.userId, request.params.model);
+      const model = await resolveModelName(platform, request.userId, request.params.model);
       if (!model.job) throw new Conflict(`${request.params.model} is a base model; only fine-tuned models are deleted here`);
       if (model.choice.checkpoint_step !== undefined) throw new NotFound('fine-tuned model', request.params.model);
       await deleteTrainingJob(platform, request.userId, model.job.job_id);

@@ -61,7 +61,17 @@ describe('graders with the official npm client', { timeout: 120_000 }, () => {
     };
     expect(await refused({ type: 'python', name: 'p', source: 'def grade(sample, item)\n    return 1' })).toMatchObject({ param: 'grader.source', message: expect.stringMatching(/line 1/) });
     expect(await refused({ ...EXACT, reference: '{{ secrets.key }}' })).toMatchObject({ param: 'grader.reference', message: expect.stringMatching(/is not a variable/) });
-    expect(await refused({ type: 'score_model', name: 'judge', model: 'tiny', input: [{ role: 'user', content: 'Rate it' }] })).toMatchObject({ param: 'grader', message: expect.stringMatching(/score_model graders \(judge\) are not available here yet/) });
+  });
+
+  it('a score_model grader is judged by one of this stack’s models with its owner’s rights; another user’s model is a 404', async () => {
+    // The tiny base model judges through the worker's relay (its score asked for as JSON; a range wide enough for any
+    // number the untrained model writes). Alice's fine-tuned models are hers: named by Bob, a 404.
+    const judge = { type: 'score_model', name: 'judge', model: TINY_MODEL, range: [-1e300, 1e300], input: [{ role: 'user', content: 'Rate {{sample.output_text}} against {{item.answer}}' }] } as const;
+    expect((await alice.fineTuning.alpha.graders.validate({ grader: judge as never })).grader).toMatchObject({ type: 'score_model', model: TINY_MODEL });
+    const judged = await alice.fineTuning.alpha.graders.run({ grader: judge as never, model_sample: 'Paris', item: { answer: 'Paris' } });
+    expect(judged.metadata.errors).toMatchObject({ model_grader_server_error: false, invalid_variable_error: false });
+    expect(Number.isFinite(judged.reward)).toBe(true);
+    await expect(bob.fineTuning.alpha.graders.run({ grader: { ...judge, model: `ft:${TINY_MODEL}:custom:job_${'0'.repeat(24)}` } as never, model_sample: 'Paris', item: { answer: 'Paris' } })).rejects.toBeInstanceOf(NotFoundError);
   });
 });
 
@@ -98,6 +108,10 @@ describe('a reinforcement fine-tuning job with the official npm client', { timeo
     expect(mean(rewards.slice(-4)), JSON.stringify(rewards.map((r) => r['train_reward_mean']))).toBeGreaterThanOrEqual(mean(rewards.slice(0, 4)) + 0.3);
     await expect(bob.fineTuning.jobs.retrieve(created.id)).rejects.toBeInstanceOf(NotFoundError);
     await expect(bob.fineTuning.jobs.listEvents(created.id)).rejects.toBeInstanceOf(NotFoundError);
+    // Its model judges for Alice, never for Bob.
+    const judge = { type: 'score_model', name: 'judge', model: job.fine_tuned_model!, range: [-1e300, 1e300], input: [{ role: 'user', content: 'Rate {{sample.output_text}}' }] };
+    expect((await alice.fineTuning.alpha.graders.validate({ grader: judge as never })).grader).toMatchObject({ model: job.fine_tuned_model });
+    await expect(bob.fineTuning.alpha.graders.validate({ grader: judge as never })).rejects.toBeInstanceOf(NotFoundError);
   });
 });
 

@@ -167,3 +167,89 @@ def test_grpo_runs_on_python_and_multi_graders_and_evaluates_their_rewards(tiny_
     evaluations = [m for m in cap.of("metrics") if not m.final]
     assert evaluations and all("eval_reward" in m.extra and "eval_rewards/combined/mean" in m.extra for m in evaluations)
 
+
+
+@pytest.fixture
+def judge_endpoint():
+    """An OpenAI-compatible endpoint standing in for the worker's judge relay (the relay itself is tested with the
+    real infer queue, test/openai-rft.test.ts): it scores an answer by what the judge's rendered prompt holds, and
+    records each request."""
+    import http.server
+    import json
+    import threading
+
+    seen = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 - http.server's name
+            body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+            seen.append({"auth": self.headers.get("authorization"), **body})
+            prompt = body["messages"][-1]["content"]
+            if "unreachable" in prompt:
+                self.send_response(503)
+                self.end_headers()
+                self.wfile.write(b'{"error": {"message": "no worker"}}')
+                return
+            content = ("7" if "far" in prompt else "no idea" if "vague" in prompt
+                       else json.dumps({"result": 0.8 if "Answer: It is Paris" in prompt else 0.1}))
+            answer = json.dumps({"choices": [{"message": {"role": "assistant", "content": content}}]}).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.end_headers()
+            self.wfile.write(answer)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}/v1", seen
+    server.shutdown()
+
+
+def test_a_score_model_grader_asks_its_judge_and_checks_the_score_against_its_range(judge_endpoint):
+    from ftcore.graders import Judge
+
+    url, seen = judge_endpoint
+    grader = {"type": "score_model", "name": "judge", "model": "ft:tiny:custom:job_1", "range": [0, 1],
+              "sampling_params": {"temperature": 0.5, "seed": 3},
+              "input": [{"role": "system", "content": "Score the answer."},
+                        {"role": "user", "content": "Answer: {{sample.output_text}} (expected {{item.answer}})"}]}
+    check_grader(grader)
+    assert variables(grader) == ["answer"]
+    answers = ["It is Paris.", "Rome", "far", "vague", "unreachable"]
+    graded = grade_batch(grader, [make_sample(a) for a in answers], [ITEM] * len(answers), Judge(url, "t0k"))
+    assert [g.reward for g in graded] == [0.8, 0.1, 0.0, 0.0, 0.0]
+    assert [g.error_kind for g in graded] == [None, None, "model_grader_parse_error", "model_grader_parse_error",
+                                              "model_grader_server_error"]
+    assert "scored 7.0, outside the range [0, 1]" in graded[2].error and "answered 503" in graded[4].error
+    first = next(r for r in seen if "It is Paris." in r["messages"][-1]["content"])
+    assert first["auth"] == "Bearer t0k" and first["model"] == "ft:tiny:custom:job_1"
+    assert first["messages"] == [{"role": "system", "content": "Score the answer."},
+                                 {"role": "user", "content": "Answer: It is Paris. (expected Paris)"}]
+    assert (first["temperature"], first["seed"], first["response_format"]["type"]) == (0.5, 3, "json_schema")
+
+
+def test_a_score_model_grader_without_a_judge_relay_scores_zero_and_says_so():
+    grader = {"type": "score_model", "name": "judge", "model": "m", "input": [{"role": "user", "content": "x"}]}
+    (graded,) = grade_batch(grader, [make_sample("a")], [{}])
+    assert graded.reward == 0.0 and "judge relay" in graded.error
+
+
+def test_grpo_runs_on_a_score_model_reward_asking_the_judge_the_worker_names(tiny_model, tmp_path, judge_endpoint,
+                                                                             monkeypatch):
+    """Training asks the judge the worker's relay serves (FTCORE_JUDGE_URL and its token in the environment)."""
+    from test_grpo import grpo_spec
+
+    from ftcore.train.run import run
+    from ftcore.train.spec import RewardItem
+
+    url, seen = judge_endpoint
+    monkeypatch.setenv("FTCORE_JUDGE_URL", url)
+    monkeypatch.setenv("FTCORE_JUDGE_TOKEN", "job-token")
+    judge = RewardItem(type="score_model", name="judge", model="tiny", prompt="Answer: {completion} for {answer}")
+    with captured_events() as cap:
+        run(grpo_spec(tiny_model, tmp_path, judge, steps=2, lr=1e-3))
+    assert all("rewards/judge/mean" in p.extra for p in cap.of("progress"))
+    assert seen and all(r["auth"] == "Bearer job-token" and r["model"] == "tiny" for r in seen)
+    assert seen[0]["messages"][0]["content"].endswith(" for e")  # {answer} → {{item.answer}}, the row's

@@ -1,5 +1,7 @@
 """OpenAI's graders over a sampled answer and its dataset item: string_check, text_similarity, python (run in the
-sandbox) and multi (sub-graders combined by a formula that is parsed, never evaluated as code). Templates read
+sandbox), score_model (a judge model asked through the worker's judge relay, an OpenAI-compatible endpoint that runs
+this stack's models with the job owner's rights, or passes the call on to LLM_API_BASE) and multi (sub-graders
+combined by a formula that is parsed, never evaluated as code). Templates read
 `{{item.<field>}}` (the training line's fields, dotted for nested ones), `{{sample.output_text}}` and
 `{{sample.output_json.<field>}}` (the answer read as JSON). The GRPO rewards, the graders endpoints and evaluation all
 grade through `grade_batch`; a sample that cannot be graded scores 0 and says why, it never stops the batch."""
@@ -14,7 +16,9 @@ from dataclasses import dataclass, field
 
 from .errors import SpecError
 
-GRADER_TYPES = ("string_check", "text_similarity", "python", "multi")
+GRADER_TYPES = ("string_check", "text_similarity", "python", "score_model", "multi")
+JUDGE_ROLES = ("system", "developer", "user", "assistant")
+JUDGE_THREADS = 4
 SIMILARITY_METRICS = ("cosine", "fuzzy_match", "bleu", "gleu", "meteor", "rouge_1", "rouge_2", "rouge_3", "rouge_4",
                       "rouge_5", "rouge_l")
 _TEMPLATE = re.compile(r"\{\{\s*(.*?)\s*\}\}")
@@ -91,6 +95,22 @@ def check_grader(grader: dict, where: str = "grader", nested: bool = False) -> N
             compile(source, "<grader>", "exec")  # compiles only: nothing of it runs here
         except SyntaxError as error:
             raise SpecError(f"{where}.source: line {error.lineno}: {error.msg}") from error
+    if kind == "score_model":
+        if not isinstance(grader.get("model"), str) or not grader["model"]:
+            raise SpecError(f"{where}.model must name the judge model")
+        messages = grader.get("input")
+        if not isinstance(messages, list) or not messages:
+            raise SpecError(f"{where}.input must be the judge's messages, templates in their content")
+        for i, message in enumerate(messages):
+            if not isinstance(message, dict) or message.get("role") not in JUDGE_ROLES:
+                raise SpecError(f"{where}.input[{i}] must be a message with a role of {', '.join(JUDGE_ROLES)}")
+            for match in _TEMPLATE.finditer(_text_of(message.get("content"))):
+                if not _VARIABLE.fullmatch(match.group(1)):
+                    raise SpecError(f"{where}.input[{i}].content: {match.group(0)} is not a variable; use "
+                                    "{{item.<field>}}, {{sample.output_text}} or {{sample.output_json.<field>}}")
+        low, high = _score_range(grader)
+        if not low < high:
+            raise SpecError(f"{where}.range must be [lowest, highest] with lowest below highest")
     if kind == "multi":
         graders = grader.get("graders")
         if not isinstance(graders, dict) or not graders:
@@ -104,8 +124,13 @@ def variables(grader: dict) -> list[str]:
     """The item fields a grader's templates read (first names of {{item.<field>…}}), sub-graders' included."""
     if grader.get("type") == "multi":
         return sorted({name for sub in grader["graders"].values() for name in variables(sub)})
+    texts = [grader.get("reference")]
+    if isinstance(grader.get("input"), list):
+        texts += [_text_of(m.get("content")) for m in grader["input"] if isinstance(m, dict)]
+    else:
+        texts.append(grader.get("input"))
     found = set()
-    for text in (grader.get("input"), grader.get("reference")):
+    for text in texts:
         for match in _TEMPLATE.finditer(text or ""):
             variable = _VARIABLE.fullmatch(match.group(1))
             if variable and variable.group(1) == "item":
@@ -113,11 +138,14 @@ def variables(grader: dict) -> list[str]:
     return sorted(found)
 
 
-def grade_batch(grader: dict, samples: list[dict], items: list[dict]) -> list[GradeResult]:
-    """Each (sample, item) graded by `grader` (checked with check_grader first)."""
+def grade_batch(grader: dict, samples: list[dict], items: list[dict], judge: Judge | None = None) -> list[GradeResult]:
+    """Each (sample, item) graded by `grader` (checked with check_grader first); `judge` answers score_model graders
+    (default: the relay the worker named in the environment)."""
     kind = grader["type"]
     if kind == "multi":
-        return _grade_multi(grader, samples, items)
+        return _grade_multi(grader, samples, items, judge)
+    if kind == "score_model":
+        return _grade_by_judge(grader, samples, items, judge or Judge.from_environment())
     if kind == "python":
         from .sandbox import run_python_grader
 
@@ -139,9 +167,9 @@ def grade_batch(grader: dict, samples: list[dict], items: list[dict]) -> list[Gr
     return results  # type: ignore[return-value]
 
 
-def _grade_multi(grader: dict, samples: list[dict], items: list[dict]) -> list[GradeResult]:
+def _grade_multi(grader: dict, samples: list[dict], items: list[dict], judge: Judge | None) -> list[GradeResult]:
     formula = Formula(grader["calculate_output"], set(grader["graders"]), "calculate_output")
-    by_name = {name: grade_batch(sub, samples, items) for name, sub in grader["graders"].items()}
+    by_name = {name: grade_batch(sub, samples, items, judge) for name, sub in grader["graders"].items()}
     results = []
     for i in range(len(samples)):
         subs = {name: graded[i].reward for name, graded in by_name.items()}
@@ -153,6 +181,98 @@ def _grade_multi(grader: dict, samples: list[dict], items: list[dict]) -> list[G
             continue
         results.append(GradeResult(reward, subs, failed.error if failed else None, failed.error_kind if failed else None))
     return results
+
+
+def _text_of(content) -> str:
+    if isinstance(content, str):
+        return content
+    return "".join(part.get("text", "") for part in content or [] if isinstance(part, dict))
+
+
+def _score_range(grader: dict) -> tuple[float, float]:
+    low, high = grader.get("range") or (0.0, 1.0)
+    return float(low), float(high)
+
+
+@dataclass
+class Judge:
+    """Where score_model graders ask their judge: an OpenAI-compatible chat completions endpoint (the worker's relay)."""
+    url: str
+    token: str
+
+    @classmethod
+    def from_environment(cls) -> Judge | None:
+        import os
+
+        url, token = os.environ.get("FTCORE_JUDGE_URL"), os.environ.get("FTCORE_JUDGE_TOKEN")
+        return cls(url, token) if url and token else None
+
+    def score(self, grader: dict, messages: list[dict]) -> float:
+        """The judge's score of one answer: JSON {"result": number} (asked for by schema), or else the first number
+        in its text; one outside the grader's range is an error, as is an answer with no number."""
+        import urllib.error
+        import urllib.request
+
+        sampling = grader.get("sampling_params") or {}
+        body = {"model": grader["model"], "messages": messages,
+                "temperature": sampling.get("temperature", 0), "seed": sampling.get("seed", 0),
+                "max_tokens": sampling.get("max_completions_tokens") or sampling.get("max_tokens") or 64,
+                "response_format": {"type": "json_schema", "json_schema": {"name": "score", "schema": {
+                    "type": "object", "properties": {"result": {"type": "number"}}, "required": ["result"]}}}}
+        if sampling.get("top_p") is not None:
+            body["top_p"] = sampling["top_p"]
+        request = urllib.request.Request(f"{self.url}/chat/completions", data=json.dumps(body).encode(), method="POST",
+                                         headers={"content-type": "application/json",
+                                                  "authorization": f"Bearer {self.token}"})
+        try:
+            with urllib.request.urlopen(request, timeout=600) as response:
+                answer = json.loads(response.read())
+        except urllib.error.HTTPError as error:
+            detail = error.read().decode(errors="replace")[:300]
+            raise _JudgeError(f"the judge {grader['model']} answered {error.code}: {detail}", "model_grader_server_error")
+        except (urllib.error.URLError, OSError) as error:
+            raise _JudgeError(f"the judge {grader['model']} could not be reached: {error}", "model_grader_server_error")
+        text = (answer.get("choices") or [{}])[0].get("message", {}).get("content") or ""
+        try:
+            value = json.loads(text)["result"]
+        except (ValueError, KeyError, TypeError):
+            found = re.search(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?", text)
+            value = float(found.group(0)) if found else None
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+            raise _JudgeError(f"the judge {grader['model']} gave no score: {text[:200]!r}", "model_grader_parse_error")
+        low, high = _score_range(grader)
+        if not low <= value <= high:
+            raise _JudgeError(f"the judge {grader['model']} scored {value}, outside the range [{low:g}, {high:g}]",
+                              "model_grader_parse_error")
+        return float(value)
+
+
+class _JudgeError(Exception):
+    def __init__(self, message: str, kind: str):
+        super().__init__(message)
+        self.kind = kind
+
+
+def _grade_by_judge(grader: dict, samples: list[dict], items: list[dict], judge: Judge | None) -> list[GradeResult]:
+    """Each answer scored by the judge, a few at once; a judge that cannot answer scores 0 with the reason."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(pair: tuple[dict, dict]) -> GradeResult:
+        sample, item = pair
+        if judge is None:
+            return GradeResult(0.0, error="score_model graders are answered through a worker's judge relay, and "
+                                          "none was given", error_kind="model_grader_server_error")
+        try:
+            messages = [{"role": m["role"], "content": render_template(_text_of(m.get("content")), sample, item)}
+                        for m in grader["input"]]
+            return GradeResult(judge.score(grader, messages))
+        except _VariableError as error:
+            return GradeResult(0.0, error=str(error), error_kind="invalid_variable_error")
+        except _JudgeError as error:
+            return GradeResult(0.0, error=str(error), error_kind=error.kind)
+
+    with ThreadPoolExecutor(JUDGE_THREADS) as pool:
+        return list(pool.map(one, zip(samples, items)))
 
 
 def string_check(operation: str, output: str, reference: str) -> float:

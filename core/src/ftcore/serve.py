@@ -90,6 +90,8 @@ class GradeRequest:
     grader: dict
     outputs: list[str]
     items: list[dict]
+    # Where score_model graders ask their judge: {"url", "token"} of the worker's relay for this request's user.
+    judge: dict | None = None
 
 
 REQUEST_TYPES = {"generate": GenerateRequest, "evaluate": EvaluateRequest, "preflight": PreflightRequest,
@@ -290,13 +292,14 @@ class Server:
 
 
     def grade(self, request: GradeRequest) -> events.Graded:
-        from .graders import check_grader, grade_batch, make_sample
+        from .graders import Judge, check_grader, grade_batch, make_sample
 
         started = time.monotonic()
         if len(request.outputs) != len(request.items):
             raise SpecError(f"request {request.id}: {len(request.outputs)} outputs but {len(request.items)} items")
         check_grader(request.grader)
-        graded = grade_batch(request.grader, [make_sample(o) for o in request.outputs], request.items)
+        judge = Judge(**request.judge) if request.judge else None
+        graded = grade_batch(request.grader, [make_sample(o) for o in request.outputs], request.items, judge)
         return events.Graded(id=request.id, rewards=[g.reward for g in graded], sub_rewards=[g.sub_rewards for g in graded],
                              errors=[g.error for g in graded], error_kinds=[g.error_kind for g in graded],
                              elapsed_seconds=round(time.monotonic() - started, 4))

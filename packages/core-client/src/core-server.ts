@@ -57,6 +57,8 @@ export interface GradeParams {
   /** The sampled answers, each graded against its item. */
   outputs: string[];
   items: Record<string, unknown>[];
+  /** Where score_model graders ask their judge (the worker's relay for this request's user). */
+  judge?: { url: string; token: string };
 }
 
 export interface RequestOptions {

@@ -4,6 +4,7 @@
 // a worker makes the pre-flight report and nothing is written.
 import { invalidField, newId, UnprocessableEntity, userKeySegment, type NewJobRow, type Platform, type TrainingJobRow, type ValidationIssue } from '@ftp/platform';
 import { DEFAULT_MAX_LENGTH, graderItemFields, type PreflightReport, type TrainRequest } from '@ftp/schema';
+import { checkJudges } from './grading.ts';
 import { checkCheckpoint, trainsWholeModel } from './model-choice.ts';
 import { locateBaseModel, modelContextLength } from './model-store.ts';
 import { checkToolTemplate, datasetUsesTools } from './chat-template.ts';
@@ -93,6 +94,7 @@ async function checkTrainRequest(platform: Platform, userId: string, request: Tr
       }
     });
   }
+  if (config.trainer_type === 'grpo') await checkJudges(platform, userId, config.reward_config ?? []);
   const parent = config.from_job ? await checkParent(platform, userId, config, issues) : undefined;
   if (issues.length > 0) throw new UnprocessableEntity(issues);
   if (config.export_config.destination === 'hub' && !request.hub_token) {

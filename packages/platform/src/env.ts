@@ -51,7 +51,7 @@ const EnvSchema = z
       .default('f16')
       .describe('GGUF type the fast engine runs: f16 gives transformers’ greedy text, q8_0 is faster'),
     FAST_ENGINE_THREADS: positiveInt.optional().describe('CPU threads per llama.cpp context (default one per core); 1 suits tiny models on a busy machine'),
-    LLM_API_BASE: z.url().optional().describe('OpenAI-compatible API root (…/v1) the LLM augmentation methods call'),
+    LLM_API_BASE: z.url().optional().describe('OpenAI-compatible API root (…/v1) the LLM augmentation methods call, and score_model graders whose judge is not one of this stack’s models'),
     LLM_MODEL: z.string().min(1).optional().describe('the model LLM augmentation asks at LLM_API_BASE'),
     LLM_CONCURRENCY: positiveInt.default(4).describe('requests to LLM_API_BASE one dataset has in flight at once'),
     LLM_MAX_RETRIES: z.coerce.number().int().min(0).default(4).describe('retries of one LLM request on 429, 5xx and lost connections (backoff 0.5 s doubling to 8 s)'),

@@ -121,6 +121,17 @@ export function graderProblems(grader: GraderLike): GraderProblem[] {
       if (problem) problems.push({ path: [key], message: problem });
     }
   }
+  if (grader.type === 'score_model') {
+    if (grader.input === undefined && (grader as { prompt?: unknown }).prompt === undefined) {
+      problems.push({ path: ['input'], message: 'a score_model grader needs input (the judge’s messages) or prompt', type: 'missing' });
+    }
+    judgeTexts(grader).forEach((text, i) => {
+      const problem = templateProblem(text);
+      if (problem) problems.push({ path: ['input', i, 'content'], message: problem });
+    });
+    const range = (grader as { range?: unknown }).range;
+    if (Array.isArray(range) && !(Number(range[0]) < Number(range[1]))) problems.push({ path: ['range'], message: 'range is [lowest, highest]: lowest below highest' });
+  }
   if (grader.type === 'multi' && grader.graders) {
     for (const [name, sub] of Object.entries(grader.graders)) problems.push(...graderProblems(sub).map((p) => ({ ...p, path: ['graders', name, ...p.path] })));
     const problem = formulaProblem(grader.calculate_output ?? '', Object.keys(grader.graders));
@@ -129,11 +140,21 @@ export function graderProblems(grader: GraderLike): GraderProblem[] {
   return problems;
 }
 
+/** The text of a judge's messages (a score_model grader's input; its prompt, natively). */
+function judgeTexts(grader: GraderLike): string[] {
+  if (grader.type !== 'score_model') return [];
+  const messages = Array.isArray(grader.input) ? (grader.input as Array<{ content?: unknown }>) : [];
+  const texts = messages.map((m) => (typeof m.content === 'string' ? m.content : Array.isArray(m.content) ? m.content.map((p: { text?: unknown }) => String(p?.text ?? '')).join('') : ''));
+  const prompt = (grader as { prompt?: unknown }).prompt;
+  return typeof prompt === 'string' ? [...texts, prompt] : texts;
+}
+
 /** The item fields a grader reads through its templates and reference_field, nested graders included. */
 export function graderItemFields(grader: GraderLike): string[] {
   const own = [grader.reference_field, grader.reference, grader.input].flatMap((text, i) =>
     typeof text !== 'string' ? [] : i === 0 ? [text] : templateItemFields(text),
   );
+  own.push(...judgeTexts(grader).flatMap(templateItemFields));
   return [...new Set([...own, ...Object.values(grader.graders ?? {}).flatMap(graderItemFields)])];
 }
 
@@ -162,11 +183,8 @@ const PythonGrader = z.object({
   source: z.string().min(1).max(100_000).describe('Defines grade(sample, item) -> float; runs sandboxed (no network, files or environment; CPU time and memory limits)'),
   image_tag: nullable(z.string().max(256)).optional().describe('Ignored: the sandbox has the worker’s Python'),
 });
-const ScoreModelGrader = z.object({
-  type: z.literal('score_model'),
-  name: graderName,
-  model: z.string().min(1).max(256),
-  input: z
+/** A judge's messages: OpenAI's score_model input, templates in their content. */
+export const JudgeMessages = z
     .array(
       z.strictObject({
         role: z.enum(['user', 'assistant', 'system', 'developer']),
@@ -174,10 +192,18 @@ const ScoreModelGrader = z.object({
         type: z.literal('message').optional(),
       }),
     )
+    .min(1)
     .max(64)
-    .describe('The judge’s messages, templates in their text'),
-  range: z.array(z.number()).length(2).optional(),
-  sampling_params: nullable(z.record(z.string().max(256), z.unknown())).optional(),
+    .describe('The judge’s messages, templates in their text');
+/** A judge's sampling: temperature, top_p, seed, and max_completions_tokens (its answer's length). */
+export const JudgeSampling = z.record(z.string().max(256), z.unknown());
+const ScoreModelGrader = z.object({
+  type: z.literal('score_model'),
+  name: graderName,
+  model: z.string().min(1).max(256).describe('The judge: one of this stack’s models (a base model, your fine-tuned model or checkpoint), run with your rights; or, with LLM_API_BASE set, a model asked there'),
+  input: JudgeMessages,
+  range: z.array(z.number()).length(2).optional().describe('Lowest and highest score (default [0, 1]); a judge’s score outside it is an error'),
+  sampling_params: nullable(JudgeSampling).optional(),
 });
 const SubGrader = z.discriminatedUnion('type', [StringCheckGrader, TextSimilarityGrader, PythonGrader, ScoreModelGrader]);
 const MultiGrader = z.object({
@@ -209,9 +235,3 @@ export function namedGraders<G extends { type: string }>(grader: G): G {
 export type Grader = z.infer<typeof Grader>;
 
 
-/** The names of the score_model graders (judge models) in a grader, a multi grader's included. */
-export function judgeNames(grader: Grader): string[] {
-  if (grader.type === 'score_model') return [grader.name];
-  if (grader.type !== 'multi') return [];
-  return Object.values(namedGraders(grader).graders as Record<string, Grader>).flatMap(judgeNames);
-}

@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { boundedInt, CheckpointStep, Conversation, ChatMessage, documentedRules, Identifier, Secret } from './common.ts';
 import { batchRequest, evaluationRequest } from './examples.ts';
-import { Grader, judgeNames } from './graders.ts';
+import { Grader } from './graders.ts';
 
 export const ModelSource = z
   .enum(['adapter', 'merged', 'base'])
@@ -88,9 +88,6 @@ export const EvaluationRequest = EvaluationFields
         ctx.addIssue({ code: 'custom', path: ['graders', index, 'name'], message: `${grader.name} names another grader or metric already; give each grader a name of its own` });
       }
       names.add(grader.name);
-      if (judgeNames(grader).length > 0) {
-        ctx.addIssue({ code: 'custom', path: ['graders', index], message: 'score_model graders are not available here yet; grade with string_check, text_similarity, python or multi', params: { type: 'not_available' } });
-      }
     });
   })
   .meta({

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { ArtifactGroups, ExportRecord, GgufQuantization, HubRepoId } from './artifacts.ts';
 import { boundedInt, CheckpointStep, contentSchemaOf, documentedRules, Identifier, Modality, Secret, Timestamp, maybe } from './common.ts';
 import { trainRequest } from './examples.ts';
-import { graderProblems, SIMILARITY_METRICS } from './graders.ts';
+import { graderProblems, JudgeMessages, JudgeSampling, SIMILARITY_METRICS } from './graders.ts';
 
 export const TrainerType = z
   .enum(['sft', 'dpo', 'orpo', 'grpo'])
@@ -162,24 +162,34 @@ const PythonReward = z.strictObject({
 });
 /** What a multi grader combines: the graders above, by name (a formula names them). */
 const GraderName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a grader name is a formula variable: letters, digits and _').max(64);
+const judgeFields = {
+  name: rewardName,
+  weight: rewardWeight,
+  model: z.string().min(1).describe('Judge model: one of this stack’s models (a base model, your fine-tuned model or checkpoint), run with your rights; or, with LLM_API_BASE set, a model asked there'),
+  prompt: z.string().min(1).describe('Judge instruction; may reference {completion} and {column}'),
+  reference_field: referenceField.optional(),
+};
+const ScoreModelReward = z
+  .strictObject({
+    type: z.literal('score_model'),
+    ...judgeFields,
+    prompt: judgeFields.prompt.optional().describe('The judge’s instruction; may reference {completion} and {column} (or give input)'),
+    input: JudgeMessages.optional().describe('The judge’s messages (OpenAI’s score_model), templates in their content'),
+    range: z.tuple([z.number(), z.number()]).default([0, 1]).describe('Lowest and highest score; a judge’s score outside it scores 0'),
+    sampling_params: JudgeSampling.optional().describe('The judge’s temperature, top_p, seed and max_completions_tokens'),
+  })
+  .meta({ anyOf: [{ required: ['prompt'] }, { required: ['input'] }] });
 const MultiReward = z.strictObject({
   type: z.literal('multi'),
   name: rewardName,
   weight: rewardWeight,
   graders: z
-    .record(GraderName, z.discriminatedUnion('type', [StringCheckReward, TextSimilarityReward, PythonReward]))
+    .record(GraderName, z.discriminatedUnion('type', [StringCheckReward, TextSimilarityReward, PythonReward, ScoreModelReward]))
     .refine((graders) => Object.keys(graders).length > 0, 'name at least one grader')
     .meta({ minProperties: 1 })
     .describe('The graders combined, by name'),
   calculate_output: z.string().min(1).max(1_000).describe('Formula over the graders’ names: numbers, + - * /, parentheses, min, max, abs'),
 });
-const judgeFields = {
-  name: rewardName,
-  weight: rewardWeight,
-  model: z.string().min(1).describe('Judge model served at LLM_API_BASE'),
-  prompt: z.string().min(1).describe('Judge instruction; may reference {completion} and {column}'),
-  reference_field: referenceField.optional(),
-};
 export const RewardConfig = z
   .discriminatedUnion('type', [
     StringCheckReward,
@@ -193,11 +203,7 @@ export const RewardConfig = z
     }),
     PythonReward,
     MultiReward,
-    z.strictObject({
-      type: z.literal('score_model'),
-      ...judgeFields,
-      range: z.tuple([z.number(), z.number()]).default([0, 1]).describe('Lowest and highest score'),
-    }),
+    ScoreModelReward,
     z.strictObject({
       type: z.literal('label_model'),
       ...judgeFields,

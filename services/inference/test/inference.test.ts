@@ -185,9 +185,17 @@ describe('POST /evaluation', () => {
     // Only graders: no default metric suite.
     const only = await evaluate({ dataset_id: dataset, job_id: jobId, graders: [exact], max_new_tokens: 4 });
     expect(Object.keys(only.json().metrics)).toEqual(['exact']);
-    const judged = await evaluate({ dataset_id: dataset, job_id: jobId, graders: [{ type: 'score_model', name: 'judge', model: 'tiny', input: [{ role: 'user', content: 'Rate {{sample.output_text}}' }] }] });
-    expect(judged.statusCode).toBe(422);
-    expect(judged.json().detail).toEqual([{ loc: ['body', 'graders', '0'], msg: expect.stringMatching(/score_model graders are not available here yet/), type: 'not_available' }]);
+    // A judge: the tiny base model, run through the worker's relay on the infer queue (its score asked for as JSON by
+    // schema; the range wide enough for whatever number the untrained model writes). Another user's model: a 404.
+    const judge = { type: 'score_model', name: 'judge', model: 'tiny', range: [-1e300, 1e300], input: [{ role: 'user', content: 'Rate {{sample.output_text}} against {{item.reference}}' }] };
+    const judged = await evaluate({ dataset_id: dataset, job_id: jobId, graders: [judge], num_sample_results: 2, max_new_tokens: 4 });
+    expect(judged.statusCode, judged.body).toBe(200);
+    // The judge answered every prediction; an answer that is no usable number (8e4444444 is one) scores 0 and says so.
+    for (const warning of judged.json().warnings) expect(warning).toEqual({ metric: 'judge', error: expect.stringMatching(/^\d+ of 4 predictions could not be graded and scored 0, e\.g\. the judge tiny (gave no score|scored .* outside the range)/) });
+    expect(Number.isFinite(judged.json().metrics.judge)).toBe(true);
+    for (const sample of judged.json().samples) expect(Number.isFinite(sample.grades.judge)).toBe(true);
+    const other = await evaluate({ dataset_id: dataset, job_id: jobId, graders: [{ ...judge, model: `ft:tiny:custom:job_${'0'.repeat(24)}` }] });
+    expect(other.statusCode).toBe(404);
   });
 
   it('uses train when there is no test split, and says so in warnings', async () => {

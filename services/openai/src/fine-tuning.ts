@@ -7,7 +7,7 @@ import { randomInt } from 'node:crypto';
 import { writeProcessedDataset } from '@ftp/datasets';
 import { invalidField, newId, NotFound, userKeySegment, type Platform, type RawDatasetRow } from '@ftp/platform';
 import { TrainingConfig, type CreateFineTuningJobRequest, type Grader, type TrainRequest } from '@ftp/schema';
-import { jobPageUrl, locateBaseModel, modelContextLength, submitTrainingJob } from '@ftp/jobs';
+import { checkJudges, jobPageUrl, locateBaseModel, modelContextLength, submitTrainingJob } from '@ftp/jobs';
 import { grpoHyperparameters, resolveReinforcement, rewardOf, type ReinforcementFacts } from './reinforcement.ts';
 import { InvalidLine, readTrainingFile, type FileKind } from './training-files.ts';
 
@@ -83,6 +83,7 @@ export async function createFineTuningJob(platform: Platform, userId: string, re
     : request.hyperparameters;
   const grader = request.method?.type === 'reinforcement' ? request.method.reinforcement.grader : undefined;
   const reinforcement = grader ? { grader, ...resolveReinforcement(request.method?.type === 'reinforcement' ? request.method.reinforcement.hyperparameters : undefined, grader) } : undefined;
+  if (grader) await checkJudges(platform, userId, [grader]);
   const training = await ownFile(platform, userId, request.training_file, 'training_file');
   const validation = request.validation_file ? await ownFile(platform, userId, request.validation_file, 'validation_file') : undefined;
   const location = await locateBaseModel(platform, 'hub', request.model, { loc: ['body', 'model'] });

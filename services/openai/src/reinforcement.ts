@@ -2,10 +2,9 @@
 // core/src/ftcore/graders.py), and the hyperparameters map onto GRPO's: compute_multiplier is the number of answers
 // sampled per prompt (4 × it, at least 2), batch_size the prompts a step, eval_interval the steps between
 // evaluations of the validation file, eval_samples how many of its lines they grade; the rest is TRL's GRPO defaults.
-// reasoning_effort other than default (the schema's) and a score_model grader are refused by name: neither is available
-// here yet.
-import { invalidField } from '@ftp/platform';
-import { judgeNames, namedGraders, type CreateFineTuningJobRequest, type Grader, type RewardConfig } from '@ftp/schema';
+// reasoning_effort other than default is refused (the schema's). A score_model grader's judge is one of this stack's
+// models run with the owner's rights (a relay on the worker), or with LLM_API_BASE set, any other model.
+import { namedGraders, type CreateFineTuningJobRequest, type Grader, type RewardConfig } from '@ftp/schema';
 
 type Requested = NonNullable<Extract<NonNullable<CreateFineTuningJobRequest['method']>, { type: 'reinforcement' }>['reinforcement']['hyperparameters']>;
 
@@ -22,23 +21,14 @@ export interface ReinforcementFacts {
   eval_samples: number | null;
 }
 
-/** The reinforcement settings with "auto" resolved; a 400 naming a judge grader, which is not available yet. */
+/** The reinforcement settings with "auto" resolved. */
 export function resolveReinforcement(requested: Requested | undefined, grader: Grader): ReinforcementFacts {
-  refuseJudges(grader, ['body', 'method', 'reinforcement', 'grader']);
   const auto = <T>(value: T | 'auto' | undefined, fallback: T): T => (value === undefined || value === 'auto' ? fallback : value);
   return {
     compute_multiplier: auto(requested?.compute_multiplier, 1),
     eval_interval: auto<number | null>(requested?.eval_interval, null),
     eval_samples: auto<number | null>(requested?.eval_samples, null),
   };
-}
-
-/** A score_model grader (a judge model) is a 400 at `loc` until judges are available here. */
-export function refuseJudges(grader: Grader, loc: string[]): void {
-  const judges = judgeNames(grader);
-  if (judges.length > 0) {
-    throw invalidField(loc, `score_model graders (${judges.join(', ')}) are not available here yet; grade with string_check, text_similarity, python or multi`, 'not_available');
-  }
 }
 
 /** The grader as the job's reward_config item (a multi grader's graders by name). */
@@ -51,7 +41,7 @@ export function rewardOf(grader: Grader): RewardConfig {
   }
   if (grader.type === 'string_check') return { type: 'string_check', name: grader.name, input: grader.input, reference: grader.reference, operation: grader.operation };
   if (grader.type === 'text_similarity') return { type: 'text_similarity', name: grader.name, input: grader.input, reference: grader.reference, evaluation_metric: grader.evaluation_metric };
-  throw new Error(`grader type ${grader.type} has no reward here`); // score_model: refused by resolveReinforcement
+  return { type: 'score_model', name: grader.name, model: grader.model, input: grader.input, range: (grader.range as [number, number] | undefined) ?? [0, 1], ...(grader.sampling_params ? { sampling_params: grader.sampling_params } : {}) };
 }
 
 /** GRPO's settings for a reinforcement job, and the answers a step samples (its batch: `prompts` × the generations). */

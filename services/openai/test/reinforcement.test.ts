@@ -68,13 +68,25 @@ describe('a reinforcement fine-tuning job', () => {
 
   it.each([
     ['reasoning_effort', { grader: EXACT, hyperparameters: { reasoning_effort: 'high' } }, 'method.reinforcement.hyperparameters.reasoning_effort', /Must be one of 'default'/],
-    ['a score_model grader', { grader: { type: 'multi', name: 'm', calculate_output: 'judge', graders: { judge: { type: 'score_model', name: 'judge', model: 'tiny', input: [{ role: 'user', content: 'Rate {{sample.output_text}}' }] } } } }, 'method.reinforcement.grader', /score_model graders \(judge\) are not available here yet/],
     ['a formula naming no grader', { grader: { type: 'multi', name: 'm', calculate_output: 'exact + other', graders: { exact: EXACT } } }, 'method.reinforcement.grader.calculate_output', /"other" names no grader/],
     ['a template naming no variable', { grader: { ...EXACT, reference: '{{ os.environ.HOME }}' } }, 'method.reinforcement.grader.reference', /is not a variable/],
   ])('with %s is a 400 naming it', async (_, reinforcement, param, message) => {
     const res = await create(reinforcement);
     expect(res.statusCode).toBe(400);
     expect(res.json().error).toMatchObject({ type: 'invalid_request_error', param, message: expect.stringMatching(message) });
+  });
+
+  it('a judge the owner may not use is a 404; one of this stack’s models judges a score_model reward', async () => {
+    const judged = (model: string) => ({ grader: { type: 'multi', name: 'm', calculate_output: 'judge', graders: { judge: { type: 'score_model', name: 'judge', model, input: [{ role: 'user', content: 'Rate {{sample.output_text}} against {{item.answer}}' }] } } } });
+    const other = await create(judged(`ft:${TINY_MODEL}:custom:job_${'0'.repeat(24)}`));
+    expect(other.statusCode).toBe(404);
+    expect(other.json().error).toMatchObject({ code: 'model_not_found' });
+    const ok = await create(judged(TINY_MODEL));
+    expect(ok.statusCode, ok.body).toBe(200);
+    const row = (await platform.jobs.get('local', ok.json().id))!;
+    expect((row.training_config as { reward_config: unknown[] }).reward_config).toEqual([{ type: 'multi', name: 'm', calculate_output: 'judge', graders: {
+      judge: { type: 'score_model', name: 'judge', model: TINY_MODEL, input: [{ role: 'user', content: 'Rate {{sample.output_text}} against {{item.answer}}' }], range: [0, 1] },
+    } }]);
   });
 
   it('reading a field no line has is a 400 at submit naming the column', async () => {

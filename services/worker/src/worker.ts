@@ -97,7 +97,7 @@ export async function startWorker(platform: Platform, options: WorkerOptions = {
   serve('export', exportQueue, (p) => p.exportId, async (p, signal) => runExportJob({ platform: work, workerId, machine, trainProcesses, signal }, p.exportId));
   serve('infer', inferQueue, (_p, id) => id, (p, signal, report) => runInference(work, warmEngines(), p, signal, report));
   // The evaluate lane also grades answers (the /v1 graders endpoints).
-  serve('evaluate', evaluateQueue, (_p, id) => id, (p, signal) => ('grade' in p ? warmEngines().grade(p.grade, signal) : runEvaluation(work, warmEngines(), p, signal)));
+  serve('evaluate', evaluateQueue, (_p, id) => id, (p, signal) => ('grade' in p ? warmEngines().grade(p.grade, p.userId, signal) : runEvaluation(work, warmEngines(), p, signal)));
   serve('preflight', preflightQueue, (_p, id) => id, (p, signal) => runPreflight(work, machine, p, signal, () => warmEngines().core));
   serve('augment', augmentQueue, (p) => p.processedDatasetId, (p, signal) => runProcessingJob({ platform: work, workerId, signal }, p.processedDatasetId));
 

@@ -88,7 +88,8 @@ class RewardItem:
         metadata={"help": "reward kind"})
     name: str = field(default="", metadata={"help": "name shown in logs (default: the kind)"})
     reference_field: str | None = field(default=None, metadata={"help": "dataset column holding the reference"})
-    input: str | None = field(default=None, metadata={"help": "template graded (default {{sample.output_text}})"})
+    input: str | list[dict] | None = field(default=None, metadata={
+        "help": "template graded (default {{sample.output_text}}); score_model: the judge's messages"})
     reference: str | None = field(default=None, metadata={"help": "template of the reference, instead of a column"})
     operation: Literal["eq", "ne", "like", "ilike"] | None = field(default=None, metadata={"help": "string_check"})
     evaluation_metric: Literal["cosine", "fuzzy_match", "bleu", "gleu", "meteor", "rouge_1", "rouge_2", "rouge_3",
@@ -99,6 +100,11 @@ class RewardItem:
     source: str | None = field(default=None, metadata={"help": "python: source defining grade(sample, item)"})
     graders: dict[str, RewardItem] | None = field(default=None, metadata={"help": "multi: the graders, by name"})
     calculate_output: str | None = field(default=None, metadata={"help": "multi: formula over the graders' names"})
+    model: str | None = field(default=None, metadata={"help": "score_model: the judge model"})
+    prompt: str | None = field(default=None, metadata={
+        "help": "score_model: the judge's instruction, {completion} and {<column>} filled in (instead of input)"})
+    range: list[float] | None = field(default=None, metadata={"help": "score_model: lowest and highest score"})
+    sampling_params: dict | None = field(default=None, metadata={"help": "score_model: the judge's sampling"})
     weight: float = field(default=1.0, metadata={"help": "weight of this reward in the sum"})
 
 

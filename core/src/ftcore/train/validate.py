@@ -166,13 +166,13 @@ def _check_rewards(spec: Options, train: list[dict]) -> None:
 
     if not spec.reward_config:
         raise SpecError("grpo needs at least one reward in reward_config (string_check, text_similarity, python, "
-                        "multi or built_in)")
+                        "score_model, multi or built_in)")
     columns = sorted(set().union(*(r.keys() for r in train)) - {"prompt"})
     for i, reward in enumerate(spec.reward_config):
         where = f"reward_config[{i}]"
-        if reward.type in ("score_model", "label_model"):
-            raise SpecError(f"{where}: {reward.type} (LLM judge) is not supported by this core yet; "
-                            "use string_check, text_similarity, python, multi or built_in")
+        if reward.type == "label_model":
+            raise SpecError(f"{where}: label_model is not supported by this core yet; use score_model (a judge's "
+                            "score), string_check, text_similarity, python, multi or built_in")
         if reward.type == "built_in":
             if reward.function_name is None:
                 raise SpecError(f"{where}: built_in needs function_name")

@@ -207,11 +207,11 @@ export const openaiRoutes = {
     schema: {
       operationId: 'validateGrader',
       summary: 'Check a grader',
-      description: 'Answers the grader when it can run: its fields, templates (variables of item and sample), a multi grader’s formula, and a python grader’s source (compiled on a worker, never run). score_model graders are not available here yet (400).',
+      description: 'Answers the grader when it can run: its fields, templates (variables of item and sample), a multi grader’s formula, a python grader’s source (compiled on a worker, never run), and a judge the caller may use (404 model_not_found otherwise).',
       tags: ['fine-tuning'],
       security: bearerRequired,
       body: GraderValidateRequest,
-      response: { 200: GraderValidateResponse, 400: invalid, ...common },
+      response: { 200: GraderValidateResponse, 400: invalid, 404: notFound('judge model'), ...common },
     },
   }),
 
@@ -227,7 +227,7 @@ export const openaiRoutes = {
       tags: ['fine-tuning'],
       security: bearerRequired,
       body: GraderRunRequest,
-      response: { 200: GraderRunResponse, 400: invalid, 504: error('The worker did not answer within INFERENCE_TIMEOUT_MS'), ...common },
+      response: { 200: GraderRunResponse, 400: invalid, 404: notFound('judge model'), 504: error('The worker did not answer within INFERENCE_TIMEOUT_MS'), ...common },
     },
   }),
 

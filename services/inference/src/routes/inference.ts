@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { invalidField } from '@ftp/platform';
 import { inferenceRoutes } from '@ftp/schema';
-import { checkModelChoice, evaluateOnWorker, inferQueue, plainConversation, readyDataset, requestFromWorker } from '@ftp/jobs';
+import { checkJudges, checkModelChoice, evaluateOnWorker, inferQueue, plainConversation, readyDataset, requestFromWorker } from '@ftp/jobs';
 
 export function registerInferenceRoutes(app: FastifyInstance): void {
   const routes = app.withTypeProvider<ZodTypeProvider>();
@@ -40,6 +40,7 @@ export function registerInferenceRoutes(app: FastifyInstance): void {
       }
       await readyDataset(platform, request.userId, evaluation.dataset_id);
       await checkModelChoice(platform, request.userId, evaluation, hubToken);
+      await checkJudges(platform, request.userId, evaluation.graders ?? []);
       return evaluateOnWorker(platform, { userId: request.userId, request: evaluation }, hubToken);
     },
   });

@@ -3,9 +3,8 @@
 // a python grader's source and grades (graders.py in the core).
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { gradeOnWorker } from '@ftp/jobs';
+import { checkJudges, gradeOnWorker } from '@ftp/jobs';
 import { namedGraders, openaiRoutes, type Grader, type GraderRunResponse } from '@ftp/schema';
-import { refuseJudges } from '../reinforcement.ts';
 
 /** Whether grading needs more than the schema checked: a python grader's source is compiled by the core. */
 const hasPython = (grader: Grader): boolean =>
@@ -19,7 +18,7 @@ export async function graderRoutes(app: FastifyInstance): Promise<void> {
     ...openaiRoutes.validateGrader,
     handler: async (request) => {
       const { grader } = request.body;
-      refuseJudges(grader, ['body', 'grader']);
+      await checkJudges(platform, request.userId, [grader]);
       if (hasPython(grader)) await gradeOnWorker(platform, request.userId, { grader: namedGraders(grader), outputs: [], items: [] });
       return { grader };
     },
@@ -29,7 +28,7 @@ export async function graderRoutes(app: FastifyInstance): Promise<void> {
     ...openaiRoutes.runGrader,
     handler: async (request) => {
       const { grader, model_sample: sample, item } = request.body;
-      refuseJudges(grader, ['body', 'grader']);
+      await checkJudges(platform, request.userId, [grader]);
       const graded = await gradeOnWorker(platform, request.userId, { grader: namedGraders(grader), outputs: [sample], items: [item ?? {}] });
       return presentGrade(grader, graded.rewards[0]!, graded.sub_rewards[0]!, graded.errors[0] ?? null, graded.error_kinds[0] ?? null, graded.elapsed_seconds);
     },

@@ -6,6 +6,7 @@ import { CoreServer, CoreServerError, type EvaluateParams, type Generated, type 
 import { invalidField, ServiceUnavailable, type Platform } from '@ftp/platform';
 import { samplingTemperature, type GenerationDetail, type GenerationSettings, type GradePayload, type GradeResult, type InferResult, type StreamDelta } from '@ftp/jobs';
 import type { FastEngine } from '../fast-engine/index.ts';
+import { withJudgeRelay } from './judge-relay.ts';
 // Not through the fast engine's index: that loads node-llama-cpp, which waits for the first fast request.
 import { UnsupportedSchemaError } from '../fast-engine/json-schema.ts';
 
@@ -121,10 +122,11 @@ export class InferenceEngines {
     return this.core.evaluate(params, { signal }).catch((err: unknown) => rethrow(err, signal, 'ml core', 'the ML core could not score the predictions'));
   }
 
-  /** Outputs graded in the warm ML core (graders.py; python graders in its sandbox). A grader the core refuses (python
-   *  that does not compile, no sandbox on this machine) is the caller's 400 at body.grader. */
-  grade(work: GradePayload, signal: AbortSignal): Promise<GradeResult> {
-    return this.core.grade(work, { signal }).then(
+  /** Outputs graded in the warm ML core (graders.py; python graders in its sandbox, judges through a relay that runs
+   *  them with `userId`'s rights). A grader the core refuses (python that does not compile, no sandbox on this machine)
+   *  is the caller's 400 at body.grader. */
+  grade(work: GradePayload, userId: string, signal: AbortSignal): Promise<GradeResult> {
+    return withJudgeRelay(this.platform, userId, [work.grader], (relay) => this.core.grade({ ...work, ...(relay ? { judge: { url: relay.url, token: relay.token } } : {}) }, { signal })).then(
       ({ rewards, sub_rewards, errors, error_kinds, elapsed_seconds }) => ({ rewards, sub_rewards, errors, error_kinds, elapsed_seconds }),
       (err: unknown) => {
         if (err instanceof CoreServerError && err.code === 'validation' && !signal.aborted) {

@@ -108,7 +108,7 @@ export async function runEvaluation(platform: Platform, engines: InferenceEngine
         signal,
       )
     : { metrics: [], scores: {}, warnings: [], notes: [] };
-  const graded = await gradeAll(engines, request.graders ?? [], predictions, data.rows, signal);
+  const graded = await gradeAll(engines, userId, request.graders ?? [], predictions, data.rows, signal);
   const result: EvaluationResult = {
     metrics: { ...groupScores(scored.metrics, scored.scores), ...graded.means },
     num_samples: data.rows.length,
@@ -144,12 +144,12 @@ export async function runEvaluation(platform: Platform, engines: InferenceEngine
 
 /** Each grader's mean over the predictions, each prediction's scores, and a warning per grader that could not grade
  *  some of them (those score 0, as in training). */
-async function gradeAll(engines: InferenceEngines, graders: readonly Grader[], predictions: string[], rows: EvaluationRow[], signal: AbortSignal) {
+async function gradeAll(engines: InferenceEngines, userId: string, graders: readonly Grader[], predictions: string[], rows: EvaluationRow[], signal: AbortSignal) {
   const means: Record<string, number> = {};
   const perSample: Array<Record<string, number>> = predictions.map(() => ({}));
   const warnings: Array<{ metric: string; error: string }> = [];
   for (const grader of graders) {
-    const graded = await engines.grade({ grader: namedGraders(grader), outputs: predictions, items: rows.map((r) => r.item) }, signal);
+    const graded = await engines.grade({ grader: namedGraders(grader), outputs: predictions, items: rows.map((r) => r.item) }, userId, signal);
     means[grader.name] = graded.rewards.reduce((sum, r) => sum + r, 0) / Math.max(1, graded.rewards.length);
     graded.rewards.forEach((reward, i) => (perSample[i]![grader.name] = reward));
     const failed = graded.errors.filter((e): e is string => e !== null);

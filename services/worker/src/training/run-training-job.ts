@@ -6,6 +6,7 @@ import { describeCoreFailure, runCore } from '@ftp/core-client';
 import { AppError, UnprocessableEntity, type TrainingJobRow } from '@ftp/platform';
 import { queueExport, throughputKey, trainingQueue } from '@ftp/jobs';
 import type { TrainingConfig } from '@ftp/schema';
+import { withJudgeRelay } from '../inference/judge-relay.ts';
 import { secretsEnvironment, trackerEnvironment } from './core-spec.ts';
 import { recordTraining, type TrainingRecord } from './core-events.ts';
 import { JobFailure, prepareTraining, type TrainingInputs } from './prepare.ts';
@@ -53,23 +54,27 @@ async function train(ctx: JobContext, job: TrainingJobRow, inputs: TrainingInput
   const { platform } = ctx;
   const config = configOf(job);
   if (ctx.trainProcesses > 1) platform.logger.info({ jobId: job.job_id, processes: ctx.trainProcesses }, 'training on several processes (torchrun)');
-  const result = await runCore({
-    command: 'train',
-    spec: inputs.spec,
-    specFile: inputs.specFile,
-    python: platform.config.CORE_PYTHON,
-    env: {
-      ...trackerEnvironment(config, platform.config.MLFLOW_TRACKING_URI, job.job_name),
-      ...secretsEnvironment(ctx.secrets, config),
-      FTCORE_SHARDING: platform.config.TRAIN_SHARDING,
-    },
-    onEvent: record.onEvent,
-    onStderr: (line) => platform.logger.debug({ jobId: job.job_id, core: line }),
-    signal: ctx.signal,
-    // Stopped, the core saves a checkpoint at its next step; the worker's grace period bounds the wait.
-    cancelGraceMs: platform.config.WORKER_STOP_GRACE_S * 1000,
-    processes: ctx.trainProcesses,
-  });
+  // A score_model reward asks its judge through a relay that runs it with the job owner's rights.
+  const result = await withJudgeRelay(platform, job.user_id, config.reward_config ?? [], (relay) =>
+    runCore({
+      command: 'train',
+      spec: inputs.spec,
+      specFile: inputs.specFile,
+      python: platform.config.CORE_PYTHON,
+      env: {
+        ...trackerEnvironment(config, platform.config.MLFLOW_TRACKING_URI, job.job_name),
+        ...secretsEnvironment(ctx.secrets, config),
+        FTCORE_SHARDING: platform.config.TRAIN_SHARDING,
+        ...(relay ? { FTCORE_JUDGE_URL: relay.url, FTCORE_JUDGE_TOKEN: relay.token } : {}),
+      },
+      onEvent: record.onEvent,
+      onStderr: (line) => platform.logger.debug({ jobId: job.job_id, core: line }),
+      signal: ctx.signal,
+      // Stopped, the core saves a checkpoint at its next step; the worker's grace period bounds the wait.
+      cancelGraceMs: platform.config.WORKER_STOP_GRACE_S * 1000,
+      processes: ctx.trainProcesses,
+    }),
+  );
   if (result.cancelled) throw new JobFailure(stopReason(ctx.signal, ctx.workerId));
   if (!result.done || result.exitCode !== 0) throw new JobFailure(describeCoreFailure(result));
 }

@@ -185,10 +185,6 @@ describe('the scaled-out stack: separate processes on PostgreSQL, Redis and S3',
     const resumed = firstStepAfterQueued(urls.training, j1, 2, auth);
     await startWorkerProcess('c');
     expect(await resumed).toBeGreaterThan(10);
-    // The dead worker's entry of J1, found stalled by a live worker (within lockDuration + stalledInterval), is a note
-    // naming the job, not an error: waited for while workers live to find it.
-    const outputs = () => [...services, ...workers.values()].map((p) => p.output()).join('\n');
-    await until('the stalled entry of j1 noted', async () => outputs(), (text) => text.includes(`train work ${j1} of a stopped worker was dropped by the queue; `), 120_000);
 
     // J3, short and with secrets, waits for a free worker; cancelling J1 frees one.
     const j3 = await submit({
@@ -205,6 +201,11 @@ describe('the scaled-out stack: separate processes on PostgreSQL, Redis and S3',
     expect(j1History).toContainEqual(expect.stringMatching(new RegExp(`^resumed from step ${requeuedFrom} on wrk_\\w+$`)));
     const trained = await until('j3 trained', () => job(j3), (j) => j.status === 'completed' || j.status === 'failed');
     expect(trained.status, trained.error).toBe('completed');
+    // The dead worker's entry of J1: BullMQ's stalled checker puts it back in wait, and the next worker free to take
+    // train work fails it unrun (one is free now that J3 is done): a note naming the job, not an error. Waited for
+    // while that worker lives.
+    const outputs = () => [...services, ...workers.values()].map((p) => p.output()).join('\n');
+    await until('the stalled entry of j1 noted', async () => outputs(), (text) => text.includes(`train work ${j1} of a stopped worker was dropped by the queue; `), 120_000);
 
     // The pipeline through the processes: export to the bucket and to the hub, batch inference, evaluation.
     const exported = await ok(`${urls.export}/exports`, { method: 'POST', json: { job_id: j3, export_type: 'adapter', destination: ['cloud', 'hub'], hub_repo_id: 'alice/tiny', hub_token: HUB_TOKEN } });

@@ -111,6 +111,9 @@ const fileNotFound = (param: string): Pick<Variant, 'status' | 'check'> => ({
 /** `METHOD /path` → B's requests, for every operation with a request body. Each JSON body is minimal and valid and
  *  names A's ids wherever the body takes an id (and B's own where it needs a second one); a multipart upload is B's
  *  own fresh file, which makes a resource of B's. */
+/** A score_model grader whose judge is `model`: a model of A's, named by B, is a 404 wherever a grader is read. */
+const judgedBy = (model: string) => ({ type: 'score_model', name: 'judge', model, input: [{ role: 'user', content: 'Rate {{sample.output_text}}' }] });
+
 const BODIES: Record<string, (a: AIds, b: BIds) => Variant[]> = {
   'POST /datasets/upload': () => [{ form: form({}, B_CSV), status: 200 }],
   'POST /datasets/process': (a) =>
@@ -118,18 +121,23 @@ const BODIES: Record<string, (a: AIds, b: BIds) => Variant[]> = {
   'POST /train': (a, b) => [
     ...a.processed.map((processed_dataset_id) => ({ body: { processed_dataset_id, training_config: TRAINING_CONFIG }, status: 404 })),
     ...a.jobs.map((from_job) => ({ body: { processed_dataset_id: b.processedDatasetId, training_config: { ...TRAINING_CONFIG, from_job } }, status: 404 })),
+    ...a.models.map((model) => ({ body: { processed_dataset_id: b.processedDatasetId, training_config: { ...TRAINING_CONFIG, trainer_type: 'grpo', reward_config: [judgedBy(model)] } }, status: 404 })),
   ],
   'POST /exports': (a) => a.jobs.map((job_id) => ({ body: { job_id }, status: 404 })),
   'POST /evaluation': (a, b) => [
     ...a.processed.map((dataset_id) => ({ body: { model_source: 'base', base_model_id: TINY_MODEL, dataset_id, max_samples: 1 }, status: 404 })),
     ...a.jobs.map((job_id) => ({ body: { job_id, dataset_id: b.processedDatasetId, max_samples: 1 }, status: 404 })),
+    ...a.models.map((model) => ({ body: { model_source: 'base', base_model_id: TINY_MODEL, dataset_id: b.processedDatasetId, max_samples: 1, graders: [judgedBy(model)] }, status: 404 })),
   ],
   'POST /inference/batch': (a) => a.jobs.map((job_id) => ({ body: { job_id, messages: [[{ role: 'user', content: 'hi' }]], max_new_tokens: 1 }, status: 404 })),
   'POST /v1/files': () => [{ form: form({ purpose: 'fine-tune' }, B_JSONL), status: 200 }],
   'POST /v1/fine_tuning/jobs': (a, b) => [
     ...a.raw.map((training_file) => ({ body: { model: TINY_MODEL, training_file }, ...fileNotFound('training_file') })),
     ...a.raw.map((validation_file) => ({ body: { model: TINY_MODEL, training_file: b.fileId, validation_file }, ...fileNotFound('validation_file') })),
+    ...a.models.map((model) => ({ body: { model: TINY_MODEL, training_file: b.fileId, method: { type: 'reinforcement', reinforcement: { grader: judgedBy(model) } } }, status: 404 })),
   ],
+  'POST /v1/fine_tuning/alpha/graders/validate': (a) => a.models.map((model) => ({ body: { grader: judgedBy(model) }, status: 404 })),
+  'POST /v1/fine_tuning/alpha/graders/run': (a) => a.models.map((model) => ({ body: { grader: judgedBy(model), model_sample: 'x', item: {} }, status: 404 })),
   'POST /v1/chat/completions': (a) => a.models.map((model) => ({ body: { model, messages: [{ role: 'user', content: 'hi' }], max_tokens: 1 }, status: 404 })),
 };
 
@@ -401,8 +409,10 @@ describe('isolation between two users, over every operation of every OpenAPI doc
         try {
           if (answer.status === 404) {
             // The resource's 404 in the service's error body, not the router's (which would mean a path built wrong).
-            // A model of another user reads as one that does not exist: OpenAI's model_not_found.
-            if (op.service === 'openai') expect(answer.body.error).toMatchObject({ type: 'invalid_request_error', code: op.pathParams.includes('model') || op.key === 'POST /v1/chat/completions' ? 'model_not_found' : 'not_found', message: expect.any(String) });
+            // A model of another user reads as one that does not exist: OpenAI's model_not_found (a chat's model, a
+            // grader's judge).
+            const namesModel = op.pathParams.includes('model') || op.key === 'POST /v1/chat/completions' || JSON.stringify(variant.body ?? {}).includes('"score_model"');
+            if (op.service === 'openai') expect(answer.body.error).toMatchObject({ type: 'invalid_request_error', code: namesModel ? 'model_not_found' : 'not_found', message: expect.any(String) });
             else expect(answer.body.detail).toBeTypeOf('string');
             expect(answer.body.error?.message ?? answer.body.detail).not.toMatch(/^no endpoint /);
           }

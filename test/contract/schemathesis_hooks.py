@@ -116,26 +116,29 @@ def _other_base(entry):
 
 # What graders say of themselves that no JSON Schema can state (packages/schema/src/graders.ts, the core's graders.py):
 # a template names only variables of item and sample, a multi grader's formula is arithmetic over its graders' names,
-# string_check and text_similarity take their reference from a column or a template, a python grader's source is Python.
+# string_check and text_similarity take their reference from a column or a template, a python grader's source is Python,
+# a judge's range runs from lowest to highest.
 _GRADER_RULE = re.compile(
     r"is not a variable; use \{\{item|names no grader|is not allowed|is not a formula|expected \S+ at|ends too soon|"
-    r"the formula is empty|needs reference_field \(a dataset column\) or reference|^line \d+: "
+    r"the formula is empty|needs reference_field \(a dataset column\) or reference|^line \d+: |"
+    r"range is \[lowest, highest\]|needs input \(the judge’s messages\) or prompt"
 )
 
 
 def _grader_rule(entry):
-    """POST /train: a reward_config grader that cannot run, for one of _GRADER_RULE's reasons."""
-    return "reward_config" in entry.get("loc", []) and bool(_GRADER_RULE.search(entry.get("msg", "")))
+    """POST /train and POST /evaluation: a grader (reward_config's, graders') that cannot run, for one of
+    _GRADER_RULE's reasons."""
+    loc = entry.get("loc", [])
+    return any(key in loc for key in ("reward_config", "graders", "grader")) and bool(_GRADER_RULE.search(entry.get("msg", "")))
 
 
 def _openai_grader_rule(error):
-    """/v1: a grader (a reinforcement job's, or the graders endpoints') refused for one of _GRADER_RULE's reasons, or a
-    score_model grader, which is not available here yet."""
+    """/v1: a grader (a reinforcement job's, or the graders endpoints') refused for one of _GRADER_RULE's reasons."""
     param = str(error.get("param"))
     if not (param.startswith("grader") or param.startswith("method.reinforcement.grader")):
         return False
     message = str(error.get("message")).split(": ", 1)[-1]
-    return bool(_GRADER_RULE.search(message)) or "score_model graders" in message
+    return bool(_GRADER_RULE.search(message))
 
 
 def _explained(method, path, status, body):

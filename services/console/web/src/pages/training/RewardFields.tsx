@@ -70,6 +70,16 @@ interface RewardFieldProps {
   onChange: (value: unknown) => void;
 }
 
+const PLACEHOLDERS: Record<string, string> = {
+  source: 'def grade(sample, item):\n    return float(sample["output_text"] == item["answer"])',
+  graders: '{"exact": {"type": "string_check", "name": "exact", "reference_field": "answer", "operation": "eq"}}',
+  input: '[{"role": "user", "content": "Score 0 to 1: {{sample.output_text}} (expected {{item.answer}})"}]',
+  sampling_params: '{"temperature": 0}',
+};
+
+/** Fields written as JSON: objects, and lists of objects (a judge's messages). */
+const isJson = (field: RewardFieldSchema) => field.type === 'object' || (field.type === 'array' && field.items?.type === 'object');
+
 function RewardField({ name, field, required, value, columns, labels, onChange }: RewardFieldProps) {
   const common = { label: name, description: field.description, required };
   if (field.enum) {
@@ -78,9 +88,9 @@ function RewardField({ name, field, required, value, columns, labels, onChange }
   }
   if (name === 'reference_field') return <Autocomplete {...common} data={columns} value={String(value ?? '')} onChange={onChange} />;
   if (name === 'prompt') return <Textarea {...common} autosize minRows={2} value={String(value ?? '')} onChange={(e) => onChange(e.currentTarget.value)} />;
-  // A python grader's source, and a multi grader's graders (JSON: name → grader), are written out in full.
-  if (name === 'source' || field.type === 'object') {
-    const placeholder = name === 'source' ? 'def grade(sample, item):\n    return float(sample["output_text"] == item["answer"])' : '{"exact": {"type": "string_check", "name": "exact", "reference_field": "answer", "operation": "eq"}}';
+  // A python grader's source, and JSON: a multi grader's graders (name → grader), a judge's messages and sampling.
+  if (name === 'source' || isJson(field)) {
+    const placeholder = PLACEHOLDERS[name] ?? '{}';
     return <Textarea {...common} autosize minRows={3} ff="monospace" placeholder={placeholder} value={typeof value === 'string' ? value : value === undefined ? '' : JSON.stringify(value, null, 2)} onChange={(e) => onChange(e.currentTarget.value)} />;
   }
   if (field.type === 'number') return <NumberInput {...common} placeholder="1" value={value as number | string | undefined ?? ''} onChange={onChange} />;

@@ -60,7 +60,7 @@ function cleanValue(field: RewardFieldSchema, value: unknown): unknown {
   if (value === '' || value === undefined || value === null) return undefined;
   if (field.type === 'number') return typeof value === 'number' ? value : Number(value);
   // JSON typed into a text box; what does not parse is sent as typed, and the API's 422 says what it expected.
-  if (field.type === 'object' && typeof value === 'string') {
+  if ((field.type === 'object' || (field.type === 'array' && field.items?.type === 'object')) && typeof value === 'string') {
     try {
       return JSON.parse(value) as unknown;
     } catch {

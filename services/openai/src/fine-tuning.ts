@@ -82,7 +82,7 @@ export async function createFineTuningJob(platform: Platform, userId: string, re
     : request.method?.type === 'reinforcement' ? request.method.reinforcement.hyperparameters
     : request.hyperparameters;
   const grader = request.method?.type === 'reinforcement' ? request.method.reinforcement.grader : undefined;
-  const reinforcement = grader ? { grader, ...resolveReinforcement(request.method?.type === 'reinforcement' ? request.method.reinforcement.hyperparameters : undefined, grader) } : undefined;
+  const reinforcement = grader && request.method?.type === 'reinforcement' ? { grader, ...resolveReinforcement(request.method.reinforcement.hyperparameters) } : undefined;
   if (grader) await checkJudges(platform, userId, [grader]);
   const training = await ownFile(platform, userId, request.training_file, 'training_file');
   const validation = request.validation_file ? await ownFile(platform, userId, request.validation_file, 'validation_file') : undefined;

@@ -22,7 +22,7 @@ export interface ReinforcementFacts {
 }
 
 /** The reinforcement settings with "auto" resolved. */
-export function resolveReinforcement(requested: Requested | undefined, grader: Grader): ReinforcementFacts {
+export function resolveReinforcement(requested: Requested | undefined): ReinforcementFacts {
   const auto = <T>(value: T | 'auto' | undefined, fallback: T): T => (value === undefined || value === 'auto' ? fallback : value);
   return {
     compute_multiplier: auto(requested?.compute_multiplier, 1),
@@ -33,10 +33,10 @@ export function resolveReinforcement(requested: Requested | undefined, grader: G
 
 /** The grader as the job's reward_config item (a multi grader's graders by name). */
 export function rewardOf(grader: Grader): RewardConfig {
-  const { type: _type, ...rest } = namedGraders(grader) as Grader & Record<string, unknown>;
   if (grader.type === 'python') return { type: 'python', name: grader.name, source: grader.source };
   if (grader.type === 'multi') {
-    const graders = Object.fromEntries(Object.entries((rest as { graders: Record<string, Grader> }).graders).map(([name, sub]) => [name, rewardOf(sub)]));
+    const named = namedGraders(grader).graders as Record<string, Grader>;
+    const graders = Object.fromEntries(Object.entries(named).map(([name, sub]) => [name, rewardOf(sub)]));
     return { type: 'multi', name: grader.name, graders: graders as never, calculate_output: grader.calculate_output };
   }
   if (grader.type === 'string_check') return { type: 'string_check', name: grader.name, input: grader.input, reference: grader.reference, operation: grader.operation };

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ModelNotFound, type Platform } from '@ftp/platform';
-import { inferQueue, parseModelName, requestFromWorker, resolveModelName, type GenerationSettings, type PlainMessage } from '@ftp/jobs';
+import { inferQueue, judgeModels, parseModelName, requestFromWorker, resolveModelName, type GenerationSettings, type PlainMessage } from '@ftp/jobs';
 
 export interface JudgeRelay {
   /** The OpenAI-compatible API root the core posts /chat/completions to. */
@@ -29,16 +29,9 @@ interface JudgeRequest {
 
 const MAX_BODY_BYTES = 4 * 2 ** 20;
 
-/** Whether a grader (or a reward_config item, a multi grader's graders included) asks a judge. */
-export function asksJudge(grader: unknown): boolean {
-  if (!grader || typeof grader !== 'object') return false;
-  const { type, graders } = grader as { type?: unknown; graders?: unknown };
-  return type === 'score_model' || (graders !== null && typeof graders === 'object' && Object.values(graders).some(asksJudge));
-}
-
 /** `work` with a relay for `userId` when `graders` ask a judge (its url and token, and the relay closed after). */
 export async function withJudgeRelay<T>(platform: Platform, userId: string, graders: unknown[], work: (relay: JudgeRelay | undefined) => Promise<T>): Promise<T> {
-  if (!graders.some(asksJudge)) return work(undefined);
+  if (graders.flatMap(judgeModels).length === 0) return work(undefined);
   const relay = await startJudgeRelay(platform, userId);
   try {
     return await work(relay);

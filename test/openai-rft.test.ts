@@ -116,7 +116,7 @@ describe('a reinforcement fine-tuning job with the official npm client', { timeo
 });
 
 describe('reinforcement fine-tuning with the official Python client', { timeout: 600_000 }, () => {
-  it('grades with multi and python graders, counts the answers the python grader could not grade, and keeps the job its owner’s', async () => {
+  it('samples under a response_format schema, grades with multi and python graders, counts the answers the python grader could not grade, and keeps the job its owner’s', async () => {
     const script = fileURLToPath(new URL('./openai-rft-client.py', import.meta.url));
     const { stdout } = await promisify(execFile)(process.env.CORE_PYTHON ?? DEFAULT_CORE_PYTHON, [script], {
       env: { ...process.env, OPENAI_BASE_URL: `${urls.openai}/v1`, OPENAI_API_KEY: tokens.alice, OTHER_API_KEY: tokens.bob },
@@ -125,6 +125,10 @@ describe('reinforcement fine-tuning with the official Python client', { timeout:
     const report = JSON.parse(stdout.trim().split('\n').at(-1)!) as Record<string, unknown>;
     expect(report).toMatchObject({ status: 'succeeded', run_reward: 1, run_error: 'line 3: ValueError: item 3 is broken', other_user: 404 });
     expect(report['reward_steps']).toBeGreaterThan(0);
+    // Sampled under the response_format schema, every answer is JSON that has_e reads: only line 3's 4 answers (compute
+    // multiplier 1: 4 a prompt; one epoch) could not be graded, by the python grader.
+    expect(report['ungraded'], JSON.stringify(report['ungraded_warnings'])).toBe(4);
+    expect(report['response_format']).toMatchObject({ type: 'json_schema', json_schema: { name: 'word' } });
     expect(report['ungraded_warning']).toMatch(/grader score: \d+ of \d+ answers scored 0 because they could not be graded .* line 3: ValueError: item 3 is broken/);
   });
 });

@@ -253,3 +253,29 @@ def test_grpo_runs_on_a_score_model_reward_asking_the_judge_the_worker_names(tin
     assert all("rewards/judge/mean" in p.extra for p in cap.of("progress"))
     assert seen and all(r["auth"] == "Bearer job-token" and r["model"] == "tiny" for r in seen)
     assert seen[0]["messages"][0]["content"].endswith(" for e")  # {answer} → {{item.answer}}, the row's
+
+
+def test_grpo_samples_completions_that_follow_a_response_schema_and_graders_read_them_as_json(tiny_model, tmp_path):
+    """OpenAI's RFT response_format: every sampled answer is JSON of the schema (constrained decoding), so a grader
+    reads {{sample.output_json.<field>}}; rewarding one of the allowed values makes it the rule."""
+    from test_grpo import grpo_spec
+
+    from ftcore.train.run import run
+    from ftcore.train.spec import RewardItem
+
+    pick = RewardItem(type="string_check", name="pick", input="{{sample.output_json.answer}}",
+                      reference="{{item.answer}}", operation="eq")
+    spec = grpo_spec(tiny_model, tmp_path, pick, steps=12, lr=1e-2)
+    # A free string too: the tiny model's byte tokens (a part of a character each) and control characters must stay
+    # out of it for every answer to parse.
+    spec.response_schema = {"type": "object", "properties": {"answer": {"type": "string", "enum": ["e", "x"]},
+                                                             "why": {"type": "string", "maxLength": 6}},
+                            "required": ["answer", "why"], "additionalProperties": False}
+    spec.hyperparameters.max_completion_length = 32
+    with captured_events() as cap:
+        run(spec)
+    rewards = [p.extra["rewards/pick/mean"] for p in cap.of("progress")]
+    # Every answer was JSON with an allowed value (an unparsable one would score 0 every time, never near 1) …
+    assert not [e for e in cap.of("log") if "could not be graded" in e.message]
+    # … and "e" became the rule.
+    assert sum(rewards[-3:]) / 3 >= 0.8, rewards

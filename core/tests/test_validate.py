@@ -29,6 +29,7 @@ def test_a_good_spec_passes(tiny_model, sft_files):
     (dict(base_model="/nonexistent"), "is not a model folder"),
     (dict(train_file="/nonexistent.jsonl"), "does not exist"),
     (dict(reward_config=[RewardItem(type="built_in", function_name="count_xml")]), "reward_config applies to grpo only"),
+    (dict(response_schema={"type": "object"}), "response_schema applies to grpo only"),
 ])
 def test_bad_specs_fail_with_the_fix(tiny_model, sft_files, changes, message):
     changes.setdefault("hyperparameters", Hyperparameters(max_length=128))
@@ -45,6 +46,9 @@ def test_grpo_reward_reference_field_must_be_a_column(tiny_model, tmp_path):
         validate(spec)
     with pytest.raises(SpecError, match="grpo needs at least one reward"):
         validate(dataclasses.replace(spec, reward_config=[]))
+    with pytest.raises(SpecError, match="response_schema is not a JSON Schema the sampling can follow: Unsupported type"):
+        validate(dataclasses.replace(spec, reward_config=[dataclasses.replace(reward, reference_field="answer")],
+                                     response_schema={"type": "bogus"}))
 
 
 def test_preference_records_with_sft_name_the_trainers_that_fit(tiny_model, tmp_path):

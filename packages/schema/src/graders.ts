@@ -226,6 +226,20 @@ export const Grader = z
     for (const problem of graderProblems(namedGraders(grader) as GraderLike)) ctx.addIssue({ code: 'custom', path: problem.path, message: problem.message });
   })
   .meta({ id: 'Grader' });
+/** The JSON Schema every sampled answer of a reinforcement (grpo) job follows: OpenAI's json_schema response_format.
+ *  Sampling is constrained to it, so every answer parses and graders read its fields as {{sample.output_json.<field>}}. */
+export const SampleResponseFormat = z
+  .object({
+    type: z.literal('json_schema'),
+    json_schema: z.object({
+      name: z.string().min(1).max(64),
+      schema: z.record(z.string(), z.unknown()).describe('The JSON Schema each answer follows (a schema constrained decoding cannot follow fails the job at its start, saying what)'),
+      strict: nullable(z.boolean()).optional(),
+      description: z.string().max(10_000).optional(),
+    }),
+  })
+  .meta({ id: 'SampleResponseFormat' });
+export type SampleResponseFormat = z.infer<typeof SampleResponseFormat>;
 /** A multi grader's graders as a map by name (the SDK's type also allows one grader, named by its name). */
 export function namedGraders<G extends { type: string }>(grader: G): G {
   if (grader.type !== 'multi') return grader;

@@ -3,7 +3,7 @@
 // lenient as OpenAI's are (unknown fields are dropped, not refused); responses carry every field the SDKs read.
 import { z } from 'zod';
 import { boundedInt, contentSchemaOf, MAX_JSON_DEPTH } from './common.ts';
-import { Grader } from './graders.ts';
+import { Grader, SampleResponseFormat } from './graders.ts';
 
 const UnixSeconds = z.number().int().nonnegative().describe('Unix time, seconds');
 const Auto = z.literal('auto');
@@ -133,7 +133,14 @@ export const ReinforcementHyperparameters = SupervisedHyperparameters.extend({
 export const FineTuningMethodInput = z.discriminatedUnion('type', [
   z.object({ type: z.literal('supervised'), supervised: z.object({ hyperparameters: SupervisedHyperparameters.optional() }).optional() }),
   z.object({ type: z.literal('dpo'), dpo: z.object({ hyperparameters: DpoHyperparameters.optional() }).optional() }),
-  z.object({ type: z.literal('reinforcement'), reinforcement: z.object({ grader: Grader, hyperparameters: ReinforcementHyperparameters.optional() }) }),
+  z.object({
+    type: z.literal('reinforcement'),
+    reinforcement: z.object({
+      grader: Grader,
+      hyperparameters: ReinforcementHyperparameters.optional(),
+      response_format: SampleResponseFormat.optional().describe('A JSON Schema every sampled answer follows, so the grader reads {{sample.output_json.<field>}} (OpenAI’s RFT response_format)'),
+    }),
+  }),
 ]);
 
 export const CreateFineTuningJobRequest = z
@@ -174,7 +181,7 @@ const ResolvedReinforcementHyperparameters = ResolvedHyperparameters.extend({
 export const FineTuningMethod = z.union([
   z.object({ type: z.literal('supervised'), supervised: z.object({ hyperparameters: ResolvedHyperparameters }) }),
   z.object({ type: z.literal('dpo'), dpo: z.object({ hyperparameters: ResolvedDpoHyperparameters }) }),
-  z.object({ type: z.literal('reinforcement'), reinforcement: z.object({ grader: Grader, hyperparameters: ResolvedReinforcementHyperparameters }) }),
+  z.object({ type: z.literal('reinforcement'), reinforcement: z.object({ grader: Grader, hyperparameters: ResolvedReinforcementHyperparameters, response_format: SampleResponseFormat.optional() }) }),
   z.object({ type: z.string().describe('orpo or grpo: a job made through POST /train'), hyperparameters: ResolvedHyperparameters }),
 ]);
 

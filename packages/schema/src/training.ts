@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { ArtifactGroups, ExportRecord, GgufQuantization, HubRepoId } from './artifacts.ts';
 import { boundedInt, CheckpointStep, contentSchemaOf, documentedRules, Identifier, Modality, Secret, Timestamp, maybe } from './common.ts';
 import { trainRequest } from './examples.ts';
-import { graderProblems, JudgeMessages, JudgeSampling, SIMILARITY_METRICS } from './graders.ts';
+import { graderProblems, JudgeMessages, JudgeSampling, SampleResponseFormat, SIMILARITY_METRICS } from './graders.ts';
 
 export const TrainerType = z
   .enum(['sft', 'dpo', 'orpo', 'grpo'])
@@ -226,6 +226,7 @@ export const TrainingConfig = z
     eval_config: EvalConfig.prefault({}),
     tracker_config: TrackerConfig.optional().describe('Absent: the job page of the training service is the tracker'),
     reward_config: z.array(RewardConfig).optional().describe('Reward functions; required by grpo, ignored by the other trainers'),
+    response_format: SampleResponseFormat.optional().describe('grpo: a JSON Schema every sampled answer follows (constrained sampling), read by rewards as {{sample.output_json.<field>}}'),
     resume_on_restart: z
       .boolean()
       .default(false)
@@ -256,6 +257,9 @@ export const TrainingConfig = z
     // Other trainers ignore reward_config: the interface's own sample sends one with trainer_type sft.
     if (config.trainer_type === 'grpo' && (config.reward_config ?? []).length === 0) {
       ctx.addIssue({ code: 'custom', path: ['reward_config'], message: 'trainer_type grpo needs at least one reward in reward_config', params: { type: 'missing' } });
+    }
+    if (config.response_format && config.trainer_type !== 'grpo') {
+      ctx.addIssue({ code: 'custom', path: ['response_format'], message: `response_format applies to grpo only (what its sampled answers follow); leave it out for ${config.trainer_type}`, params: { type: 'invalid_value' } });
     }
     const seen = new Set<string>();
     config.reward_config?.forEach((reward, index) => {
@@ -294,6 +298,7 @@ export const TrainingConfig = z
         when: { properties: { trainer_type: { enum: ['sft', 'orpo'] } } },
         then: { properties: { hyperparameters: { properties: { loss_type: false } } } },
       },
+      { when: { properties: { trainer_type: { enum: ['sft', 'dpo', 'orpo'] } } }, then: { properties: { response_format: false } } },
     ),
   });
 export type TrainingConfig = z.infer<typeof TrainingConfig>;

@@ -107,6 +107,8 @@ const cases: InvalidCase[] = [
   train('multi formula naming no grader', grpo([{ type: 'multi', name: 'm', calculate_output: 'a + b', graders: { a: { type: 'python', name: 'a', source: 'def grade(s, i): return 1' } } }]), [...tc, 'reward_config', '0', 'calculate_output'], 'custom'),
   train('multi formula that is code', grpo([{ type: 'multi', name: 'm', calculate_output: "__import__('os')", graders: { a: { type: 'python', name: 'a', source: 'x' } } }]), [...tc, 'reward_config', '0', 'calculate_output'], 'custom'),
   train('a grpo loss for dpo', edit(edit(trainRequest, [...tc, 'trainer_type'], 'dpo'), [...tc, 'hyperparameters', 'loss_type'], 'dapo'), [...tc, 'hyperparameters', 'loss_type'], 'invalid_value'),
+  train('a response_format for sft', edit(trainRequest, [...tc, 'response_format'], { type: 'json_schema', json_schema: { name: 'a', schema: { type: 'object' } } }), [...tc, 'response_format'], 'invalid_value'),
+  train('a response_format with no schema', edit(grpo([{ type: 'string_check', name: 'r', reference_field: 'answer' }]), [...tc, 'response_format'], { type: 'json_schema', json_schema: { name: 'a' } }), [...tc, 'response_format', 'json_schema', 'schema'], 'missing'),
   train('passing label not among labels', grpo([{ type: 'label_model', name: 'r', model: 'm', prompt: 'p', labels: ['a', 'b'], passing_labels: ['c'] }]), [...tc, 'reward_config', '0', 'passing_labels', '0'], 'custom'),
   train('empty job_name', { ...trainRequest, job_name: '' }, ['job_name'], 'too_small'),
   train('hub_token as a number', { ...trainRequest, hub_token: 5 }, ['hub_token'], 'invalid_type'),

@@ -6,7 +6,7 @@
 import { randomInt } from 'node:crypto';
 import { writeProcessedDataset } from '@ftp/datasets';
 import { invalidField, newId, NotFound, userKeySegment, type Platform, type RawDatasetRow } from '@ftp/platform';
-import { TrainingConfig, type CreateFineTuningJobRequest, type Grader, type TrainRequest } from '@ftp/schema';
+import { TrainingConfig, type CreateFineTuningJobRequest, type Grader, type SampleResponseFormat, type TrainRequest } from '@ftp/schema';
 import { checkJudges, jobPageUrl, locateBaseModel, modelContextLength, submitTrainingJob } from '@ftp/jobs';
 import { grpoHyperparameters, resolveReinforcement, rewardOf, type ReinforcementFacts } from './reinforcement.ts';
 import { InvalidLine, readTrainingFile, type FileKind } from './training-files.ts';
@@ -20,8 +20,8 @@ export interface OpenAiJobFacts {
   metadata: Record<string, string> | null;
   method: 'supervised' | 'dpo' | 'reinforcement';
   hyperparameters: ResolvedHyperparameters;
-  /** A reinforcement job's grader and its settings ("auto" resolved). */
-  reinforcement?: { grader: Grader } & ReinforcementFacts;
+  /** A reinforcement job's grader, its settings ("auto" resolved) and the JSON Schema its answers follow. */
+  reinforcement?: { grader: Grader; response_format?: SampleResponseFormat } & ReinforcementFacts;
   /** Why the job failed before it was queued (its files), as OpenAI reports it. */
   error?: { code: string; param: string };
 }
@@ -81,9 +81,9 @@ export async function createFineTuningJob(platform: Platform, userId: string, re
     : request.method?.type === 'supervised' ? request.method.supervised?.hyperparameters
     : request.method?.type === 'reinforcement' ? request.method.reinforcement.hyperparameters
     : request.hyperparameters;
-  const grader = request.method?.type === 'reinforcement' ? request.method.reinforcement.grader : undefined;
-  const reinforcement = grader && request.method?.type === 'reinforcement' ? { grader, ...resolveReinforcement(request.method.reinforcement.hyperparameters) } : undefined;
-  if (grader) await checkJudges(platform, userId, [grader]);
+  const rft = request.method?.type === 'reinforcement' ? request.method.reinforcement : undefined;
+  const reinforcement = rft ? { grader: rft.grader, ...(rft.response_format ? { response_format: rft.response_format } : {}), ...resolveReinforcement(rft.hyperparameters) } : undefined;
+  if (rft) await checkJudges(platform, userId, [rft.grader]);
   const training = await ownFile(platform, userId, request.training_file, 'training_file');
   const validation = request.validation_file ? await ownFile(platform, userId, request.validation_file, 'validation_file') : undefined;
   const location = await locateBaseModel(platform, 'hub', request.model, { loc: ['body', 'model'] });
@@ -201,6 +201,7 @@ export async function createFineTuningJob(platform: Platform, userId: string, re
       },
       eval_config: evaluation,
       ...(reinforcement ? { reward_config: [rewardOf(reinforcement.grader)] } : {}),
+      ...(reinforcement?.response_format ? { response_format: reinforcement.response_format } : {}),
     }),
   };
   try {

@@ -64,7 +64,7 @@ export function presentFineTuningJob(job: TrainingJobRow): FineTuningJob {
   const method: FineTuningJob['method'] =
     trainer === 'sft' ? { type: 'supervised', supervised: { hyperparameters: plain } }
     : trainer === 'dpo' ? { type: 'dpo', dpo: { hyperparameters: { ...plain, beta } } }
-    : rft ? { type: 'reinforcement', reinforcement: { grader: rft.grader, hyperparameters: { ...plain, compute_multiplier: rft.compute_multiplier, eval_interval: rft.eval_interval, eval_samples: rft.eval_samples } } }
+    : rft ? { type: 'reinforcement', reinforcement: { grader: rft.grader, hyperparameters: { ...plain, compute_multiplier: rft.compute_multiplier, eval_interval: rft.eval_interval, eval_samples: rft.eval_samples }, ...(rft.response_format ? { response_format: rft.response_format } : {}) } }
     : { type: trainer, hyperparameters: plain };
   const state = status(job);
   const eta = job.progress?.eta_seconds;

@@ -66,10 +66,23 @@ describe('a reinforcement fine-tuning job', () => {
     expect(dataset.splits[0]!.samples[1]).toEqual({ prompt: LINES[1]!.messages, answer: 'Rome', meta: { country: 'Italy' } });
   });
 
+  it('with response_format: the JSON Schema its sampled answers follow goes to the job and comes back on it', async () => {
+    const response_format = { type: 'json_schema', json_schema: { name: 'capital', strict: true, schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } };
+    const grader = { ...EXACT, input: '{{sample.output_json.city}}' };
+    const res = await create({ grader, response_format });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().method.reinforcement).toMatchObject({ grader, response_format });
+    const row = (await platform.jobs.get('local', res.json().id))!;
+    expect((row.training_config as Record<string, unknown>).response_format).toEqual(response_format);
+    const listed = await app.inject({ method: 'GET', url: `/v1/fine_tuning/jobs/${res.json().id}` });
+    expect(listed.json().method.reinforcement.response_format).toEqual(response_format);
+  });
+
   it.each([
     ['reasoning_effort', { grader: EXACT, hyperparameters: { reasoning_effort: 'high' } }, 'method.reinforcement.hyperparameters.reasoning_effort', /Must be one of 'default'/],
     ['a formula naming no grader', { grader: { type: 'multi', name: 'm', calculate_output: 'exact + other', graders: { exact: EXACT } } }, 'method.reinforcement.grader.calculate_output', /"other" names no grader/],
     ['a template naming no variable', { grader: { ...EXACT, reference: '{{ os.environ.HOME }}' } }, 'method.reinforcement.grader.reference', /is not a variable/],
+    ['a response_format other than json_schema', { grader: EXACT, response_format: { type: 'json_object' } }, 'method.reinforcement.response_format.type', /json_schema/],
   ])('with %s is a 400 naming it', async (_, reinforcement, param, message) => {
     const res = await create(reinforcement);
     expect(res.statusCode).toBe(400);

@@ -131,6 +131,9 @@ class Options:
     hyperparameters: Hyperparameters = field(default_factory=Hyperparameters, metadata={"help": "interface.md 2.12"})
     eval_config: EvalConfig = field(default_factory=EvalConfig, metadata={"help": "evaluation during training"})
     reward_config: list[RewardItem] = field(default_factory=list, metadata={"help": "GRPO rewards (JSON list)"})
+    response_schema: dict | None = field(default=None, metadata={
+        "help": "GRPO: a JSON Schema every sampled completion follows (constrained decoding), so graders read "
+                "{{sample.output_json.<field>}}"})
     tracker_config: TrackerConfig = field(default_factory=TrackerConfig, metadata={"help": "experiment tracker"})
     resume_from_checkpoint: bool = field(default=False, metadata={
         "help": "continue from the newest checkpoint in output_dir/checkpoints"})

@@ -91,10 +91,35 @@ def build_trainer(spec: Options, model, tokenizer, config, peft_config, train_re
         from trl import ORPOTrainer
 
         return ORPOTrainer(**common)
-    from trl import GRPOTrainer
-
     from .rewards import build_reward_function
 
     rewards = [build_reward_function(r) for r in spec.reward_config]
     config.reward_weights = [r.weight for r in spec.reward_config]
+    if spec.response_schema is not None:
+        return constrained_grpo_trainer(spec.response_schema, reward_funcs=rewards, **common)
+    from trl import GRPOTrainer
+
     return GRPOTrainer(reward_funcs=rewards, **common)
+
+
+def constrained_grpo_trainer(schema: dict, **kwargs):
+    """A GRPOTrainer whose sampled completions follow `schema`: its generation (transformers' generate, which TRL calls
+    inside _generate_single_turn with a GenerationConfig that cannot carry a per-token filter) gets lm-format-enforcer's
+    prefix_allowed_tokens_fn, a fresh one per batch of prompts, as the core's forced tool calls do (constrained.py)."""
+    import functools
+
+    from trl import GRPOTrainer
+
+    from ..constrained import allowed_tokens_fn
+
+    class ConstrainedGRPOTrainer(GRPOTrainer):
+        def _generate_single_turn(self, prompts, images):
+            model = self.accelerator.unwrap_model(self.model_wrapped)
+            model.generate = functools.partial(type(model).generate, model,
+                                               prefix_allowed_tokens_fn=allowed_tokens_fn(self.processing_class, schema))
+            try:
+                return super()._generate_single_turn(prompts, images)
+            finally:
+                del model.generate  # the class's own again
+
+    return ConstrainedGRPOTrainer(**kwargs)

@@ -75,6 +75,8 @@ def validate(spec: Options) -> tuple[list[dict], list[dict] | None, Mode]:
                             f"({generation_batch}); got num_generations {hp.num_generations}")
     elif spec.reward_config:
         raise SpecError(f"reward_config applies to grpo only; remove it for {spec.trainer_type}")
+    if spec.response_schema is not None:
+        _check_response_schema(spec)
     return train, test, mode
 
 
@@ -196,3 +198,16 @@ def _check_rewards(spec: Options, train: list[dict]) -> None:
 
 def _uses_python(reward) -> bool:
     return reward.type == "python" or any(_uses_python(g) for g in (reward.graders or {}).values())
+
+
+def _check_response_schema(spec: Options) -> None:
+    """GRPO only, and a schema constrained decoding can follow."""
+    if spec.trainer_type != "grpo":
+        raise SpecError(f"response_schema applies to grpo only (what the sampled completions follow); remove it for "
+                        f"{spec.trainer_type}")
+    from lmformatenforcer import JsonSchemaParser
+
+    try:
+        JsonSchemaParser(spec.response_schema).get_allowed_characters()  # what the answer may start with: the root read
+    except Exception as error:  # noqa: BLE001 - the parser's own errors, of any kind
+        raise SpecError(f"response_schema is not a JSON Schema the sampling can follow: {error}") from error

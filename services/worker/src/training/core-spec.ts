@@ -31,6 +31,7 @@ export function trainSpec(config: TrainingConfig, paths: JobPaths, options: { re
     hyperparameters: config.hyperparameters,
     eval_config: config.eval_config,
     reward_config: (config.reward_config ?? []).map(coreReward),
+    ...(config.response_format ? { response_schema: config.response_format.json_schema.schema } : {}),
     tracker_config: { provider, project: tracker?.project ?? '', log_model: tracker?.log_model ?? 'end' },
     resume_from_checkpoint: options.resume,
     ...(paths.initAdapter ? { init_adapter: paths.initAdapter } : {}),

@@ -115,6 +115,30 @@ describe('a reinforcement fine-tuning job with the official npm client', { timeo
   });
 });
 
+describe('a reinforcement job graded by a judge model', { timeout: 600_000 }, () => {
+  it('trains, its score_model grader answered by the tiny base model through the worker’s relay', async () => {
+    // The grader's judge fields reach the core whole and the core asks the relay the worker opened for the job: every
+    // step's reward has the judge's mean, and no answer went unjudged for want of a judge (a score the untrained judge
+    // writes out of any range is the judge's doing, and allowed).
+    const lines = ['Say a word.', 'Say a letter.', 'Name a color.', 'Count to three.'].map((q) => ({ messages: [{ role: 'user', content: q }], answer: 'Paris' }));
+    const file = await alice.files.create({ file: await toFile(Buffer.from(lines.map((l) => JSON.stringify(l)).join('\n')), 'judged.jsonl'), purpose: 'fine-tune' });
+    const judge = { type: 'score_model', name: 'judge', model: TINY_MODEL, range: [-1e300, 1e300], input: [{ role: 'user', content: 'Rate {{sample.output_text}} against {{item.answer}}' }] } as const;
+    const created = await alice.fineTuning.jobs.create({
+      model: TINY_MODEL,
+      training_file: file.id,
+      seed: 5,
+      method: { type: 'reinforcement', reinforcement: { grader: judge as never, hyperparameters: { n_epochs: 1, batch_size: 2, compute_multiplier: 0.5 } } },
+    });
+    const job = await until('the judged job', () => alice.fineTuning.jobs.retrieve(created.id), (j) => ['succeeded', 'failed', 'cancelled'].includes(j.status), 600_000);
+    expect(job.status, JSON.stringify(job.error)).toBe('succeeded');
+    const events = (await alice.fineTuning.jobs.listEvents(created.id, { limit: 500 })).data;
+    const steps = events.filter((e) => e.type === 'metrics' && typeof (e.data as Record<string, unknown> | null)?.['train_reward_mean'] === 'number');
+    expect(steps.length).toBeGreaterThan(0);
+    for (const step of steps) expect(typeof ((step.data as Record<string, Record<string, unknown>>)['train_rewards']!['judge'])).toBe('number');
+    expect(events.filter((e) => /judge relay|could not be reached|answered [45]\d\d/.test(e.message)).map((e) => e.message)).toEqual([]);
+  });
+});
+
 describe('reinforcement fine-tuning with the official Python client', { timeout: 600_000 }, () => {
   it('samples under a response_format schema, grades with multi and python graders, counts the answers the python grader could not grade, and keeps the job its owner’s', async () => {
     const script = fileURLToPath(new URL('./openai-rft-client.py', import.meta.url));

@@ -61,3 +61,19 @@ def test_qlora_on_cpu_fails_validation_with_one_error_event_and_nonzero_exit(tmp
     (event,) = stdout_events(result.stdout)
     assert event.event == "error" and event.code == "validation"
     assert event.message == "QLoRA needs a CUDA GPU; use LoRA"
+
+
+def test_every_reward_field_the_api_takes_is_one_the_core_holds():
+    """The worker hands a job's reward_config to the core whole (services/worker/src/training/core-spec.ts): every
+    field of each RewardConfig kind in the training API's document must be a RewardItem field, or the core would
+    refuse the spec of a job the API accepted."""
+    import pathlib
+
+    from ftcore.train.spec import RewardItem
+
+    document = json.loads((pathlib.Path(__file__).parents[2] / "openapi" / "training.json").read_text())
+    kinds = document["components"]["schemas"]["RewardConfig"]["oneOf"]
+    held = {f.name for f in dataclasses.fields(RewardItem)}
+    assert len(kinds) == 7
+    for kind in kinds:
+        assert set(kind["properties"]) <= held, (kind["properties"]["type"]["const"], set(kind["properties"]) - held)

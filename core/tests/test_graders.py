@@ -190,8 +190,13 @@ def judge_endpoint():
                 self.end_headers()
                 self.wfile.write(b'{"error": {"message": "no worker"}}')
                 return
-            content = ("7" if "far" in prompt else "no idea" if "vague" in prompt
-                       else json.dumps({"result": 0.8 if "Answer: It is Paris" in prompt else 0.1}))
+            result = body["response_format"]["json_schema"]["schema"]["properties"]["result"]
+            if "enum" in result:  # a label_model judge: polite when asked please, else rude; a mumble is no label
+                content = ("maybe" if "mumble" in prompt
+                           else json.dumps({"result": "polite" if "please" in prompt else "rude"}))
+            else:
+                content = ("7" if "far" in prompt else "no idea" if "vague" in prompt
+                           else json.dumps({"result": 0.8 if "Answer: It is Paris" in prompt else 0.1}))
             answer = json.dumps({"choices": [{"message": {"role": "assistant", "content": content}}]}).encode()
             self.send_response(200)
             self.send_header("content-type", "application/json")
@@ -230,6 +235,23 @@ def test_a_score_model_grader_asks_its_judge_and_checks_the_score_against_its_ra
     assert (first["temperature"], first["seed"], first["response_format"]["type"]) == (0.5, 3, "json_schema")
 
 
+def test_a_label_model_grader_rewards_the_passing_labels_its_judge_chooses(judge_endpoint):
+    from ftcore.graders import Judge
+
+    url, seen = judge_endpoint
+    grader = {"type": "label_model", "name": "tone", "model": "tiny", "labels": ["polite", "rude"],
+              "passing_labels": ["polite"], "input": [{"role": "user", "content": "Label the tone: {{sample.output_text}}"}]}
+    check_grader(grader)
+    answers = ["Yes please", "No", "mumble"]
+    graded = grade_batch(grader, [make_sample(a) for a in answers], [ITEM] * len(answers), Judge(url, "t0k"))
+    assert [g.reward for g in graded] == [1.0, 0.0, 0.0]
+    assert graded[2].error_kind == "model_grader_parse_error" and "no label of ['polite', 'rude']" in graded[2].error
+    asked = seen[-1]["response_format"]["json_schema"]["schema"]["properties"]["result"]
+    assert asked == {"type": "string", "enum": ["polite", "rude"]}
+    with pytest.raises(SpecError, match=r"passing_labels must be one or more of labels \(polite, rude\)"):
+        check_grader({**grader, "passing_labels": ["kind"]})
+
+
 def test_a_score_model_grader_without_a_judge_relay_scores_zero_and_says_so():
     grader = {"type": "score_model", "name": "judge", "model": "m", "input": [{"role": "user", "content": "x"}]}
     (graded,) = grade_batch(grader, [make_sample("a")], [{}])
@@ -253,6 +275,16 @@ def test_grpo_runs_on_a_score_model_reward_asking_the_judge_the_worker_names(tin
     assert all("rewards/judge/mean" in p.extra for p in cap.of("progress"))
     assert seen and all(r["auth"] == "Bearer job-token" and r["model"] == "tiny" for r in seen)
     assert seen[0]["messages"][0]["content"].endswith(" for e")  # {answer} → {{item.answer}}, the row's
+    # A native label_model reward the same way: its labels reach the judge, and a label the judge gives is graded.
+    seen.clear()
+    (tmp_path / "label").mkdir()
+    tone = RewardItem(type="label_model", name="tone", model="tiny", prompt="Tone of {completion}?",
+                      labels=["polite", "rude"], passing_labels=["polite"])
+    with captured_events() as cap:
+        run(grpo_spec(tiny_model, tmp_path / "label", tone, steps=1, lr=1e-3))
+    assert all("rewards/tone/mean" in p.extra for p in cap.of("progress"))
+    assert not [e for e in cap.of("log") if "could not be graded" in e.message]
+    assert seen and seen[0]["response_format"]["json_schema"]["schema"]["properties"]["result"]["enum"] == ["polite", "rude"]
 
 
 def test_grpo_samples_completions_that_follow_a_response_schema_and_graders_read_them_as_json(tiny_model, tmp_path):

@@ -1,6 +1,7 @@
 """OpenAI's graders over a sampled answer and its dataset item: string_check, text_similarity, python (run in the
-sandbox), score_model (a judge model asked through the worker's judge relay, an OpenAI-compatible endpoint that runs
-this stack's models with the job owner's rights, or passes the call on to LLM_API_BASE) and multi (sub-graders
+sandbox), score_model and label_model (a judge model's score, or its label among the grader's, asked through the
+worker's judge relay, an OpenAI-compatible endpoint that runs this stack's models with the job owner's rights, or
+passes the call on to LLM_API_BASE) and multi (sub-graders
 combined by a formula that is parsed, never evaluated as code). Templates read
 `{{item.<field>}}` (the training line's fields, dotted for nested ones), `{{sample.output_text}}` and
 `{{sample.output_json.<field>}}` (the answer read as JSON). The GRPO rewards, the graders endpoints and evaluation all
@@ -16,7 +17,8 @@ from dataclasses import dataclass, field
 
 from .errors import SpecError
 
-GRADER_TYPES = ("string_check", "text_similarity", "python", "score_model", "multi")
+GRADER_TYPES = ("string_check", "text_similarity", "python", "score_model", "label_model", "multi")
+JUDGES = ("score_model", "label_model")
 JUDGE_ROLES = ("system", "developer", "user", "assistant")
 JUDGE_THREADS = 4
 SIMILARITY_METRICS = ("cosine", "fuzzy_match", "bleu", "gleu", "meteor", "rouge_1", "rouge_2", "rouge_3", "rouge_4",
@@ -95,7 +97,7 @@ def check_grader(grader: dict, where: str = "grader", nested: bool = False) -> N
             compile(source, "<grader>", "exec")  # compiles only: nothing of it runs here
         except SyntaxError as error:
             raise SpecError(f"{where}.source: line {error.lineno}: {error.msg}") from error
-    if kind == "score_model":
+    if kind in JUDGES:
         if not isinstance(grader.get("model"), str) or not grader["model"]:
             raise SpecError(f"{where}.model must name the judge model")
         messages = grader.get("input")
@@ -108,9 +110,17 @@ def check_grader(grader: dict, where: str = "grader", nested: bool = False) -> N
                 if not _VARIABLE.fullmatch(match.group(1)):
                     raise SpecError(f"{where}.input[{i}].content: {match.group(0)} is not a variable; use "
                                     "{{item.<field>}}, {{sample.output_text}} or {{sample.output_json.<field>}}")
+    if kind == "score_model":
         low, high = _score_range(grader)
         if not low < high:
             raise SpecError(f"{where}.range must be [lowest, highest] with lowest below highest")
+    if kind == "label_model":
+        labels, passing = grader.get("labels"), grader.get("passing_labels")
+        if not isinstance(labels, list) or len(set(map(str, labels))) < 2:
+            raise SpecError(f"{where}.labels must be two or more different labels the judge chooses from")
+        if not isinstance(passing, list) or not passing or any(label not in labels for label in passing):
+            raise SpecError(f"{where}.passing_labels must be one or more of labels ({', '.join(map(str, labels))}): "
+                            "the labels that earn the reward")
     if kind == "multi":
         graders = grader.get("graders")
         if not isinstance(graders, dict) or not graders:
@@ -144,7 +154,7 @@ def grade_batch(grader: dict, samples: list[dict], items: list[dict], judge: Jud
     kind = grader["type"]
     if kind == "multi":
         return _grade_multi(grader, samples, items, judge)
-    if kind == "score_model":
+    if kind in JUDGES:
         return _grade_by_judge(grader, samples, items, judge or Judge.from_environment())
     if kind == "python":
         from .sandbox import run_python_grader
@@ -210,6 +220,36 @@ class Judge:
     def score(self, grader: dict, messages: list[dict]) -> float:
         """The judge's score of one answer: JSON {"result": number} (asked for by schema), or else the first number
         in its text; one outside the grader's range is an error, as is an answer with no number."""
+        text = self._ask(grader, messages, {"type": "number"})
+        try:
+            value = json.loads(text)["result"]
+        except (ValueError, KeyError, TypeError):
+            found = re.search(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?", text)
+            value = float(found.group(0)) if found else None
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+            raise _JudgeError(f"the judge {grader['model']} gave no score: {text[:200]!r}", "model_grader_parse_error")
+        low, high = _score_range(grader)
+        if not low <= value <= high:
+            raise _JudgeError(f"the judge {grader['model']} scored {value}, outside the range [{low:g}, {high:g}]",
+                              "model_grader_parse_error")
+        return float(value)
+
+    def label(self, grader: dict, messages: list[dict]) -> float:
+        """A label_model judge's label for one answer, JSON {"result": one of labels} (asked for by schema; else the
+        text, trimmed, when it is a label): 1 when it is one of passing_labels, else 0; no label is an error."""
+        labels = [str(label) for label in grader["labels"]]
+        text = self._ask(grader, messages, {"type": "string", "enum": labels})
+        try:
+            value = json.loads(text)["result"]
+        except (ValueError, KeyError, TypeError):
+            value = text.strip().strip('"')
+        if value not in labels:
+            raise _JudgeError(f"the judge {grader['model']} gave no label of {labels}: {text[:200]!r}",
+                              "model_grader_parse_error")
+        return float(value in [str(label) for label in grader["passing_labels"]])
+
+    def _ask(self, grader: dict, messages: list[dict], result: dict) -> str:
+        """The judge's answer text, its result asked for as JSON {"result": <result schema>}."""
         import urllib.error
         import urllib.request
 
@@ -217,8 +257,8 @@ class Judge:
         body = {"model": grader["model"], "messages": messages,
                 "temperature": sampling.get("temperature", 0), "seed": sampling.get("seed", 0),
                 "max_tokens": sampling.get("max_completions_tokens") or sampling.get("max_tokens") or 64,
-                "response_format": {"type": "json_schema", "json_schema": {"name": "score", "schema": {
-                    "type": "object", "properties": {"result": {"type": "number"}}, "required": ["result"]}}}}
+                "response_format": {"type": "json_schema", "json_schema": {"name": "result", "schema": {
+                    "type": "object", "properties": {"result": result}, "required": ["result"]}}}}
         if sampling.get("top_p") is not None:
             body["top_p"] = sampling["top_p"]
         request = urllib.request.Request(f"{self.url}/chat/completions", data=json.dumps(body).encode(), method="POST",
@@ -232,19 +272,7 @@ class Judge:
             raise _JudgeError(f"the judge {grader['model']} answered {error.code}: {detail}", "model_grader_server_error")
         except (urllib.error.URLError, OSError) as error:
             raise _JudgeError(f"the judge {grader['model']} could not be reached: {error}", "model_grader_server_error")
-        text = (answer.get("choices") or [{}])[0].get("message", {}).get("content") or ""
-        try:
-            value = json.loads(text)["result"]
-        except (ValueError, KeyError, TypeError):
-            found = re.search(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?", text)
-            value = float(found.group(0)) if found else None
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
-            raise _JudgeError(f"the judge {grader['model']} gave no score: {text[:200]!r}", "model_grader_parse_error")
-        low, high = _score_range(grader)
-        if not low <= value <= high:
-            raise _JudgeError(f"the judge {grader['model']} scored {value}, outside the range [{low:g}, {high:g}]",
-                              "model_grader_parse_error")
-        return float(value)
+        return (answer.get("choices") or [{}])[0].get("message", {}).get("content") or ""
 
 
 class _JudgeError(Exception):
@@ -260,12 +288,13 @@ def _grade_by_judge(grader: dict, samples: list[dict], items: list[dict], judge:
     def one(pair: tuple[dict, dict]) -> GradeResult:
         sample, item = pair
         if judge is None:
-            return GradeResult(0.0, error="score_model graders are answered through a worker's judge relay, and "
-                                          "none was given", error_kind="model_grader_server_error")
+            return GradeResult(0.0, error=f"{grader['type']} graders are answered through a worker's judge relay, "
+                                          "and none was given", error_kind="model_grader_server_error")
         try:
             messages = [{"role": m["role"], "content": render_template(_text_of(m.get("content")), sample, item)}
                         for m in grader["input"]]
-            return GradeResult(judge.score(grader, messages))
+            ask = judge.label if grader["type"] == "label_model" else judge.score
+            return GradeResult(ask(grader, messages))
         except _VariableError as error:
             return GradeResult(0.0, error=str(error), error_kind="invalid_variable_error")
         except _JudgeError as error:

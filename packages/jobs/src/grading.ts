@@ -19,11 +19,11 @@ export async function evaluateOnWorker(platform: Platform, payload: EvaluatePayl
 }
 
 
-/** The judge models score_model graders name (a multi grader's included). */
+/** The judge models score_model and label_model graders name (a multi grader's included). */
 export function judgeModels(grader: unknown): string[] {
   if (!grader || typeof grader !== 'object') return [];
   const { type, model, graders } = grader as { type?: unknown; model?: unknown; graders?: unknown };
-  if (type === 'score_model' && typeof model === 'string') return [model];
+  if ((type === 'score_model' || type === 'label_model') && typeof model === 'string') return [model];
   return graders !== null && typeof graders === 'object' ? Object.values(graders).flatMap(judgeModels) : [];
 }
 

@@ -14,6 +14,8 @@ export const SIMILARITY_METRICS = ['bleu', 'gleu', 'meteor', 'rouge_1', 'rouge_2
 const TEMPLATE = /\{\{\s*(.*?)\s*\}\}/g;
 const VARIABLE = /^(item|sample)((?:\.[A-Za-z_][\w-]*)+)$/;
 const SAMPLE_FIELDS = ['output_text', 'output_json'];
+/** The graders a judge model answers. */
+const JUDGES = ['score_model', 'label_model'];
 
 export interface GraderProblem {
   /** Path below the grader. */
@@ -121,9 +123,9 @@ export function graderProblems(grader: GraderLike): GraderProblem[] {
       if (problem) problems.push({ path: [key], message: problem });
     }
   }
-  if (grader.type === 'score_model') {
+  if (JUDGES.includes(grader.type)) {
     if (grader.input === undefined && (grader as { prompt?: unknown }).prompt === undefined) {
-      problems.push({ path: ['input'], message: 'a score_model grader needs input (the judge’s messages) or prompt', type: 'missing' });
+      problems.push({ path: ['input'], message: `a ${grader.type} grader needs input (the judge’s messages) or prompt`, type: 'missing' });
     }
     judgeTexts(grader).forEach((text, i) => {
       const problem = templateProblem(text);
@@ -140,9 +142,9 @@ export function graderProblems(grader: GraderLike): GraderProblem[] {
   return problems;
 }
 
-/** The text of a judge's messages (a score_model grader's input; its prompt, natively). */
+/** The text of a judge's messages (a score_model or label_model grader's input; its prompt, natively). */
 function judgeTexts(grader: GraderLike): string[] {
-  if (grader.type !== 'score_model') return [];
+  if (!JUDGES.includes(grader.type)) return [];
   const messages = Array.isArray(grader.input) ? (grader.input as Array<{ content?: unknown }>) : [];
   const texts = messages.map((m) => (typeof m.content === 'string' ? m.content : Array.isArray(m.content) ? m.content.map((p: { text?: unknown }) => String(p?.text ?? '')).join('') : ''));
   const prompt = (grader as { prompt?: unknown }).prompt;

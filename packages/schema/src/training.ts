@@ -204,12 +204,17 @@ export const RewardConfig = z
     PythonReward,
     MultiReward,
     ScoreModelReward,
-    z.strictObject({
-      type: z.literal('label_model'),
-      ...judgeFields,
-      labels: z.array(z.string().min(1)).min(2),
-      passing_labels: z.array(z.string().min(1)).min(1).describe('Labels that earn the reward'),
-    }),
+    z
+      .strictObject({
+        type: z.literal('label_model'),
+        ...judgeFields,
+        prompt: judgeFields.prompt.optional().describe('The judge’s instruction; may reference {completion} and {column} (or give input)'),
+        input: JudgeMessages.optional().describe('The judge’s messages (as score_model’s), templates in their content'),
+        labels: z.array(z.string().min(1)).min(2).describe('The labels the judge chooses from (asked for as JSON, one of them)'),
+        passing_labels: z.array(z.string().min(1)).min(1).describe('Labels that earn the reward (1; any other label 0)'),
+        sampling_params: JudgeSampling.optional().describe('The judge’s temperature, top_p, seed and max_completions_tokens'),
+      })
+      .meta({ anyOf: [{ required: ['prompt'] }, { required: ['input'] }] }),
   ])
   .meta({ id: 'RewardConfig', description: 'One GRPO reward function' });
 export type RewardConfig = z.infer<typeof RewardConfig>;

@@ -54,13 +54,16 @@ def as_grader(item: RewardItem) -> dict:
     if item.type == "multi":
         return {"type": "multi", "name": item.name, "calculate_output": item.calculate_output,
                 "graders": {name: as_grader(sub) for name, sub in (item.graders or {}).items()}}
-    if item.type == "score_model":
+    if item.type in ("score_model", "label_model"):
         # The native prompt's {completion} and {<column>} are the graders' {{sample.output_text}} and {{item.<column>}}.
         messages = item.input if isinstance(item.input, list) else [{"role": "user", "content": re.sub(
             r"\{(\w+)\}", lambda m: "{{sample.output_text}}" if m.group(1) == "completion" else "{{item.%s}}" % m.group(1),
             item.prompt or "")}]
-        return {"type": "score_model", "name": item.name, "model": item.model, "input": messages,
-                "range": item.range or [0.0, 1.0], "sampling_params": item.sampling_params or {}}
+        judge = {"type": item.type, "name": item.name, "model": item.model, "input": messages,
+                 "sampling_params": item.sampling_params or {}}
+        if item.type == "label_model":
+            return {**judge, "labels": item.labels, "passing_labels": item.passing_labels}
+        return {**judge, "range": item.range or [0.0, 1.0]}
     reference = item.reference if item.reference is not None else "{{item.%s}}" % item.reference_field
     grader = {"type": item.type, "name": item.name, "input": item.input or "{{sample.output_text}}",
               "reference": reference}

@@ -80,8 +80,8 @@ class EvalConfig:
 
 @dataclass
 class RewardItem:
-    """One GRPO reward (decisions.md): a grader (string_check, text_similarity, python, multi; graders.py) or a
-    built-in function. string_check and text_similarity read the reference from `reference_field`, or from the
+    """One GRPO reward (decisions.md): a grader (string_check, text_similarity, python, score_model, label_model, multi;
+    graders.py) or a built-in function. string_check and text_similarity read the reference from `reference_field`, or from the
     `reference` template (OpenAI's graders: `{{item.<field>}}`), and grade `input` (default the answer's text)."""
 
     type: Literal["string_check", "text_similarity", "built_in", "python", "multi", "score_model", "label_model"] = field(
@@ -100,11 +100,13 @@ class RewardItem:
     source: str | None = field(default=None, metadata={"help": "python: source defining grade(sample, item)"})
     graders: dict[str, RewardItem] | None = field(default=None, metadata={"help": "multi: the graders, by name"})
     calculate_output: str | None = field(default=None, metadata={"help": "multi: formula over the graders' names"})
-    model: str | None = field(default=None, metadata={"help": "score_model: the judge model"})
+    model: str | None = field(default=None, metadata={"help": "score_model, label_model: the judge model"})
     prompt: str | None = field(default=None, metadata={
         "help": "score_model: the judge's instruction, {completion} and {<column>} filled in (instead of input)"})
     range: list[float] | None = field(default=None, metadata={"help": "score_model: lowest and highest score"})
-    sampling_params: dict | None = field(default=None, metadata={"help": "score_model: the judge's sampling"})
+    labels: list[str] | None = field(default=None, metadata={"help": "label_model: the labels the judge chooses from"})
+    passing_labels: list[str] | None = field(default=None, metadata={"help": "label_model: the labels that earn 1"})
+    sampling_params: dict | None = field(default=None, metadata={"help": "score_model, label_model: the judge's sampling"})
     weight: float = field(default=1.0, metadata={"help": "weight of this reward in the sum"})
 
 

@@ -168,13 +168,10 @@ def _check_rewards(spec: Options, train: list[dict]) -> None:
 
     if not spec.reward_config:
         raise SpecError("grpo needs at least one reward in reward_config (string_check, text_similarity, python, "
-                        "score_model, multi or built_in)")
+                        "score_model, label_model, multi or built_in)")
     columns = sorted(set().union(*(r.keys() for r in train)) - {"prompt"})
     for i, reward in enumerate(spec.reward_config):
         where = f"reward_config[{i}]"
-        if reward.type == "label_model":
-            raise SpecError(f"{where}: label_model is not supported by this core yet; use score_model (a judge's "
-                            "score), string_check, text_similarity, python, multi or built_in")
         if reward.type == "built_in":
             if reward.function_name is None:
                 raise SpecError(f"{where}: built_in needs function_name")

@@ -39,14 +39,13 @@ export function trainSpec(config: TrainingConfig, paths: JobPaths, options: { re
   };
 }
 
-/** What the core's RewardItem holds of a reward (its judges' model and prompt are not among them: it refuses those). */
-const CORE_REWARD_FIELDS = ['type', 'name', 'weight', 'reference_field', 'input', 'reference', 'operation', 'evaluation_metric', 'function_name', 'source', 'calculate_output'] as const;
-
+/** A reward as the core's RewardItem (core/src/ftcore/train/spec.py), which holds every field of the schema's
+ *  RewardConfig (core/tests/test_spec_fields.py checks that against openapi/training.json): all of it, a multi
+ *  grader's graders each the same way. */
 function coreReward(reward: RewardConfig | Record<string, unknown>): Record<string, unknown> {
-  const fields = reward as Record<string, unknown>;
-  const item = Object.fromEntries(CORE_REWARD_FIELDS.filter((key) => fields[key] !== undefined).map((key) => [key, fields[key]]));
-  if (reward.type === 'multi') item.graders = Object.fromEntries(Object.entries(reward.graders as Record<string, Record<string, unknown>>).map(([name, sub]) => [name, coreReward(sub as RewardConfig)]));
-  return item;
+  if (reward.type !== 'multi') return { ...reward };
+  const graders = reward.graders as Record<string, RewardConfig>;
+  return { ...reward, graders: Object.fromEntries(Object.entries(graders).map(([name, sub]) => [name, coreReward(sub)])) };
 }
 
 /** The tracker's settings as the environment the core's MLflow integration reads (transformers' MLflowCallback). */

@@ -11,7 +11,10 @@ import { fileURLToPath } from 'node:url';
 import { SignJWT } from 'jose';
 import { inject } from 'vitest';
 import { stackPorts, type StackUrls } from './stack.ts';
-import { tinyModelsDir, TINY_MODEL } from './tiny-model.ts';
+import { toolModelsDir, TINY_MODEL, type ToolModel } from './tiny-model.ts';
+
+/** The shared stack's tool-capable base model. */
+export const TOOL_MODEL: ToolModel = 'tiny-qwen2.5';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -78,7 +81,9 @@ async function start(home: string): Promise<Registered> {
   const dataDir = path.join(home, 'data');
   const modelsDir = path.join(home, 'models');
   await fs.mkdir(dataDir, { recursive: true });
-  await fs.cp(path.join(await tinyModelsDir(), TINY_MODEL), path.join(modelsDir, TINY_MODEL), { recursive: true });
+  // The tiny model, and the tool-capable tiny-qwen2.5 (Qwen2.5's published template) for function calling.
+  const made = await toolModelsDir();
+  for (const name of [TINY_MODEL, TOOL_MODEL]) await fs.cp(path.join(made, name), path.join(modelsDir, name), { recursive: true });
   const logFile = path.join(home, 'stack.log');
   const log = await fs.open(logFile, 'a');
   // Detached, with its output in a file: it outlives the test file that started it (the run's end stops it).

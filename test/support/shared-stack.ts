@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { SignJWT } from 'jose';
 import { inject } from 'vitest';
 import { stackPorts, type StackUrls } from './stack.ts';
-import { toolModelsDir, TINY_MODEL, type ToolModel } from './tiny-model.ts';
+import { pretrainedToolModelDir, PRETRAINED_TOOL_MODEL, toolModelsDir, TINY_MODEL, type ToolModel } from './tiny-model.ts';
 
 /** The shared stack's tool-capable base model. */
 export const TOOL_MODEL: ToolModel = 'tiny-qwen2.5';
@@ -81,9 +81,11 @@ async function start(home: string): Promise<Registered> {
   const dataDir = path.join(home, 'data');
   const modelsDir = path.join(home, 'models');
   await fs.mkdir(dataDir, { recursive: true });
-  // The tiny model, and the tool-capable tiny-qwen2.5 (Qwen2.5's published template) for function calling.
-  const made = await toolModelsDir();
+  // The tiny model, the tool-capable tiny-qwen2.5 (Qwen2.5's published template) for function calling, and the
+  // pretrained SmolLM2 with that template for what a random model cannot learn.
+  const [made, pretrained] = await Promise.all([toolModelsDir(), pretrainedToolModelDir()]);
   for (const name of [TINY_MODEL, TOOL_MODEL]) await fs.cp(path.join(made, name), path.join(modelsDir, name), { recursive: true });
+  await fs.cp(path.join(pretrained, PRETRAINED_TOOL_MODEL), path.join(modelsDir, PRETRAINED_TOOL_MODEL), { recursive: true });
   const logFile = path.join(home, 'stack.log');
   const log = await fs.open(logFile, 'a');
   // Detached, with its output in a file: it outlives the test file that started it (the run's end stops it).

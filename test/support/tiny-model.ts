@@ -1,6 +1,8 @@
 // Tiny random-init models made by the real core (`make-tiny-model`), built once per version of the core's model code
 // and shared by every test file: MODELS_DIR for tests, holding the model `tiny` (ChatML, no tool support); and one
 // that also holds the tool-capable `tiny-qwen2.5` and `tiny-llama3`, with their families' published chat templates.
+// And one pretrained model, for what a random one cannot learn in a test's time (copying a city it never saw into a
+// call): SmolLM2-135M-Instruct from its PyPI package (the core's `import-model`), with Qwen2.5's published template.
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
@@ -24,7 +26,9 @@ export const TOOL_MODELS = {
 export type ToolModel = keyof typeof TOOL_MODELS;
 const TOOL_MODEL_OPTIONS = { vocab_size: 800, max_position_embeddings: 1024, text_files: [QWEN25_TEMPLATE, LLAMA3_TEMPLATE] };
 // What the models and their tokenizers come from: the model code, the chat template it saves, the published ones.
-const MODEL_SOURCES = ['src/ftcore/tiny_model.py', 'src/ftcore/chat.py', QWEN25_TEMPLATE, LLAMA3_TEMPLATE];
+const MODEL_SOURCES = ['src/ftcore/tiny_model.py', 'src/ftcore/chat.py', 'src/ftcore/import_model.py', 'uv.lock', QWEN25_TEMPLATE, LLAMA3_TEMPLATE];
+/** SmolLM2-135M-Instruct (pretrained, Llama architecture, ChatML turns) with Qwen2.5's template and its tool section. */
+export const PRETRAINED_TOOL_MODEL = 'smollm2-135m-qwen2.5';
 
 /** Returns a models folder that contains `tiny/` (an HF model folder with tokenizer and chat template). */
 export function tinyModelsDir(): Promise<string> {
@@ -37,17 +41,22 @@ export function toolModelsDir(): Promise<string> {
   return modelsDir({ [TINY_MODEL]: {}, ...Object.fromEntries(tools) });
 }
 
-async function modelsDir(models: Record<string, Record<string, unknown>>): Promise<string> {
+/** Returns a models folder that contains PRETRAINED_TOOL_MODEL. */
+export function pretrainedToolModelDir(): Promise<string> {
+  return modelsDir({ [PRETRAINED_TOOL_MODEL]: { source: 'smollm2-135m', chat_template_file: QWEN25_TEMPLATE } }, 'import-model');
+}
+
+async function modelsDir(models: Record<string, Record<string, unknown>>, command = 'make-tiny-model'): Promise<string> {
   const hash = createHash('sha256');
   for (const file of MODEL_SOURCES) hash.update(await fs.readFile(path.resolve(CORE, file)));
-  hash.update(JSON.stringify(models));
+  hash.update(JSON.stringify({ command, models }));
   const dir = path.join(os.tmpdir(), `ftp-models-${hash.digest('hex').slice(0, 12)}`);
   if (await fs.stat(path.join(dir, '.complete')).then(() => true, () => false)) return dir;
   const building = await fs.mkdtemp(path.join(os.tmpdir(), 'ftp-models-build-'));
   for (const [name, options] of Object.entries(models)) {
     const spec = path.join(building, 'spec.json');
     await fs.writeFile(spec, JSON.stringify({ output_dir: path.join(building, name), ...options }));
-    await promisify(execFile)(process.env.CORE_PYTHON ?? DEFAULT_CORE_PYTHON, ['-m', 'ftcore', 'make-tiny-model', '--spec', spec], { cwd: CORE, timeout: 180_000 });
+    await promisify(execFile)(process.env.CORE_PYTHON ?? DEFAULT_CORE_PYTHON, ['-m', 'ftcore', command, '--spec', spec], { cwd: CORE, timeout: 180_000 });
     await fs.rm(spec);
   }
   await fs.writeFile(path.join(building, '.complete'), '');

@@ -3,7 +3,7 @@
 // a name gives a user, as the infer queue's ModelChoice. The fast engine runs it (the adapter's GGUF over the base's,
 // or the merged GGUF of a Full job), except vision models, which llama.cpp cannot run here: transformers. Unknown or
 // another user's → ModelNotFound (OpenAI's 404 model_not_found; the hub is asked only for an owner/name id).
-import { ModelNotFound, type Platform, type TrainingJobRow, UnprocessableEntity } from '@ftp/platform';
+import { invalidField, ModelNotFound, type Platform, type TrainingJobRow, UnprocessableEntity } from '@ftp/platform';
 import { checkModelChoice, trainsWholeModel } from './model-choice.ts';
 import type { ModelChoice } from './queues.ts';
 
@@ -33,11 +33,12 @@ export interface NamedModel {
   job?: TrainingJobRow;
 }
 
-/** The model `model` names for `userId`, or ModelNotFound. */
-export async function resolveModelName(platform: Platform, userId: string, model: string): Promise<NamedModel> {
+/** The model `model` names for `userId`, or ModelNotFound; on the engine asked for (`fast`: llama.cpp), or else its
+ *  own (llama.cpp for text; transformers for vision, which asking for llama.cpp is a 400 of). */
+export async function resolveModelName(platform: Platform, userId: string, model: string, fast?: boolean): Promise<NamedModel> {
   const named = parseModelName(model);
   if ('base' in named) {
-    const choice: ModelChoice = { model_source: 'base', base_model_id: named.base, use_fast_engine: true };
+    const choice: ModelChoice = { model_source: 'base', base_model_id: named.base, use_fast_engine: fast ?? true };
     await checkModelChoice(platform, userId, choice).catch((err: unknown) => {
       if (err instanceof UnprocessableEntity) throw new ModelNotFound(model);
       throw err;
@@ -47,11 +48,12 @@ export async function resolveModelName(platform: Platform, userId: string, model
   const job = await platform.jobs.get(userId, named.jobId);
   const expected = job && (named.step === undefined ? fineTunedModelName(job) : checkpointModelName(job, named.step));
   if (!job || expected !== model) throw new ModelNotFound(model);
+  if (fast && job.modality !== 'text') throw invalidField(['body', 'use_fast_engine'], `${model} is a ${job.modality} model, which llama.cpp does not run here; leave use_fast_engine out or send false`);
   const choice: ModelChoice = {
     model_source: trainsWholeModel(job) ? 'merged' : 'adapter',
     job_id: job.job_id,
     ...(named.step !== undefined ? { checkpoint_step: named.step } : {}),
-    use_fast_engine: job.modality === 'text',
+    use_fast_engine: fast ?? job.modality === 'text',
   };
   await checkModelChoice(platform, userId, choice).catch((err: unknown) => {
     if (err instanceof UnprocessableEntity) throw new ModelNotFound(model); // a checkpoint that is not stored

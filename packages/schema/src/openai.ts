@@ -343,6 +343,9 @@ export const ChatCompletionRequest = z
     tool_choice: ChatToolChoice.optional().describe('Default auto with tools; needs tools'),
     parallel_tool_calls: nullable(z.boolean()).optional().describe('false: at most one call per answer (default true)'),
     user: z.string().optional(),
+    use_fast_engine: nullable(z.boolean())
+      .optional()
+      .describe('Our extension, as in POST /inference: true runs the model on llama.cpp (the default for text models), false on transformers (+PEFT), the only engine for vision models'),
   })
   .meta({ id: 'ChatCompletionRequest', examples: [{ model: 'ft:google/gemma-3-270m-it:support:job_0123456789abcdef01234567', messages: [{ role: 'user', content: 'Hello!' }], max_tokens: 32 }] });
 export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequest>;

@@ -100,7 +100,7 @@ export async function chatRoutes(app: FastifyInstance): Promise<void> {
     ...openaiRoutes.createChatCompletion,
     handler: async (request, reply) => {
       const body = request.body;
-      const model = await resolveModelName(platform, request.userId, body.model);
+      const model = await resolveModelName(platform, request.userId, body.model, body.use_fast_engine ?? undefined);
       const tools = await checkTools(platform, model, body);
       const parallel = body.parallel_tool_calls !== false;
       const n = body.n ?? 1;

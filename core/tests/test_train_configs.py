@@ -197,3 +197,30 @@ def test_gpu_attention_kernel_skips_the_blocks_between_packed_rows(tmp_path, mon
     monkeypatch.setattr(configs, "_has_flash_attn", lambda: True)
     assert configs._fast_attention(_spec("sft", tmp_path)) == "flash_attention_2"
     assert not configs.uses_liger(_spec("sft", tmp_path))  # CPU: Triton needs a GPU
+
+
+def test_liger_is_undone_after_training_so_a_later_cpu_model_runs_without_triton(tiny_model, tmp_path, monkeypatch):
+    """The Trainer applies Liger to the model it trains (on CUDA), and Liger patches that model's modeling module for
+    the whole process; a CPU model loaded afterwards in the same process ran Triton kernels on CPU tensors (7 core
+    tests failed so on a CUDA machine). Here Liger is applied as the Trainer applies it, to a CPU model (patching
+    runs no kernel), inside what a CUDA run trains in."""
+    pytest.importorskip("liger_kernel")
+    import torch
+    from liger_kernel.transformers import _apply_liger_kernel_to_instance
+    from transformers import AutoModelForCausalLM
+    from transformers.models.llama import modeling_llama
+
+    from ftcore.train import configs
+
+    spec = dataclasses.replace(_spec("sft", tmp_path), base_model=tiny_model)
+    monkeypatch.setattr(configs, "uses_liger", lambda _: True)  # as on CUDA
+    patched = lambda: (modeling_llama.apply_rotary_pos_emb, modeling_llama.LlamaRMSNorm,  # noqa: E731
+                       modeling_llama.LlamaMLP, modeling_llama.LlamaForCausalLM.forward)
+    before = patched()
+    with configs.liger_undone_after(spec):
+        _apply_liger_kernel_to_instance(model=AutoModelForCausalLM.from_pretrained(tiny_model))
+        assert all(a is not b for a, b in zip(patched(), before[:3])), "Liger patches the module (the reason for this)"
+    assert patched() == before
+    with torch.no_grad():
+        logits = AutoModelForCausalLM.from_pretrained(tiny_model)(torch.tensor([[1, 2, 3]])).logits
+    assert torch.isfinite(logits).all()

@@ -6,6 +6,7 @@ none is silently ignored. tests/test_train_configs.py checks each one.
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -75,6 +76,52 @@ def uses_liger(spec: Options) -> bool:
 
     return (device_is_cuda(spec) and spec.trainer_type == "sft" and spec.modality == "text"
             and importlib.util.find_spec("liger_kernel") is not None)
+
+
+@contextmanager
+def liger_undone_after(spec: Options):
+    """Training with Liger, then transformers as it was. The Trainer applies Liger to the one model it trains, but
+    Liger patches the model's modeling module for the whole process (its RoPE function, its RMSNorm and MLP classes,
+    the causal-LM forward), so a model loaded on CPU later in the same process ran Triton kernels on CPU tensors.
+    The model's modeling module is imported first, so that what it had before is known."""
+    if not uses_liger(spec):
+        yield
+        return
+    import importlib
+
+    from transformers import AutoConfig
+
+    model_type = AutoConfig.from_pretrained(spec.base_model).model_type
+    importlib.import_module(f"transformers.models.{model_type}.modeling_{model_type}")
+    with modeling_patches_undone():
+        yield
+
+
+@contextmanager
+def modeling_patches_undone():
+    """What is patched inside, put back after: the names of every transformers modeling module loaded on entry, the
+    forward of each class they define, and torch's cross_entropy (Liger's cross_entropy option replaces it)."""
+    import sys
+
+    import torch.nn.functional
+
+    modules = [m for name, m in list(sys.modules.items())
+               if name.startswith("transformers.models.") and ".modeling_" in name and m is not None]
+    names = [(m, dict(vars(m))) for m in modules]
+    forwards = [(c, c.__dict__["forward"]) for m in modules for c in list(vars(m).values())
+                if isinstance(c, type) and c.__module__ == m.__name__ and "forward" in c.__dict__]
+    cross_entropy = torch.nn.functional.cross_entropy
+    try:
+        yield
+    finally:
+        for module, before in names:
+            for name, value in before.items():
+                if vars(module).get(name) is not value:
+                    setattr(module, name, value)
+        for cls, forward in forwards:
+            if cls.__dict__.get("forward") is not forward:
+                cls.forward = forward
+        torch.nn.functional.cross_entropy = cross_entropy
 
 
 # Share of a process's memory (a GPU's free memory; on CPU the host's available memory over the processes of the

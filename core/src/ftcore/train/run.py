@@ -11,6 +11,13 @@ from .spec import Options  # noqa: F401  (the CLI reads Options from this module
 
 
 def run(spec: Options) -> None:
+    from .configs import liger_undone_after
+
+    with liger_undone_after(spec):
+        _run(spec)
+
+
+def _run(spec: Options) -> None:
     from .validate import validate
 
     train_records, test_records, mode = validate(spec)

@@ -12,6 +12,21 @@ import pytest  # noqa: E402
 from helpers import QA, TEMPLATES, TOOL_FAMILIES, captured_events, conversation, write_jsonl
 
 
+@pytest.fixture(autouse=True)
+def _device(request, monkeypatch):
+    """Tests are about the CPU unless marked `cuda`: on a machine with CUDA they still run on the CPU (the device
+    choice, dtype, attention kernel and losses they assert are the CPU's), in this process and in the processes they
+    start. A `cuda` test runs only where CUDA is."""
+    import torch
+
+    if request.node.get_closest_marker("cuda"):
+        if not torch.cuda.is_available():
+            pytest.skip("needs a CUDA GPU")
+        return
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+
+
 @pytest.fixture(scope="session")
 def tiny_model(tmp_path_factory) -> str:
     from ftcore.tiny_model import Options, run

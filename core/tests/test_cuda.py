@@ -1,0 +1,68 @@
+"""CUDA behaviour, where CUDA is (every test here is marked `cuda`; on a CPU machine they are skipped): SFT trains in
+bf16 with the packed-row attention kernel and Liger, and leaves transformers as it was for a CPU model after it;
+QLoRA trains 4-bit NF4 weights; generation on the GPU gives the CPU's greedy text.
+
+Written before any CUDA machine ran them (#31): the first run on one is their first check."""
+import pytest
+import torch
+from helpers import QA, captured_events, conversation, sft_spec, write_jsonl
+
+from ftcore.generate import generate_token_ids
+from ftcore.models import load_for_inference
+from ftcore.train import configs
+from ftcore.train.run import run
+
+pytestmark = [pytest.mark.cuda, pytest.mark.slow]
+
+
+def _train(tiny_model, tmp_path, **hp):
+    train = write_jsonl(tmp_path / "train.jsonl", [conversation(q, a) for q, a in QA] * 4)
+    spec = sft_spec(tiny_model, train, None, tmp_path / "run", **hp)
+    with captured_events() as cap:
+        run(spec)
+    losses = [p.loss for p in cap.of("progress")]
+    return spec, losses
+
+
+def test_sft_on_cuda_is_bf16_with_the_packed_row_kernel_and_liger_and_leaves_cpu_models_alone(tiny_model, tmp_path):
+    from transformers import AutoModelForCausalLM
+    from transformers.models.llama import modeling_llama
+
+    rope = modeling_llama.apply_rotary_pos_emb
+    spec, losses = _train(tiny_model, tmp_path)
+    assert configs.device_is_cuda(spec) and configs.uses_liger(spec)
+    kwargs = configs.model_kwargs(spec)
+    assert kwargs["dtype"] == torch.bfloat16
+    assert kwargs["attn_implementation"] in {"flex_attention", "flash_attention_2"}
+    assert losses[-1] < losses[0] * 0.5
+    # Liger was applied for the training and undone after it: a model on the CPU runs without Triton.
+    assert modeling_llama.apply_rotary_pos_emb is rope
+    with torch.no_grad():
+        logits = AutoModelForCausalLM.from_pretrained(tiny_model)(torch.tensor([[1, 2, 3]])).logits
+    assert torch.isfinite(logits).all()
+
+
+def test_qlora_trains_nf4_weights(tiny_model, tmp_path):
+    pytest.importorskip("bitsandbytes")
+    train = write_jsonl(tmp_path / "train.jsonl", [conversation(q, a) for q, a in QA] * 4)
+    spec = sft_spec(tiny_model, train, None, tmp_path / "run")
+    spec.method = "QLoRA"
+    assert configs.model_kwargs(spec)["quantization_config"].bnb_4bit_quant_type == "nf4"
+    with captured_events() as cap:
+        run(spec)
+    losses = [p.loss for p in cap.of("progress")]
+    assert losses[-1] < losses[0] * 0.5
+    assert (tmp_path / "run" / "adapter" / "adapter_config.json").is_file()
+
+
+def test_greedy_generation_on_the_gpu_is_the_cpus(tiny_model, tmp_path):
+    """The GPU runs bf16 and the CPU fp32: at least 95% of the greedy tokens agree, position by position (#31)."""
+    _train(tiny_model, tmp_path)
+    adapter = str(tmp_path / "run" / "adapter")
+    prompts = [[{"role": "user", "content": q}] for q, _ in QA]
+    ids = {}
+    for device in ("cpu", "cuda"):
+        model, tokenizer = load_for_inference(tiny_model, adapter, device=device)
+        ids[device] = generate_token_ids(model, tokenizer, prompts, max_new_tokens=16)
+    pairs = [(a, b) for cpu, gpu in zip(ids["cpu"], ids["cuda"]) for a, b in zip(list(cpu), list(gpu))]
+    assert pairs and sum(a == b for a, b in pairs) / len(pairs) >= 0.95

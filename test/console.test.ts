@@ -50,6 +50,15 @@ async function shot(name: string, width = 1280): Promise<void> {
   await page.screenshot({ path: path.join(SHOTS, `${name}-${width}.png`), fullPage: true, animations: 'disabled' });
 }
 
+/** The launch form starts on the store's first model (the shared stack holds several); the tiny one is typed in. */
+async function chooseBaseModel(tab: Page): Promise<void> {
+  const input = tab.locator('input').and(tab.getByLabel(/^Base model/));
+  await expect.poll(() => input.inputValue()).not.toBe('');
+  await input.fill(TINY_MODEL);
+  await input.press('Escape');
+  await expect.poll(() => input.inputValue()).toBe(TINY_MODEL);
+}
+
 /** A LoRA job on the tiny model over the API, on the dataset the console made. */
 function submitJob(name: string, hyperparameters: Record<string, unknown>): Promise<{ job_id: string }> {
   return ok(`${urls.training}/train`, {
@@ -85,7 +94,7 @@ async function composeGrpoRewards(): Promise<void> {
       json: { dataset_name: 'qa-prompts', dataset_id: uploadId, processing_mode: 'prompt_only', config: { field_mappings: { user_field: { type: 'column', value: 'question' } } } },
     });
     await tab.goto(`${consoleUrl}/training/new?dataset=${prompts.processed_dataset_id}`);
-    await expect.poll(() => tab.locator('input').and(tab.getByLabel(/^Base model/)).inputValue()).toBe(TINY_MODEL);
+    await chooseBaseModel(tab);
     const reward = (n: number) => tab.getByRole('group', { name: `Reward ${n}` });
     await reward(1).getByLabel('weight').fill('0.5');
     await tab.getByRole('button', { name: 'Add a reward' }).click();
@@ -213,7 +222,7 @@ describe('the web console', () => {
 
   it('shows the pre-flight report before a job starts, then draws its loss curve live until it completes', async () => {
     await page.goto(`${consoleUrl}/training/new?dataset=${datasetId}`);
-    await expect.poll(() => page.locator('input').and(page.getByLabel(/^Base model/)).inputValue()).toBe(TINY_MODEL);
+    await chooseBaseModel(page);
     await page.getByRole('button', { name: 'Advanced: every hyperparameter' }).click();
     const set = async (name: string, value: string) => page.getByLabel(name, { exact: true }).fill(value);
     await set('max_steps', '40');

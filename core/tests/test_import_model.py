@@ -27,6 +27,9 @@ def test_an_unreachable_hub_fails_with_what_to_do(tmp_path, monkeypatch):
         run(Options(source="owner/missing-model", output_dir=str(tmp_path / "m"), provider="hub"))
 
 
+QWEN25_TEMPLATE = TEMPLATES / "Qwen-Qwen2.5-7B-Instruct.jinja"
+
+
 @pytest.fixture(scope="module")
 def smollm2_with_qwen_template(tmp_path_factory):
     """SmolLM2-135M-Instruct from its package (the `smollm2` extra), with Qwen2.5's published template (~20 s)."""
@@ -39,9 +42,6 @@ def smollm2_with_qwen_template(tmp_path_factory):
     out = tmp_path_factory.mktemp("smollm2") / "m"
     run(Options(source="smollm2-135m", output_dir=str(out), chat_template_file=str(QWEN25_TEMPLATE)))
     return out
-
-
-QWEN25_TEMPLATE = TEMPLATES / "Qwen-Qwen2.5-7B-Instruct.jinja"
 
 
 @pytest.mark.slow

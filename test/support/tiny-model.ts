@@ -25,8 +25,12 @@ export const TOOL_MODELS = {
 } as const;
 export type ToolModel = keyof typeof TOOL_MODELS;
 const TOOL_MODEL_OPTIONS = { vocab_size: 800, max_position_embeddings: 1024, text_files: [QWEN25_TEMPLATE, LLAMA3_TEMPLATE] };
-// What the models and their tokenizers come from: the model code, the chat template it saves, the published ones.
-const MODEL_SOURCES = ['src/ftcore/tiny_model.py', 'src/ftcore/chat.py', 'src/ftcore/import_model.py', 'uv.lock', QWEN25_TEMPLATE, LLAMA3_TEMPLATE];
+// What the models and their tokenizers come from, by the core command that makes them: the model code, the chat
+// template it saves, the published ones; for an import, the importer and the lock that pins the model's package.
+const MODEL_SOURCES = {
+  'make-tiny-model': ['src/ftcore/tiny_model.py', 'src/ftcore/chat.py', QWEN25_TEMPLATE, LLAMA3_TEMPLATE],
+  'import-model': ['src/ftcore/import_model.py', 'uv.lock', QWEN25_TEMPLATE],
+} as const;
 /** SmolLM2-135M-Instruct (pretrained, Llama architecture, ChatML turns) with Qwen2.5's template and its tool section. */
 export const PRETRAINED_TOOL_MODEL = 'smollm2-135m-qwen2.5';
 
@@ -46,9 +50,9 @@ export function pretrainedToolModelDir(): Promise<string> {
   return modelsDir({ [PRETRAINED_TOOL_MODEL]: { source: 'smollm2-135m', chat_template_file: QWEN25_TEMPLATE } }, 'import-model');
 }
 
-async function modelsDir(models: Record<string, Record<string, unknown>>, command = 'make-tiny-model'): Promise<string> {
+async function modelsDir(models: Record<string, Record<string, unknown>>, command: keyof typeof MODEL_SOURCES = 'make-tiny-model'): Promise<string> {
   const hash = createHash('sha256');
-  for (const file of MODEL_SOURCES) hash.update(await fs.readFile(path.resolve(CORE, file)));
+  for (const file of MODEL_SOURCES[command]) hash.update(await fs.readFile(path.resolve(CORE, file)));
   hash.update(JSON.stringify({ command, models }));
   const dir = path.join(os.tmpdir(), `ftp-models-${hash.digest('hex').slice(0, 12)}`);
   if (await fs.stat(path.join(dir, '.complete')).then(() => true, () => false)) return dir;

@@ -90,7 +90,7 @@ def _pre_tokenizer_name(pre: dict | None) -> str:
     if [p.get("type") for p in parts] == ["Digits", "ByteLevel"] and parts[0].get("individual_digits") \
             and parts[1].get("use_regex", True):
         return "smollm"  # SmolLM's: each digit apart, then GPT-2's split
-    splits = [p for p in (pre or {}).get("pretokenizers", []) if p.get("type") == "Split"]
+    splits = [p for p in parts if p.get("type") == "Split"]
     if len(splits) == 1 and splits[0]["pattern"].get("Regex") in _PRE_BY_REGEX:
         return _PRE_BY_REGEX[splits[0]["pattern"]["Regex"]]
     raise SpecError(f"pre-tokenizer {json.dumps(pre)[:200]} has no llama.cpp equivalent known to this exporter; "

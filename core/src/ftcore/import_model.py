@@ -241,13 +241,14 @@ def _use_chat_template(out: Path, template: Path) -> None:
 
     if not template.is_file():
         raise SpecError(f"chat_template_file {template} does not exist")
+    text = template.read_text()
     tokenizer = AutoTokenizer.from_pretrained(out)
     special = set(tokenizer.all_special_tokens) | {t.content for t in tokenizer.added_tokens_decoder.values() if t.special}
-    missing = sorted(set(re.findall(r"<\|[a-z_]+\|>", template.read_text())) - special)
+    missing = sorted(set(re.findall(r"<\|[a-z_]+\|>", text)) - special)
     if missing:
         raise SpecError(f"chat_template_file {template.name} writes {', '.join(missing)}, which the model's tokenizer "
                         "has no special token for; use a template in the model's own turn markers")
-    tokenizer.chat_template = template.read_text()
+    tokenizer.chat_template = text
     tokenizer.save_pretrained(out)
 
 

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 from helpers import QA, captured_events, conversation, sft_spec, write_jsonl
 
-from ftcore.generate import generate_token_ids
+from ftcore.errors import SpecError
+from ftcore.generate import ENGINE_VARIABLE, Engine, choose_engine, generate_token_ids
 from ftcore.models import load_for_inference
 from ftcore.train.run import run, setup
 from ftcore.train.spec import Options
@@ -48,6 +49,37 @@ def test_batched_generation_equals_one_by_one(trained_adapter, tiny_model):
     batched = generate_token_ids(model, tokenizer, prompts, max_new_tokens=16, batch_size=len(prompts))
     alone = [generate_token_ids(model, tokenizer, [p], max_new_tokens=16, batch_size=1)[0] for p in prompts]
     assert batched == alone
+
+
+def test_the_compiled_engine_generates_what_plain_generate_does(trained_adapter, tiny_model, monkeypatch):
+    """The CUDA engine (#31: a static KV cache, the decode step compiled, CUDA graphs on a GPU) against transformers'
+    generate on the same device and dtype: the same greedy tokens in fp32 on the CPU, through a LoRA adapter, with the
+    prompts left-padded to one width and the last batch filled with copies of its last prompt."""
+    model, tokenizer = load_for_inference(tiny_model, trained_adapter, device="cpu")
+    prompts = [[{"role": "user", "content": q}] for q, _ in QA]
+    prompts.append([{"role": "system", "content": "Answer in one word, please, and be brief."}, {"role": "user", "content": QA[1][0]}])
+    monkeypatch.setenv(ENGINE_VARIABLE, "plain")
+    plain = generate_token_ids(model, tokenizer, prompts, max_new_tokens=24)
+    monkeypatch.setenv(ENGINE_VARIABLE, "compiled")
+    compiled = generate_token_ids(model, tokenizer, prompts, max_new_tokens=24, batch_size=2)  # 2 + 2 + 1 and a copy
+    assert compiled == plain
+    inner = model.get_base_model()
+    assert not getattr(inner, "_ftcore_compile_failed", False) and hasattr(inner, "_compiled_call")  # torch.compile ran
+    assert inner._ftcore_compiled_shapes == {(2, 64 + 24)}  # one shape: every batch padded to the longest prompt
+
+
+def test_the_engine_on_the_cpu_is_plain_generate_at_batch_8_unless_asked(tiny_model, monkeypatch):
+    model, _ = load_for_inference(tiny_model, device="cpu")
+    monkeypatch.delenv(ENGINE_VARIABLE, raising=False)
+    assert choose_engine(model, [30] * 500, 256, None) == Engine(compiled=False, batch_size=8)
+    assert choose_engine(model, [30] * 500, 256, 3) == Engine(compiled=False, batch_size=3)
+    assert choose_engine(model, [], 256, None) == Engine(compiled=False, batch_size=8)  # images: the processor's inputs
+    monkeypatch.setenv(ENGINE_VARIABLE, "compiled")
+    assert choose_engine(model, [30] * 5, 16, None) == Engine(compiled=True, batch_size=8)
+    assert choose_engine(model, [30] * 3, 16, None) == Engine(compiled=True, batch_size=4)  # a power of two: shared
+    monkeypatch.setenv(ENGINE_VARIABLE, "fast")
+    with pytest.raises(SpecError, match="auto, plain or compiled"):
+        choose_engine(model, [30], 16, None)
 
 
 @pytest.mark.parametrize("answers", ["equal", "unequal"])

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import json
+import math
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +29,8 @@ class Options:
     max_new_tokens: int = field(default=256, metadata={"help": "tokens to generate at most"})
     temperature: float = field(default=0.0, metadata={"help": "0 = greedy; > 0 samples"})
     top_p: float = field(default=1.0, metadata={"help": "nucleus sampling mass (when sampling)"})
-    batch_size: int = field(default=8, metadata={"help": "conversations per forward pass"})
+    batch_size: int = field(default=0, metadata={"help": "conversations generated together; 0: 8 on the CPU, on CUDA "
+                                                         "as many as the free device memory holds (up to 256)"})
     seed: int = field(default=0, metadata={"help": "random seed for sampling"})
     device: str = field(default="auto", metadata={"help": "auto, cpu or cuda"})
 
@@ -39,7 +42,7 @@ def prompt_of(conversation: list[dict]) -> tuple[list[dict], str | None]:
 
 
 def generate_texts(model, tokenizer, prompts: list[list[dict]], max_new_tokens: int = 256, temperature: float = 0.0,
-                   top_p: float = 1.0, batch_size: int = 8) -> list[str]:
+                   top_p: float = 1.0, batch_size: int | None = None) -> list[str]:
     ids = generate_token_ids(model, tokenizer, prompts, max_new_tokens, temperature, top_p, batch_size)
     return tokenizer.batch_decode(ids, skip_special_tokens=True)
 
@@ -56,10 +59,11 @@ class Answer:
 
 
 def generate_token_ids(model, tokenizer, prompts: list[list[dict]], max_new_tokens: int = 256,
-                       temperature: float = 0.0, top_p: float = 1.0, batch_size: int = 8,
+                       temperature: float = 0.0, top_p: float = 1.0, batch_size: int | None = None,
                        should_stop: Callable[[], bool] | None = None,
                        encode: Callable[[list[list[dict]]], dict] | None = None) -> list[list[int]]:
-    """The new tokens of each answer, up to (not including) the first stop token. `should_stop` is polled after
+    """The new tokens of each answer, up to (not including) the first stop token; `batch_size` None: chosen by
+    choose_engine. `should_stop` is polled after
     every generated token; when it turns true the generation ends with Cancelled (serve's cancel). `encode` makes
     the left-padded model inputs of a batch of prompts (vision: the processor's, with pixel values)."""
     stops = set(_stop_ids(model, tokenizer))
@@ -69,7 +73,7 @@ def generate_token_ids(model, tokenizer, prompts: list[list[dict]], max_new_toke
 
 
 def generate_answers(model, tokenizer, prompts: list[list[dict]], max_new_tokens: int = 256, temperature: float = 0.0,
-                     top_p: float = 1.0, batch_size: int = 8, stop: list[str] | None = None,
+                     top_p: float = 1.0, batch_size: int | None = None, stop: list[str] | None = None,
                      should_stop: Callable[[], bool] | None = None, tools: list[dict] | None = None,
                      forced: ForcedCall | None = None) -> list[Answer]:
     """Each answer up to its first stop token, or up to the first of the `stop` strings: its text leaves the string
@@ -106,24 +110,160 @@ def _generated_rows(model, tokenizer, prompts, max_new_tokens, temperature, top_
     # Rows stop at their stop string's last token, not at max_new_tokens (transformers' StopStringCriteria).
     stop_at_strings = {"stop_strings": stop_strings, "tokenizer": tokenizer} if stop_strings else {}
     constrained = {"prefix_allowed_tokens_fn": allowed_tokens_fn(tokenizer, forced.schema)} if forced else {}
-    for i in range(0, len(prompts), batch_size):
-        if encode is not None:
-            encoded = encode(prompts[i:i + batch_size]).to(device)
+    texts = None if encode is not None else [
+        render(tokenizer, p, tools, add_generation_prompt=True) + (forced.prefix if forced else "") for p in prompts]
+    lengths = [len(ids) for ids in tokenizer(texts, add_special_tokens=False)["input_ids"]] if texts else []
+    engine = choose_engine(model, lengths, max_new_tokens, batch_size)
+    settings = dict(do_sample=sampling, temperature=temperature if sampling else None,
+                    top_p=top_p if sampling else None, top_k=None, eos_token_id=tokenizer.eos_token_id,
+                    pad_token_id=tokenizer.pad_token_id, stopping_criteria=stopping, **stop_at_strings, **constrained)
+    for i in range(0, len(prompts), engine.batch_size):
+        if texts is None:
+            encoded = encode(prompts[i:i + engine.batch_size]).to(device)
         else:
-            batch = [render(tokenizer, p, tools, add_generation_prompt=True) + (forced.prefix if forced else "")
-                     for p in prompts[i:i + batch_size]]
-            encoded = tokenizer(batch, return_tensors="pt", padding=True, add_special_tokens=False,
-                                return_token_type_ids=False).to(device)
+            encoded = tokenizer(texts[i:i + engine.batch_size], return_tensors="pt", padding=True,
+                                add_special_tokens=False, return_token_type_ids=False).to(device)
+        rows = encoded["input_ids"].shape[0]
         with torch.no_grad():
-            out = model.generate(**encoded, max_new_tokens=_room(model, encoded["input_ids"].shape[1], max_new_tokens),
-                                 do_sample=sampling,
-                                 temperature=temperature if sampling else None, top_p=top_p if sampling else None,
-                                 top_k=None, eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
-                                 stopping_criteria=stopping, **stop_at_strings, **constrained)
+            if engine.compiled:
+                room = _room(model, max(lengths), max_new_tokens)
+                new = compiled_generate(model, model.generate, encoded["input_ids"], encoded["attention_mask"],
+                                        engine.batch_size, max(lengths), max_new_tokens=room, **settings)
+            else:
+                room = _room(model, encoded["input_ids"].shape[1], max_new_tokens)
+                new = model.generate(**encoded, max_new_tokens=room, **settings)[:, encoded["input_ids"].shape[1]:]
         if should_stop is not None and should_stop():
             raise Cancelled("generation cancelled")
         prompt_lengths = encoded["attention_mask"].sum(dim=1).tolist()
-        yield from zip(out[:, encoded["input_ids"].shape[1]:].tolist(), prompt_lengths)
+        yield from zip(new[:rows].tolist(), prompt_lengths)
+
+
+# The generation engine (#31). On the CPU, and for little work on CUDA: transformers' generate with its dynamic KV
+# cache. On CUDA when the work pays for a compile, or the shape is compiled already: the same generate with a static
+# KV cache and the decode step compiled by torch.compile in mode reduce-overhead, i.e. replayed as one CUDA graph a
+# token instead of tens of kernels launched from Python (transformers' own path for static caches; 4.57's continuous
+# batching refuses CUDA graphs). A compiled graph holds one shape, so every batch of a call is made that shape.
+ENGINE_VARIABLE = "FTCORE_GENERATE_ENGINE"  # auto (the default), plain or compiled (tests, benchmarks)
+# prompts × max_new_tokens below which the first compile of a shape (tens of seconds) costs more than it saves.
+COMPILE_MIN_NEW_TOKENS = 16_384
+PROMPT_BUCKET = 64  # prompts are left-padded to a multiple of this many tokens, so nearby lengths share a graph
+MAX_COMPILED_SHAPES = 6  # torch recompiles a function 8 times, then runs it eagerly: a model keeps to fewer shapes
+MAX_BATCH = 256
+CPU_BATCH = 8
+
+
+@dataclass(frozen=True)
+class Engine:
+    """How a call generates: `batch_size` rows at a time, compiled (static cache, CUDA graphs) or not."""
+
+    compiled: bool
+    batch_size: int
+
+
+def choose_engine(model, prompt_lengths: list[int], max_new_tokens: int, batch_size: int | None,
+                  work: int | None = None) -> Engine:
+    """The engine for prompts of these token lengths (empty: prompts the processor encodes, i.e. images, which stay
+    on the dynamic cache). `batch_size` None: 8 on the CPU; on CUDA what the free device memory holds. `work`: the new
+    tokens the model will generate in this shape (default: prompts × max_new_tokens; GRPO: over its whole run)."""
+    wanted = os.environ.get(ENGINE_VARIABLE, "auto")
+    if wanted not in ("auto", "plain", "compiled"):
+        raise SpecError(f"{ENGINE_VARIABLE} must be auto, plain or compiled, not {wanted!r}")
+    cuda = next(model.parameters()).device.type == "cuda"
+    inner = model.get_base_model() if hasattr(model, "get_base_model") else model
+    compilable = bool(prompt_lengths) and getattr(inner, "_can_compile_fullgraph", False) and not getattr(
+        inner, "_ftcore_compile_failed", False)
+    count = max(len(prompt_lengths), 1)
+    if compilable and wanted != "plain":
+        padded = _bucket(max(prompt_lengths))
+        rows = batch_size or min(CPU_BATCH if not cuda else _batch_from_memory(model, padded + max_new_tokens),
+                                 2 ** math.ceil(math.log2(count)))
+        shapes = getattr(inner, "_ftcore_compiled_shapes", set())
+        known = (rows, padded + max_new_tokens) in shapes
+        worth = (work or count * max_new_tokens) >= COMPILE_MIN_NEW_TOKENS or known
+        if wanted == "compiled" or (cuda and worth and (known or len(shapes) < MAX_COMPILED_SHAPES)):
+            return Engine(True, rows)
+    if batch_size:
+        return Engine(False, batch_size)
+    if not cuda or not prompt_lengths:
+        return Engine(False, CPU_BATCH)
+    return Engine(False, min(_batch_from_memory(model, max(prompt_lengths) + max_new_tokens), count))
+
+
+def compiled_generate(model, generate: Callable, input_ids, attention_mask, rows: int, longest: int = 0,
+                      **settings):
+    """The new tokens `generate` (the model's generate) writes after each prompt, with a static KV cache and the decode
+    step compiled: the batch is left-padded to the multiple of PROMPT_BUCKET positions that holds `longest` (the longest
+    prompt of the call: every batch gets one width) and filled to `rows` rows with
+    copies of its last row, so that one compiled graph serves every batch of that shape; the filler rows' answers are
+    returned too (callers drop them). Positions come from the attention mask, so the padding changes no answer. When
+    the model cannot be compiled, it says so once and generates on the dynamic cache from then on."""
+    import torch
+
+    inner = model.get_base_model() if hasattr(model, "get_base_model") else model
+    width = _bucket(max(input_ids.shape[1], longest))
+    extra = width - input_ids.shape[1]
+    fill = rows - input_ids.shape[0]
+    input_ids = torch.nn.functional.pad(input_ids, (extra, 0), value=settings.get("pad_token_id") or 0)
+    attention_mask = torch.nn.functional.pad(attention_mask, (extra, 0), value=0)
+    if fill > 0:
+        input_ids = torch.cat([input_ids, input_ids[-1:].expand(fill, -1)])
+        attention_mask = torch.cat([attention_mask, attention_mask[-1:].expand(fill, -1)])
+    if not getattr(inner, "_ftcore_compile_failed", False):
+        new_tokens = settings.get("max_new_tokens") or settings["generation_config"].max_new_tokens
+        shape = (rows, width + new_tokens)
+        if shape not in getattr(inner, "_ftcore_compiled_shapes", set()):
+            events.emit(events.Log(level="info", message=f"generation: compiling the decode step for {rows} rows × "
+                                   f"{width} + {new_tokens} positions (once per shape, tens of seconds on a GPU)"))
+        # In training, PEFT and TRL hook the input embeddings to make their output require grad (once each, so
+        # disable_input_require_grads removes only the last): nothing without grad, and torch.compile cannot trace
+        # requires_grad_, so the embeddings' forward hooks are set aside while a compiled graph generates.
+        embeddings = inner.get_input_embeddings()
+        hooks = dict(embeddings._forward_hooks)
+        embeddings._forward_hooks.clear()
+        try:
+            out = generate(input_ids=input_ids, attention_mask=attention_mask, cache_implementation="static",
+                           compile_config=_compile_config(input_ids.device), disable_compile=False, **settings)
+            inner.__dict__.setdefault("_ftcore_compiled_shapes", set()).add(shape)
+            return out[:, input_ids.shape[1]:]
+        except Exception as e:  # noqa: BLE001 - the compiled path is an optimisation: the dynamic cache still answers
+            inner._ftcore_compile_failed = True
+            events.emit(events.Log(level="warning", message=f"generation on a compiled static cache failed "
+                                   f"({type(e).__name__}: {e}); this model generates without it from now on"))
+        finally:
+            embeddings._forward_hooks.update(hooks)
+    out = generate(input_ids=input_ids, attention_mask=attention_mask, disable_compile=True, **settings)
+    return out[:, input_ids.shape[1]:]
+
+
+def _compile_config(device):
+    from transformers import CompileConfig
+
+    # transformers' default for static caches, made explicit: one graph per shape, CUDA graphs replayed.
+    config = CompileConfig(fullgraph=True, dynamic=False, mode="reduce-overhead")
+    config._compile_all_devices = device.type != "cuda"  # only when asked for (ENGINE_VARIABLE=compiled on a CPU)
+    return config
+
+
+def _bucket(length: int) -> int:
+    return PROMPT_BUCKET * math.ceil(length / PROMPT_BUCKET)
+
+
+def _batch_from_memory(model, positions: int) -> int:
+    """Rows whose KV cache (`positions` each), prefill activations and last logits fit in half of the free device
+    memory (the other half: the allocator's fragments, the compiled graphs' pools), at most MAX_BATCH."""
+    import torch
+
+    config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
+    heads = config.num_attention_heads
+    kv_heads = getattr(config, "num_key_value_heads", None) or heads
+    head_dim = getattr(config, "head_dim", None) or config.hidden_size // heads
+    width = next(model.parameters()).element_size()
+    per_row = positions * (2 * config.num_hidden_layers * kv_heads * head_dim * width  # the KV cache
+                           + (4 * config.hidden_size + 3 * getattr(config, "intermediate_size", 4 * config.hidden_size))
+                           * width)  # a layer's activations in the prefill
+    per_row += 2 * 4 * config.vocab_size  # the last position's logits, fp32, and their processed copy
+    free, _ = torch.cuda.mem_get_info(next(model.parameters()).device)
+    return max(1, min(MAX_BATCH, int(free // 2 // per_row)))
 
 
 def _room(model, prompt_length: int, max_new_tokens: int) -> int:
@@ -168,8 +308,8 @@ def _stop_ids(model, tokenizer) -> list[int]:
 
 
 def run(options: Options) -> None:
-    if options.temperature < 0 or not 0 < options.top_p <= 1:
-        raise SpecError("temperature must be ≥ 0 and top_p in (0, 1]")
+    if options.temperature < 0 or not 0 < options.top_p <= 1 or options.batch_size < 0:
+        raise SpecError("temperature must be ≥ 0, top_p in (0, 1] and batch_size ≥ 0 (0: chosen for the device)")
     records = read_jsonl(options.input_file, "input_file")
     if not all(isinstance(r.get("messages"), list) for r in records):
         raise SpecError('input_file records must be {"messages": [...]}')
@@ -185,7 +325,7 @@ def run(options: Options) -> None:
     torch.manual_seed(options.seed)
     model, tokenizer = load_for_inference(options.model, options.adapter, options.device)
     answers = generate_token_ids(model, tokenizer, [p for p, _ in pairs], options.max_new_tokens,
-                                 options.temperature, options.top_p, options.batch_size, encode=encode)
+                                 options.temperature, options.top_p, options.batch_size or None, encode=encode)
     texts = tokenizer.batch_decode(answers, skip_special_tokens=True)
     out = Path(options.output_file)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -52,7 +52,8 @@ class GenerateRequest:
     seed: int = 0
     # Each answer ends before the first of these; finish_reasons says which ended so.
     stop: list[str] | None = None
-    batch_size: int = 8
+    # Conversations generated together; None: 8 on the CPU, on CUDA what the free device memory holds (generate.py).
+    batch_size: int | None = None
     # OpenAI tool definitions every conversation is rendered with (the model's chat template writes them).
     tools: list[dict] | None = None
     # tool_choice required or a named function: {"schema", "prefix", "suffix"} of the call every answer is made to be.
@@ -240,8 +241,9 @@ class Server:
         from .constrained import ForcedCall
         from .generate import generate_answers
 
-        if request.temperature < 0 or not 0 < request.top_p <= 1 or request.max_new_tokens < 1:
-            raise SpecError("max_new_tokens must be ≥ 1, temperature ≥ 0 and top_p in (0, 1]")
+        if (request.temperature < 0 or not 0 < request.top_p <= 1 or request.max_new_tokens < 1
+                or (request.batch_size is not None and request.batch_size < 1)):
+            raise SpecError("max_new_tokens must be ≥ 1, temperature ≥ 0, top_p in (0, 1] and batch_size ≥ 1")
         if request.stop is not None and not all(request.stop):
             raise SpecError("stop strings must not be empty")
         started = time.monotonic()

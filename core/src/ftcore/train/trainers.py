@@ -95,31 +95,44 @@ def build_trainer(spec: Options, model, tokenizer, config, peft_config, train_re
 
     rewards = [build_reward_function(r) for r in spec.reward_config]
     config.reward_weights = [r.weight for r in spec.reward_config]
-    if spec.response_schema is not None:
-        return constrained_grpo_trainer(spec.response_schema, reward_funcs=rewards, **common)
-    from trl import GRPOTrainer
-
-    return GRPOTrainer(reward_funcs=rewards, **common)
+    return grpo_trainer(spec.response_schema, reward_funcs=rewards, **common)
 
 
-def constrained_grpo_trainer(schema: dict, **kwargs):
-    """A GRPOTrainer whose sampled completions follow `schema`: its generation (transformers' generate, which TRL calls
-    inside _generate_single_turn with a GenerationConfig that cannot carry a per-token filter) gets lm-format-enforcer's
-    prefix_allowed_tokens_fn, a fresh one per batch of prompts, as the core's forced tool calls do (constrained.py)."""
+def grpo_trainer(schema: dict | None, **kwargs):
+    """TRL's GRPOTrainer, sampling through the core's generation engine. TRL calls transformers' generate inside
+    _generate_single_turn with compiling turned off and a GenerationConfig that cannot carry a per-token filter; here
+    that call goes, on CUDA, to a static KV cache with the decode step compiled (generate.compiled_generate: CUDA
+    graphs, the prompts padded to one width so each step replays the same graph), and, with `schema`, through
+    lm-format-enforcer's prefix_allowed_tokens_fn (a fresh one per batch of prompts, as the core's forced tool calls
+    do: constrained.py). Whether a compile pays is judged on the completions of the whole run."""
     import functools
 
+    import torch
     from trl import GRPOTrainer
 
     from ..constrained import allowed_tokens_fn
+    from ..generate import choose_engine, compiled_generate
 
-    class ConstrainedGRPOTrainer(GRPOTrainer):
+    class CoreGRPOTrainer(GRPOTrainer):
         def _generate_single_turn(self, prompts, images):
             model = self.accelerator.unwrap_model(self.model_wrapped)
-            model.generate = functools.partial(type(model).generate, model,
-                                               prefix_allowed_tokens_fn=allowed_tokens_fn(self.processing_class, schema))
+            own = functools.partial(type(model).generate, model)
+            extra = {"prefix_allowed_tokens_fn": allowed_tokens_fn(self.processing_class, schema)} if schema else {}
+
+            def generate(input_ids=None, attention_mask=None, disable_compile=True, **settings):
+                rows, width = input_ids.shape
+                new = self.args.max_completion_length
+                engine = choose_engine(model, [width] * rows, new, rows, work=rows * new * self.state.max_steps)
+                if images is None and engine.compiled:
+                    tokens = compiled_generate(model, own, input_ids, attention_mask, rows, **extra, **settings)
+                    return torch.cat([input_ids, tokens], dim=1)
+                return own(input_ids=input_ids, attention_mask=attention_mask, disable_compile=disable_compile,
+                           **extra, **settings)
+
+            model.generate = generate
             try:
                 return super()._generate_single_turn(prompts, images)
             finally:
                 del model.generate  # the class's own again
 
-    return ConstrainedGRPOTrainer(**kwargs)
+    return CoreGRPOTrainer(**kwargs)

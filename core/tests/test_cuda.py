@@ -21,6 +21,7 @@ def _train(tiny_model, tmp_path, **hp):
     with captured_events() as cap:
         run(spec)
     losses = [p.loss for p in cap.of("progress")]
+    assert any(e.message.startswith("training on CUDA (") and "bfloat16" in e.message for e in cap.of("log"))
     return spec, losses
 
 

@@ -68,6 +68,23 @@ def test_the_compiled_engine_generates_what_plain_generate_does(trained_adapter,
     assert inner._ftcore_compiled_shapes == {(2, 64 + 24)}  # one shape: every batch padded to the longest prompt
 
 
+@pytest.mark.parametrize("architecture", ["qwen2", "qwen3", "gemma3"])
+def test_the_compiled_engine_generates_what_plain_generate_does_on_each_tiny_architecture(architecture, tiny_model_of,
+                                                                                          monkeypatch):
+    """The same parity on the other families the core makes tiny models of, random weights, so every answer runs to
+    max_new_tokens. Gemma 3 stays on plain generate: its sliding-window layers make torch.compile recompile the
+    decode step at every token in transformers' static cache (generate._has_sliding_layers)."""
+    model, tokenizer = load_for_inference(tiny_model_of(architecture), device="cpu")
+    prompts = [[{"role": "user", "content": q}] for q, _ in QA]
+    monkeypatch.setenv(ENGINE_VARIABLE, "plain")
+    plain = generate_token_ids(model, tokenizer, prompts, max_new_tokens=20)
+    monkeypatch.setenv(ENGINE_VARIABLE, "compiled")
+    compiled = generate_token_ids(model, tokenizer, prompts, max_new_tokens=20)
+    assert compiled == plain
+    assert not getattr(model, "_ftcore_compile_failed", False)
+    assert hasattr(model, "_compiled_call") == (architecture != "gemma3")
+
+
 def test_the_engine_on_the_cpu_is_plain_generate_at_batch_8_unless_asked(tiny_model, monkeypatch):
     model, _ = load_for_inference(tiny_model, device="cpu")
     monkeypatch.delenv(ENGINE_VARIABLE, raising=False)

@@ -37,6 +37,7 @@ class ServeProcess:
     """`python -m ftcore serve` with a line-oriented request/answer helper."""
 
     def __init__(self, *flags: str):
+        self.logs: list[str] = []
         env = {**os.environ, "PYTHONUNBUFFERED": "1", "FTCORE_EXIT_WITH_PARENT": "1"}
         self.proc = subprocess.Popen([sys.executable, "-m", "ftcore", "serve", "--device", "cpu", *flags], cwd=CORE,
                                      env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
@@ -49,9 +50,14 @@ class ServeProcess:
         self.proc.stdin.flush()
 
     def next_event(self):
-        line = self.proc.stdout.readline()
-        assert line, "serve exited"
-        return events.parse_event_line(line)
+        """The next answer; log events (a model loaded, say) are kept in self.logs."""
+        while True:
+            line = self.proc.stdout.readline()
+            assert line, "serve exited"
+            event = events.parse_event_line(line)
+            if event.event != "log":
+                return event
+            self.logs.append(event.message)
 
     def ask(self, request):
         self.send(request)
@@ -95,6 +101,9 @@ def test_generate_matches_in_process_generation_and_the_second_call_is_warm(serv
     assert tuned.token_ids != first.token_ids  # base + adapter is its own cache entry, not the base
     again = server.ask({"id": "b3", "op": "generate", "model": tiny_model, "conversations": PROMPTS, "max_new_tokens": 12})
     assert again.load_seconds == 0 and again.token_ids == first.token_ids
+    # Each load is logged with where the weights went (on a CUDA worker: cuda, bfloat16).
+    assert [m.split(" in ")[0] for m in server.logs[:2]] == ["loaded model on cpu (float32)",
+                                                            "loaded model + adapter adapter on cpu (float32)"]
 
 
 def test_generate_says_how_each_answer_ended_and_its_prompt_tokens(server, tiny_model, tmp_path):

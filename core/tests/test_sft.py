@@ -50,6 +50,8 @@ def test_loss_falls_and_progress_events_carry_every_field(trained):
     progress = [e for e in events if e.event == "progress"]
     assert [p.step for p in progress] == [1, 5, 10, 15, 20, 25, 30]
     assert progress[-1].loss < progress[0].loss * 0.5
+    # The log says where it trained (on CUDA: the GPU's name, bf16, the attention kernel: test_cuda.py).
+    assert "training on the CPU in float32, attention eager" in [e.message for e in events if e.event == "log"]
     for p in progress:
         assert p.total_steps == 30 and p.epoch > 0 and p.learning_rate is not None
         assert p.tokens_per_second > 0 and p.eta_seconds is not None

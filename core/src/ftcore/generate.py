@@ -170,8 +170,8 @@ def choose_engine(model, prompt_lengths: list[int], max_new_tokens: int, batch_s
         raise SpecError(f"{ENGINE_VARIABLE} must be auto, plain or compiled, not {wanted!r}")
     cuda = next(model.parameters()).device.type == "cuda"
     inner = model.get_base_model() if hasattr(model, "get_base_model") else model
-    compilable = bool(prompt_lengths) and getattr(inner, "_can_compile_fullgraph", False) and not getattr(
-        inner, "_ftcore_compile_failed", False)
+    compilable = (bool(prompt_lengths) and getattr(inner, "_can_compile_fullgraph", False)
+                  and not getattr(inner, "_ftcore_compile_failed", False) and not _has_sliding_layers(inner))
     count = max(len(prompt_lengths), 1)
     if compilable and wanted != "plain":
         padded = _bucket(max(prompt_lengths))
@@ -233,6 +233,16 @@ def compiled_generate(model, generate: Callable, input_ids, attention_mask, rows
             embeddings._forward_hooks.update(hooks)
     out = generate(input_ids=input_ids, attention_mask=attention_mask, disable_compile=True, **settings)
     return out[:, input_ids.shape[1]:]
+
+
+def _has_sliding_layers(model) -> bool:
+    """Sliding-window attention layers (Gemma 2/3, Mistral, GPT-OSS): transformers' static cache keeps their length
+    as a Python int (4.57 cache_utils.StaticSlidingWindowLayer.cumulative_length), so torch.compile recompiles the
+    decode step at every token until its recompile limit, then runs it eagerly: slower than the dynamic cache. Such
+    models generate without the compiled engine (upstream: huggingface/transformers#44609, declined)."""
+    config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
+    return "sliding_attention" in (getattr(config, "layer_types", None) or []) or (
+        getattr(config, "sliding_window", None) is not None and getattr(config, "use_sliding_window", True))
 
 
 def _compile_config(device):

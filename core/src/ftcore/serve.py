@@ -132,7 +132,12 @@ class ModelCache:
         size = sum(t.numel() * t.element_size() for t in [*model.parameters(), *model.buffers()])
         self.entries[key] = (model, tokenizer, size)
         self._evict(keep=key)
-        return model, tokenizer, time.monotonic() - started
+        seconds = time.monotonic() - started
+        weights = next(model.parameters())
+        events.emit(events.Log(level="info", message=f"loaded {Path(model_dir).name}"
+                               f"{' + adapter ' + Path(adapter_dir).name if adapter_dir else ''} on "
+                               f"{weights.device.type} ({str(weights.dtype).removeprefix('torch.')}) in {seconds:.1f} s"))
+        return model, tokenizer, seconds
 
     def release_oversized(self) -> None:
         self._evict(keep=None)

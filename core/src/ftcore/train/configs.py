@@ -21,6 +21,19 @@ def device_is_cuda(spec: Options) -> bool:
     return spec.device != "cpu" and torch.cuda.is_available()
 
 
+def device_summary(spec: Options) -> str:
+    """Where and how the run trains, for its log: the device (the GPU's name), the dtype, the attention kernel."""
+    import torch
+
+    kwargs = model_kwargs(spec)
+    dtype = str(kwargs["dtype"]).removeprefix("torch.")
+    if not device_is_cuda(spec):
+        return f"training on the CPU in {dtype}, attention {kwargs['attn_implementation']}"
+    extras = [", Liger kernels" if uses_liger(spec) else "", ", 4-bit NF4 base" if spec.method == "QLoRA" else ""]
+    return (f"training on CUDA ({torch.cuda.get_device_name()}) in {dtype}, attention "
+            f"{kwargs['attn_implementation']}{''.join(extras)}")
+
+
 def model_kwargs(spec: Options) -> dict:
     """from_pretrained kwargs: dtype, attention kernel, 4-bit quantisation for QLoRA."""
     import torch

@@ -21,10 +21,11 @@ def _run(spec: Options) -> None:
     from .validate import validate
 
     train_records, test_records, mode = validate(spec)
-    from .configs import device_is_cuda, memory_plan, not_applicable
+    from .configs import device_is_cuda, device_summary, memory_plan, not_applicable
 
     distributed.start(device_is_cuda(spec))
     made = _preflight(spec, train_records, test_records, mode)
+    events.emit(events.Log(level="info", message=device_summary(spec)))
     for note in not_applicable(spec):
         events.emit(events.Log(level="info", message=note))
     plan = memory_plan(spec, made["memory"] if made else None)

@@ -74,7 +74,9 @@ export function recordTraining(ctx: JobContext, job: TrainingJobRow): TrainingRe
         await jobs.update(jobId, { tracker_url: event.url }, undefined, ctx.workerId);
         break;
       case 'log':
-        if (event.level === 'warning' || event.level === 'error') await jobs.appendEvent(jobId, 'log', { level: event.level, message: event.message });
+        // Warnings, and the notes that say what the run does: where it trains (the GPU, the dtype, the kernel),
+        // what a setting does not apply to, what memory made it choose.
+        if (event.level !== 'debug') await jobs.appendEvent(jobId, 'log', { level: event.level, message: event.message });
         break;
       default:
         break;

@@ -7,15 +7,10 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { apiClient, until } from '../test/support/http.ts';
+import { QA_PAIRS, trainTinyQa, uploadQaDataset } from '../test/support/qa-job.ts';
 import { startStack, stackPorts, type StackProcess } from '../test/support/stack.ts';
-import { tinyModelsDir, TINY_MODEL } from '../test/support/tiny-model.ts';
+import { tinyModelsDir } from '../test/support/tiny-model.ts';
 
-const PAIRS = [
-  ['What color is the sky?', 'Blue.'],
-  ['What is two plus two?', 'Four.'],
-  ['Name a fruit.', 'Apple.'],
-  ['What do cows drink?', 'Water.'],
-];
 const { ok } = apiClient(() => ({}));
 const failures: string[] = [];
 let started = performance.now();
@@ -44,43 +39,21 @@ try {
   const gpus = workers.flatMap((w) => w.devices).filter((d) => d.kind === 'cuda');
   stage('stack', `${workers.length} worker, devices ${JSON.stringify(workers.flatMap((w) => w.devices))}`, gpus.length > 0);
 
-  const csv = ['question,answer', ...Array.from({ length: 24 }, (_, i) => PAIRS[i % 4]!.map((c) => `"${c}"`).join(','))].join('\n');
-  const form = new FormData();
-  form.append('file', new Blob([csv]), 'qa.csv');
-  const upload = await ok(`${urls.preprocessing}/datasets/upload`, { method: 'POST', body: form });
-  const processed = await ok(`${urls.preprocessing}/datasets/process`, {
-    method: 'POST',
-    json: {
-      dataset_name: 'qa', dataset_id: upload.dataset_id,
-      config: {
-        field_mappings: { user_field: { type: 'column', value: 'question' }, assistant_field: { type: 'column', value: 'answer' } },
-        split_config: { type: 'manual_split', test_size: 4 },
-      },
-    },
-  });
+  const { upload, processed } = await uploadQaDataset(urls, ok);
   const datasetId: string = processed.processed_dataset_id;
   stage('upload and process', `${upload.num_examples} rows, splits ${processed.splits}`, upload.num_examples === 24);
 
-  const { job_id: jobId } = await ok(`${urls.training}/train`, {
-    method: 'POST',
-    json: {
-      processed_dataset_id: datasetId, job_name: 'gpu-check',
-      training_config: {
-        base_model_id: TINY_MODEL, provider: 'local', method: 'LoRA', trainer_type: 'sft',
-        hyperparameters: { max_steps: 40, logging_steps: 5, learning_rate: 0.01, batch_size: 4, gradient_accumulation_steps: 1, max_length: 64, save_strategy: 'no' },
-      },
-    },
-  });
-  const job = await until('training', () => ok(`${urls.training}/jobs/${jobId}`), (j) => j.status === 'completed' || j.status === 'failed');
+  const job = await trainTinyQa(urls, ok, datasetId, 'gpu-check');
+  const jobId: string = job.job_id;
   const device = (await jobLogs(`${urls.training}/jobs/${jobId}/events`)).find((m) => m.startsWith('training on '));
   stage('LoRA SFT', `${job.status}, eval_loss ${job.metrics?.eval_loss}; "${device}"`,
     job.status === 'completed' && !!device?.startsWith('training on CUDA') && device.includes('bfloat16'));
 
-  const conversations = PAIRS.map(([q]) => [{ role: 'user', content: q }]);
+  const conversations = QA_PAIRS.map(([q]) => [{ role: 'user', content: q }]);
   const batch = await ok(`${urls.inference}/inference/batch`, {
     method: 'POST', json: { model_source: 'adapter', job_id: jobId, use_fast_engine: false, max_new_tokens: 16, messages: conversations },
   });
-  const learned = PAIRS.filter(([, answer], i) => (batch.results[i] as string).trim() === answer).length;
+  const learned = QA_PAIRS.filter(([, answer], i) => (batch.results[i] as string).trim() === answer).length;
   const loaded = /loaded tiny \+ adapter \S+ on (\w+) \((\w+)\)/.exec(stack.output());
   stage('batch inference', `${learned}/4 trained answers; the ML core ${loaded?.[0] ?? 'logged no load'}`,
     learned >= 3 && loaded?.[1] === 'cuda' && loaded[2] === 'bfloat16');

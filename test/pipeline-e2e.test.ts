@@ -11,15 +11,10 @@ import { FastEngine } from '../services/worker/src/fast-engine/index.ts';
 import { startHubStandin, type HubStandin } from './hub-standin/server.ts';
 import { apiClient, until } from './support/http.ts';
 import { firstApiKey, startStack, stackPorts, type StackProcess, type StackUrls } from './support/stack.ts';
+import { QA_PAIRS, trainTinyQa, uploadQaDataset } from './support/qa-job.ts';
 import { tinyModelsDir, TINY_MODEL } from './support/tiny-model.ts';
 
 const HUB_TOKEN = 'hf_e2e_secret_token_1234';
-const PAIRS = [
-  ['What color is the sky?', 'Blue.'],
-  ['What is two plus two?', 'Four.'],
-  ['Name a fruit.', 'Apple.'],
-  ['What do cows drink?', 'Water.'],
-];
 
 let dataDir: string;
 let urls: StackUrls;
@@ -56,36 +51,14 @@ afterAll(async () => {
 describe('the pipeline, end to end over HTTP', () => {
   it('fine-tunes, exports, serves and evaluates a model, then deletes every trace of it', async () => {
     // 1. upload and process, with a seeded test split
-    const csv = ['question,answer', ...Array.from({ length: 24 }, (_, i) => PAIRS[i % 4]!.map((c) => `"${c}"`).join(','))].join('\n');
-    const form = new FormData();
-    form.append('file', new Blob([csv]), 'qa.csv');
-    const upload = await ok(`${urls.preprocessing}/datasets/upload`, { method: 'POST', body: form });
+    const { upload, processed } = await uploadQaDataset(urls, ok);
     expect(upload.num_examples).toBe(24);
-    const processed = await ok(`${urls.preprocessing}/datasets/process`, {
-      method: 'POST',
-      json: {
-        dataset_name: 'qa', dataset_id: upload.dataset_id,
-        config: {
-          field_mappings: { user_field: { type: 'column', value: 'question' }, assistant_field: { type: 'column', value: 'answer' } },
-          split_config: { type: 'manual_split', test_size: 4 },
-        },
-      },
-    });
     const datasetId: string = processed.processed_dataset_id;
     expect(processed.splits).toEqual(['train', 'test']);
 
     // 2. train LoRA SFT on the tiny model until it has memorised the answers
-    const { job_id: jobId } = await ok(`${urls.training}/train`, {
-      method: 'POST',
-      json: {
-        processed_dataset_id: datasetId, job_name: 'e2e',
-        training_config: {
-          base_model_id: TINY_MODEL, provider: 'local', method: 'LoRA', trainer_type: 'sft',
-          hyperparameters: { max_steps: 40, logging_steps: 5, learning_rate: 0.01, batch_size: 4, gradient_accumulation_steps: 1, max_length: 64, save_strategy: 'no' },
-        },
-      },
-    });
-    const job = await until('training', () => ok(`${urls.training}/jobs/${jobId}`), (j) => j.status === 'completed' || j.status === 'failed');
+    const job = await trainTinyQa(urls, ok, datasetId, 'e2e');
+    const jobId: string = job.job_id;
     expect(job.status, JSON.stringify(job.error)).toBe('completed');
     expect(Number.isFinite(job.metrics.eval_loss)).toBe(true);
 
@@ -122,7 +95,7 @@ describe('the pipeline, end to end over HTTP', () => {
     const ggufFile = path.join(dataDir, 'downloaded.gguf');
     await fs.writeFile(ggufFile, Buffer.from(await download.arrayBuffer()));
     expect((await fs.readFile(ggufFile)).subarray(0, 4).toString()).toBe('GGUF');
-    const conversations = PAIRS.map(([q]) => [{ role: 'user' as const, content: q! }]);
+    const conversations = QA_PAIRS.map(([q]) => [{ role: 'user' as const, content: q! }]);
     const engine = await FastEngine.create({ gpu: false });
     let downloadedText: string[];
     try {
@@ -149,7 +122,7 @@ describe('the pipeline, end to end over HTTP', () => {
     expect(downloadedText).toEqual(texts.merged);
     expect(texts.base).not.toEqual(texts.adapter);
     // It learned: most questions get their trained answer back.
-    const learned = PAIRS.filter(([, answer], i) => texts.adapter![i]!.trim() === answer).length;
+    const learned = QA_PAIRS.filter(([, answer], i) => texts.adapter![i]!.trim() === answer).length;
     expect(learned).toBeGreaterThanOrEqual(3);
 
     // 6. evaluation on the test split: a task suite, then explicit metrics

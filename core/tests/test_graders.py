@@ -84,6 +84,7 @@ def python_grader(body: str) -> dict:
     return {"type": "python", "name": "p", "source": "import os, socket\n\ndef grade(sample, item):\n" + body}
 
 
+@pytest.mark.sandbox
 def test_a_python_grader_scores_and_a_sample_that_raises_scores_zero_with_its_line(monkeypatch):
     grader = python_grader("    if item['n'] < 0:\n        raise ValueError('negative')\n"
                            "    return float(sample['output_text'] == item['answer'])\n")
@@ -94,6 +95,7 @@ def test_a_python_grader_scores_and_a_sample_that_raises_scores_zero_with_its_li
     assert graded[2].error is None
 
 
+@pytest.mark.sandbox
 def test_a_python_grader_sees_no_data_folder_no_network_and_no_environment(tmp_path, monkeypatch):
     data = tmp_path / "data"
     data.mkdir()
@@ -117,6 +119,7 @@ def test_a_python_grader_sees_no_data_folder_no_network_and_no_environment(tmp_p
     assert net.reward == 0.0 and "ConnectionRefusedError" in net.error
 
 
+@pytest.mark.sandbox
 def test_a_python_grader_that_loops_or_allocates_too_much_costs_only_its_sample(monkeypatch):
     monkeypatch.setattr(sandbox, "CPU_SECONDS", 1.0)
     grader = python_grader(
@@ -143,6 +146,7 @@ def test_python_graders_are_refused_where_there_is_no_sandbox(monkeypatch):
         sandbox.unavailable.cache_clear()
 
 
+@pytest.mark.sandbox
 def test_grpo_runs_on_python_and_multi_graders_and_evaluates_their_rewards(tiny_model, tmp_path):
     from test_grpo import grpo_spec
 

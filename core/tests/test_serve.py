@@ -224,6 +224,7 @@ def test_preflight_of_dpo_from_a_model_that_does_not_end_its_turn_warns_with_the
     assert "dpo_no_end_of_turn" not in [w["code"] for w in with_rpo.report["warnings"]]
 
 
+@pytest.mark.sandbox
 def test_grade_answers_each_output_with_its_reward_and_why_a_zero_is_a_zero(server):
     grader = {"type": "multi", "name": "m", "calculate_output": "exact + 0 * boom", "graders": {
         "exact": {"type": "string_check", "name": "exact", "input": "{{sample.output_text}}",

@@ -99,6 +99,36 @@ def test_the_engine_on_the_cpu_is_plain_generate_at_batch_8_unless_asked(tiny_mo
         choose_engine(model, [30], 16, None)
 
 
+def test_on_cuda_the_engine_compiles_work_that_pays_for_it_and_sizes_batches_from_free_memory(tiny_model, monkeypatch):
+    """The CUDA decisions, with the device's answers stood in (test_cuda.py has them for real): the tiny model's KV
+    cache is 2 layers × 2 (K, V) × 2 heads × 16 dims × 4 bytes = 512 B a position and its prefill activations 2.5 KiB,
+    so half of 64 MiB free holds ~34 rows of 320 positions; 256 prompts × 256 tokens pay for a compile, 4 × 16 do not."""
+    import torch
+
+    from ftcore import generate
+
+    monkeypatch.delenv(ENGINE_VARIABLE, raising=False)
+    model, _ = load_for_inference(tiny_model, device="cpu")
+    monkeypatch.setattr(generate, "_on_cuda", lambda m: True)
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device=None: (64 * 2**20, 80 * 2**30))
+    config = model.config
+    per_position = 2 * config.num_hidden_layers * config.num_key_value_heads * config.head_dim * 4
+    rows = generate._batch_from_memory(model, 320)
+    assert per_position == 512 and 20 <= rows <= 50 and rows == int(32 * 2**20 // (
+        320 * (per_position + (4 * config.hidden_size + 3 * config.intermediate_size) * 4) + 8 * config.vocab_size))
+    assert choose_engine(model, [40] * 4, 16, None) == Engine(compiled=False, batch_size=4)  # all at once, plain
+    assert choose_engine(model, [40] * 1000, 16, None) == Engine(compiled=False, batch_size=generate._batch_from_memory(model, 56))
+    big = choose_engine(model, [40] * 256, 256, None)  # 64k new tokens: compiled, rows a power of two that fits
+    assert big.compiled and big.batch_size == min(generate._batch_from_memory(model, 64 + 256), 256)
+    # A shape compiled before is taken even for little work; a model holding MAX_COMPILED_SHAPES takes no new one.
+    model._ftcore_compiled_shapes = {(4, 64 + 16)}
+    assert choose_engine(model, [40] * 4, 16, None) == Engine(compiled=True, batch_size=4)
+    model._ftcore_compiled_shapes = {(k, 1) for k in range(generate.MAX_COMPILED_SHAPES)}
+    assert not choose_engine(model, [40] * 256, 256, None).compiled
+    model._ftcore_compiled_shapes = set()
+    assert not choose_engine(model, [40] * 256, 256, None, work=10).compiled  # GRPO: the run's work decides
+
+
 @pytest.mark.parametrize("answers", ["equal", "unequal"])
 def test_gradient_accumulation_gives_the_losses_of_one_big_batch(tiny_model, tmp_path, answers):
     # Equal: every answer the same number of tokens; unequal: answers of 1 to many tokens, where averaging each

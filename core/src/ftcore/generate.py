@@ -170,7 +170,7 @@ def choose_engine(model, prompt_lengths: list[int], max_new_tokens: int, batch_s
     wanted = os.environ.get(ENGINE_VARIABLE, "auto")
     if wanted not in ("auto", "plain", "compiled"):
         raise SpecError(f"{ENGINE_VARIABLE} must be auto, plain or compiled, not {wanted!r}")
-    cuda = next(model.parameters()).device.type == "cuda"
+    cuda = _on_cuda(model)
     inner = model.get_base_model() if hasattr(model, "get_base_model") else model
     compilable = (bool(prompt_lengths) and getattr(inner, "_can_compile_fullgraph", False)
                   and not getattr(inner, "_ftcore_compile_failed", False) and not _has_sliding_layers(inner))
@@ -194,11 +194,11 @@ def choose_engine(model, prompt_lengths: list[int], max_new_tokens: int, batch_s
 def compiled_generate(model, generate: Callable, input_ids, attention_mask, rows: int, longest: int = 0,
                       **settings):
     """The new tokens `generate` (the model's generate) writes after each prompt, with a static KV cache and the decode
-    step compiled: the batch is left-padded to the multiple of PROMPT_BUCKET positions that holds `longest` (the longest
-    prompt of the call: every batch gets one width) and filled to `rows` rows with
-    copies of its last row, so that one compiled graph serves every batch of that shape; the filler rows' answers are
-    returned too (callers drop them). Positions come from the attention mask, so the padding changes no answer. When
-    the model cannot be compiled, it says so once and generates on the dynamic cache from then on."""
+    step compiled. The batch is left-padded to the multiple of PROMPT_BUCKET positions that holds `longest` (the
+    longest prompt of the call, so every batch gets one width) and filled to `rows` rows with copies of its last row,
+    so that one compiled graph serves every batch of that shape; the filler rows' answers are returned too (callers
+    drop them). Positions come from the attention mask, so the padding changes no answer. When the model cannot be
+    compiled, it says so once and generates on the dynamic cache from then on."""
     import torch
 
     inner = model.get_base_model() if hasattr(model, "get_base_model") else model
@@ -235,6 +235,10 @@ def compiled_generate(model, generate: Callable, input_ids, attention_mask, rows
             embeddings._forward_hooks.update(hooks)
     out = generate(input_ids=input_ids, attention_mask=attention_mask, disable_compile=True, **settings)
     return out[:, input_ids.shape[1]:]
+
+
+def _on_cuda(model) -> bool:
+    return next(model.parameters()).device.type == "cuda"
 
 
 def _has_sliding_layers(model) -> bool:

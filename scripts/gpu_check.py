@@ -83,10 +83,8 @@ def device_packages() -> set[str]:
 def wheel(name: str, version: str, cache: Path) -> Path:
     """The cp312 manylinux (or pure) wheel of name==version, downloaded once into cache; a package PyPI has only as
     a source distribution is built into a wheel here (pure Python ones: rouge-score)."""
-    stem = name.replace("-", "_").lower()
-    for have in cache.glob("*.whl"):
-        if have.name.lower().startswith(f"{stem}-{version}-"):
-            return have
+    if have := _cached_wheel(name, version, cache):
+        return have
     platforms = [a for p in PLATFORMS for a in ("--platform", p)]
     got = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
                           "--python-version", "3.12", "--implementation", "cp", *platforms, "-d", str(cache),
@@ -94,10 +92,14 @@ def wheel(name: str, version: str, cache: Path) -> Path:
     if got.returncode != 0:
         subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(cache),
                         f"{name}=={version}"], check=True)
-    for have in cache.glob("*.whl"):
-        if have.name.lower().startswith(f"{stem}-{version}-"):
-            return have
+    if have := _cached_wheel(name, version, cache):
+        return have
     raise SystemExit(f"no wheel of {name}=={version} came")
+
+
+def _cached_wheel(name: str, version: str, cache: Path) -> Path | None:
+    stem = name.replace("-", "_").lower()
+    return next((w for w in cache.glob("*.whl") if w.name.lower().startswith(f"{stem}-{version}-")), None)
 
 
 def slim_bitsandbytes(source: Path, into: Path) -> Path:
@@ -223,7 +225,7 @@ def receive() -> dict[str, dict]:
     complete = {}
     for path in sorted(PACK.glob("*/manifest.json")):
         manifest = json.loads(path.read_text())
-        home = THERE / manifest["sha256"][:16]
+        home = _home(manifest)
         home.mkdir(parents=True, exist_ok=True)
         for piece in path.parent.glob("piece-*"):
             shutil.copy2(piece, home / piece.name)
@@ -237,9 +239,14 @@ def receive() -> dict[str, dict]:
     return complete
 
 
+def _home(manifest: dict) -> Path:
+    """Where a bundle's pieces gather and it is installed, by its content."""
+    return THERE / manifest["sha256"][:16]
+
+
 def install(manifest: dict) -> Path:
     """Unpacks and installs a bundle once per machine; returns the folder it went to."""
-    home = THERE / manifest["sha256"][:16]
+    home = _home(manifest)
     done = home / "installed"
     if done.is_file():
         return home
@@ -299,11 +306,9 @@ def run_part(part: str, manifests: dict[str, dict]) -> bool:
             flags += ["-m", "not sandbox"]
         code = subprocess.call([sys.executable, "-m", "pytest", *flags], cwd=ROOT / "core", env=env)
         return code == 0 and cuda_tests_ran(out / "core-tests.xml")
-    if part == "bench-train":
-        return subprocess.call(["bash", "bench/train/gpu.sh", "qlora", "bench"], cwd=ROOT,
-                               env={**env, "GPU_CHECK_SITE": str(home / "site")}) == 0
-    if part == "bench-train-8b":  # #30: the 8B shape at NeMo's settings (its model made once per machine)
-        return subprocess.call(["bash", "bench/train/gpu.sh", "bench", "--", "--shape", "8b", "--no-profile"], cwd=ROOT,
+    if part in ("bench-train", "bench-train-8b"):  # -8b (#30): the 8B shape at NeMo's settings, made once per machine
+        what = ["qlora", "bench"] if part == "bench-train" else ["bench", "--", "--shape", "8b", "--no-profile"]
+        return subprocess.call(["bash", "bench/train/gpu.sh", *what], cwd=ROOT,
                                env={**env, "GPU_CHECK_SITE": str(home / "site")}) == 0
     if part == "bench-generate":
         ok = True

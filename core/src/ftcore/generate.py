@@ -114,6 +114,9 @@ def _generated_rows(model, tokenizer, prompts, max_new_tokens, temperature, top_
         render(tokenizer, p, tools, add_generation_prompt=True) + (forced.prefix if forced else "") for p in prompts]
     lengths = [len(ids) for ids in tokenizer(texts, add_special_tokens=False)["input_ids"]] if texts else []
     engine = choose_engine(model, lengths, max_new_tokens, batch_size)
+    # Compiled: every batch is padded to the call's longest prompt, so one room serves them all.
+    longest = max(lengths, default=0)
+    compiled_room = _room(model, longest, max_new_tokens) if engine.compiled else None
     settings = dict(do_sample=sampling, temperature=temperature if sampling else None,
                     top_p=top_p if sampling else None, top_k=None, eos_token_id=tokenizer.eos_token_id,
                     pad_token_id=tokenizer.pad_token_id, stopping_criteria=stopping, **stop_at_strings, **constrained)
@@ -126,9 +129,8 @@ def _generated_rows(model, tokenizer, prompts, max_new_tokens, temperature, top_
         rows = encoded["input_ids"].shape[0]
         with torch.no_grad():
             if engine.compiled:
-                room = _room(model, max(lengths), max_new_tokens)
                 new = compiled_generate(model, model.generate, encoded["input_ids"], encoded["attention_mask"],
-                                        engine.batch_size, max(lengths), max_new_tokens=room, **settings)
+                                        engine.batch_size, longest, max_new_tokens=compiled_room, **settings)
             else:
                 room = _room(model, encoded["input_ids"].shape[1], max_new_tokens)
                 new = model.generate(**encoded, max_new_tokens=room, **settings)[:, encoded["input_ids"].shape[1]:]
@@ -171,7 +173,7 @@ def choose_engine(model, prompt_lengths: list[int], max_new_tokens: int, batch_s
     if wanted not in ("auto", "plain", "compiled"):
         raise SpecError(f"{ENGINE_VARIABLE} must be auto, plain or compiled, not {wanted!r}")
     cuda = _on_cuda(model)
-    inner = model.get_base_model() if hasattr(model, "get_base_model") else model
+    inner = _base_model(model)
     compilable = (bool(prompt_lengths) and getattr(inner, "_can_compile_fullgraph", False)
                   and not getattr(inner, "_ftcore_compile_failed", False) and not _has_sliding_layers(inner))
     count = max(len(prompt_lengths), 1)
@@ -201,7 +203,7 @@ def compiled_generate(model, generate: Callable, input_ids, attention_mask, rows
     compiled, it says so once and generates on the dynamic cache from then on."""
     import torch
 
-    inner = model.get_base_model() if hasattr(model, "get_base_model") else model
+    inner = _base_model(model)
     width = _bucket(max(input_ids.shape[1], longest))
     extra = width - input_ids.shape[1]
     fill = rows - input_ids.shape[0]
@@ -241,12 +243,21 @@ def _on_cuda(model) -> bool:
     return next(model.parameters()).device.type == "cuda"
 
 
+def _base_model(model):
+    """The transformers model under a PEFT wrapper (where generate keeps its cache and compiled call), or the model."""
+    return model.get_base_model() if hasattr(model, "get_base_model") else model
+
+
+def _text_config(model):
+    return model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
+
+
 def _has_sliding_layers(model) -> bool:
     """Sliding-window attention layers (Gemma 2/3, Mistral, GPT-OSS): transformers' static cache keeps their length
     as a Python int (4.57 cache_utils.StaticSlidingWindowLayer.cumulative_length), so torch.compile recompiles the
     decode step at every token until its recompile limit, then runs it eagerly: slower than the dynamic cache. Such
     models generate without the compiled engine (upstream: huggingface/transformers#44609, declined)."""
-    config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
+    config = _text_config(model)
     return "sliding_attention" in (getattr(config, "layer_types", None) or []) or (
         getattr(config, "sliding_window", None) is not None and getattr(config, "use_sliding_window", True))
 
@@ -269,7 +280,7 @@ def _batch_from_memory(model, positions: int) -> int:
     memory (the other half: the allocator's fragments, the compiled graphs' pools), at most MAX_BATCH."""
     import torch
 
-    config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
+    config = _text_config(model)
     heads = config.num_attention_heads
     kv_heads = getattr(config, "num_key_value_heads", None) or heads
     head_dim = getattr(config, "head_dim", None) or config.hidden_size // heads

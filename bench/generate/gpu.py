@@ -11,7 +11,7 @@
             grpo_trainer: the same generate through the engine), same model, data and seed.
 
     python3 bench/generate/gpu.py generate|grpo [--dry-run]
-    (scripts/gpu-check.sh run bench-generate does both on the GPU machine; --dry-run: a tiny model on the CPU, the
+    (scripts/gpu-check.sh run call1 runs generate, run call2 grpo, on the GPU machine; --dry-run: a tiny model on the CPU, the
     engine forced, to check this script anywhere)
 """
 from __future__ import annotations
@@ -124,6 +124,9 @@ def bench_generate(args) -> dict:
     # The engine with exactly 64 in flight: the first call compiles the shape, the second is the steady figure.
     report["engine_64_first"] = timed_generation(model, tokenizer, every, args.new_tokens, 64, compiled)
     report["engine_64"] = timed_generation(model, tokenizer, every, args.new_tokens, 64, compiled)
+    # The engine really ran: the shape compiled, and no compile failure sent it back to plain generate.
+    report["engine_compiled"] = (bool(getattr(model, "_ftcore_compiled_shapes", None))
+                                 and not getattr(model, "_ftcore_compile_failed", False))
     texts = [tokenizer.apply_chat_template(p, tokenize=False, add_generation_prompt=True) for p in every]
     lengths = [len(ids) for ids in tokenizer(texts, add_special_tokens=False)["input_ids"]]
     # What a batch inference of these prompts would take on its own: the batch from free memory (not timed: a

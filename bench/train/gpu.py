@@ -17,7 +17,7 @@ token (run.flops_per_token), padding excluded. Then a torch profile of the core'
 
 `--shape 8b` (#30): Llama 3.1 8B's shape at NeMo AutoModel's published LoRA settings (2 × 4,096-token rows packed
 full, 16 micro-batches a step), the core alone, tokens/s and MFU against the measured and the datasheet bf16 peak, and
-the ratio to NeMo's 12,473 tokens/s on one H100 (scripts/gpu-check.sh run bench-train-8b).
+the ratio to NeMo's 12,473 tokens/s on one H100 (scripts/gpu-check.sh run train bench-train-8b).
 """
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/bench-train-out}
 mkdir -p "$OUT"
-# scripts/gpu-check.sh run bench-train installed the core's packages already (GPU_CHECK_SITE)
+# scripts/gpu-check.sh run train bench-train unpacked the core's packages already (GPU_CHECK_SITE)
 site=${GPU_CHECK_SITE:-/tmp/site}
 [[ -n ${GPU_CHECK_SITE:-} ]] || python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$site" .whl/*.whl
 export PYTHONPATH=$site:$PWD/core/src PYTHONUNBUFFERED=1 TOKENIZERS_PARALLELISM=false

@@ -1,4 +1,4 @@
-// The tiny model's question-answer job, as the pipeline test and the GPU check (scripts/gpu-job.ts) run it over HTTP:
+// The tiny model's question-answer job, as the pipeline test and the GPU check's recording (test/gpu-job-capture.test.ts) run it over HTTP:
 // 24 rows of four pairs uploaded as CSV and processed with a test split of 4, then LoRA SFT that memorises them.
 import type { ApiClient } from './http.ts';
 import { until } from './http.ts';

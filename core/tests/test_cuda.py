@@ -25,12 +25,26 @@ def _train(tiny_model, tmp_path, **hp):
     return spec, losses
 
 
-def test_sft_on_cuda_is_bf16_with_the_packed_row_kernel_and_liger_and_leaves_cpu_models_alone(tiny_model, tmp_path):
+@pytest.fixture(scope="module")
+def wide_head_model(tmp_path_factory) -> str:
+    """A tiny model with 64-wide heads (as Llama 3.2 1B's): the tiny model's 16-wide ones have no flex kernel."""
+    from ftcore.tiny_model import Options, run as make
+
+    folder = tmp_path_factory.mktemp("wide") / "model"
+    corpus = tmp_path_factory.mktemp("wide-corpus") / "corpus.txt"
+    corpus.write_text("\n".join(q + " " + a for q, a in QA))
+    with captured_events():
+        make(Options(output_dir=str(folder), text_files=[str(corpus)], hidden_size=256, intermediate_size=512))
+    return str(folder)
+
+
+def test_sft_on_cuda_is_bf16_with_the_packed_row_kernel_and_liger_and_leaves_cpu_models_alone(wide_head_model,
+                                                                                             tmp_path):
     from transformers import AutoModelForCausalLM
     from transformers.models.llama import modeling_llama
 
     rope = modeling_llama.apply_rotary_pos_emb
-    spec, losses = _train(tiny_model, tmp_path)
+    spec, losses = _train(wide_head_model, tmp_path, padding_free=True, use_fast_attention=True)
     assert configs.device_is_cuda(spec) and configs.uses_liger(spec)
     kwargs = configs.model_kwargs(spec)
     assert kwargs["dtype"] == torch.bfloat16
@@ -39,8 +53,23 @@ def test_sft_on_cuda_is_bf16_with_the_packed_row_kernel_and_liger_and_leaves_cpu
     # Liger was applied for the training and undone after it: a model on the CPU runs without Triton.
     assert modeling_llama.apply_rotary_pos_emb is rope
     with torch.no_grad():
-        logits = AutoModelForCausalLM.from_pretrained(tiny_model)(torch.tensor([[1, 2, 3]])).logits
+        logits = AutoModelForCausalLM.from_pretrained(wide_head_model)(torch.tensor([[1, 2, 3]])).logits
     assert torch.isfinite(logits).all()
+
+
+def test_heads_without_a_flex_kernel_train_packed_rows_on_sdpa(tiny_model, tmp_path):
+    """The tiny model's 16-wide heads failed flex attention's first step on an H200 (NoValidChoicesError, #37): the
+    probe sends such a model to sdpa, and the job trains."""
+    spec, losses = _train(tiny_model, tmp_path, padding_free=True, use_fast_attention=True)
+    kernel = configs.model_kwargs(spec)["attn_implementation"]
+    assert kernel == ("flex_attention" if configs.flex_attention_lowers(4, 2, 16) else "sdpa")
+    assert losses[-1] < losses[0] * 0.5
+
+
+def test_without_fast_attention_a_gpu_job_trains_on_sdpa_not_eager(tiny_model, tmp_path):
+    spec, losses = _train(tiny_model, tmp_path)
+    assert configs.model_kwargs(spec)["attn_implementation"] == "sdpa"
+    assert losses[-1] < losses[0] * 0.5
 
 
 def test_qlora_trains_nf4_weights(tiny_model, tmp_path):

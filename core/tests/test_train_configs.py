@@ -114,9 +114,14 @@ def test_full_method_has_no_peft_config_and_reports_the_lora_fields(tmp_path):
     assert any("lora_rank" in note for note in not_applicable(spec))
 
 
-def test_fast_attention_off_uses_the_eager_kernel(tmp_path):
+def test_fast_attention_off_uses_the_eager_kernel_on_the_cpu_and_sdpa_on_a_gpu(tmp_path, monkeypatch):
+    import ftcore.train.configs as configs
+
     spec = _spec("sft", tmp_path, use_fast_attention=False)
     assert model_kwargs(spec)["attn_implementation"] == "eager"
+    monkeypatch.setattr(configs, "device_is_cuda", lambda spec: True)
+    monkeypatch.setattr(configs, "_uses_bf16", lambda spec: True)
+    assert model_kwargs(spec)["attn_implementation"] == "sdpa"
 
 
 GiB = 2**30
@@ -190,10 +195,15 @@ def test_gpu_attention_kernel_skips_the_blocks_between_packed_rows(tmp_path, mon
     import ftcore.train.configs as configs
 
     monkeypatch.setattr(configs, "_has_flash_attn", lambda: False)
+    monkeypatch.setattr(configs, "_head_shape", lambda model: (32, 8, 64))
+    monkeypatch.setattr(configs, "flex_attention_lowers", lambda *shape: shape == (32, 8, 64))
     assert configs._fast_attention(_spec("sft", tmp_path, padding_free=True, packing=False)) == "flex_attention"
     assert configs._fast_attention(_spec("sft", tmp_path, padding_free=False, packing=True)) == "flex_attention"
     assert configs._fast_attention(_spec("sft", tmp_path, padding_free=False, packing=False)) == "sdpa"
     assert configs._fast_attention(_spec("dpo", tmp_path)) == "sdpa"
+    # heads inductor has no flex kernel for (16 wide on an H200, #37): sdpa rather than a job failed at its first step
+    monkeypatch.setattr(configs, "_head_shape", lambda model: (4, 2, 16))
+    assert configs._fast_attention(_spec("sft", tmp_path, padding_free=True)) == "sdpa"
     monkeypatch.setattr(configs, "_has_flash_attn", lambda: True)
     assert configs._fast_attention(_spec("sft", tmp_path)) == "flash_attention_2"
     assert not configs.uses_liger(_spec("sft", tmp_path))  # CPU: Triton needs a GPU

@@ -5,6 +5,7 @@ none is silently ignored. tests/test_train_configs.py checks each one.
 """
 from __future__ import annotations
 
+import functools
 import os
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -43,7 +44,10 @@ def model_kwargs(spec: Options) -> dict:
     if spec.hyperparameters.use_fast_attention:
         kwargs["attn_implementation"] = _fast_attention(spec) if cuda else "sdpa"
     else:
-        kwargs["attn_implementation"] = "eager"
+        # On CUDA, PyTorch's fused kernel (transformers' own default): the eager matmul-softmax-matmul only costs
+        # memory and time there (a default job trained with it on an H200, scripts/gpu-check.sh, #37). On the CPU the
+        # eager path stays (the tests' losses and tokens are pinned to it).
+        kwargs["attn_implementation"] = "sdpa" if cuda else "eager"
     if spec.method == "QLoRA":
         from transformers import BitsAndBytesConfig
 
@@ -71,8 +75,45 @@ def _fast_attention(spec: Options) -> str:
     if _has_flash_attn():
         return "flash_attention_2"
     if spec.trainer_type == "sft" and spec.modality == "text" and (hp.padding_free or hp.packing):
-        return "flex_attention"
+        return "flex_attention" if flex_attention_lowers(*_head_shape(spec.base_model)) else "sdpa"
     return "sdpa"
+
+
+def _head_shape(model_dir: str) -> tuple[int, int, int]:
+    """(attention heads, key/value heads, head dimension) of a text model's config."""
+    from transformers import AutoConfig
+
+    config = AutoConfig.from_pretrained(model_dir)
+    heads = config.num_attention_heads
+    head_dim = getattr(config, "head_dim", None) or config.hidden_size // heads
+    return heads, getattr(config, "num_key_value_heads", None) or heads, head_dim
+
+
+@functools.cache
+def flex_attention_lowers(heads: int, kv_heads: int, head_dim: int) -> bool:
+    """Whether transformers' compiled flex attention builds forward and backward kernels for this head shape on this
+    GPU in bf16. Inductor has no kernel configuration for some: on an H200 with torch 2.11 the tiny test model's
+    16-wide heads failed its first step with NoValidChoicesError (scripts/gpu-check.sh, #37), where Llama 3.2 1B's
+    64-wide ones train (bench/train/README.md). Such a model trains on sdpa, said in its log, instead of failing."""
+    import torch
+    from torch.nn.attention.flex_attention import create_block_mask
+    from transformers.integrations.flex_attention import compile_friendly_flex_attention
+
+    from .. import events
+
+    length = 256
+    try:
+        q, k, v = (torch.randn(1, n, length, head_dim, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+                   for n in (heads, kv_heads, kv_heads))
+        mask = create_block_mask(lambda b, h, q_idx, kv_idx: q_idx >= kv_idx, None, None, length, length, device="cuda")
+        out = compile_friendly_flex_attention(q, k, v, training=True, block_mask=mask, enable_gqa=heads != kv_heads)
+        out.float().sum().backward()
+        torch.cuda.synchronize()
+        return True
+    except Exception as e:  # noqa: BLE001 - any compile failure means: not this kernel
+        events.emit(events.Log(level="warning", message=f"flex attention does not compile for {head_dim}-wide heads "
+                               f"on this GPU ({type(e).__name__}: {str(e).splitlines()[0][:200]}); training on sdpa"))
+        return False
 
 
 def _has_flash_attn() -> bool:

@@ -374,14 +374,14 @@ def memory(spec: TrainOptions, rows: list[_Row], model: _Model) -> dict:
     b = 2 × batch_size, chosen and rejected go through together; GRPO: s = prompt + max_completion_length):
                 b × s × L × values kept per token and layer (`_layer_activations`; 17 × h when the layers are
                 not found) × d
-                + eager attention (use_fast_attention false): 5 × heads × s² × b × L × d / 2
+                + eager attention (use_fast_attention false, on the CPU; a GPU runs sdpa): 5 × heads × s² × b × L × d / 2
                 + logits and their gradient in float32 (not with Liger's fused loss, configs.uses_liger):
                   b × positions × vocab × 4 × 2, where positions = the trained tokens of the row with the most
                   (the core's SFT computes logits only where a token is learned, lean_sft.py; packed: the loss
                   share of s), GRPO the completion, else s
     peak      = (weights + state + activations) × 1.1
     """
-    from .configs import uses_liger
+    from .configs import device_is_cuda, uses_liger
 
     hp = spec.hyperparameters
     facts = model.facts
@@ -412,7 +412,7 @@ def memory(spec: TrainOptions, rows: list[_Row], model: _Model) -> dict:
     if spec.trainer_type == "sft" and hp.padding_free and not hp.packing:  # one row of the batch's real tokens
         tokens = sum(sorted(r.kept for r in rows)[-b:])
     activations = tokens * layers * (model.layer_activations or ACTIVATION_FACTOR * hidden / 2) * d
-    if not hp.use_fast_attention:
+    if not hp.use_fast_attention and not device_is_cuda(spec):
         activations += EAGER_ATTENTION_FACTOR * model.heads * s * s * b * layers * d / 2
     if not uses_liger(spec):  # Liger's fused loss takes the logits a chunk at a time and never keeps them
         activations += b * positions * facts["vocab_size"] * 4 * 2

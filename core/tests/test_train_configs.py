@@ -91,7 +91,12 @@ def test_every_hyperparameter_reaches_the_trainer_or_is_reported(trainer_type, t
     for name, (types, places) in WHERE.items():
         applies = types == "*" or trainer_type in types.split()
         if not applies:
-            assert name in notes, f"{name} neither applied nor reported for {trainer_type}"
+            # reported when set; at its default it was not (the API fills every default in)
+            set_here = getattr(hp, name) != Hyperparameters.__dataclass_fields__[name].default
+            if set_here:
+                assert name in notes, f"{name} neither applied nor reported for {trainer_type}"
+            else:
+                assert f"{name} applies to" not in notes, f"{name} at its default reported for {trainer_type}"
             continue
         for place in places:
             kind, attr = place.split(".")
@@ -106,6 +111,14 @@ def test_every_hyperparameter_reaches_the_trainer_or_is_reported(trainer_type, t
     if trainer_type == "grpo":
         assert args.max_prompt_length + args.max_completion_length <= hp.max_length
     assert args.eval_strategy.value == "steps" and args.eval_steps == 4
+
+
+@pytest.mark.parametrize("trainer_type", ["sft", "dpo", "orpo", "grpo"])
+def test_a_spec_of_defaults_is_told_of_nothing_it_did_not_set(trainer_type, tmp_path):
+    """#39: every SFT job logged "max_prompt_length applies to dpo/grpo/orpo only" (and num_generations,
+    max_completion_length, beta) though its request set none of them; GRPO jobs the same of packing, padding_free."""
+    spec = Options(base_model="unused", train_file="unused", output_dir=str(tmp_path), trainer_type=trainer_type)
+    assert not [note for note in not_applicable(spec) if "applies to" in note]
 
 
 def test_full_method_has_no_peft_config_and_reports_the_lora_fields(tmp_path):

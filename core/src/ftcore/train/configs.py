@@ -389,8 +389,17 @@ _ONLY_FOR_WHEN_SET = {
 
 
 def not_applicable(spec: Options) -> list[str]:
+    """What the spec sets that this run does not use, one sentence each. A value at its default was not set: the API
+    fills every default in, and an SFT job was told "max_prompt_length applies to dpo/grpo/orpo only" though its
+    request named none (#39)."""
+    import dataclasses
+
+    from .spec import Hyperparameters
+
+    defaults = {f.name: f.default for f in dataclasses.fields(Hyperparameters)}
     notes = [f"{name} applies to {'/'.join(sorted(types))} only; not used by {spec.trainer_type}"
-             for name, types in _ONLY_FOR.items() if spec.trainer_type not in types]
+             for name, types in _ONLY_FOR.items()
+             if spec.trainer_type not in types and getattr(spec.hyperparameters, name) != defaults[name]]
     notes += [f"{name} applies to {'/'.join(sorted(types))} only; not used by {spec.trainer_type}"
               for name, types in _ONLY_FOR_WHEN_SET.items()
               if spec.trainer_type not in types and getattr(spec.hyperparameters, name) is not None]

@@ -89,7 +89,7 @@ def sft_spec(tiny_model, train, test, out, **hp):
                    hyperparameters=Hyperparameters(**hyper))
 
 
-TEMPLATES = CORE / "tests" / "fixtures" / "chat_templates"
+TEMPLATES = CORE / "chat_templates"
 # make-tiny-model options for a model of each tool-capable family, with the family's published chat template.
 TOOL_FAMILIES = {
     "qwen2.5": dict(architecture="qwen2", chat_template_file=str(TEMPLATES / "Qwen-Qwen2.5-7B-Instruct.jinja"),

@@ -3,7 +3,7 @@ reach, a template in another family's markers)."""
 import json
 
 import pytest
-from helpers import TEMPLATES, WEATHER_TOOL, captured_events
+from helpers import QA, TEMPLATES, WEATHER_TOOL, captured_events, conversation, write_jsonl
 
 from ftcore.errors import SpecError
 from ftcore.gguf_vocab import _pre_tokenizer_name
@@ -74,3 +74,44 @@ def test_a_template_in_another_familys_markers_is_refused(smollm2_with_qwen_temp
     with pytest.raises(SpecError, match=r"<\|eot_id\|>.*no special token"):
         run(Options(source=str(smollm2_with_qwen_template), output_dir=str(tmp_path / "m"),
                     chat_template_file=str(TEMPLATES / "meta-llama-Llama-3.3-70B-Instruct.jinja")))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("trainer_type", ["sft", "dpo", "orpo", "grpo"])
+def test_every_trainer_runs_on_the_default_model(trainer_type, smollm2_with_qwen_template, tmp_path):
+    """The default base model (`pnpm models default`: this import) trains with each trainer, a few steps each (#38).
+    Its tokenizer makes only what the model takes: GRPO's sampling passed token_type_ids to generate, which refused
+    them (an RFT job through /v1 failed so)."""
+    from test_grpo import grpo_spec
+    from test_preference import preference_records
+    from transformers import AutoTokenizer
+
+    from ftcore.train.rewards import RewardItem
+    from ftcore.train.run import run as train
+    from ftcore.train.spec import Hyperparameters, Options as TrainOptions
+
+    assert AutoTokenizer.from_pretrained(smollm2_with_qwen_template).model_input_names == ["input_ids", "attention_mask"]
+    model = str(smollm2_with_qwen_template)
+    if trainer_type == "grpo":
+        # As imports made before the fix wrote it: the trainers still pass the model only what it takes.
+        import shutil
+
+        model = str(shutil.copytree(smollm2_with_qwen_template, tmp_path / "old-import"))
+        config = json.loads((tmp_path / "old-import" / "tokenizer_config.json").read_text())
+        config["model_input_names"] = ["input_ids", "token_type_ids", "attention_mask"]
+        (tmp_path / "old-import" / "tokenizer_config.json").write_text(json.dumps(config))
+        spec = grpo_spec(model, tmp_path, RewardItem(type="string_check", reference_field="answer", operation="ilike"),
+                         steps=2, lr=1e-4)
+        spec.hyperparameters.num_generations = 4
+        spec.hyperparameters.batch_size = 4
+    else:
+        rows = preference_records() if trainer_type != "sft" else [conversation(q, a) for q, a in QA] * 2
+        hp = Hyperparameters(learning_rate=1e-4, batch_size=4, gradient_accumulation_steps=1, max_steps=3,
+                             logging_steps=1, max_length=96, max_prompt_length=48, save_strategy="no", warmup_ratio=0.0)
+        spec = TrainOptions(base_model=model, train_file=write_jsonl(tmp_path / "train.jsonl", rows),
+                            output_dir=str(tmp_path / "run"), method="LoRA", trainer_type=trainer_type, hyperparameters=hp)
+    with captured_events() as cap:
+        train(spec)
+    losses = [p.loss for p in cap.of("progress") if p.loss is not None]
+    assert losses and all(loss == loss for loss in losses), losses
+    assert [a.kind for a in cap.of("artifact")] == ["adapter"]

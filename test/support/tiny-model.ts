@@ -11,10 +11,11 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_CORE_PYTHON } from '@ftp/core-client';
+import { DEFAULT_BASE_MODEL } from '@ftp/jobs';
 
 const CORE = fileURLToPath(new URL('../../core/', import.meta.url));
 export const TINY_MODEL = 'tiny';
-const TEMPLATES = path.join(CORE, 'tests/fixtures/chat_templates');
+const TEMPLATES = path.join(CORE, 'chat_templates');
 const QWEN25_TEMPLATE = path.join(TEMPLATES, 'Qwen-Qwen2.5-7B-Instruct.jinja');
 const LLAMA3_TEMPLATE = path.join(TEMPLATES, 'meta-llama-Llama-3.3-70B-Instruct.jinja');
 /** Tool-capable tiny models, by family: make-tiny-model options (their tokenizers also learn the templates' text, so
@@ -31,8 +32,9 @@ const MODEL_SOURCES = {
   'make-tiny-model': ['src/ftcore/tiny_model.py', 'src/ftcore/chat.py', QWEN25_TEMPLATE, LLAMA3_TEMPLATE],
   'import-model': ['src/ftcore/import_model.py', 'uv.lock', QWEN25_TEMPLATE],
 } as const;
-/** SmolLM2-135M-Instruct (pretrained, Llama architecture, ChatML turns) with Qwen2.5's template and its tool section. */
-export const PRETRAINED_TOOL_MODEL = 'smollm2-135m-qwen2.5';
+/** The default base model (SmolLM2-135M-Instruct, pretrained, Llama architecture, ChatML turns, with Qwen2.5's
+ *  template and its tool section), imported as `pnpm models default` imports it. */
+export const PRETRAINED_TOOL_MODEL = DEFAULT_BASE_MODEL.modelId;
 
 /** Returns a models folder that contains `tiny/` (an HF model folder with tokenizer and chat template). */
 export function tinyModelsDir(): Promise<string> {
@@ -47,7 +49,7 @@ export function toolModelsDir(): Promise<string> {
 
 /** Returns a models folder that contains PRETRAINED_TOOL_MODEL. */
 export function pretrainedToolModelDir(): Promise<string> {
-  return modelsDir({ [PRETRAINED_TOOL_MODEL]: { source: 'smollm2-135m', chat_template_file: QWEN25_TEMPLATE } }, 'import-model');
+  return modelsDir({ [PRETRAINED_TOOL_MODEL]: DEFAULT_BASE_MODEL.importOptions }, 'import-model');
 }
 
 async function modelsDir(models: Record<string, Record<string, unknown>>, command: keyof typeof MODEL_SOURCES = 'make-tiny-model'): Promise<string> {

@@ -190,7 +190,8 @@ def byte_level_tokenizer_from_gguf(reader):
         bos = special["bos_token"]
         backend.post_processor = processors.TemplateProcessing(single=f"{bos} $A", pair=f"{bos} $A {bos} $B",
                                                                special_tokens=[(bos, pieces.index(bos))])
-    return PreTrainedTokenizerFast(tokenizer_object=backend, **special)
+    # A causal LM takes input_ids and attention_mask; PreTrainedTokenizerFast would add token_type_ids (#38).
+    return PreTrainedTokenizerFast(tokenizer_object=backend, model_input_names=["input_ids", "attention_mask"], **special)
 
 
 def _gguf_special_tokens(reader, tokenizer) -> None:

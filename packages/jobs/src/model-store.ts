@@ -9,6 +9,16 @@ import { assertValidKey, invalidField, ServiceUnavailable, type BlobStore, type 
 
 export const MODEL_STORE_PREFIX = 'models/';
 
+/** The model a newcomer trains first (#38), put into the store by `pnpm models default` (scripts/start.sh runs it):
+ *  SmolLM2-135M-Instruct, pretrained, from its PyPI package (the core's `smollm2` extra), with Qwen2.5's published
+ *  chat template (core/chat_templates: ChatML turns as SmolLM2's own, and a tool section, so function calling works).
+ *  `tiny` (make-tiny-model) is the tests' random-init model. */
+export const DEFAULT_BASE_MODEL = {
+  modelId: 'smollm2-135m',
+  /** The core's `import-model` options, the output folder aside (paths relative to core/). */
+  importOptions: { source: 'smollm2-135m', chat_template_file: 'chat_templates/Qwen-Qwen2.5-7B-Instruct.jinja' },
+} as const;
+
 export type ModelLocation =
   /** An absolute folder given as base_model_id: read where the work runs (same machine or a shared disk). */
   | { kind: 'path'; folder: string }

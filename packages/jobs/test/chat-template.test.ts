@@ -8,7 +8,7 @@ import { renderChatTemplate, templateSupportsTools } from '../src/chat-template.
 import { mayBeCall, parseToolCalls, toolCallFormat } from '../src/tool-call-output.ts';
 import { tinyModelsDir, TINY_MODEL } from '../../../test/support/tiny-model.ts';
 
-const TEMPLATES = fileURLToPath(new URL('../../../core/tests/fixtures/chat_templates/', import.meta.url));
+const TEMPLATES = fileURLToPath(new URL('../../../core/chat_templates/', import.meta.url));
 
 describe('templateSupportsTools', () => {
   it.each(['Qwen-Qwen2.5-7B-Instruct.jinja', 'meta-llama-Llama-3.3-70B-Instruct.jinja'])('is true for %s', async (file) => {

@@ -139,7 +139,19 @@ def _load(spec: Options, kwargs: dict):
         return load_processing_class(spec), load_model(spec.base_model, **kwargs)
     from transformers import AutoModelForCausalLM
 
-    return load_processing_class(spec), AutoModelForCausalLM.from_pretrained(spec.base_model, **kwargs)
+    tokenizer, model = load_processing_class(spec), AutoModelForCausalLM.from_pretrained(spec.base_model, **kwargs)
+    return only_what_the_model_takes(tokenizer, model), model
+
+
+def only_what_the_model_takes(tokenizer, model):
+    """The tokenizer makes only the inputs the model's forward takes: a tokenizer saved with token_type_ids among its
+    model_input_names (transformers' default for a PreTrainedTokenizerFast, as SmolLM2's imports had, #38) made
+    GRPO's sampling pass them to generate, which refuses what the model does not take."""
+    import inspect
+
+    takes = inspect.signature(model.forward).parameters  # the inputs a forward names (not its **kwargs)
+    tokenizer.model_input_names = [n for n in tokenizer.model_input_names if n in takes]
+    return tokenizer
 
 
 def load_processing_class(spec: Options):

@@ -96,7 +96,7 @@ async function converse(conversation: Conversation, model: string): Promise<void
 export function chatCommand(): CommandUnknownOpts {
   return new Command('chat')
     .description('chat with a model (OpenAI-compatible service): answers stream as they are generated; questions are read from stdin')
-    .argument('<model>', 'a base model id (tiny, owner/name), a fine-tuned model (ft:<base>:<suffix>:<job_id>) or a job_id')
+    .argument('<model>', 'a base model id (smollm2-135m, owner/name), a fine-tuned model (ft:<base>:<suffix>:<job_id>) or a job_id')
     .option('--system <text>', 'system message at the start of the conversation')
     .option('--temperature <x>', '0 is greedy, up to 2 (service default: 1)', numberFrom(0, 2, 'a number from 0 (greedy) to 2'))
     .option('--max-tokens <n>', 'longest answer, in tokens (service default: 512)', positiveInt)

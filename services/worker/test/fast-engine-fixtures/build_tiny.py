@@ -145,9 +145,9 @@ FAMILY_TEMPLATES = {
 }
 
 
-# The families' published templates, with tool support (core/tests/fixtures/chat_templates), and conversations with
+# The families' published templates, with tool support (core/chat_templates), and conversations with
 # tools: a question, a call answered and followed up, and (Qwen only: Llama 3 takes one call a turn) two calls at once.
-PUBLISHED_TEMPLATES = Path(__file__).resolve().parents[4] / "core" / "tests" / "fixtures" / "chat_templates"
+PUBLISHED_TEMPLATES = Path(__file__).resolve().parents[4] / "core" / "chat_templates"
 TOOL_FAMILIES = {"qwen2.5-tools": "Qwen-Qwen2.5-7B-Instruct.jinja",
                  "llama3-tools": "meta-llama-Llama-3.3-70B-Instruct.jinja"}
 WEATHER = {"type": "function", "function": {"name": "get_weather", "description": "The weather in a city",

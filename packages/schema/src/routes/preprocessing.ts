@@ -60,6 +60,7 @@ export const preprocessingRoutes = {
       description:
         'Maps columns or templates to messages, normalises whitespace, augments the train split and splits the rows. ' +
         'Which field_mappings keys are required depends on processing_mode; an unknown column in a mapping is a 422 that lists the columns. ' +
+        'A user_field and assistant_field that render the same text in every row (one column mapped to both) are a 422 naming both. ' +
         'Without a language-model augmentation method the answer is the dataset, status ready. With use_back_translation, use_paraphrasing ' +
         'or use_synthesis the request is checked (LLM_API_BASE and LLM_MODEL set, llm_api_key given, else 422), the dataset is recorded ' +
         'with status processing and no splits, and a worker finishes it: follow GET /datasets/{processed_dataset_id} (progress) ' +

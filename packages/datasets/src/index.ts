@@ -1,7 +1,9 @@
 // The datasets domain both faces of the API stand on (preprocessing's /datasets and the OpenAI-compatible /v1/files):
 // reading uploaded files in every accepted format, storing uploads, processing them into chat splits, model-hub
 // datasets, and the presenters of dataset rows.
-export { storeUpload, storeUploadPart, type UploadPart } from './uploads.ts';
+export {
+  discardUpload, parseDelimiterField, receiveUploadPart, recordUpload, storeUpload, storeUploadPart, type ReceivedUpload, type UploadOptions, type UploadPart,
+} from './uploads.ts';
 export {
   beginProcessing, checkLlmSettings, needsWorker, processDataset, runProcessing, writeProcessedDataset, type ProcessingProgress, type SplitRecords,
 } from './processing/process-dataset.ts';

@@ -11,6 +11,8 @@ export function presentUpload(row: RawDatasetRow, blobs: BlobStore): UploadResul
     sample: row.sample,
     columns: row.columns,
     num_examples: row.num_examples,
+    delimiter: row.delimiter,
+    warnings: row.warnings,
   };
 }
 

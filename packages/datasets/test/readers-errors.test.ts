@@ -51,17 +51,30 @@ describe('CSV and TSV', () => {
   });
 });
 
-describe('invalid UTF-8', () => {
-  it('gives the byte offset and line, even past the first read', async () => {
-    const head = Buffer.from('text\n' + 'fine row\n'.repeat(10_000)); // 90,005 bytes: beyond the first 64 KiB piece
+describe('invalid text', () => {
+  it('gives the byte offset and line of a bad byte in UTF-8, even past the first read', async () => {
+    // The first 64 KiB hold UTF-8 ("é"), so the file is UTF-8 and a byte that is not is an error, not another encoding.
+    const head = Buffer.from('text\ncafé\n' + 'fine row\n'.repeat(10_000)); // beyond the first 64 KiB piece
     const bad = Buffer.concat([head, Buffer.from('caf'), Buffer.from([0xe9]), Buffer.from(' au lait\n')]);
-    const message = (await refusal('latin1.csv', bad)).message;
-    expect(message).toContain(`byte 0xe9 at byte offset ${head.length + 3} (line 10002)`);
+    const message = (await refusal('mixed.csv', bad)).message;
+    expect(message).toContain(`byte 0xe9 at byte offset ${head.length + 3} (line 10003)`);
     expect(message).toContain('UTF-8');
   });
 
-  it('reports a Latin-1 file as an encoding problem, not as binary', async () => {
-    expect((await refusal('latin1.csv', Buffer.from('name\ncafé\n', 'latin1'))).message).toMatch(/byte 0xe9 at byte offset 8 \(line 2\)/);
+  it('refuses JSON that is not UTF-8 as an encoding problem, not as binary', async () => {
+    expect((await refusal('latin1.jsonl', Buffer.from('{"name": "café"}\n', 'latin1'))).message).toMatch(/not valid UTF-8 text: byte 0xe9 at byte offset 13 \(line 1\)/);
+  });
+
+  it('refuses UTF-16 that breaks, and UTF-32, naming the encoding', async () => {
+    const unpaired = Buffer.concat([Buffer.from('\ufeffa,b\n1,', 'utf16le'), Buffer.from([0x00, 0xd8]), Buffer.from('x\n', 'utf16le')]);
+    expect((await refusal('data.csv', unpaired)).message).toMatch(/^The file starts with a UTF-16 LE byte order mark but is not valid UTF-16 LE text/);
+    const odd = Buffer.concat([Buffer.from('\ufeffa,b\n1,2\n', 'utf16le').swap16(), Buffer.from([0x41])]);
+    expect((await refusal('data.csv', odd)).message).toMatch(/not valid UTF-16 BE text/);
+    expect((await refusal('data.csv', Buffer.from([0xff, 0xfe, 0, 0, 0x61, 0, 0, 0]))).message).toMatch(/UTF-32/);
+  });
+
+  it('refuses UTF-16 whitespace as empty', async () => {
+    expect((await refusal('data.csv', Buffer.from('\ufeff \r\n ', 'utf16le'))).message).toMatch(/only whitespace/);
   });
 
   it('catches a character cut off at the end of the file and bad bytes in JSON', async () => {

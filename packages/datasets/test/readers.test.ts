@@ -51,11 +51,18 @@ describe('detectFormat', () => {
     expect(detect('rows.json', '42')).toBe('json');
   });
 
+  it('reads semicolons, pipes and UTF-16 text, and a .tsv stays TSV unless its content says otherwise', () => {
+    expect(detect('upload', 'question;answer\nWhy?;Because.\n')).toBe('csv');
+    expect(detect('upload', 'question|answer\nWhy?|Because.\n')).toBe('csv');
+    expect(detect('data.csv', Buffer.from('\ufeffa\tb\n1\t2\n', 'utf16le'))).toBe('tsv');
+    expect(detect('data.tsv', 'a\tb;c\n1\t2;3\n')).toBe('tsv');
+    expect(detect('data.tsv', 'a;b\n1;2\n')).toBe('csv');
+  });
+
   it('refuses binary and undetectable files, naming the accepted formats', () => {
     const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d, 0x49, 0x48, 0x44, 0x52]);
     const zip = Buffer.concat([Buffer.from('PK\x03\x04\x14\x00\x00\x00\x08\x00'), Buffer.from([0xe4, 0x9c, 0xff])]);
-    const utf16 = Buffer.from('\ufeffa,b\n', 'utf16le');
-    for (const [name, head] of [['photo.png', png], ['data.zip', zip], ['data.csv', utf16], ['notes.md', Buffer.from('hello\n')]] as const) {
+    for (const [name, head] of [['photo.png', png], ['data.zip', zip], ['notes.md', Buffer.from('hello\n')]] as const) {
       let error: unknown;
       try {
         detectFormat(name, head);
@@ -71,23 +78,32 @@ describe('detectFormat', () => {
 
 describe('the same table in every format', () => {
   const cases = [
-    ['table.csv', 'csv', tableAs.csv],
-    ['table.tsv', 'tsv', tableAs.tsv],
-    ['table.json', 'json', tableAs.jsonArray],
-    ['export.json', 'json', tableAs.jsonObject],
-    ['table.jsonl', 'jsonl', tableAs.jsonl],
-    ['table.parquet', 'parquet', tableAs.parquet],
+    ['table.csv', 'csv', ',', tableAs.csv],
+    ['table.tsv', 'tsv', '\t', tableAs.tsv],
+    ['semicolons.csv', 'csv', ';', tableAs.semicolons],
+    ['pipes.txt', 'csv', '|', tableAs.pipes],
+    ['unicode-text.txt', 'tsv', '\t', tableAs.utf16le],
+    ['utf16-big-endian.csv', 'csv', ';', tableAs.utf16be],
+    ['table.json', 'json', null, tableAs.jsonArray],
+    ['export.json', 'json', null, tableAs.jsonObject],
+    ['table.jsonl', 'jsonl', null, tableAs.jsonl],
+    ['table.parquet', 'parquet', null, tableAs.parquet],
   ] as const;
 
-  for (const [name, format, make] of cases) {
+  for (const [name, format, delimiter, make] of cases) {
     it(`${name}: columns, exact count and the first five rows`, async () => {
       const file = path.join(dir, name);
       await fs.writeFile(file, make());
       const inspection = await inspectDataset(await byteSourceFromFile(file), name);
-      expect(inspection).toEqual({ format, columns: [...COLUMNS], num_examples: TABLE.length, sample: TABLE.slice(0, 5) });
+      expect(inspection).toEqual({ format, columns: [...COLUMNS], num_examples: TABLE.length, sample: TABLE.slice(0, 5), delimiter, warnings: [] });
+      // Processing reads the stored file again with the delimiter the upload recorded.
       const rows: unknown[] = [];
-      for await (const row of readRows(await byteSourceFromFile(file), format)) rows.push(row);
+      for await (const row of readRows(await byteSourceFromFile(file), format, { delimiter: delimiter ?? undefined })) rows.push(row);
       expect(rows).toEqual(TABLE);
+      // A reader given no delimiter (a hub file) detects the same one.
+      const detected: unknown[] = [];
+      for await (const row of readRows(await byteSourceFromFile(file), format)) detected.push(row);
+      expect(detected).toEqual(TABLE);
     });
   }
 
@@ -181,6 +197,8 @@ describe('text details', () => {
         { name: 'Doe, Jane', note: 'line one\r\nline two' },
         { name: 'Bob', note: 'say "hi"' },
       ],
+      delimiter: ',',
+      warnings: [],
     });
     const tsv = Buffer.from('\ufeffq\ta\nwhat is 1,2?\tthree numbers, "maybe"\n');
     expect((await inspectDataset(byteSourceFromBuffer(tsv), 'qa.tsv')).sample).toEqual([{ q: 'what is 1,2?', a: 'three numbers, "maybe"' }]);
@@ -212,6 +230,113 @@ describe('text details', () => {
     const inspection = await inspectDataset(byteSourceFromBuffer(jsonl), 'mixed.jsonl');
     expect(inspection.columns).toEqual(['a', 'b', 'c']);
     expect(inspection.num_examples).toBe(3);
+  });
+});
+
+describe('delimiters', () => {
+  const inspect = (name: string, text: string | Buffer, delimiter?: ',' | ';' | '\t' | '|') =>
+    inspectDataset(byteSourceFromBuffer(Buffer.from(text)), name, { delimiter });
+
+  it('detects semicolons, tabs and pipes from the content, whatever the extension', async () => {
+    for (const delimiter of [';', '\t', '|'] as const) {
+      const text = ['question', 'answer'].join(delimiter) + '\n' + ['Why?', 'Because.'].join(delimiter) + '\n';
+      const inspection = await inspect('qa.csv', text);
+      expect(inspection, JSON.stringify(delimiter)).toMatchObject({ delimiter, columns: ['question', 'answer'], sample: [{ question: 'Why?', answer: 'Because.' }] });
+    }
+  });
+
+  it('keeps delimiters inside quoted fields as text', async () => {
+    const inspection = await inspect('quoted.csv', 'q;a\n"one; two";"a|b, c"\n"x;y";z\n');
+    expect(inspection).toMatchObject({ delimiter: ';', columns: ['q', 'a'], sample: [{ q: 'one; two', a: 'a|b, c' }, { q: 'x;y', a: 'z' }] });
+  });
+
+  it('reads a decimal-comma file as semicolon-separated', async () => {
+    const inspection = await inspect('prices.csv', 'name;price\napple;1,5\npear;2,25\nplum;0,75\n');
+    expect(inspection).toMatchObject({ delimiter: ';', columns: ['name', 'price'], num_examples: 3, sample: [{ name: 'apple', price: '1,5' }, { name: 'pear', price: '2,25' }, { name: 'plum', price: '0,75' }] });
+  });
+
+  it('keeps tab for a .tsv file unless the content says otherwise', async () => {
+    expect((await inspect('notes.tsv', 'a\tb;c\n1\t2;3\n')).delimiter).toBe('\t');
+    expect((await inspect('notes.tsv', 'a,b\n1,2\n')).delimiter).toBe(',');
+    expect((await inspect('notes.tsv', 'text\nhello\n')).delimiter).toBe('\t');
+  });
+
+  it('uses a given delimiter over the detected one, and says so when the file is not delimited text', async () => {
+    const text = 'name;tags,notes\nann;a,b\nbob;c,d\n';
+    expect(await inspect('people.csv', text)).toMatchObject({ delimiter: ',', columns: ['name;tags', 'notes'] });
+    expect(await inspect('people.csv', text, ';')).toMatchObject({ delimiter: ';', columns: ['name', 'tags,notes'], sample: [{ name: 'ann', 'tags,notes': 'a,b' }, { name: 'bob', 'tags,notes': 'c,d' }] });
+    expect(await inspect('people.tsv', 'a;b\n1;2\n', '\t')).toMatchObject({ format: 'tsv', delimiter: '\t', columns: ['a;b'] });
+    const json = await inspect('rows.json', '[{"a": "1"}]', ';');
+    expect(json).toMatchObject({ format: 'json', delimiter: null, warnings: ['The delimiter ";" was not used: the file is JSON, not delimited text.'] });
+  });
+
+  it('warns when one column holds another delimiter in most rows', async () => {
+    const misread = await inspect('qa.csv', 'question;answer\nWhy?;Because.\nHow?;Thus.\nWho?;Me.\n', ',');
+    expect(misread.columns).toEqual(['question;answer']);
+    expect(misread.warnings).toEqual([
+      'The file was read as one column, "question;answer", and 3 of its 3 rows contain ";". ' +
+        'If its columns are separated by ";", upload it again with the field delimiter set to ";".',
+    ]);
+    // A header without the delimiter is one column by detection too.
+    const headerless = await inspect('rows.txt', 'text\na|b\nc|d\ne\n');
+    expect(headerless).toMatchObject({ delimiter: ',', columns: ['text'] });
+    expect(headerless.warnings[0]).toMatch(/^The file was read as one column, "text", and 2 of its 3 rows contain "\|"/);
+    // Commas a one-column CSV holds are quoted, so meant; a few rows with a semicolon are prose.
+    expect((await inspect('prose.csv', 'text\n"Hello, world"\n"Yes, indeed"\n')).warnings).toEqual([]);
+    expect((await inspect('prose.csv', 'text\nfirst; second\nthird\nfourth\n')).warnings).toEqual([]);
+  });
+});
+
+describe('encodings', () => {
+  const rowsOf = async (name: string, bytes: Buffer) => {
+    const inspection = await inspectDataset(byteSourceFromBuffer(bytes), name);
+    const rows: unknown[] = [];
+    for await (const row of readRows(byteSourceFromBuffer(bytes), inspection.format, { delimiter: inspection.delimiter ?? undefined })) rows.push(row);
+    expect(rows.slice(0, inspection.sample.length)).toEqual(inspection.sample);
+    return rows;
+  };
+
+  it('reads UTF-16 LE and BE with a byte order mark, in CSV, JSON Lines and JSON', async () => {
+    const text = '\ufeffname;note\r\ncafé;naïve 日本 😀\r\n';
+    const le = Buffer.from(text, 'utf16le');
+    const be = Buffer.from(le).swap16();
+    for (const bytes of [le, be]) expect(await rowsOf('notes.csv', bytes)).toEqual([{ name: 'café', note: 'naïve 日本 😀' }]);
+    const jsonl = Buffer.from('\ufeff{"text": "café"}\n', 'utf16le').swap16();
+    expect(await rowsOf('rows.jsonl', jsonl)).toEqual([{ text: 'café' }]);
+    const json = Buffer.from('\ufeff[{"text": "café"}, {"text": "日本"}]', 'utf16le');
+    expect(await rowsOf('rows.json', json)).toEqual([{ text: 'café' }, { text: '日本' }]);
+  });
+
+  it('reads a CSV that is not UTF-8 as Windows-1252, what spreadsheet programs export', async () => {
+    const cp1252 = Buffer.concat([Buffer.from('name;price\ncaf'), Buffer.from([0xe9]), Buffer.from(';1,5\n'), Buffer.from([0x93]), Buffer.from('quoted'), Buffer.from([0x94, 0x3b, 0x80]), Buffer.from('2\n')]);
+    expect(await rowsOf('prices.csv', cp1252)).toEqual([{ name: 'café', price: '1,5' }, { name: '\u201cquoted\u201d', price: '€2' }]);
+  });
+
+  it('decides on the first character that is not ASCII when the first 64 KiB are ASCII', async () => {
+    const ascii = 'text\n' + 'fine row\n'.repeat(10_000); // 90,005 bytes: beyond the sample
+    const cp1252 = Buffer.concat([Buffer.from(ascii), Buffer.from('caf'), Buffer.from([0xe9]), Buffer.from(' au lait\n')]);
+    expect((await rowsOf('late.csv', cp1252)).at(-1)).toEqual({ text: 'café au lait' });
+    const utf8 = Buffer.from(`${ascii}café au lait\n`);
+    expect((await rowsOf('late.csv', utf8)).at(-1)).toEqual({ text: 'café au lait' });
+    // The first byte past the ASCII is the last of the file (and of a read).
+    const last = Buffer.concat([Buffer.from(ascii), Buffer.from('caf'), Buffer.from([0xe9])]);
+    expect((await rowsOf('late.csv', last)).at(-1)).toEqual({ text: 'café' });
+  });
+
+  it('detects from the first 64 KiB and streams the rest: no read holds the file', async () => {
+    const lines = ['question;answer'];
+    for (let i = 0; i < 20_000; i++) lines.push(`"question ${i}; with a semicolon";answer ${i},5 €`);
+    const bytes = Buffer.from(`\ufeff${lines.join('\r\n')}\r\n`, 'utf16le'); // ~1.6 MB
+    const whole = byteSourceFromBuffer(bytes);
+    const ranges: number[] = [];
+    const source = { size: whole.size, read: (r?: { start: number; end: number }) => (r && ranges.push(r.end - r.start), whole.read(r)) };
+    const inspection = await inspectDataset(source, 'big.csv');
+    expect(inspection).toMatchObject({ delimiter: ';', num_examples: 20_000, columns: ['question', 'answer'] });
+    expect(inspection.sample[4]).toEqual({ question: 'question 4; with a semicolon', answer: 'answer 4,5 €' });
+    expect(Math.max(...ranges)).toBeLessThanOrEqual(64 * 1024);
+    let count = 0;
+    for await (const batch of readRowBatches(source, 'csv', { delimiter: ';' })) count += batch.length;
+    expect(count).toBe(20_000);
   });
 });
 

@@ -12,6 +12,7 @@ import {
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { OpenAPIV3_1 } from 'openapi-types';
+import { DELIMITERS } from './preprocessing.ts';
 import { MULTIPART_LIMITS } from './routes/contract.ts';
 import { services, type ServiceInfo, type ServiceName } from './services.ts';
 
@@ -28,7 +29,14 @@ export const multipartForms: Readonly<Record<string, object>> = {
       file: {
         type: 'string',
         format: 'binary',
-        description: 'The dataset file: CSV, TSV, JSON, JSONL or Parquet; UTF-8 text, no line (row) over 32 MiB, and a file name without the NUL character',
+        description:
+          'The dataset file: CSV, TSV, JSON, JSONL or Parquet; text in UTF-8 (a BOM is dropped) or UTF-16 with a BOM, CSV and TSV also in Windows-1252; ' +
+          'no line (row) over 32 MiB, and a file name without the NUL character',
+      },
+      delimiter: {
+        type: 'string',
+        enum: [...DELIMITERS],
+        description: 'The delimiter of a CSV or TSV file, when detection from the content should not decide: comma, semicolon, tab (the character itself) or pipe',
       },
     },
   },

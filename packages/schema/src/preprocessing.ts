@@ -149,6 +149,14 @@ export type ProcessDatasetRequest = z.infer<typeof ProcessDatasetRequest>;
 // ---------------------------------------------------------------------------------------------
 // Responses
 
+/** The field delimiters of delimited text (CSV, TSV and their semicolon and pipe cousins). */
+export const DELIMITERS = [',', ';', '\t', '|'] as const;
+export const Delimiter = z
+  .enum(DELIMITERS)
+  .describe('Comma, semicolon, tab or pipe')
+  .meta({ id: 'Delimiter' });
+export type Delimiter = z.infer<typeof Delimiter>;
+
 export const UploadResult = z
   .object({
     dataset_id: Identifier.describe('Use as dataset_id in POST /datasets/process'),
@@ -158,6 +166,12 @@ export const UploadResult = z
     sample: z.array(z.record(z.string(), z.unknown())).describe('The first 5 rows'),
     columns: z.array(z.string()).describe('Union of the row keys, in file order'),
     num_examples: z.number().int().nonnegative().describe('Exact row count'),
+    delimiter: Delimiter.nullable().describe(
+      'The delimiter the file was read with: the multipart field `delimiter` when sent, else detected from the content; null for JSON, JSONL and Parquet',
+    ),
+    warnings: z
+      .array(z.string())
+      .describe('What may have been read otherwise than meant, each a sentence saying what to do (e.g. one column whose rows hold a delimiter); empty when nothing'),
   })
   .meta({ id: 'UploadResult' });
 export type UploadResult = z.infer<typeof UploadResult>;

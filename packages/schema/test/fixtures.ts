@@ -52,7 +52,7 @@ const datasetFields = {
 };
 
 export const responses = {
-  upload: { dataset_id: 'ds_01', filename: 'chats.csv', cloud_path: 'file:///data/blobs/raw/ds_01/chats.csv', size_bytes: 2048, sample: [{ question: 'q', answer: 'a' }], columns: ['question', 'answer'], num_examples: 100 },
+  upload: { dataset_id: 'ds_01', filename: 'chats.csv', cloud_path: 'file:///data/blobs/raw/ds_01/chats.csv', size_bytes: 2048, sample: [{ question: 'q', answer: 'a' }], columns: ['question', 'answer'], num_examples: 100, delimiter: ',', warnings: [] },
   processedDataset: { ...datasetFields, splits: [split] },
   datasetSummary: { ...datasetFields, num_examples: 100, splits: ['train', 'test'] },
   processingResult: { ...datasetFields, num_examples: 100, splits: ['train'], full_splits: [split] },

@@ -330,3 +330,73 @@ describe('tools_field', () => {
     expect(unknown.json().detail[0].msg).toMatch(/^column "functions" does not exist/);
   });
 });
+
+describe('delimited uploads and echoed turns (#38)', () => {
+  const fm = ['body', 'config', 'field_mappings'];
+  const qaRequest = (datasetId: string, user: Record<string, string>, assistant: Record<string, string>) => ({
+    dataset_name: 'qa', dataset_id: datasetId, config: { field_mappings: { user_field: user, assistant_field: assistant } },
+  });
+  const uploadOf = async (filename: string, content: string | Buffer, fields?: Record<string, string>) => {
+    const res = await svc.upload(filename, content, { fields });
+    expect(res.statusCode, res.body).toBe(200);
+    return res.json() as { dataset_id: string; columns: string[]; delimiter: string };
+  };
+  const turns = async (res: { json(): { full_splits: Array<{ path: string }> } }) =>
+    (await readSplit(svc.platform, res.json().full_splits[0]!.path)).map((r) => (r as { messages: Array<{ content: string }> }).messages.map((m) => m.content));
+
+  it('processes a semicolon file, and a UTF-16 one, into separate user and assistant turns', async () => {
+    const text = 'question;answer\r\nWhat is 2+2?;4\r\nCapital of France?;Paris, of course\r\n';
+    for (const content of [text, Buffer.from(`\ufeff${text.replace('Paris', 'Paris, café')}`, 'utf16le')]) {
+      const upload = await uploadOf('semicolons.csv', content);
+      expect(upload).toMatchObject({ delimiter: ';', columns: ['question', 'answer'] });
+      const res = await svc.process(qaRequest(upload.dataset_id, { type: 'column', value: 'question' }, { type: 'column', value: 'answer' }));
+      expect(res.statusCode, res.body).toBe(200);
+      const [first, second] = await turns(res);
+      expect(first).toEqual(['What is 2+2?', '4']);
+      expect(second![1]).toMatch(/^Paris, (café, )?of course$/);
+    }
+  });
+
+  it('reads the file with the delimiter the upload chose, not one detected again', async () => {
+    // Detection would split this at the commas; the upload asked for semicolons, and processing must agree.
+    const upload = await uploadOf('people.csv', 'name;tags,notes\nann;a,b\nbob;c,d\n', { delimiter: ';' });
+    expect(upload.columns).toEqual(['name', 'tags,notes']);
+    const res = await svc.process(qaRequest(upload.dataset_id, { type: 'column', value: 'name' }, { type: 'column', value: 'tags,notes' }));
+    expect(res.statusCode, res.body).toBe(200);
+    expect(await turns(res)).toEqual([['ann', 'a,b'], ['bob', 'c,d']]);
+  });
+
+  it('refuses one column mapped to both turns with a 422 naming both fields, before reading a row', async () => {
+    // The misread file of #38: "question;answer" read as one column, mapped to both turns.
+    const upload = await uploadOf('qa.csv', 'question;answer\nWhy?;Because.\nHow?;Thus.\n', { delimiter: ',' });
+    const before = (await svc.platform.blobs.list('processed/')).length;
+    const both = { type: 'column', value: 'question;answer' };
+    const res = await svc.process(qaRequest(upload.dataset_id, both, both));
+    expect(res.statusCode, res.body).toBe(422);
+    const detail = res.json().detail as Array<{ loc: string[]; msg: string; type: string }>;
+    expect(detail.map((d) => d.loc)).toEqual([[...fm, 'user_field'], [...fm, 'assistant_field']]);
+    expect(detail[0]!.msg).toBe(
+      'user_field and assistant_field render the same text in every row, so the model would only learn to repeat the prompt; ' +
+        'map user_field to the prompts and assistant_field to the answers (the dataset\'s columns are: question;answer); ' +
+        'the file was read as one column: if it is separated by ";", "|" or tabs, upload it again with the delimiter field set',
+    );
+    expect(detail[1]!.msg).toBe('assistant_field renders the same text as user_field in every row; map it to the column (or template) that holds the answers');
+    expect((await svc.platform.blobs.list('processed/')).length).toBe(before);
+  });
+
+  it('refuses different mappings that render the same text in every row, and keeps nothing; one differing row is enough to pass', async () => {
+    const before = (await svc.platform.blobs.list('processed/')).length;
+    const datasetsBefore = (await svc.call({ url: '/datasets' })).json().datasets.length;
+    // A template around the column, and whitespace that normalisation removes: the same text in all 40 rows.
+    const res = await svc.process(lm({}, { field_mappings: { user_field: { type: 'template', value: ' {question} ' }, assistant_field: { type: 'column', value: 'question' } } }));
+    expect(res.statusCode, res.body).toBe(422);
+    expect(res.json().detail.map((d: { loc: string[] }) => d.loc)).toEqual([[...fm, 'user_field'], [...fm, 'assistant_field']]);
+    expect(res.json().detail[0].msg).toMatch(/^user_field and assistant_field render the same text in every row.*question, answer, context\)$/);
+    expect((await svc.platform.blobs.list('processed/')).length).toBe(before);
+    expect((await svc.call({ url: '/datasets' })).json().datasets.length).toBe(datasetsBefore);
+
+    const upload = await uploadOf('echo.csv', 'q,a\nsame,same\nsame,different\n');
+    const ok = await svc.process(qaRequest(upload.dataset_id, { type: 'column', value: 'q' }, { type: 'column', value: 'a' }));
+    expect(ok.statusCode, ok.body).toBe(200);
+  });
+});

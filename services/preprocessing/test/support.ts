@@ -9,18 +9,36 @@ export interface TestService {
   app: FastifyInstance;
   platform: TestPlatform;
   call(options: InjectOptions): Promise<LightMyRequestResponse>;
-  upload(filename: string, content: string | Buffer, options?: { fieldname?: string; headers?: Record<string, string> }): Promise<LightMyRequestResponse>;
+  upload(filename: string, content: string | Buffer, options?: UploadOptions): Promise<LightMyRequestResponse>;
   process(body: Record<string, unknown>, headers?: Record<string, string>): Promise<LightMyRequestResponse>;
   close(): Promise<void>;
 }
 
-export function multipartBody(filename: string, content: string | Buffer, fieldname = 'file'): { body: Buffer; contentType: string } {
+export interface UploadOptions {
+  fieldname?: string;
+  headers?: Record<string, string>;
+  /** Text fields sent with the file (e.g. delimiter), after it unless `fieldsFirst`. */
+  fields?: Record<string, string>;
+  fieldsFirst?: boolean;
+}
+
+export function multipartBody(
+  filename: string,
+  content: string | Buffer,
+  fieldname = 'file',
+  options: Pick<UploadOptions, 'fields' | 'fieldsFirst'> = {},
+): { body: Buffer; contentType: string } {
   const boundary = `----ftp${Math.random().toString(16).slice(2)}`;
-  const head = Buffer.from(
-    `--${boundary}\r\nContent-Disposition: form-data; name="${fieldname}"; filename="${filename}"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+  const file = Buffer.concat([
+    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${fieldname}"; filename="${filename}"\r\nContent-Type: application/octet-stream\r\n\r\n`),
+    Buffer.from(content),
+    Buffer.from('\r\n'),
+  ]);
+  const fields = Object.entries(options.fields ?? {}).map(([name, value]) =>
+    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`),
   );
-  const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
-  return { body: Buffer.concat([head, Buffer.from(content), tail]), contentType: `multipart/form-data; boundary=${boundary}` };
+  const parts = options.fieldsFirst ? [...fields, file] : [file, ...fields];
+  return { body: Buffer.concat([...parts, Buffer.from(`--${boundary}--\r\n`)]), contentType: `multipart/form-data; boundary=${boundary}` };
 }
 
 export async function startService(env: Record<string, string> = {}): Promise<TestService> {
@@ -33,7 +51,7 @@ export async function startService(env: Record<string, string> = {}): Promise<Te
     platform,
     call,
     upload(filename, content, options = {}) {
-      const { body, contentType } = multipartBody(filename, content, options.fieldname);
+      const { body, contentType } = multipartBody(filename, content, options.fieldname, options);
       return call({ method: 'POST', url: '/datasets/upload', payload: body, headers: { 'content-type': contentType, ...options.headers } });
     },
     process(body, headers = {}) {

@@ -47,11 +47,13 @@ describe('upload formats', () => {
       ),
     ],
   ];
+  const delimiters: Record<string, string | null> = { 'data.csv': ',', 'data.tsv': '\t' };
   it.each(cases)('%s: columns, exact count and the first rows as read', async (filename, content) => {
     const res = await svc.upload(filename, content);
     expect(res.statusCode, res.body).toBe(200);
     const body = res.json();
     expect(body).toMatchObject({ filename, columns: ['question', 'answer', 'topic'], num_examples: 3, size_bytes: Buffer.byteLength(content) });
+    expect(body).toMatchObject({ delimiter: delimiters[filename] ?? null, warnings: [] });
     expect(body.sample).toEqual(objects);
     expect(body.dataset_id).toMatch(/^ds_/);
     expect(body.cloud_path).toMatch(/^file:\/\/.*\/raw\/local\//);
@@ -72,7 +74,8 @@ describe('bad uploads', () => {
     ['empty.csv', '', 400, /empty/i],
     ['header-only.csv', 'question,answer\n', 400, /header but no rows/i],
     ['ragged.csv', 'a,b,c\n1,2,3\n4,5\n', 400, /row|line/i],
-    ['latin1.csv', Buffer.concat([Buffer.from('a,b\nca'), Buffer.from([0xe9]), Buffer.from(',x\n')]), 400, /UTF-8/i],
+    ['latin1.jsonl', Buffer.from('{"a": "café"}\n', 'latin1'), 400, /not valid UTF-8 text: byte 0xe9/],
+    ['broken-utf16.csv', Buffer.concat([Buffer.from('\ufeffa,b\n1,', 'utf16le'), Buffer.from([0x00, 0xd8, 0x0a, 0x00])]), 400, /not valid UTF-16 LE text/],
     ['numbers.json', '[1, 2, 3]', 400, /object/i],
     ['two-arrays.json', '{"a": [{"x": 1}], "b": [{"y": 2}]}', 400, /array/i],
     ['dupes.csv', 'q,a,q\n1,2,3\n', 400, /duplicate|"q"/i],
@@ -128,5 +131,84 @@ describe('row key order', () => {
     expect(Object.keys(res.json().sample[0])).toEqual(['zeta', 'alpha', 'mid']);
     const row = await svc.platform.datasets.getRaw('local', res.json().dataset_id);
     expect(Object.keys(row!.sample[0]!)).toEqual(['zeta', 'alpha', 'mid']);
+  });
+});
+
+describe('delimited text as people write it (#38)', () => {
+  const upload = async (filename: string, content: string | Buffer, options: Parameters<TestService['upload']>[2] = {}) => {
+    const res = await svc.upload(filename, content, options);
+    expect(res.statusCode, res.body).toBe(200);
+    return res.json() as { dataset_id: string; columns: string[]; sample: unknown[]; num_examples: number; delimiter: string | null; warnings: string[] };
+  };
+
+  it.each([
+    ['semicolons.csv', ';'],
+    ['tabs.csv', '\t'],
+    ['pipes.txt', '|'],
+  ])('%s: the delimiter is detected, reported and recorded', async (filename, delimiter) => {
+    const text = [['question', 'answer'], ['What is 2+2?', '4'], ['Capital of France?', 'Paris']].map((r) => r.join(delimiter)).join('\r\n');
+    const body = await upload(filename, text);
+    expect(body).toMatchObject({ delimiter, columns: ['question', 'answer'], num_examples: 2, warnings: [] });
+    expect(body.sample).toEqual([{ question: 'What is 2+2?', answer: '4' }, { question: 'Capital of France?', answer: 'Paris' }]);
+    expect((await svc.platform.datasets.getRaw('local', body.dataset_id))?.delimiter).toBe(delimiter);
+  });
+
+  it('keeps quoted delimiters inside fields, and reads a decimal-comma file by its semicolons', async () => {
+    const quoted = await upload('quoted.csv', 'q;a\n"one; two";"x, y | z"\n');
+    expect(quoted).toMatchObject({ delimiter: ';', sample: [{ q: 'one; two', a: 'x, y | z' }] });
+    const prices = await upload('prices.csv', 'name;price\napple;1,5\npear;2,25\n');
+    expect(prices).toMatchObject({ delimiter: ';', columns: ['name', 'price'], sample: [{ name: 'apple', price: '1,5' }, { name: 'pear', price: '2,25' }] });
+  });
+
+  it('an explicit delimiter field wins over detection, sent before or after the file', async () => {
+    const text = 'name;tags,notes\nann;a,b\n';
+    expect(await upload('people.csv', text)).toMatchObject({ delimiter: ',', columns: ['name;tags', 'notes'] });
+    for (const fieldsFirst of [true, false]) {
+      const body = await upload('people.csv', text, { fields: { delimiter: ';' }, fieldsFirst });
+      expect(body, `fieldsFirst ${fieldsFirst}`).toMatchObject({ delimiter: ';', columns: ['name', 'tags,notes'], sample: [{ name: 'ann', 'tags,notes': 'a,b' }] });
+    }
+    expect(await upload('table.csv', 'a\tb\n1\t2\n', { fields: { delimiter: '\t' } })).toMatchObject({ delimiter: '\t', columns: ['a', 'b'] });
+  });
+
+  it.each([['semicolon'], [';;'], [''], ['\\t']])('a delimiter field %j is a 422 naming the field and what to send, and nothing is stored', async (value) => {
+    for (const fieldsFirst of [true, false]) {
+      const before = await rawState();
+      const res = await svc.upload('data.csv', 'a;b\n1;2\n', { fields: { delimiter: value }, fieldsFirst });
+      expect(res.statusCode, res.body).toBe(422);
+      const [issue] = res.json().detail;
+      expect(issue).toMatchObject({ loc: ['body', 'delimiter'], type: 'invalid_value' });
+      expect(issue.msg).toContain(`delimiter ${JSON.stringify(value)} is not one of the delimiters read here; send "," (comma), ";" (semicolon), "|" (pipe) or a tab character`);
+      expect(await rawState()).toEqual(before);
+    }
+  });
+
+  it('drops a UTF-8 BOM and reads UTF-16 LE and BE with a BOM', async () => {
+    const text = 'question;answer\r\nCafé?;Oui, naïve 日本\r\n';
+    const le = Buffer.from(`\ufeff${text}`, 'utf16le');
+    for (const content of [Buffer.from(`\ufeff${text}`), le, Buffer.from(le).swap16()]) {
+      const body = await upload('bom.csv', content);
+      expect(body).toMatchObject({ delimiter: ';', columns: ['question', 'answer'], sample: [{ question: 'Café?', answer: 'Oui, naïve 日本' }] });
+    }
+  });
+
+  it('reads Windows-1252 (bytes that are not UTF-8) as such, never as mojibake', async () => {
+    const content = Buffer.concat([Buffer.from('name,drink\nAnn,caf'), Buffer.from([0xe9]), Buffer.from(' '), Buffer.from([0x93]), Buffer.from('noir'), Buffer.from([0x94]), Buffer.from('\n')]);
+    const body = await upload('drinks.csv', content);
+    expect(body).toMatchObject({ delimiter: ',', sample: [{ name: 'Ann', drink: 'café \u201cnoir\u201d' }] });
+  });
+
+  it('warns when the one column it read holds another delimiter in most rows', async () => {
+    const body = await upload('qa.csv', 'question;answer\nWhy?;Because.\nHow?;Thus.\n', { fields: { delimiter: ',' } });
+    expect(body).toMatchObject({ delimiter: ',', columns: ['question;answer'] });
+    expect(body.warnings).toEqual([
+      'The file was read as one column, "question;answer", and 2 of its 2 rows contain ";". If its columns are separated by ";", upload it again with the field delimiter set to ";".',
+    ]);
+    const listed = (await svc.call({ method: 'GET', url: '/datasets/uploads' })).json().uploads.find((u: { dataset_id: string }) => u.dataset_id === body.dataset_id);
+    expect(listed).toMatchObject({ delimiter: ',', warnings: body.warnings });
+  });
+
+  it('reports no delimiter for JSON, and says a delimiter sent with it was not used', async () => {
+    const body = await upload('rows.json', '[{"q": "a;b"}]', { fields: { delimiter: ';' } });
+    expect(body).toMatchObject({ delimiter: null, warnings: ['The delimiter ";" was not used: the file is JSON, not delimited text.'] });
   });
 });

@@ -6,7 +6,7 @@ import {
   type Config, type FinishedProcessing, type NewProcessedDatasetRow, type Platform, type ProcessedDatasetRow, type StoredSplit, type ValidationIssue,
 } from '@ftp/platform';
 import type { DatasetProgress, ProcessDatasetRequest, SplitConfig } from '@ftp/schema';
-import { compileRecordBuilder, type RecordBuilder } from './records.ts';
+import { compileRecordBuilder, echoedTurnIssues, echoesUser, type RecordBuilder } from './records.ts';
 import { createImageResolver } from './images.ts';
 import { planSplit, TEST, TRAIN } from './splits.ts';
 import { SplitWriter } from './split-writer.ts';
@@ -137,6 +137,8 @@ function fillSplits(plan: ProcessingPlan, augmenter: TrainAugmenter | undefined,
   return async (write) => {
     let done = 0;
     let trainPosition = 0;
+    let built = 0; // source rows made into records, and those whose assistant turn repeats the user turn
+    let echoed = 0;
     for (const route of routes) {
       let index = 0;
       for await (const batch of route.source.batches()) {
@@ -152,7 +154,10 @@ function fillSplits(plan: ProcessingPlan, augmenter: TrainAugmenter | undefined,
         for (const { sourceRow, target, rowNumber, variants } of rows) {
           done += 1;
           if (!target) continue;
-          await write(target, await builder.build(sourceRow, rowNumber));
+          const record = await builder.build(sourceRow, rowNumber);
+          built += 1;
+          if (echoesUser(record)) echoed += 1;
+          await write(target, record);
           // New rows follow their source row; the test split is never augmented.
           for (const variant of (await variants) ?? []) {
             await write(target, { ...(await builder.build(variant.row, rowNumber)), metadata: variant.metadata });
@@ -163,6 +168,9 @@ function fillSplits(plan: ProcessingPlan, augmenter: TrainAugmenter | undefined,
         await onProgress?.({ done, total, by_method: augmenter?.made() ?? {} });
       }
     }
+    // Different mappings can still say the same thing in every row (a template around the column, or whitespace that
+    // normalisation removes); known only once every row is read, and what was written is removed with the 422.
+    if (built > 0 && echoed === built) throw new UnprocessableEntity(echoedTurnIssues(plan.fields.columns));
     for (const variant of (await augmenter?.closing()) ?? []) {
       await write('train', { ...(await builder.build(variant.row, variant.metadata.source_index + 1)), metadata: variant.metadata });
     }

@@ -52,6 +52,36 @@ function compileMapping(mapping: FieldMapping, loc: string[], columns: Set<strin
   return mapping.type === 'image' ? { kind: 'image', column: mapping.value, loc } : { kind: 'text', pieces };
 }
 
+/** The refusal of a mapping whose user and assistant turns say the same thing: trained on it, a model learns only to
+ *  repeat the prompt. Both fields are named; one column that holds both sides usually means a misread delimiter. */
+export function echoedTurnIssues(columns: readonly string[]): ValidationIssue[] {
+  const oneColumn = columns.length === 1 ? '; the file was read as one column: if it is separated by ";", "|" or tabs, upload it again with the delimiter field set' : '';
+  return [
+    {
+      loc: [...MAPPINGS_LOC, 'user_field'],
+      msg:
+        'user_field and assistant_field render the same text in every row, so the model would only learn to repeat the prompt; ' +
+        `map user_field to the prompts and assistant_field to the answers (the dataset's columns are: ${columns.join(', ')})${oneColumn}`,
+      type: 'value_error',
+    },
+    {
+      loc: [...MAPPINGS_LOC, 'assistant_field'],
+      msg: 'assistant_field renders the same text as user_field in every row; map it to the column (or template) that holds the answers',
+      type: 'value_error',
+    },
+  ];
+}
+
+/** A language_modeling record whose assistant message says what its user message says. */
+export function echoesUser(record: ProcessedRecord): boolean {
+  const messages = record.messages as ChatMessage[] | undefined;
+  if (!Array.isArray(messages)) return false;
+  const user = messages.find((m) => m.role === 'user');
+  const assistant = messages.at(-1);
+  if (!user || assistant?.role !== 'assistant') return false;
+  return typeof user.content === 'string' ? user.content === assistant.content : JSON.stringify(user.content) === JSON.stringify(assistant.content);
+}
+
 export interface RecordBuilder {
   modality: 'text' | 'vision';
   /** The columns whose text fills the user and assistant (chosen, rejected) messages and nothing else: what text
@@ -89,6 +119,11 @@ export function compileRecordBuilder(options: {
     compiled.set(key, parts.filter((p): p is CompiledPart => p !== undefined));
   }
   const toolsColumn = compileToolsField(mappings.tools_field, mode, columns, issues);
+  // The same mapping on both sides needs no row to tell (the console once guessed one column for both).
+  const user = compiled.get('user_field');
+  if (mode === 'language_modeling' && issues.length === 0 && user && JSON.stringify(user) === JSON.stringify(compiled.get('assistant_field'))) {
+    issues.push(...echoedTurnIssues(options.columns));
+  }
   if (issues.length > 0) throw new UnprocessableEntity(issues);
 
   const text = (s: string): string => (normalize ? normalizeWhitespace(s) : s);

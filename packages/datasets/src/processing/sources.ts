@@ -29,7 +29,8 @@ export async function uploadSource(platform: Platform, userId: string, datasetId
       {
         name: 'train',
         numRows: async () => raw.num_examples,
-        batches: () => readRowBatches(bytes, raw.format as DatasetFormat),
+        // Read as at upload: the delimiter it was read with then (given or detected), the encoding its bytes show.
+        batches: () => readRowBatches(bytes, raw.format as DatasetFormat, { delimiter: raw.delimiter ?? undefined }),
       },
     ],
   };

@@ -1,7 +1,9 @@
 // Decides which reader an upload needs from its first bytes and its name. Content decides; the extension only
 // breaks ties and is overruled where the content plainly says otherwise (a ".json" file of JSON Lines).
 import { BadRequest } from '@ftp/platform';
-import { ACCEPTED_FORMATS, emptyFileError, incompleteTailLength } from './text.ts';
+import { detectDelimiter } from './delimiter.ts';
+import { headText, sniffEncoding } from './encoding.ts';
+import { ACCEPTED_FORMATS, emptyFileError } from './text.ts';
 
 export type DatasetFormat = 'csv' | 'tsv' | 'json' | 'jsonl' | 'parquet';
 
@@ -59,65 +61,53 @@ function jsonOrJsonl(text: string, hint: DatasetFormat | 'text' | undefined): 'j
   return hint === 'json' ? 'json' : 'jsonl';
 }
 
-function count(text: string, char: string): number {
-  let n = 0;
-  for (let at = text.indexOf(char); at !== -1; at = text.indexOf(char, at + 1)) n++;
-  return n;
-}
-
-function delimited(text: string, hint: DatasetFormat | 'text' | undefined, filename: string): DatasetFormat {
-  const firstLine = text.split('\n', 1)[0] ?? '';
-  const tabs = count(firstLine, '\t');
-  const commas = count(firstLine, ',');
-  if (hint === 'tsv') return commas > 0 && tabs === 0 ? 'csv' : 'tsv';
-  if (hint === 'csv') return tabs > 0 && commas === 0 ? 'tsv' : 'csv';
+function delimited(text: string, hint: DatasetFormat | 'text' | undefined, filename: string, complete: boolean): DatasetFormat {
   // A ".json" holding a bare string, number or literal goes to the JSON reader, which says why it is not rows.
   if ((hint === 'json' || hint === 'jsonl') && /^["\-\d]|^(true|false|null)\b/.test(text)) return hint;
-  if (tabs > 0 && tabs >= commas) return 'tsv';
-  if (commas > 0) return 'csv';
+  const delimiter = detectDelimiter(text, { preferred: hint === 'tsv' ? '\t' : ',', complete });
+  if (delimiter !== undefined) return delimiter === '\t' ? 'tsv' : 'csv';
+  if (hint === 'csv' || hint === 'tsv' || hint === 'json' || hint === 'jsonl') return hint; // one column, or the JSON reader says why not
   if (hint === 'text') return 'csv'; // a one-column table
-  if (hint === 'json' || hint === 'jsonl') return hint;
   throw unrecognized(
     filename,
     hint === 'parquet'
       ? 'it does not start with the Parquet magic bytes "PAR1"'
-      : 'the content is neither JSON nor comma- or tab-separated text',
+      : 'the content is neither JSON nor text separated by commas, semicolons, tabs or pipes',
   );
 }
 
-/** NUL bytes, or more than a few control characters, mean binary. Invalid UTF-8 alone does not: a Latin-1 CSV is
- *  text, and its reader says at which byte the encoding breaks, which tells the user what to fix. */
-function looksBinary(bytes: Uint8Array): boolean {
+/** NUL characters, or more than a few control characters, mean binary. Invalid UTF-8 alone does not: a Latin-1 CSV is
+ *  text (read as Windows-1252), and a JSON reader says at which byte the encoding breaks, which tells the user what to
+ *  fix. Judged on the decoded text, so that UTF-16's zero bytes are not taken for binary. */
+function looksBinary(text: string): boolean {
   let controls = 0;
-  for (const byte of bytes) {
-    if (byte === 0) return true;
-    if (byte < 0x20 && byte !== 0x09 && byte !== 0x0a && byte !== 0x0d && byte !== 0x0c) controls++;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code === 0) return true;
+    if (code < 0x20 && code !== 0x09 && code !== 0x0a && code !== 0x0d && code !== 0x0c) controls++;
   }
-  return controls > bytes.length / 100;
+  return controls > text.length / 100;
 }
 
-/** Picks the reader for a file from its name and its first bytes (`head`, e.g. the first 64 KiB). */
-export function detectFormat(filename: string, head: Buffer): DatasetFormat {
+/** Picks the reader for a file from its name and its first bytes (`head`, e.g. the first 64 KiB; `complete` when that
+ *  is the whole file). */
+export function detectFormat(filename: string, head: Buffer, options: { complete?: boolean } = {}): DatasetFormat {
   if (head.length === 0) throw emptyFileError(0);
   const hint = extensionHint(filename);
   if (startsWith(head, [0x50, 0x41, 0x52, 0x31])) return 'parquet'; // "PAR1"
-  if (startsWith(head, [0xff, 0xfe]) || startsWith(head, [0xfe, 0xff])) {
-    throw unrecognized(filename, 'it is UTF-16 text; save it as UTF-8 and upload it again');
-  }
-  const bom = startsWith(head, [0xef, 0xbb, 0xbf]) ? 3 : 0;
-  const body = head.subarray(bom, head.length - incompleteTailLength(head));
+  const body = headText(head, sniffEncoding(head, true));
   if (looksBinary(body)) {
     throw unrecognized(
       filename,
       hint === 'parquet' ? 'it does not start with the Parquet magic bytes "PAR1"' : 'the content is binary, not text',
     );
   }
-  const text = body.toString('utf8').trimStart();
+  const text = body.trimStart();
   if (text === '') {
     if (hint !== undefined && hint !== 'parquet' && hint !== 'text') return hint; // its reader says "only whitespace"
     throw emptyFileError(head.length);
   }
   if (text.startsWith('[')) return 'json';
   if (text.startsWith('{')) return jsonOrJsonl(text, hint);
-  return delimited(text, hint, filename);
+  return delimited(text, hint, filename, options.complete ?? true);
 }

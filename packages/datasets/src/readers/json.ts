@@ -6,7 +6,7 @@ import { jsonParser, type Token } from 'stream-json/parser.js';
 import { jsonVerifier } from 'stream-json/utils/verifier.js';
 import type { ByteSource } from './byte-source.ts';
 import { lonelySurrogateAt, MAX_ROW_BYTES, type DatasetRow } from './rows.ts';
-import { utf8Text } from './text.ts';
+import { decodedText } from './text.ts';
 
 // stream-chain's end-of-input marker, which flushes its stages. A registered symbol, so that it can be shared
 // without importing stream-chain (not a dependency of ours).
@@ -111,7 +111,7 @@ class RowWalker {
 async function locateSyntaxError(source: ByteSource, fallback: string): Promise<BadRequest> {
   const verify = jsonVerifier() as unknown as Stage;
   try {
-    for await (const text of utf8Text(source)) verify(text);
+    for await (const text of decodedText(source, { legacy: false })) verify(text);
     verify(END_OF_INPUT);
   } catch (err) {
     const e = err as Error & { line?: number; pos?: number };
@@ -140,7 +140,7 @@ export async function* readJsonBatches(source: ByteSource): AsyncGenerator<Datas
     return rows;
   };
   try {
-    for await (const text of utf8Text(source)) {
+    for await (const text of decodedText(source, { legacy: false })) {
       const rows = feed(text);
       charsSinceRow = rows.length > 0 ? 0 : charsSinceRow + text.length;
       if (charsSinceRow > MAX_ROW_BYTES) {

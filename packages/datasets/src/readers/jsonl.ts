@@ -3,7 +3,7 @@ import { BadRequest } from '@ftp/platform';
 import type { ByteSource } from './byte-source.ts';
 import { lineBatches } from './lines.ts';
 import { lonelySurrogateAt, type DatasetRow } from './rows.ts';
-import { utf8Text } from './text.ts';
+import { decodedText } from './text.ts';
 
 function kindOf(value: unknown): string {
   if (value === null) return 'null';
@@ -28,7 +28,7 @@ function parseLine(text: string, line: number): DatasetRow {
 
 /** Rows of a JSONL file, one batch per chunk of input. */
 export async function* readJsonlBatches(source: ByteSource): AsyncGenerator<DatasetRow[]> {
-  for await (const { first, lines } of lineBatches(utf8Text(source))) {
+  for await (const { first, lines } of lineBatches(decodedText(source, { legacy: false }))) {
     const batch: DatasetRow[] = [];
     for (const [i, raw] of lines.entries()) {
       const trimmed = raw.trim(); // also drops the \r of CRLF

@@ -1,6 +1,6 @@
 // Rows of raw uploads and processed datasets. Every method takes the caller's user_id and filters on
 // it, so another user's id reads exactly like an unknown one.
-import type { AugmentationCounts, DatasetProgress, DatasetStatus } from '@ftp/schema';
+import type { AugmentationCounts, DatasetProgress, DatasetStatus, Delimiter } from '@ftp/schema';
 import type { Database, Queryable } from './database.ts';
 import { guardedUpdate, type Bind } from './guarded-update.ts';
 import { DATASET_WORK, holdLost, listLostHolds, type LostHold } from './work-rows.ts';
@@ -15,8 +15,15 @@ export interface RawDatasetRow {
   num_examples: number;
   columns: string[];
   sample: Record<string, unknown>[];
+  /** What delimited text was read with; null for JSON, JSONL and Parquet. */
+  delimiter: Delimiter | null;
+  /** Sentences about what may have been read otherwise than meant. */
+  warnings: string[];
   created_at: Date;
 }
+
+/** An upload to record: no delimiter and no warnings unless given. */
+export type NewRawDatasetRow = Omit<RawDatasetRow, 'created_at' | 'delimiter' | 'warnings'> & Partial<Pick<RawDatasetRow, 'delimiter' | 'warnings'>>;
 
 export interface StoredSplit {
   split_name: string;
@@ -65,12 +72,12 @@ const JSON_COLUMNS = new Set(['config', 'splits', 'columns', 'augmentation', 'pr
 export class DatasetsRepository {
   constructor(private readonly db: Database) {}
 
-  async insertRaw(row: Omit<RawDatasetRow, 'created_at'>): Promise<RawDatasetRow> {
+  async insertRaw(row: NewRawDatasetRow): Promise<RawDatasetRow> {
     const [created] = await this.db.query<RawDatasetRow>(
-      `INSERT INTO raw_datasets (dataset_id, user_id, filename, format, blob_key, size_bytes, num_examples, columns, sample)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8::json, $9::json) RETURNING *`,
+      `INSERT INTO raw_datasets (dataset_id, user_id, filename, format, blob_key, size_bytes, num_examples, columns, sample, delimiter, warnings)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8::json, $9::json, $10, $11::json) RETURNING *`,
       [row.dataset_id, row.user_id, row.filename, row.format, row.blob_key, row.size_bytes, row.num_examples,
-        JSON.stringify(row.columns), JSON.stringify(row.sample)],
+        JSON.stringify(row.columns), JSON.stringify(row.sample), row.delimiter ?? null, JSON.stringify(row.warnings ?? [])],
     );
     return created!;
   }

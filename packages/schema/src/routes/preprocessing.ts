@@ -34,7 +34,10 @@ export const preprocessingRoutes = {
       summary: 'Upload a raw dataset file',
       description:
         'multipart/form-data with one required binary part `file`: CSV, TSV, JSON (an array of objects, or an object with one array field), JSONL or Parquet. ' +
-        'The file is streamed to blob storage as uploaded (limit MAX_UPLOAD_BYTES, default 1 GiB) and described by its first rows, columns and exact row count.',
+        'The file is streamed to blob storage as uploaded (limit MAX_UPLOAD_BYTES, default 1 GiB) and described by its first rows, columns and exact row count. ' +
+        'Delimited text is read as people write it: the delimiter (comma, semicolon, tab or pipe) is detected from the content, or chosen by the optional ' +
+        'field `delimiter`, and reported as `delimiter`; text may be UTF-8 (a BOM is dropped), UTF-16 with a BOM, or Windows-1252 (CSV and TSV only). ' +
+        'What may have been read otherwise than meant is in `warnings`.',
       tags,
       consumes: ['multipart/form-data'],
       security: bearerOptional,
@@ -42,7 +45,7 @@ export const preprocessingRoutes = {
         200: UploadResult.describe('The stored file and what it contains'),
         400: ErrorBody.describe('The file cannot be parsed or is not an accepted format; detail names the row or the accepted formats'),
         413: ErrorBody.describe('The file is larger than MAX_UPLOAD_BYTES'),
-        422: invalidRequest,
+        422: invalidRequest.describe('No `file` part, a file name with NUL, or a `delimiter` field that is not one of , ; | or a tab'),
         ...serviceErrors,
       },
     },
@@ -57,6 +60,7 @@ export const preprocessingRoutes = {
       description:
         'Maps columns or templates to messages, normalises whitespace, augments the train split and splits the rows. ' +
         'Which field_mappings keys are required depends on processing_mode; an unknown column in a mapping is a 422 that lists the columns. ' +
+        'A user_field and assistant_field that render the same text in every row (one column mapped to both) are a 422 naming both. ' +
         'Without a language-model augmentation method the answer is the dataset, status ready. With use_back_translation, use_paraphrasing ' +
         'or use_synthesis the request is checked (LLM_API_BASE and LLM_MODEL set, llm_api_key given, else 422), the dataset is recorded ' +
         'with status processing and no splits, and a worker finishes it: follow GET /datasets/{processed_dataset_id} (progress) ' +

@@ -1,12 +1,16 @@
 // /datasets: upload a raw file and list uploads, process one into ChatML splits, list, read and delete processed datasets.
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { invalidField, NotFound } from '@ftp/platform';
-import { preprocessingRoutes } from '@ftp/schema';
+import { invalidField, NotFound, PayloadTooLarge } from '@ftp/platform';
+import { MULTIPART_LIMITS, preprocessingRoutes, type Delimiter } from '@ftp/schema';
 import { queueProcessing } from '@ftp/jobs';
-import { beginProcessing, datasetSource, needsWorker, presentDatasetSummary, presentProcessedDataset, presentProcessingResult, presentUpload, presentUploadList, processDataset, storeUploadPart } from '@ftp/datasets';
+import {
+  beginProcessing, datasetSource, discardUpload, needsWorker, parseDelimiterField, presentDatasetSummary, presentProcessedDataset, presentProcessingResult,
+  presentUpload, presentUploadList, processDataset, receiveUploadPart, recordUpload, type ReceivedUpload,
+} from '@ftp/datasets';
 
 const FILE_PART = 'file';
+const DELIMITER_FIELD = 'delimiter';
 
 export async function datasetRoutes(app: FastifyInstance): Promise<void> {
   const routes = app.withTypeProvider<ZodTypeProvider>();
@@ -18,13 +22,30 @@ export async function datasetRoutes(app: FastifyInstance): Promise<void> {
       const missingFile = () =>
         invalidField(['body', FILE_PART], 'send multipart/form-data with one binary part named "file"', 'missing');
       if (!request.isMultipart()) throw missingFile();
-      const part = await request.file({ limits: { fileSize: platform.config.MAX_UPLOAD_BYTES, files: 1 } });
-      if (!part) throw missingFile();
-      if (part.fieldname !== FILE_PART) {
-        part.file.resume();
-        throw invalidField(['body', FILE_PART], `the file part is named ${JSON.stringify(part.fieldname)}; name it "file"`, 'missing');
+      // Form fields may come before or after the file (curl sends them in the order given): the file is stored as it
+      // streams and described once every part is in, or dropped again when a part is refused.
+      let received: ReceivedUpload | undefined;
+      let delimiter: Delimiter | undefined;
+      try {
+        for await (const part of request.parts({ limits: { fileSize: platform.config.MAX_UPLOAD_BYTES, files: 1 } })) {
+          if (part.type === 'file') {
+            if (part.fieldname !== FILE_PART) {
+              part.file.resume();
+              throw invalidField(['body', FILE_PART], `the file part is named ${JSON.stringify(part.fieldname)}; name it "file"`, 'missing');
+            }
+            received = await receiveUploadPart(platform, request.userId, part);
+          } else if (part.valueTruncated) {
+            throw new PayloadTooLarge(`the multipart field ${JSON.stringify(part.fieldname)} is longer than ${MULTIPART_LIMITS.fieldSize} bytes`);
+          } else if (part.fieldname === DELIMITER_FIELD) {
+            delimiter = parseDelimiterField(part.value);
+          }
+        }
+      } catch (err) {
+        if (received) await discardUpload(platform, received);
+        throw err;
       }
-      return presentUpload(await storeUploadPart(platform, request.userId, part), platform.blobs);
+      if (!received) throw missingFile();
+      return presentUpload(await recordUpload(platform, request.userId, received, { delimiter }), platform.blobs);
     },
   });
 

@@ -113,7 +113,13 @@ export async function api<T>(service: Service, path: string, options: RequestOpt
 }
 
 /** Uploads a file as multipart `file`, reporting the share sent (0–1). XHR, because fetch reports no upload progress. */
-export function uploadWithProgress<T>(service: Service, path: string, file: File, onProgress: (fraction: number) => void): Promise<T> {
+export function uploadWithProgress<T>(
+  service: Service,
+  path: string,
+  file: File,
+  onProgress: (fraction: number) => void,
+  fields: Record<string, string> = {},
+): Promise<T> {
   return new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();
     xhr.open('POST', `/api/${service}${path}`);
@@ -140,6 +146,7 @@ export function uploadWithProgress<T>(service: Service, path: string, file: File
     };
     xhr.onerror = () => reject(new ApiError(0, 'the upload was interrupted: the console could not be reached'));
     const form = new FormData();
+    for (const [name, value] of Object.entries(fields)) form.append(name, value);
     form.append('file', file, file.name);
     xhr.send(form);
   });

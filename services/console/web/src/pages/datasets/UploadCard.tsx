@@ -1,24 +1,37 @@
-// Upload a raw dataset file with a progress bar, then show what the service read: rows, columns and the first rows.
+// Upload a raw dataset file with a progress bar, then show what the service read: rows, columns, the delimiter, any
+// warnings and the first rows. The delimiter is detected by the service unless chosen here (the file is sent again).
 import { useState } from 'react';
-import { Badge, Card, FileInput, Group, Progress, ScrollArea, Stack, Table, Text, Title } from '@mantine/core';
+import { Alert, Badge, Card, FileInput, Group, NativeSelect, Progress, ScrollArea, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
 import { uploadWithProgress } from '../../api/client.ts';
 import type { UploadResult } from '../../api/types.ts';
 import { ErrorAlert } from '../../components/ErrorAlert.tsx';
 import { formatBytes } from '../../components/format.ts';
 
+const DELIMITER_CHOICES = [
+  { value: '', label: 'Detect from the file' },
+  { value: ',', label: 'Comma ,' },
+  { value: ';', label: 'Semicolon ;' },
+  { value: '\t', label: 'Tab' },
+  { value: '|', label: 'Pipe |' },
+];
+
+const delimiterName = (delimiter: string) => DELIMITER_CHOICES.find((c) => c.value === delimiter)?.label.toLowerCase() ?? JSON.stringify(delimiter);
+
 export function UploadCard({ upload, onUploaded }: { upload: UploadResult | undefined; onUploaded: (upload: UploadResult | undefined) => void }) {
   const [progress, setProgress] = useState<number>();
   const [error, setError] = useState<string>();
   const [file, setFile] = useState<File | null>(null);
+  const [delimiter, setDelimiter] = useState('');
 
-  const send = async (chosen: File | null) => {
+  const send = async (chosen: File | null, chosenDelimiter = delimiter) => {
     setFile(chosen);
     setError(undefined);
     onUploaded(undefined);
     if (!chosen) return setProgress(undefined);
     setProgress(0);
     try {
-      onUploaded(await uploadWithProgress<UploadResult>('preprocessing', '/datasets/upload', chosen, setProgress));
+      const fields: Record<string, string> = chosenDelimiter ? { delimiter: chosenDelimiter } : {};
+      onUploaded(await uploadWithProgress<UploadResult>('preprocessing', '/datasets/upload', chosen, setProgress, fields));
     } catch (err) {
       setError((err as Error).message);
     }
@@ -34,7 +47,19 @@ export function UploadCard({ upload, onUploaded }: { upload: UploadResult | unde
         <Text size="sm" c="dimmed">
           CSV, TSV, JSON, JSONL or Parquet. The file is stored as it is; processing comes next.
         </Text>
-        <FileInput label="Dataset file" placeholder="Choose a file" value={file} onChange={(f) => void send(f)} clearable accept=".csv,.tsv,.json,.jsonl,.parquet,text/csv,application/json" />
+        <SimpleGrid cols={{ base: 1, sm: 2 }}>
+          <FileInput label="Dataset file" placeholder="Choose a file" value={file} onChange={(f) => void send(f)} clearable accept=".csv,.tsv,.txt,.json,.jsonl,.parquet,text/csv,application/json" />
+          <NativeSelect
+            label="Delimiter (CSV and TSV)"
+            value={delimiter}
+            data={DELIMITER_CHOICES}
+            onChange={(e) => {
+              const chosen = e.currentTarget.value;
+              setDelimiter(chosen);
+              if (file) void send(file, chosen);
+            }}
+          />
+        </SimpleGrid>
         {percent !== undefined && (
           <Stack gap={4}>
             <Progress value={percent} size="lg" animated={percent < 100 && !error} aria-label="Upload progress" data-testid="upload-progress" />
@@ -55,7 +80,13 @@ function UploadSummary({ upload }: { upload: UploadResult }) {
     <Stack gap="xs" data-testid="upload-summary">
       <Text size="sm">
         <b>{upload.filename}</b> · {formatBytes(upload.size_bytes)} · {upload.num_examples.toLocaleString('en')} rows
+        {upload.delimiter !== null && <> · read with {delimiterName(upload.delimiter)}</>}
       </Text>
+      {upload.warnings.map((warning) => (
+        <Alert key={warning} color="yellow" title="Check how the file was read" data-testid="upload-warning">
+          {warning}
+        </Alert>
+      ))}
       <Group gap={4} aria-label="Columns">
         {upload.columns.map((column) => (
           <Badge key={column} variant="light" tt="none">

@@ -52,6 +52,9 @@ export function previewRecords(mode: ProcessingMode, mappings: Mappings, rows: A
     compiled.set(key, pieces);
   }
   if (problems.length > 0) return { records: [], problems };
+  if (mode === 'language_modeling' && JSON.stringify(compiled.get('user_field')) === JSON.stringify(compiled.get('assistant_field'))) {
+    return { records: [], problems: ['user_field and assistant_field are the same mapping, so the model would only learn to repeat the prompt; map assistant_field to the answers'] };
+  }
 
   const text = (s: string) => (normalize ? normalizeWhitespace(s) : s);
   const content = (key: MappingKey, row: Record<string, unknown>): ChatMessage['content'] => {
@@ -75,13 +78,17 @@ export function previewRecords(mode: ProcessingMode, mappings: Mappings, rows: A
   return { records, problems };
 }
 
-/** A first guess of the mappings from the column names (question/answer, prompt/response, chosen/rejected, …). */
+/** A first guess of the mappings from the column names (question/answer, prompt/response, chosen/rejected, …). A column
+ *  is guessed for one field at most: one column named "question;answer" (a file split at the wrong delimiter) must
+ *  not become both the user and the assistant turn. */
 export function guessMappings(columns: string[]): Mappings {
-  const find = (pattern: RegExp) => columns.find((c) => pattern.test(c));
+  const taken = new Set<string>();
   const guess: Mappings = {};
   const pick = (key: MappingKey, pattern: RegExp) => {
-    const column = find(pattern);
-    if (column) guess[key] = { type: 'column', value: column };
+    const column = columns.find((c) => !taken.has(c) && pattern.test(c));
+    if (!column) return;
+    taken.add(column);
+    guess[key] = { type: 'column', value: column };
   };
   pick('system_field', /^(system|system_prompt)$/i);
   pick('user_field', /question|prompt|instruction|input|query|user/i);

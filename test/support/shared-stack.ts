@@ -36,7 +36,7 @@ interface Registered {
   logFile: string;
 }
 
-export interface SharedStack extends Omit<Registered, 'pid' | 'jwtSecret'> {
+export interface SharedStack extends Omit<Registered, 'jwtSecret'> {
   /** A bearer credential of `user` (a JWT the stack accepts): the same user each time the same name is asked. */
   token(user: string): Promise<string>;
   /** Everything the stack wrote to stdout and stderr so far. */
@@ -121,7 +121,7 @@ export async function sharedStack(): Promise<SharedStack> {
     stack = await start(home);
     await fs.writeFile(registry, JSON.stringify(stack));
   }
-  const { pid: _pid, jwtSecret, ...reachable } = stack;
+  const { jwtSecret, ...reachable } = stack;
   const key = new TextEncoder().encode(jwtSecret);
   return {
     ...reachable,

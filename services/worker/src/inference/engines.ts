@@ -1,13 +1,13 @@
 // The two ways a model runs on a worker, both kept warm for the life of the worker: transformers (+PEFT) in one
-// long-lived ML core process (CoreServer, `ftcore serve`), and llama.cpp in this process (FastEngine, loaded on
-// first use). Each keeps an LRU of loaded models within INFERENCE_MEMORY_BYTES. Their failures become the errors
+// long-lived ML core process (CoreServer, `ftcore serve`), and llama.cpp in a process of its own (EngineProcess,
+// started on first use; a model that makes llama.cpp abort ends that process, never the worker's). Each keeps an LRU of loaded models within INFERENCE_MEMORY_BYTES. Their failures become the errors
 // the API answers with (they cross the queue as data).
 import { CoreServer, CoreServerError, type EvaluateParams, type Generated, type Scored, type ServeMessage } from '@ftp/core-client';
 import { invalidField, ServiceUnavailable, type Platform } from '@ftp/platform';
 import { samplingTemperature, type GenerationDetail, type GenerationSettings, type GradePayload, type GradeResult, type InferResult, type StreamDelta } from '@ftp/jobs';
-import type { FastEngine } from '../fast-engine/index.ts';
 import { withJudgeRelay } from './judge-relay.ts';
-// Not through the fast engine's index: that loads node-llama-cpp, which waits for the first fast request.
+// Not through the fast engine's index: that loads node-llama-cpp, which this process never does.
+import { EngineProcess, type FastGenerator } from '../fast-engine/engine-process.ts';
 import { UnsupportedSchemaError } from '../fast-engine/json-schema.ts';
 
 /** Local files of the model a request runs, for the engine it asked for. */
@@ -18,13 +18,13 @@ export type ModelFiles =
 export interface InferenceEnginesOptions {
   /** The warm ML core; default: one on CORE_PYTHON with the INFERENCE_MEMORY_BYTES budget. */
   core?: CoreServer;
-  /** Makes the fast engine on first use; default: FastEngine.create with the same budget. */
-  createFastEngine?: () => Promise<FastEngine>;
+  /** Makes the fast engine on first use; default: an EngineProcess with the same budget. */
+  createFastEngine?: () => Promise<FastGenerator>;
 }
 
 export class InferenceEngines {
   readonly core: CoreServer;
-  private fast: Promise<FastEngine> | undefined;
+  private fast: Promise<FastGenerator> | undefined;
 
   constructor(
     private readonly platform: Platform,
@@ -151,14 +151,12 @@ export class InferenceEngines {
     await Promise.all([this.core.close(), fast?.then((engine) => engine.dispose(), () => undefined)]);
   }
 
-  private fastEngine(): Promise<FastEngine> {
+  private fastEngine(): Promise<FastGenerator> {
     this.fast ??= (
       this.options.createFastEngine ??
       (async () => {
-        // Loaded on first use: node-llama-cpp costs most of a second to import.
-        const { FastEngine } = await import('../fast-engine/index.ts');
         const { INFERENCE_MEMORY_BYTES, FAST_ENGINE_THREADS } = this.platform.config;
-        return FastEngine.create({ memoryBudgetBytes: INFERENCE_MEMORY_BYTES, ...(FAST_ENGINE_THREADS ? { threads: FAST_ENGINE_THREADS } : {}) });
+        return new EngineProcess({ memoryBudgetBytes: INFERENCE_MEMORY_BYTES, ...(FAST_ENGINE_THREADS ? { threads: FAST_ENGINE_THREADS } : {}) });
       })
     )().catch((err: unknown) => {
       this.fast = undefined;

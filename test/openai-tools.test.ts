@@ -1,16 +1,14 @@
 // Function calling through the official npm client, unchanged, against this worker's shared embedded stack: a
 // fine-tuning file of get_weather conversations with a bad line fails the job with the line's number; a named
 // tool_choice on tiny-qwen2.5 (random weights, Qwen2.5's published template) is a call in the family's format whose
-// arguments follow the tool's schema, streamed as OpenAI streams calls, and a tool's result then gets a text answer;
-// and a pretrained model, fine-tuned on three dozen such conversations, calls the tool unforced for cities it never
-// saw, on both engines, streamed and not. That one is SmolLM2-135M-Instruct with Qwen2.5's template: a random-init
-// model cannot learn in a test's time to copy an unseen city into the call (it memorises the cities it saw).
+// arguments follow the tool's schema, streamed as OpenAI streams calls, and a tool's result then gets a text answer.
+// That the default model (SmolLM2-135M-Instruct with Qwen2.5's template), fine-tuned on three dozen such
+// conversations, calls the tool unforced for a city it never saw, on both engines, is the README's function-calling
+// block (test/readme.test.ts runs it with the official Python client).
 import OpenAI, { toFile } from 'openai';
-import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { until } from './support/http.ts';
 import { sharedStack, TOOL_MODEL } from './support/shared-stack.ts';
-import { PRETRAINED_TOOL_MODEL } from './support/tiny-model.ts';
 
 let alice: OpenAI;
 
@@ -104,77 +102,5 @@ describe('function calling with the official npm client', { timeout: 600_000 }, 
     expect(final.choices[0]!.message.tool_calls ?? []).toEqual([]);
     expect(final.choices[0]!.message.content).toMatch(/\S/);
   });
-
-  it('a pretrained model fine-tuned on three dozen get_weather conversations calls it for unseen cities, on both engines, streamed and not', async () => {
-    const asks = ['What is the weather in {c}?', 'How is the weather in {c} today?', 'Is it raining in {c}?', 'Weather for {c}, please.', "What's it like outside in {c}?", 'Tell me the weather in {c}.'];
-    const lines = TRAINING_CITIES.map((city, i) => line(city, i, asks[i % asks.length]!.replace('{c}', city)));
-    const file = await alice.files.create({ file: await toFile(Buffer.from(lines.join('\n')), 'weather-calls.jsonl'), purpose: 'fine-tune' });
-    // 18 steps of 4; LoRA r16 at 4e-3 (OpenAI's multiplier over our 2e-4): about 85 s of training on two CPU cores.
-    const created = await alice.fineTuning.jobs.create({
-      model: PRETRAINED_TOOL_MODEL,
-      training_file: file.id,
-      seed: 42,
-      method: { type: 'supervised', supervised: { hyperparameters: { n_epochs: 2, batch_size: 4, learning_rate_multiplier: 20 } } },
-    });
-    const job = await finished(created.id);
-    expect(job.status, JSON.stringify(job.error)).toBe('succeeded');
-
-    /** How many of the unseen cities get the call get_weather({city}) with tool_choice auto and no grammar. */
-    const score = async (model: string, fast: boolean, stream: boolean) => {
-      const called = await Promise.all(UNSEEN_CITIES.map(async (city) => {
-        const request = { model, messages: [{ role: 'user' as const, content: `What is the weather in ${city}?` }], tools: [WEATHER], temperature: 0, max_tokens: 40 };
-        const extension = { use_fast_engine: fast }; // ours: which engine runs it
-        const answer = stream ? await streamedAnswer({ ...request, ...extension }) : await plainAnswer({ ...request, ...extension });
-        return answer.finish === 'tool_calls' && answer.calls.length === 1 && answer.calls[0]!.name === 'get_weather' && jsonOr(answer.calls[0]!.arguments)?.city === city;
-      }));
-      return called.filter(Boolean).length;
-    };
-    // The base does not call it: what the fine-tuned model does, it learnt.
-    const base = await score(PRETRAINED_TOOL_MODEL, true, false);
-    expect(base).toBeLessThanOrEqual(2);
-    const model = job.fine_tuned_model!;
-    const scores = { llamaCpp: await score(model, true, false), llamaCppStreamed: await score(model, true, true), transformers: await score(model, false, false), transformersStreamed: await score(model, false, true) };
-    console.info(`unseen cities called right, of 10: base ${base}, fine-tuned ${JSON.stringify(scores)}`);
-    for (const right of Object.values(scores)) expect(right, JSON.stringify(scores)).toBeGreaterThanOrEqual(8);
-  });
 });
 
-const TRAINING_CITIES = [
-  'Paris', 'Rome', 'Oslo', 'Lima', 'Berlin', 'Madrid', 'Tokyo', 'Cairo', 'Dublin', 'Vienna', 'Prague', 'Warsaw', 'Athens', 'Lisbon', 'Boston', 'Denver',
-  'Seattle', 'Chicago', 'Toronto', 'Montreal', 'Mumbai', 'Delhi', 'Beijing', 'Shanghai', 'Seoul', 'Bangkok', 'Jakarta', 'Manila', 'Nairobi', 'Lagos', 'Havana', 'Quito',
-  'Hamburg', 'Munich', 'Krakow', 'Seville',
-];
-const UNSEEN_CITIES = ['Sydney', 'Perth', 'Milan', 'Naples', 'Lyon', 'Nice', 'Porto', 'Bergen', 'Geneva', 'Zurich'];
-
-interface Answer {
-  finish: string | null;
-  calls: Array<{ name: string; arguments: string }>;
-}
-
-const jsonOr = (text: string): Record<string, unknown> | undefined => {
-  try {
-    return JSON.parse(text) as Record<string, unknown>;
-  } catch {
-    return undefined;
-  }
-};
-
-async function plainAnswer(request: ChatCompletionCreateParamsNonStreaming): Promise<Answer> {
-  const choice = (await alice.chat.completions.create(request)).choices[0]!;
-  return { finish: choice.finish_reason, calls: (choice.message.tool_calls ?? []).map((c) => (c.type === 'function' ? c.function : { name: '', arguments: '' })) };
-}
-
-/** The calls of a streamed answer, put together from their deltas as the SDK's users do. */
-async function streamedAnswer(request: ChatCompletionCreateParamsNonStreaming): Promise<Answer> {
-  const calls: Answer['calls'] = [];
-  let finish: string | null = null;
-  for await (const chunk of await alice.chat.completions.create({ ...request, stream: true })) {
-    for (const part of chunk.choices[0]?.delta?.tool_calls ?? []) {
-      const call = (calls[part.index] ??= { name: '', arguments: '' });
-      call.name += part.function?.name ?? '';
-      call.arguments += part.function?.arguments ?? '';
-    }
-    finish = chunk.choices[0]?.finish_reason ?? finish;
-  }
-  return { finish, calls };
-}

@@ -153,6 +153,15 @@ def parse_options(argv: list[str]):
     return command, from_dict(options_cls, data)
 
 
+def _held_for_a_test(command: str) -> None:
+    """FTCORE_TEST_HOLD=<command>=<seconds>: the command waits that long before it starts, so that a test sees what a
+    slow stage says while it runs (#39: a worker's progress every PROGRESS_INTERVAL_S). Unset, nothing happens."""
+    hold = os.environ.get("FTCORE_TEST_HOLD", "")
+    name, _, seconds = hold.partition("=")
+    if name == command and seconds:
+        time.sleep(float(seconds))
+
+
 def main(argv: list[str] | None = None) -> int:
     # stdout belongs to the protocol: events go to a copy of its descriptor, and descriptor 1 itself becomes stderr,
     # so that what a library prints goes there, from Python or from C++ (gloo's "[Gloo] Rank … is connected" lines).
@@ -172,6 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     command = argv[0] if argv else "?"
     try:
         command, options = parse_options(argv)
+        _held_for_a_test(command)
         importlib.import_module(COMMANDS[command]).run(options)
     except SpecError as e:
         events.emit(events.Error(code="validation", message=str(e)))

@@ -21,6 +21,7 @@ export function presentExportRecord(row: ExportRow): ExportRecord {
     destination: row.destination,
     hub_repo_id: row.hub_repo_id,
     message: row.message,
+    progress: row.status === 'running' ? row.progress : null,
     artifacts: row.artifacts,
     finished_at: row.finished_at ? iso(row.finished_at) : null,
     updated_at: iso(row.updated_at),

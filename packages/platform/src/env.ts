@@ -43,6 +43,7 @@ const EnvSchema = z
     INFERENCE_TIMEOUT_MS: positiveInt.default(600_000).describe('time limit of one batch inference or evaluation request (504 past it)'),
     PREFLIGHT_TIMEOUT_MS: positiveInt.default(300_000).describe('time limit of a training dry run (POST /train with dry_run; 504 past it)'),
     INFERENCE_MEMORY_BYTES: positiveInt.default(4 * 1024 ** 3).describe('model weights each inference engine keeps loaded between requests'),
+    PROGRESS_INTERVAL_S: z.coerce.number().positive().max(60).default(5).describe('how often a worker says what a long stage (a model build, an export) does while it runs'),
     PREPARE_GGUF_AFTER_TRAINING: boolFromEnv
       .default(true)
       .describe('after a job completes, the worker that ran it (when it serves the infer queue) converts its model to GGUF for the fast engine in the background, so the first chat does not wait for it'),

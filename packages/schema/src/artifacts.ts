@@ -62,7 +62,13 @@ export const ExportRecord = z
     started_at: Timestamp,
     destination: z.array(ExportDestination),
     hub_repo_id: maybe(z.string()).describe('Hub repository, when hub was a destination'),
-    message: maybe(z.string()).describe('What happened, in a sentence'),
+    message: maybe(z.string()).describe('What happened, in a sentence; while it runs, what its worker does now'),
+    progress: maybe(
+      z.object({
+        stage: z.string().describe('What the worker does now: "making the GGUF (q8_0) of job_… for llama.cpp"'),
+        elapsed_seconds: z.number().int().min(0).describe('For how long it has done it'),
+      }),
+    ).describe('While running: the stage and its time so far, updated every PROGRESS_INTERVAL_S (5 s); null between stages and once ended'),
     artifacts: z.array(ExportArtifact),
     finished_at: maybe(Timestamp).describe('Set once the export completed or failed'),
     updated_at: Timestamp,

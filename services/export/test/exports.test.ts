@@ -28,7 +28,7 @@ type Json = Record<string, any>;
 
 beforeAll(async () => {
   hub = await startHubStandin({ token: HUB_TOKEN });
-  h = await startTrainingHarness({ AUTH_MODE: 'token', HF_ENDPOINT: hub.url, HUB_TIMEOUT_MS: '5000' });
+  h = await startTrainingHarness({ AUTH_MODE: 'token', HF_ENDPOINT: hub.url, HUB_TIMEOUT_MS: '5000', PROGRESS_INTERVAL_S: '1' });
   app = await buildExportApp(h.platform);
   alice = { authorization: `Bearer ${(await h.platform.apiKeys.create('alice', 'a')).key}` };
   bob = { authorization: `Bearer ${(await h.platform.apiKeys.create('bob', 'b')).key}` };
@@ -143,6 +143,34 @@ describe('exports of a trained LoRA job', () => {
     expect(job.artifacts.file.gguf).toBe(job.gguf_path);
     expect(job.latest_export).toMatchObject({ export_id: record.export_id, type: 'gguf', status: 'completed' });
   }, 240_000);
+
+  it('a GGUF export says on its record what it does and for how long, every interval, while it runs (#39)', async () => {
+    // The conversion held open for 4 s (the core's test hook), the interval 1 s: at least three updates, growing.
+    process.env.FTCORE_TEST_HOLD = 'gguf=4';
+    try {
+      const res = await ex({ method: 'POST', url: '/exports', payload: { job_id: jobId, export_type: 'gguf', gguf_quantization: 'f16' }, headers: alice });
+      const { export_id: exportId } = res.json();
+      const seen: Json[] = [];
+      for (;;) {
+        const latest = (await ex({ url: `/exports/${jobId}`, headers: alice })).json().latest_export;
+        if (latest?.export_id === exportId && latest.status !== 'running') {
+          expect(latest.status, latest.message).toBe('completed');
+          expect(latest.progress).toBeNull();
+          break;
+        }
+        if (latest?.progress && JSON.stringify(latest.progress) !== JSON.stringify(seen.at(-1)?.progress)) seen.push(latest);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const converting = seen.filter((r) => /^making the GGUF \(f16\) of job \S+ for llama\.cpp/.test(r.progress.stage));
+      expect(converting.length, JSON.stringify(seen)).toBeGreaterThanOrEqual(3);
+      const elapsed = converting.map((r) => r.progress.elapsed_seconds);
+      expect(elapsed).toEqual([...elapsed].sort((a, b) => a - b));
+      expect(elapsed.at(-1)!).toBeGreaterThan(elapsed[0]!);
+      expect(converting.at(-1)!.message).toMatch(/: \d+ s so far$/);
+    } finally {
+      delete process.env.FTCORE_TEST_HOLD;
+    }
+  });
 
   it('merged → cloud: the merge made for the GGUF is stored as the raw folder, and archived', async () => {
     const record = await exportAndWait({ export_type: 'merged' });

@@ -17,7 +17,7 @@ describe('once with a build step', () => {
     const joined: string[] = [];
     const gate = deferred();
     let builds = 0;
-    const step = { what: 'converting the adapter', record: (m: string) => record.push(m) };
+    const step = { what: 'converting the adapter', record: (m: string) => record.push(m), heartbeatMs: 5_000 };
     const build = async () => {
       builds += 1;
       await gate.promise;
@@ -35,19 +35,34 @@ describe('once with a build step', () => {
 
   it('says nothing when the output exists, and says a failure', async () => {
     const heard: string[] = [];
-    await once('/tmp/target-b', async () => true, async () => { throw new Error('not called'); }, { what: 'merging' }, (m) => heard.push(m));
+    await once('/tmp/target-b', async () => true, async () => { throw new Error('not called'); }, { what: 'merging', heartbeatMs: 5_000 }, (m) => heard.push(m));
     expect(heard).toEqual([]);
-    const failing = once('/tmp/target-c', async () => false, async () => { throw new Error('the core failed'); }, { what: 'merging' }, (m) => heard.push(m));
+    const failing = once('/tmp/target-c', async () => false, async () => { throw new Error('the core failed'); }, { what: 'merging', heartbeatMs: 5_000 }, (m) => heard.push(m));
     await expect(failing).rejects.toThrow('the core failed');
     expect(heard).toEqual(['merging…', 'merging: failed after 0 s']);
   });
 
   it('keeps building for the others when a waiter\'s listener fails (its request is gone)', async () => {
     const record: string[] = [];
-    const result = await once('/tmp/target-d', async () => false, async () => undefined, { what: 'copying', record: (m) => record.push(m) }, () => {
+    const result = await once('/tmp/target-d', async () => false, async () => undefined, { what: 'copying', record: (m) => record.push(m), heartbeatMs: 5_000 }, () => {
       throw new Error('the request is gone');
     });
     expect(result).toBe('/tmp/target-d');
     expect(record).toEqual(['copying…', 'copying: done in 0 s']);
+  });
+
+  it('while a build runs, says every heartbeat how long it has run, with the stage beside each sentence (#39)', async () => {
+    const heard: { message: string; progress: { stage: string; elapsed_seconds: number } | null }[] = [];
+    const gate = deferred();
+    const running = once('/tmp/target-e', async () => false, () => gate.promise, { what: 'making the GGUF', heartbeatMs: 1_000 }, (message, progress) => {
+      heard.push({ message, progress });
+      if (heard.filter((h) => h.message.endsWith('s so far')).length === 3) gate.resolve();
+    });
+    await running;
+    const beats = heard.filter((h) => h.message.endsWith('s so far'));
+    expect(beats.map((b) => b.progress?.stage)).toEqual(['making the GGUF', 'making the GGUF', 'making the GGUF']);
+    const elapsed = beats.map((b) => b.progress!.elapsed_seconds);
+    expect(elapsed[2]!).toBeGreaterThan(elapsed[0]!);
+    expect(heard.at(-1)).toEqual({ message: expect.stringMatching(/^making the GGUF: done in \d+ s$/), progress: null });
   });
 });

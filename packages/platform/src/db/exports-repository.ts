@@ -26,6 +26,8 @@ export interface ExportRow {
   hub_repo_id: string | null;
   gguf_quantization: string | null;
   message: string | null;
+  /** While it runs: the stage its worker is at and for how long (null before the first and once it ended). */
+  progress: ExportProgress | null;
   artifacts: ExportArtifactRow[];
   worker_id: string | null;
   started_at: Date;
@@ -33,8 +35,13 @@ export interface ExportRow {
   updated_at: Date;
 }
 
-type ExportUpdate = Partial<Pick<ExportRow, 'status' | 'message' | 'artifacts' | 'worker_id' | 'finished_at'>>;
-const JSON_COLUMNS = new Set(['artifacts']);
+export interface ExportProgress {
+  stage: string;
+  elapsed_seconds: number;
+}
+
+type ExportUpdate = Partial<Pick<ExportRow, 'status' | 'message' | 'progress' | 'artifacts' | 'worker_id' | 'finished_at'>>;
+const JSON_COLUMNS = new Set(['artifacts', 'progress']);
 
 export class ExportsRepository {
   constructor(private readonly db: Database) {}
@@ -103,7 +110,7 @@ export class ExportsRepository {
   /** A worker takes a queued export (running, not held by any worker); undefined when it is finished, gone or
    *  already taken (the same export queued twice runs once). */
   async claim(exportId: string, workerId: string): Promise<ExportRow | undefined> {
-    return this.apply(exportId, { worker_id: workerId, message: 'exporting' }, () => ['worker_id IS NULL']);
+    return this.apply(exportId, { worker_id: workerId, message: 'exporting', progress: null }, () => ['worker_id IS NULL']);
   }
 
   /** Updates a running export (with `onlyWorker`, only while that worker holds it); returns the new row, or

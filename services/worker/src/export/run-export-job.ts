@@ -12,6 +12,7 @@ import { AppError, type ArtifactGroupsRow, type ExportArtifactRow, type ExportRo
 import { exportQueue, ggufFileName, HUB_TOKEN_LOST } from '@ftp/jobs';
 import type { GgufQuantization } from '@ftp/schema';
 import { JobModels } from '../models/job-models.ts';
+import { timedStage, type StageProgress } from '../models/build-progress.ts';
 import { ModelBuildError } from '../models/base-models.ts';
 import { listFolderFiles, uploadFolder } from '../models/blob-folders.ts';
 import { SHUTDOWN, type JobContext } from '../training/job-context.ts';
@@ -19,12 +20,15 @@ import { HubPublishError, publishToHub, type HubFile } from './hub-publish.ts';
 
 class ExportFailure extends Error {}
 
+/** Runs one stage of an export, said on its record while it runs. */
+type Stage = <T>(what: string, run: () => Promise<T>) => Promise<T>;
+
 /** What one export type is made of: its local files and where its cloud copies go. */
 interface ExportPlan {
   /** Every local file to publish, with its path inside the repository. */
   hubFiles(): Promise<HubFile[]>;
-  /** Stores the cloud copies (raw folder and/or downloadable file); returns their artifacts. */
-  storeInCloud(): Promise<ExportArtifactRow[]>;
+  /** Stores the cloud copies (raw folder and/or downloadable file), each upload a stage; returns their artifacts. */
+  storeInCloud(stage: Stage): Promise<ExportArtifactRow[]>;
   /** How the cloud copy reads in the export's message. */
   cloudDescription: string;
 }
@@ -44,22 +48,26 @@ export async function runExportJob(ctx: JobContext, exportId: string): Promise<v
     }
     const hubToken = secrets?.hubToken;
     if (row.destination.includes('hub') && !hubToken) throw new ExportFailure(HUB_TOKEN_LOST);
-    const models = new JobModels(platform, job, { ...(hubToken ? { secrets: { hubToken } } : {}), signal: ctx.signal }, step);
+    // What each stage does, and for how long, on the export's record while it runs (#39): a GGUF conversion is minutes.
+    const say = (message: string, progress: StageProgress | null) => void platform.exports.update(exportId, { message, progress }, ctx.workerId).catch(() => undefined);
+    const models = new JobModels(platform, job, { ...(hubToken ? { secrets: { hubToken } } : {}), signal: ctx.signal, progress: say }, step);
     const plan = exportPlan(platform, job, models, row);
+    const stage = <T>(what: string, run: () => Promise<T>) => timedStage({ what, heartbeatMs: platform.config.PROGRESS_INTERVAL_S * 1000 }, say, run);
     const done: string[] = [];
     if (row.destination.includes('cloud')) {
-      produced.push(...(await plan.storeInCloud()));
+      produced.push(...(await plan.storeInCloud(stage)));
       done.push(`cloud storage (${plan.cloudDescription})`);
     }
     if (row.destination.includes('hub')) {
       const target = { endpoint: platform.config.HF_ENDPOINT, token: hubToken!, repoId: row.hub_repo_id!, timeoutMs: platform.config.HUB_TIMEOUT_MS, signal: ctx.signal };
-      const url = await publishToHub(target, await plan.hubFiles(), `Upload ${row.type} of training job ${job.job_name} (${job.job_id})`);
+      const files = await plan.hubFiles();
+      const url = await stage(`publishing the ${row.type} to ${row.hub_repo_id}`, () => publishToHub(target, files, `Upload ${row.type} of training job ${job.job_name} (${job.job_id})`));
       produced.push({ type: row.type, variant: 'hub', path: url });
       done.push(url);
     }
     // The job's artifact groups name its final model; a checkpoint's exports are in their export record only.
     if (step === undefined) await recordOnJob(platform, job.job_id, produced);
-    await platform.exports.update(exportId, { status: 'completed', message: `${row.type} exported to ${done.join(' and ')}`, artifacts: produced, finished_at: new Date() }, ctx.workerId);
+    await platform.exports.update(exportId, { status: 'completed', message: `${row.type} exported to ${done.join(' and ')}`, progress: null, artifacts: produced, finished_at: new Date() }, ctx.workerId);
     await platform.secrets.drop(exportId);
     log.info({ artifacts: produced.length }, 'export completed');
   } catch (err) {
@@ -76,7 +84,7 @@ export async function runExportJob(ctx: JobContext, exportId: string): Promise<v
     let message = known ? err.message : `the export worker failed: ${(err as Error).message}`;
     if (produced.length > 0) message = `stored in cloud storage, but ${message}`;
     if (row.checkpoint_step === null) await recordOnJob(platform, row.job_id, produced).catch((e: unknown) => log.warn({ err: e }, 'could not record the partial export'));
-    await platform.exports.update(exportId, { status: 'failed', message, artifacts: produced, finished_at: new Date() }, ctx.workerId);
+    await platform.exports.update(exportId, { status: 'failed', message, progress: null, artifacts: produced, finished_at: new Date() }, ctx.workerId);
     await platform.secrets.drop(exportId);
   }
 }
@@ -98,12 +106,13 @@ function exportPlan(platform: Platform, job: TrainingJobRow, models: JobModels, 
     return {
       cloudDescription: `${name} with its Ollama Modelfile`,
       hubFiles: ggufFiles,
-      async storeInCloud() {
+      async storeInCloud(stage) {
         // The GGUF training wrote (include_gguf) serves as it is; otherwise it goes beside the other exports.
         let key = `${models.prefixes.gguf}${name}`;
         if (ofCheckpoint || !(await platform.blobs.stat(key))) {
           const prefix = `${exportsPrefix}/gguf-${quantization}`;
-          await uploadFolder(platform, path.dirname(await models.gguf(quantization)), prefix);
+          const folder = path.dirname(await models.gguf(quantization));
+          await stage(`storing ${name} in cloud storage`, () => uploadFolder(platform, folder, prefix));
           key = `${prefix}/${name}`;
         }
         return [{ type: 'gguf', variant: 'file', path: platform.blobs.uri(key) }];
@@ -116,7 +125,7 @@ function exportPlan(platform: Platform, job: TrainingJobRow, models: JobModels, 
   return {
     cloudDescription: `folder and ${kind}.tar.gz`,
     hubFiles: async () => folderFiles(await localFolder()),
-    async storeInCloud() {
+    async storeInCloud(stage) {
       const folder = await localFolder();
       // The raw folder: training stored the adapter (and a merged model when asked); a merge made now is stored
       // where training would have put it, so the next JobModels downloads it instead of merging again.
@@ -128,8 +137,8 @@ function exportPlan(platform: Platform, job: TrainingJobRow, models: JobModels, 
       const archive = path.join(platform.config.dataDir, 'tmp', `${row.export_id}-${kind}.tar.gz`);
       await fs.mkdir(path.dirname(archive), { recursive: true });
       try {
-        await pipeline(createTar({ gzip: true, portable: true, cwd: folder, prefix: `${job.job_id}-${kind}` }, await listFolderFiles(folder)), createWriteStream(archive));
-        await platform.blobs.put(archiveKey, createReadStream(archive));
+        await stage(`packing ${kind}.tar.gz`, async () => pipeline(createTar({ gzip: true, portable: true, cwd: folder, prefix: `${job.job_id}-${kind}` }, await listFolderFiles(folder)), createWriteStream(archive)));
+        await stage(`storing ${kind}.tar.gz in cloud storage`, () => platform.blobs.put(archiveKey, createReadStream(archive)));
       } finally {
         await fs.rm(archive, { force: true });
       }

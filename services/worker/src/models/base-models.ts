@@ -30,7 +30,7 @@ export interface ModelBuildOptions {
 
 /** A build step that the worker's log records. */
 export function loggedStep(platform: Platform, what: string, fields: Record<string, unknown> = {}): BuildStep {
-  return { what, record: (message) => platform.logger.info(fields, message) };
+  return { what, record: (message) => platform.logger.info(fields, message), heartbeatMs: platform.config.PROGRESS_INTERVAL_S * 1000 };
 }
 
 export const isFile = (p: string) => fs.stat(p).then((s) => s.isFile(), () => false);

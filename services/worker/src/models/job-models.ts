@@ -57,6 +57,7 @@ export class JobModels {
         // about: model — a note on the job's model, not on its training (the /v1 face leaves these out)
         void platform.jobs.appendEvent(job.job_id, 'log', { level: 'info', message, about: 'model' }).catch(() => undefined); // a deleted job
       },
+      heartbeatMs: platform.config.PROGRESS_INTERVAL_S * 1000,
     };
   }
 

@@ -50,8 +50,8 @@ class captured_events:
         return [e for e in self.events if e.event == kind]
 
 
-def run_cli(args: list[str], timeout: float = 300, **popen) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+def run_cli(args: list[str], timeout: float = 300, env: dict | None = None, **popen) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
     return subprocess.run([sys.executable, "-m", "ftcore", *args], cwd=CORE, env=env, capture_output=True,
                           text=True, timeout=timeout, **popen)
 

@@ -58,7 +58,7 @@ def test_qlora_on_cpu_fails_validation_with_one_error_event_and_nonzero_exit(tmp
     result = run_cli(["train", "--base_model", tiny_model, "--train_file", train, "--output_dir", str(tmp_path / "o"),
                       "--method", "QLoRA", "--device", "cpu"])
     assert result.returncode == 2
-    (event,) = stdout_events(result.stdout)
+    (event,) = [e for e in stdout_events(result.stdout) if e.event != "log"]  # the stages it said beside
     assert event.event == "error" and event.code == "validation"
     assert event.message == "QLoRA needs a CUDA GPU; use LoRA"
 
@@ -77,3 +77,19 @@ def test_every_reward_field_the_api_takes_is_one_the_core_holds():
     assert len(kinds) == 7
     for kind in kinds:
         assert set(kind["properties"]) <= held, (kind["properties"]["type"]["const"], set(kind["properties"]) - held)
+
+
+def test_a_slow_stage_is_said_with_its_time_so_far_at_every_interval(tmp_path):
+    """#39: no wait over 10 s without a word. A command held 3.5 s in its first stage (the test hook), the interval
+    1 s: at least three heartbeats, each the stage and a growing time, before the command goes on."""
+    import json as _json
+
+    done = run_cli(["make-tiny-model", "--output_dir", str(tmp_path / "m")],
+                   env={"FTCORE_TEST_HOLD": "make-tiny-model=3.5", "FTCORE_PROGRESS_INTERVAL": "1"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = [_json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    beats = [e["message"] for e in found if e["event"] == "log" and e["message"].startswith("loading the ML libraries: ")]
+    assert len(beats) >= 3, found
+    seconds = [int(m.split(": ")[1].split(" s so far")[0]) for m in beats]
+    assert seconds == sorted(seconds) and seconds[-1] > seconds[0]
+    assert [e["event"] for e in found][-2:] == ["artifact", "done"]

@@ -179,10 +179,14 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     argv = sys.argv[1:] if argv is None else argv
     command = argv[0] if argv else "?"
+    if command != "serve":  # serve answers requests; its waits are said per request
+        events.start_heartbeat()
+        events.stage("loading the ML libraries")
     try:
         command, options = parse_options(argv)
         _held_for_a_test(command)
         importlib.import_module(COMMANDS[command]).run(options)
+        events.end_stage()
     except SpecError as e:
         events.emit(events.Error(code="validation", message=str(e)))
         return 2

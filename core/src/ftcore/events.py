@@ -8,6 +8,7 @@ import json
 import os
 import sys
 import threading
+import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
@@ -194,9 +195,10 @@ def muted():
 
 
 def emit(event: CoreEvent) -> None:
-    global _out
+    global _out, _last_emit
     line = json.dumps(asdict(event), allow_nan=False, default=str)
     with _lock:
+        _last_emit = time.monotonic()
         try:
             _out.write(line + "\n")
             _out.flush()
@@ -206,6 +208,44 @@ def emit(event: CoreEvent) -> None:
 
             _out = open(os.devnull, "w")
             detach_from_parent()
+
+
+# --- what the command is doing now (#39: no wait over 10 s without a word) -----------------------------------------
+
+_last_emit = time.monotonic()
+_stage: dict[str, Any] = {"name": None, "since": 0.0}
+
+
+def stage(name: str) -> None:
+    """The command now does `name` ("loading the base model"): said at once, and while it lasts every
+    FTCORE_PROGRESS_INTERVAL seconds (5; the worker sets it from PROGRESS_INTERVAL_S) with the time so far, unless
+    another event went out meanwhile (start_heartbeat)."""
+    _stage.update(name=name, since=time.monotonic())
+    emit(Log(level="info", message=f"{name}…"))
+
+
+def stage_label(name: str) -> None:
+    """The same stage, said differently from now on ("training, step 7 of 30"), its time running on."""
+    _stage["name"] = name
+
+
+def end_stage() -> None:
+    _stage["name"] = None
+
+
+def start_heartbeat() -> None:
+    """A daemon thread that says the current stage and its time so far whenever the command has been silent for an
+    interval: a worker, and the person behind it, hears from the core at least that often."""
+    interval = float(os.environ.get("FTCORE_PROGRESS_INTERVAL", "5"))
+
+    def beat() -> None:
+        while True:
+            time.sleep(interval / 2)
+            name, since = _stage["name"], _stage["since"]
+            if name and time.monotonic() - _last_emit >= interval:
+                emit(Log(level="info", message=f"{name}: {round(time.monotonic() - since)} s so far"))
+
+    threading.Thread(target=beat, name="stage-heartbeat", daemon=True).start()
 
 
 def parse_event_line(line: str) -> CoreEvent:

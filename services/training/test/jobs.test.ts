@@ -17,7 +17,7 @@ let bob: Record<string, string>;
 let dataset: string;
 
 beforeAll(async () => {
-  h = await startTrainingHarness({ AUTH_MODE: 'token' });
+  h = await startTrainingHarness({ AUTH_MODE: 'token', PROGRESS_INTERVAL_S: '1' });
   alice = { authorization: `Bearer ${(await h.platform.apiKeys.create('alice', 'a')).key}` };
   bob = { authorization: `Bearer ${(await h.platform.apiKeys.create('bob', 'b')).key}` };
   dataset = await h.dataset(qaCsv(), {}, alice);
@@ -322,4 +322,27 @@ describe('POST /train checks before queueing', () => {
     expect((await submit(loraRequest('pd_nothing'))).statusCode).toBe(404);
     expect((await h.train({ url: '/jobs', headers: alice })).json().jobs.length).toBe(before);
   });
+});
+
+describe('a job while it prepares', () => {
+  it('while preparing, the job\'s events say what the core does and for how long, at every interval (#39)', async () => {
+    // The core held 4 s in its first stage (its test hook), the interval 1 s: three or more growing updates, all
+    // before training starts.
+    process.env.FTCORE_TEST_HOLD = 'train=4';
+    let held: string;
+    try {
+      const res = await submit(loraRequest(dataset, { max_steps: 2 }));
+      held = res.json().job_id;
+      expect((await h.waitFor(held, (j) => j.status === 'completed' || j.status === 'failed', 240_000, alice)).status).toBe('completed');
+    } finally {
+      delete process.env.FTCORE_TEST_HOLD;
+    }
+    const events = parseSse((await h.train({ url: `/jobs/${held}/events`, headers: alice })).body);
+    const preparing = events.slice(events.findIndex((e) => e.data.status === 'preparing'), events.findIndex((e) => e.data.status === 'training'));
+    const beats = preparing.map((e) => String(e.data.message ?? '')).filter((m) => /^loading the ML libraries: \d+ s so far$/.test(m));
+    expect(beats.length, JSON.stringify(preparing)).toBeGreaterThanOrEqual(3);
+    const seconds = beats.map((m) => Number(/(\d+) s so far/.exec(m)![1]));
+    expect(seconds).toEqual([...seconds].sort((a, b) => a - b));
+    expect(seconds.at(-1)!).toBeGreaterThan(seconds[0]!);
+  }, 300_000);
 });

@@ -100,6 +100,8 @@ class ProtocolCallback(TrainerCallback):
         _announce_tracker_run(args)
 
     def on_step_end(self, args, state, control, **kwargs):
+        # Between two progress events (logging_steps apart: tens of seconds on a CPU) the heartbeat says this.
+        events.stage_label(f"training, step {state.global_step} of {state.max_steps}")
         # The last step, and each step that evaluates (early stopping may end the run there), is reported, so the
         # last progress event carries the trained_tokens of the whole run.
         if state.global_step >= state.max_steps or control.should_evaluate:

@@ -20,6 +20,7 @@ def run(spec: Options) -> None:
 def _run(spec: Options) -> None:
     from .validate import validate
 
+    events.stage("reading and checking the data")
     train_records, test_records, mode = validate(spec)
     from .configs import device_is_cuda, device_summary, memory_plan, not_applicable
 
@@ -31,22 +32,26 @@ def _run(spec: Options) -> None:
     plan = memory_plan(spec, made["memory"] if made else None)
     for reason in plan.reasons:
         events.emit(events.Log(level="info", message=reason))
+    events.stage("loading the base model and preparing the data")
     trainer, cancel, protocol = setup(spec, train_records, test_records, mode, plan)
     _warn_if_dpo_cannot_teach_stopping(spec, train_records, trainer)
     if world := distributed.world():
         events.emit(events.Log(level="info", message=f"training on {world[0]} processes ({world[1]}): each takes its "
                                                      f"share of every global batch of {world[0]} × batch_size rows"))
     checkpoint = _resume_checkpoint(spec)
+    events.stage("training")
     trainer.train(resume_from_checkpoint=checkpoint)
     if cancel.requested:
         raise Cancelled("cancelled")
     if protocol.diverged.step is not None:
         raise TrainingDiverged(protocol.diverged.message(spec))
     _report_best(spec, trainer)  # the other ranks' events go nowhere (cli.py)
+    events.stage("saving the trained model")
     saved = save(spec, trainer)  # every rank: under FSDP each gives its shards; rank 0 writes
     if not distributed.is_main():
         return  # rank 0 evaluates the model
     model = _whole_model(spec, trainer, saved) if plan.fsdp else trainer.model
+    events.stage("evaluating")
     evaluate(spec, trainer, train_records, test_records, mode, model)
 
 

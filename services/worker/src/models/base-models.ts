@@ -42,7 +42,7 @@ export async function runCoreStep(platform: Platform, command: CoreCommand, spec
     spec,
     specFile,
     python: platform.config.CORE_PYTHON,
-    env: { ...(options.secrets?.hubToken ? { HF_TOKEN: options.secrets.hubToken } : {}), HF_ENDPOINT: platform.config.HF_ENDPOINT },
+    env: { ...(options.secrets?.hubToken ? { HF_TOKEN: options.secrets.hubToken } : {}), HF_ENDPOINT: platform.config.HF_ENDPOINT, FTCORE_PROGRESS_INTERVAL: String(platform.config.PROGRESS_INTERVAL_S) },
     onStderr: (line) => platform.logger.debug({ core: line }),
     ...(options.signal ? { signal: options.signal } : {}),
   });

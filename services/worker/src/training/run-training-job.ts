@@ -65,6 +65,7 @@ async function train(ctx: JobContext, job: TrainingJobRow, inputs: TrainingInput
         ...trackerEnvironment(config, platform.config.MLFLOW_TRACKING_URI, job.job_name),
         ...secretsEnvironment(ctx.secrets, config),
         FTCORE_SHARDING: platform.config.TRAIN_SHARDING,
+        FTCORE_PROGRESS_INTERVAL: String(platform.config.PROGRESS_INTERVAL_S),
         ...(relay ? { FTCORE_JUDGE_URL: relay.url, FTCORE_JUDGE_TOKEN: relay.token } : {}),
       },
       onEvent: record.onEvent,

@@ -36,9 +36,9 @@ def adapter(tiny_model, tmp_path_factory) -> str:
 class ServeProcess:
     """`python -m ftcore serve` with a line-oriented request/answer helper."""
 
-    def __init__(self, *flags: str):
+    def __init__(self, *flags: str, env: dict | None = None):
         self.logs: list[str] = []
-        env = {**os.environ, "PYTHONUNBUFFERED": "1", "FTCORE_EXIT_WITH_PARENT": "1"}
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", "FTCORE_EXIT_WITH_PARENT": "1", **(env or {})}
         self.proc = subprocess.Popen([sys.executable, "-m", "ftcore", "serve", "--device", "cpu", *flags], cwd=CORE,
                                      env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                      text=True)
@@ -104,6 +104,23 @@ def test_generate_matches_in_process_generation_and_the_second_call_is_warm(serv
     # Each load is logged with where the weights went (on a CUDA worker: cuda, bfloat16).
     assert [m.split(" in ")[0] for m in server.logs[:2]] == ["loaded model on cpu (float32)",
                                                             "loaded model + adapter adapter on cpu (float32)"]
+
+
+def test_a_cold_model_is_said_while_it_loads_at_every_interval(tiny_model):
+    """#39: the first request for a model waits for its load (tens of seconds for a real one) and hears why: held 3.5 s
+    in the load (the test hook), the interval 1 s, three or more growing heartbeats, then the load, then the answer."""
+    cold = ServeProcess(env={"FTCORE_TEST_HOLD": "load=3.5", "FTCORE_PROGRESS_INTERVAL": "1"})
+    try:
+        answer = cold.ask({"op": "generate", "id": "cold", "model": tiny_model, "conversations": PROMPTS[:1],
+                           "max_new_tokens": 4})
+        assert answer.event == "generated", answer
+        beats = [m for m in cold.logs if m.startswith("loading model: ") and m.endswith(" s so far")]
+        assert len(beats) >= 3, cold.logs
+        seconds = [int(m.removeprefix("loading model: ").removesuffix(" s so far")) for m in beats]
+        assert seconds == sorted(seconds) and seconds[-1] > seconds[0]
+        assert cold.logs.index(beats[-1]) < next(i for i, m in enumerate(cold.logs) if m.startswith("loaded model"))
+    finally:
+        cold.close()
 
 
 def test_generate_says_how_each_answer_ended_and_its_prompt_tokens(server, tiny_model, tmp_path):

@@ -179,8 +179,8 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     argv = sys.argv[1:] if argv is None else argv
     command = argv[0] if argv else "?"
-    if command != "serve":  # serve answers requests; its waits are said per request
-        events.start_heartbeat()
+    events.start_heartbeat()
+    if command != "serve":  # serve says its waits per request (a cold model's load)
         events.stage("loading the ML libraries")
     try:
         command, options = parse_options(argv)

@@ -65,6 +65,8 @@ export interface RequestOptions {
   /** Overrides the server's default time limit for this request. */
   timeoutMs?: number;
   signal?: AbortSignal;
+  /** Told what the core says while it works on this request (a cold model's load and its time so far). */
+  onProgress?: (message: string) => void;
 }
 
 export interface CoreServerOptions {
@@ -98,6 +100,7 @@ export class CoreServerError extends Error {
 interface Pending {
   resolve: (event: Answer) => void;
   reject: (error: CoreServerError) => void;
+  onProgress?: (message: string) => void;
 }
 
 interface Running {
@@ -163,7 +166,7 @@ export class CoreServer {
     let onAbort: (() => void) | undefined;
     let sent = false;
     const answered = new Promise<Answer>((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
+      this.pending.set(id, { resolve, reject, ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
       const giveUp = (error: CoreServerError) => {
         if (!this.pending.delete(id)) return;
         if (sent) this.send({ op: 'cancel', id }); // the core stops working on it at its next token
@@ -249,7 +252,11 @@ export class CoreServer {
   }
 
   private dispatch(event: CoreEvent): void {
-    if (event.event === 'log') return this.options.onLog?.(event);
+    if (event.event === 'log') {
+      // The core answers requests one at a time, in order: what it says now is about the oldest one waiting.
+      this.pending.values().next().value?.onProgress?.(event.message);
+      return this.options.onLog?.(event);
+    }
     if (event.event !== 'generated' && event.event !== 'scored' && event.event !== 'graded' && event.event !== 'preflight' && event.event !== 'error') return;
     const id = event.id;
     const waiting = id ? this.pending.get(id) : undefined;

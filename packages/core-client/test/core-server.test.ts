@@ -32,6 +32,22 @@ describe('CoreServer', () => {
     expect(second.texts).toEqual(first.texts);
   });
 
+  it('tells a request that waits for a cold model what the core does, with the time so far (#39)', async () => {
+    // The load held 3 s (the core's test hook), the interval 1 s: three or more growing sentences reach the request.
+    const cold = new CoreServer({ device: 'cpu', env: { OMP_NUM_THREADS: '1', FTCORE_TEST_HOLD: 'load=3', FTCORE_PROGRESS_INTERVAL: '1' } });
+    try {
+      const heard: string[] = [];
+      await cold.generate({ model, conversations: CONVERSATIONS, max_new_tokens: 4 }, { onProgress: (m) => heard.push(m) });
+      const beats = heard.filter((m) => /^loading tiny: \d+ s so far$/.test(m));
+      expect(beats.length, heard.join('\n')).toBeGreaterThanOrEqual(3);
+      const seconds = beats.map((m) => Number(/(\d+) s so far/.exec(m)![1]));
+      expect(seconds.at(-1)!).toBeGreaterThan(seconds[0]!);
+      expect(heard.some((m) => m.startsWith('loaded tiny on cpu'))).toBe(true);
+    } finally {
+      await cold.close();
+    }
+  });
+
   it('pipelines requests and matches each answer to its request', async () => {
     const pid = server.pid;
     const [qa, generated, bleu] = await Promise.all([

@@ -74,7 +74,7 @@ export class InferenceEngines {
             ...(settings.tools ? { tools: settings.tools } : {}),
             ...(settings.forced_call ? { forced_call: settings.forced_call } : {}),
           },
-          { signal },
+          { signal, ...(progress ? { onProgress: progress } : {}) },
         )
         .catch((err: unknown) => {
           // What the core refuses about the request itself (a prompt longer than the model's context) is the client's.

@@ -185,8 +185,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         command, options = parse_options(argv)
         _held_for_a_test(command)
-        importlib.import_module(COMMANDS[command]).run(options)
-        events.end_stage()
+        try:
+            importlib.import_module(COMMANDS[command]).run(options)
+        finally:
+            events.end_stage()  # nothing more to say once the command has ended, however it ended
     except SpecError as e:
         events.emit(events.Error(code="validation", message=str(e)))
         return 2

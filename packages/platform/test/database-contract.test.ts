@@ -97,6 +97,7 @@ describe.each(drivers)('metadata store contract: $name', (driver) => {
     const raw = {
       dataset_id: newId('ds'), user_id: user, filename: 'big.jsonl', format: 'jsonl', blob_key: `raw/${user}/big.jsonl`,
       size_bytes: 6_000_000_000, num_examples: 3, columns: ['prompt', 'completion'], sample: [{ prompt: 'p', completion: 'c' }],
+      delimiter: null, warnings: ['one column whose rows hold a ";"'],
     };
     const inserted = await datasets.insertRaw(raw);
     expect(inserted).toEqual({ ...raw, created_at: expect.any(Date) });

@@ -8,6 +8,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { FastEngineOptions, GenerateRequest, Generation } from './engine.ts';
 import { UnsupportedSchemaError } from './json-schema.ts';
@@ -70,14 +71,28 @@ function start(args: string[]): { child: ChildProcess; stderr: string[] } {
     stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
   });
   const stderr: string[] = [];
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr.push(...chunk.split('\n').filter((l) => l.trim() !== ''));
-    stderr.splice(0, Math.max(0, stderr.length - STDERR_TAIL));
+  createInterface({ input: child.stderr! }).on('line', (line) => {
+    if (line.trim() === '') return;
+    stderr.push(line);
+    if (stderr.length > STDERR_TAIL) stderr.shift();
   });
   return { child, stderr };
 }
 
 const why = (stderr: readonly string[]) => (stderr.length ? `: ${stderr.slice(-3).join(' | ')}` : '');
+
+/** Calls `then(code, signal)` once the child has exited and its stderr has been read: at its 'close', or 200 ms after
+ *  its 'exit' (a process it started may hold the pipe open, and then 'close' never comes). */
+function ended(child: ChildProcess, then: (code: number | null, signal: NodeJS.Signals | null) => void): void {
+  let done = false;
+  const once = (code: number | null, signal: NodeJS.Signals | null) => {
+    if (done) return;
+    done = true;
+    then(code, signal);
+  };
+  child.once('close', once);
+  child.once('exit', (code, signal) => setTimeout(() => once(code, signal), 200).unref());
+}
 
 export class EngineProcess implements FastGenerator {
   private running: Running | undefined;
@@ -117,7 +132,7 @@ export class EngineProcess implements FastGenerator {
     this.running = undefined;
     this.failAll(new EngineCrashed('the fast engine was closed'));
     if (!running || running.child.exitCode !== null || running.child.signalCode !== null) return;
-    const exited = new Promise<void>((resolve) => running.child.once('close', () => resolve()));
+    const exited = new Promise<void>((resolve) => running.child.once('exit', () => resolve()));
     running.child.disconnect?.(); // the engine process exits when its channel closes
     const kill = setTimeout(() => running.child.kill('SIGKILL'), 5_000);
     await exited;
@@ -134,8 +149,8 @@ export class EngineProcess implements FastGenerator {
       outcome = new Promise<string | undefined>((resolve) => {
         const { child, stderr } = start(['--probe', JSON.stringify({ model, ...(file === model ? {} : { lora: file }), gpu: this.options.gpu ?? 'auto' })]);
         child.once('error', (err) => resolve(`llama.cpp's probe of ${file} could not start: ${err.message}`));
-        // 'close', not 'exit': the abort's message may still be on its way through stderr at exit
-        child.once('close', (code, signal) => {
+        // after the exit, once the abort's message has come through stderr
+        ended(child, (code, signal) => {
           if (code === 0) resolve(undefined);
           else resolve(`llama.cpp cannot load ${file} (its probe process ${ending(code, signal)}${why(stderr)}); use_fast_engine false runs the model on transformers`);
         });
@@ -193,7 +208,7 @@ export class EngineProcess implements FastGenerator {
     child.once('error', (err) => {
       if (child.pid === undefined) end(`the engine restarted: llama.cpp's process could not start: ${err.message}`);
     });
-    child.once('close', (code, signal) => end(`the engine restarted: llama.cpp's process ${ending(code, signal)}${why(stderr)}`));
+    ended(child, (code, signal) => end(`the engine restarted: llama.cpp's process ${ending(code, signal)}${why(stderr)}`));
     return running;
   }
 

@@ -30,8 +30,8 @@ describe('empty files', () => {
 
 describe('CSV and TSV', () => {
   it('refuses a header with no rows', async () => {
-    expect((await refusal('data.csv', 'prompt,response\r\n')).message).toBe('The CSV file has a header but no rows.');
-    expect((await refusal('data.tsv', 'prompt\tresponse\n\n')).message).toBe('The TSV file has a header but no rows.');
+    expect((await refusal('data.csv', 'prompt,response\r\n')).message).toBe('The CSV file has a header but no rows; upload a CSV, TSV, JSON, JSONL or Parquet file with at least one row.');
+    expect((await refusal('data.tsv', 'prompt\tresponse\n\n')).message).toBe('The TSV file has a header but no rows; upload a CSV, TSV, JSON, JSONL or Parquet file with at least one row.');
   });
 
   it('names the row and line of a ragged row', async () => {

@@ -9,7 +9,7 @@ import type { Delimiter } from '@ftp/schema';
 import { readHead, type ByteSource } from './byte-source.ts';
 import { detectDelimiter, preferredDelimiter } from './delimiter.ts';
 import { headText, sniffEncoding, type EncodingGuess } from './encoding.ts';
-import { decodedText, emptyFileError } from './text.ts';
+import { ACCEPTED_FORMATS, decodedText, emptyFileError } from './text.ts';
 import { BATCH_ROWS, MAX_ROW_BYTES, setField, type DatasetRow } from './rows.ts';
 
 /** How a delimited file is written: what its first bytes show, and the delimiter given or detected. */
@@ -205,5 +205,5 @@ export async function* readDelimitedBatches(source: ByteSource, layout: Delimite
   }
   if (failure !== undefined) throw failure;
   if (!names) throw new BadRequest(`The ${label} file has no header row.`);
-  if (rows === 0) throw new BadRequest(`The ${label} file has a header but no rows.`);
+  if (rows === 0) throw new BadRequest(`The ${label} file has a header but no rows; upload a ${ACCEPTED_FORMATS} file with at least one row.`);
 }

@@ -40,6 +40,11 @@ async function probedReport(platform: Platform, spec: Record<string, unknown> & 
     spec,
     specFile: path.join(work, 'spec.json'),
     python: platform.config.CORE_PYTHON,
+    env: { FTCORE_PROGRESS_INTERVAL: String(platform.config.PROGRESS_INTERVAL_S) },
+    // What the probe does while the dry run's caller waits (its stages and their time so far, #39): the worker's log.
+    onEvent: (event) => {
+      if (event.event === 'log') platform.logger.info({ preflight: true }, `pre-flight probe: ${event.message}`);
+    },
     onStderr: (line) => platform.logger.debug({ preflight: line }),
     signal,
   });

@@ -286,6 +286,22 @@ def test_preflight_command_writes_the_report_and_emits_it(tiny_model, sft_files,
     assert not (tmp_path / "run").exists()
 
 
+def test_the_preflight_command_of_grpo_warns_when_the_base_models_answers_all_score_alike(tiny_model, tmp_path):
+    """The first dry run on a host is this one-shot command (the warm core answers the others): the same check as
+    the warm core's (test_serve.py), on the weights it loads for it."""
+    train = write_jsonl(tmp_path / "train.jsonl", [{"prompt": [{"role": "user", "content": q}], "answer": a}
+                                                   for q, a in QA])
+    spec = spec_for(tiny_model, train, tmp_path / "run", trainer_type="grpo", num_generations=2,
+                    max_completion_length=8)
+    spec.reward_config = [RewardItem(type="built_in", function_name="format_reward")]
+    options = preflight.Options(**{f: getattr(spec, f) for f in spec.__dataclass_fields__},
+                                output_file=str(tmp_path / "report.json"))
+    with captured_events():
+        preflight.run(options)
+    written = json.loads((tmp_path / "report.json").read_text())
+    assert "equal_rewards" in [w["code"] for w in written["warnings"]]
+
+
 def test_preflight_validates_the_spec_as_train_does(tiny_model, sft_files, tmp_path):
     train, _ = sft_files
     options = preflight.Options(base_model=tiny_model, train_file=train, output_dir=str(tmp_path / "run"),

@@ -74,6 +74,10 @@ export const Hyperparameters = z
     epsilon_high: z.number().positive().max(10).optional().describe('grpo: upper clipping bound (default epsilon; DAPO recommends 0.28)'),
     scale_rewards: z.enum(['group', 'batch', 'none']).optional().describe('grpo: advantages scaled by the group’s reward std (default), the batch’s, or not at all (Dr. GRPO)'),
     mask_truncated_completions: z.boolean().optional().describe('grpo: completions cut at max_completion_length take no part in the loss'),
+    temperature: z.number().positive().max(10).optional().describe('grpo: sampling temperature of the answers compared (default 1.0); higher makes them differ more'),
+    equal_reward_steps: boundedInt(0, 1_000_000)
+      .default(4)
+      .describe('grpo: the job warns when every prompt’s answers all scored the same in each of its first this many steps (GRPO learns nothing then); 0: never'),
     rpo_alpha: z.number().min(0).max(100).optional().describe('dpo: weight of the chosen answers’ likelihood added to the loss (RPO); teaches the model to end its turn'),
   })
   .meta({ id: 'Hyperparameters', description: 'Every field is applied; defaults are the interface’s sample values' });

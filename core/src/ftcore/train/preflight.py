@@ -52,6 +52,13 @@ def run(options: Options) -> None:
 
     train_records, test_records, mode = validate(options)
     result = report(options, train_records, test_records, mode, load_processing_class(options))
+    if sampled_checks_apply(options):
+        from ..models import load_for_inference
+
+        model, tokenizer = load_for_inference(options.base_model, options.init_adapter, options.device)
+        result["warnings"] += sampled_warnings(options, train_records, model, tokenizer)
+        del model
+        _free_memory()
     if options.measure_throughput:
         result["throughput"] = measure_throughput(options, train_records, test_records, mode, result["memory"])
     out = Path(options.output_file)
@@ -466,6 +473,25 @@ def _warnings(spec: TrainOptions, rows: list[_Row], train_records, test_records,
                           f"schedule to take effect: raise epochs (now {hp.epochs}) or max_steps, or lower batch_size "
                           "or gradient_accumulation_steps")
     return warnings
+
+
+def sampled_checks_apply(spec: TrainOptions) -> bool:
+    """Whether the dry run reads the model's weights for `sampled_warnings` (the report itself never does)."""
+    return (spec.trainer_type == "dpo" and not spec.hyperparameters.rpo_alpha) or spec.trainer_type == "grpo"
+
+
+def sampled_warnings(spec: TrainOptions, train_records, model, tokenizer) -> list[dict]:
+    """The dry run's warnings that need the model itself (loaded for inference): DPO from a model that does not end
+    its turn after the chosen answers; GRPO whose graders score the base model's answers to a prompt all alike
+    (reward_spread.py)."""
+    from .reward_spread import sampled_reward_warning
+
+    warnings = []
+    if spec.trainer_type == "dpo" and not spec.hyperparameters.rpo_alpha:
+        warnings.append(end_of_turn_warning(spec, end_of_turn_probability(spec, train_records, tokenizer, model)))
+    if spec.trainer_type == "grpo":
+        warnings.append(sampled_reward_warning(spec, train_records, model, tokenizer))
+    return [w for w in warnings if w]
 
 
 def end_of_turn_probability(spec: TrainOptions, train_records, tokenizer, model) -> float | None:

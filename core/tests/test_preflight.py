@@ -352,3 +352,19 @@ def test_a_report_that_cannot_be_made_is_logged_and_training_goes_on(tiny_model,
     assert not cap.of("preflight") and cap.of("artifact")
     assert [e.message for e in cap.of("log") if e.level == "warning"] == [
         "no pre-flight report: ValueError: unknown architecture"]
+
+
+def test_evaluation_every_more_steps_than_the_run_makes_is_reported(tiny_model, sft_files, tmp_path):
+    """#39: the console's "Quick check" (30 steps) with eval_strategy steps and eval_steps at its default of 50 never
+    evaluated, and nothing said so."""
+    from ftcore.train.spec import EvalConfig
+
+    train, test = sft_files
+    spec = spec_for(tiny_model, train, tmp_path / "run", test=test, max_steps=30)
+    spec.eval_config = EvalConfig(eval_strategy="steps", eval_steps=50)
+    (warning,) = [w for w in make_report(spec)["warnings"] if w["code"] == "no_evaluation"]
+    assert warning["message"] == ("eval_strategy steps evaluates every 50 steps (eval_steps) but the run makes only 30, "
+                                  "so no evaluation runs during training: lower eval_steps to at most 30 (e.g. 10), "
+                                  "or set eval_strategy epoch")
+    spec.eval_config = EvalConfig(eval_strategy="steps", eval_steps=30)  # evaluates at the last step
+    assert "no_evaluation" not in [w["code"] for w in make_report(spec)["warnings"]]

@@ -472,7 +472,22 @@ def _warnings(spec: TrainOptions, rows: list[_Row], train_records, test_records,
                           f"{result['steps']['effective_batch_size']}), too few to learn much or for the learning rate "
                           f"schedule to take effect: raise epochs (now {hp.epochs}) or max_steps, or lower batch_size "
                           "or gradient_accumulation_steps")
+    ev = spec.eval_config
+    if ev.eval_strategy == "steps" and ev.eval_steps > total:
+        # the Trainer evaluates at each multiple of eval_steps: none comes within the run (#39: the console's
+        # "Quick check", 30 steps, with eval_steps at its default of 50)
+        warn("no_evaluation", f"eval_strategy steps evaluates every {ev.eval_steps} steps (eval_steps) but the run "
+                              f"makes only {total}, so no evaluation runs during training"
+                              f"{_evaluation_needs(ev)}: lower eval_steps to at most {total} (e.g. "
+                              f"{max(total // 3, 1)}), or set eval_strategy epoch")
     return warnings
+
+
+def _evaluation_needs(ev) -> str:
+    """What else goes without the evaluations during training."""
+    needs = [name for name, on in (("early stopping", ev.early_stopping_patience),
+                                   ("load_best_model_at_end", ev.load_best_model_at_end)) if on]
+    return f" and {' and '.join(needs)} {'has' if len(needs) == 1 else 'have'} nothing to compare" if needs else ""
 
 
 def sampled_checks_apply(spec: TrainOptions) -> bool:

@@ -406,6 +406,7 @@ export const JobProgress = z
     epoch: maybe(z.number().nonnegative()),
     loss: maybe(z.number()),
     eta_seconds: maybe(z.number().nonnegative()),
+    reward: maybe(z.number()).describe('grpo: the mean reward of the last logged step (its loss stays near 0 by construction: the reward is the figure to watch)'),
   })
   .meta({ id: 'JobProgress' });
 export type JobProgress = z.infer<typeof JobProgress>;
@@ -416,6 +417,7 @@ export const JobMetrics = z
     perplexity: maybe(z.number()).describe('exp(eval_loss)'),
     accuracy: maybe(z.number()).describe('Next-token accuracy on assistant tokens'),
     eval_runtime: maybe(z.number()).describe('Seconds'),
+    reward: maybe(z.number()).describe('grpo: the mean reward of its last logged training step (a prompt-only split has no answers to measure a loss on)'),
   })
   .describe('Evaluation after training, on the test split (or the last 5% of train)');
 

@@ -154,6 +154,30 @@ describe('a LoRA SFT job on the tiny model', () => {
   });
 });
 
+describe('a GRPO job whose grader the base model never passes', () => {
+  // #39: an all-or-nothing grader scored every answer 0; the job ran on at "loss 0" (GRPO's loss is ~0 by
+  // construction) and said nothing. Its figure is the reward, and the job says it cannot learn.
+  it('shows its reward where an SFT job shows its loss, and warns that it learns nothing', async () => {
+    const prompts = await h.dataset(qaCsv(8), { processing_mode: 'prompt_only', config: { field_mappings: { user_field: { type: 'column', value: 'question' } }, split_config: { type: 'no_split' } } }, alice);
+    const res = await submit(loraRequest(prompts, { max_steps: 3, logging_steps: 1, num_generations: 4, max_prompt_length: 32, max_completion_length: 8, equal_reward_steps: 2 }, {
+      trainer_type: 'grpo',
+      reward_config: [{ type: 'built_in', name: 'format', function_name: 'format_reward' }],
+    }));
+    expect(res.statusCode, res.body).toBe(200);
+    const jobId = res.json().job_id as string;
+    const finished = await h.waitFor(jobId, (j) => j.status === 'completed' || j.status === 'failed', 240_000, alice);
+    expect(finished.error ?? null, JSON.stringify(finished)).toBeNull();
+    expect(finished.progress).toMatchObject({ step: 3, reward: 0 });
+    expect(finished.metrics).toMatchObject({ reward: 0 });
+    const listed = (await h.train({ url: '/jobs', headers: alice })).json().jobs.find((j: { job_id: string }) => j.job_id === jobId);
+    expect(listed.progress.reward).toBe(0);
+    const events = parseSse((await h.train({ url: `/jobs/${jobId}/events`, headers: alice })).body);
+    expect(events.filter((e) => e.event === 'progress').map((e) => e.data.reward)).toEqual([0, 0, 0]);
+    const warnings = events.filter((e) => e.event === 'log' && e.data.level === 'warning').map((e) => String(e.data.message));
+    expect(warnings.filter((m) => /learns nothing/.test(m))).toHaveLength(1);
+  }, 300_000);
+});
+
 describe('secrets', () => {
   it('hub_token and the tracker key reach no row, stored file, spec on disk or log line (merged + GGUF export)', async () => {
     const hubToken = 'hf_SECRET_hub_token_4242';

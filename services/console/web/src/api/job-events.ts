@@ -9,6 +9,8 @@ export interface ProgressPoint {
   total_steps: number | null;
   epoch: number | null;
   loss: number | null;
+  /** GRPO: the step's mean reward (its loss is ~0 by construction). */
+  reward: number | null;
   learning_rate: number | null;
   tokens_per_second: number | null;
   eta_seconds: number | null;
@@ -81,6 +83,8 @@ function record(history: JobHistory, kind: string, data: Record<string, unknown>
         total_steps: num(data.total_steps),
         epoch: num(data.epoch),
         loss: num(data.loss),
+        // the worker has put it beside the loss since #39; before, only the trainer's figures (extra) held it
+        reward: num(data.reward) ?? num((data.extra as Record<string, unknown> | undefined)?.reward),
         learning_rate: num(data.learning_rate),
         tokens_per_second: num(data.tokens_per_second),
         eta_seconds: num(data.eta_seconds),
@@ -112,6 +116,16 @@ export function lossSeries(history: JobHistory): [number[], Array<number | null>
   const during = history.evals.filter((e) => !e.final);
   const evals = new Map<number, number>();
   for (const e of during.length > 0 ? during : history.evals) if (e.eval_loss !== null) evals.set(e.step, e.eval_loss);
+  const steps = [...new Set([...train.keys(), ...evals.keys()])].sort((a, b) => a - b);
+  return [steps, steps.map((s) => train.get(s) ?? null), steps.map((s) => evals.get(s) ?? null)];
+}
+
+/** GRPO's figure: the training reward by step, and the evaluations' reward (sparse: null between them). */
+export function rewardSeries(history: JobHistory): [number[], Array<number | null>, Array<number | null>] {
+  const train = new Map<number, number>();
+  for (const p of history.progress) if (p.reward !== null) train.set(p.step, p.reward);
+  const evals = new Map<number, number>();
+  for (const e of history.evals) if (!e.final && num(e.eval_reward) !== null) evals.set(e.step, num(e.eval_reward)!);
   const steps = [...new Set([...train.keys(), ...evals.keys()])].sort((a, b) => a - b);
   return [steps, steps.map((s) => train.get(s) ?? null), steps.map((s) => evals.get(s) ?? null)];
 }

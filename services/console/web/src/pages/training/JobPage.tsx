@@ -4,7 +4,7 @@ import { useEffect, useMemo, useState } from 'react';
 import { Accordion, Anchor, Button, Card, Group, Progress, ScrollArea, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
 import { Link, useLocation } from 'wouter';
 import { api } from '../../api/client.ts';
-import { lossSeries, progressSeries } from '../../api/job-events.ts';
+import { lossSeries, progressSeries, rewardSeries } from '../../api/job-events.ts';
 import type { JobDeleteResult, TrainingJob } from '../../api/types.ts';
 import { useLoad } from '../../api/use-load.ts';
 import { ConfirmButton } from '../../components/ConfirmButton.tsx';
@@ -13,7 +13,7 @@ import { formatDuration, formatNumber, formatTime } from '../../components/forma
 import { StatusBadge } from '../../components/StatusBadge.tsx';
 import { TimeSeriesChart } from '../../components/TimeSeriesChart.tsx';
 import { PreflightView } from './PreflightView.tsx';
-import { RUNNING } from './TrainingPage.tsx';
+import { RUNNING, trainerOf } from './TrainingPage.tsx';
 import { useJobHistory } from './use-job-history.ts';
 
 export function JobPage({ id }: { id: string }) {
@@ -31,11 +31,13 @@ export function JobPage({ id }: { id: string }) {
     if (history.final) reload();
   }, [history.final, reload]);
 
-  const loss = useMemo(() => lossSeries(history), [history]);
+  // GRPO's loss is ~0 by construction (a group's advantages sum to 0): its figure is the reward (#39).
+  const grpo = trainerOf(job) === 'grpo';
+  const loss = useMemo(() => (grpo ? rewardSeries(history) : lossSeries(history)), [history, grpo]);
   const learningRate = useMemo(() => progressSeries(history, 'learning_rate'), [history]);
   const speed = useMemo(() => progressSeries(history, 'tokens_per_second'), [history]);
   const last = history.progress.at(-1);
-  const lastLoss = [...history.progress].reverse().find((p) => p.loss !== null)?.loss;
+  const lastFigure = [...history.progress].reverse().find((p) => (grpo ? p.reward : p.loss) !== null);
   const running = job ? RUNNING.includes(job.status) : false;
 
   const cancel = async () => {
@@ -113,18 +115,18 @@ export function JobPage({ id }: { id: string }) {
           <SimpleGrid cols={{ base: 2, sm: 3, md: 6 }} data-testid="job-stats">
             <Stat label="step" value={last ? `${last.step}${last.total_steps ? ` / ${last.total_steps}` : ''}` : '—'} />
             <Stat label="epoch" value={formatNumber(last?.epoch, 2)} />
-            <Stat label="loss" value={formatNumber(lastLoss)} />
+            <Stat label={grpo ? 'reward' : 'loss'} value={formatNumber(grpo ? lastFigure?.reward : lastFigure?.loss)} />
             <Stat label="learning rate" value={formatNumber(last?.learning_rate, 3)} />
             <Stat label="tokens/s" value={formatNumber(last?.tokens_per_second === null || last?.tokens_per_second === undefined ? undefined : Math.round(last.tokens_per_second))} />
             <Stat label="ETA" value={running ? formatDuration(last?.eta_seconds) : '—'} />
           </SimpleGrid>
           <Card withBorder>
             <TimeSeriesChart
-              title="Loss"
+              title={grpo ? 'Reward' : 'Loss'}
               testId="loss-chart"
               series={[
-                { label: 'train loss', color: '#4c6ef5' },
-                { label: 'eval loss', color: '#e8590c', points: true },
+                { label: grpo ? 'train reward' : 'train loss', color: '#4c6ef5' },
+                { label: grpo ? 'eval reward' : 'eval loss', color: '#e8590c', points: true },
               ]}
               data={loss}
             />

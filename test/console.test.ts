@@ -281,6 +281,9 @@ describe('the web console', () => {
     await page.goto(`${consoleUrl}/training/${jobId}`);
     const events = page.getByRole('list', { name: 'Job events' });
     await expect.poll(() => events.textContent(), { timeout: 240_000 }).toMatch(/converting the adapter of job \w+ to a GGUF LoRA adapter for llama\.cpp: done in \d+ s/);
+    // each event says when it happened (#39)
+    expect(await events.locator('li').count()).toBe(await events.locator('li time').count());
+    expect(await events.locator('li time').first().textContent()).toMatch(/^\d\d:\d\d:\d\d$/);
   }, 400_000);
 
   it('runs an evaluation beside the base model and shows both metrics and both predictions per sample', async () => {

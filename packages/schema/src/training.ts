@@ -467,16 +467,20 @@ export const JobParams = z.object({ job_id: Identifier.describe('From POST /trai
 // ---------------------------------------------------------------------------------------------
 // GET /jobs/{id}/events: what each server-sent event carries
 
+/** When an event of the log was recorded: every event but `end` carries it. */
+const recordedAt = { created_at: Timestamp.describe('When the event was recorded') };
+
 /** The `data` (JSON) of each kind of event in a job's stream. */
 export const JobEventData = {
-  status: z.object({ status: JobStatus, error: z.string().optional() }).describe('The job moved to this status'),
+  status: z.object({ status: JobStatus, error: z.string().optional(), ...recordedAt }).describe('The job moved to this status'),
   progress: JobProgress.extend({
+    ...recordedAt,
     learning_rate: maybe(z.number()),
     tokens_per_second: maybe(z.number()),
     extra: z.record(z.string(), z.number()).optional().describe("The trainer's other figures (token accuracy, trained tokens, …)"),
   }).describe('A logged training step'),
   metrics: z
-    .object({ step: z.number().int().nonnegative(), final: z.boolean().optional() })
+    .object({ step: z.number().int().nonnegative(), final: z.boolean().optional(), ...recordedAt })
     .catchall(maybe(z.number()))
     .describe('An evaluation: eval_loss, perplexity, accuracy, eval_runtime and any other eval_… figure'),
   log: z
@@ -484,6 +488,7 @@ export const JobEventData = {
       level: z.enum(['info', 'warning', 'error']),
       message: z.string(),
       about: z.literal('model').optional().describe("model: a note on the job's model (a conversion, a download), not on its training"),
+      ...recordedAt,
     })
     .describe('Something the job should say: a warning, a retry, a re-queue or resume, a model being prepared'),
   end: z.union([TrainingJob, z.object({ job_id: Identifier, deleted: z.literal(true) })]).describe('The last event: the final job (or that it was deleted)'),

@@ -55,6 +55,10 @@ describe('a LoRA SFT job on the tiny model', () => {
     expect(losses.length).toBeGreaterThanOrEqual(5);
     expect(losses.at(-1)!).toBeLessThan(losses[0]! * 0.7);
     expect(events.at(-1)).toMatchObject({ event: 'end', data: { status: 'completed' } });
+    // every event says when it was recorded, in order (the console's log shows it, #39)
+    const times = events.filter((e) => e.event !== 'end').map((e) => Date.parse(String(e.data.created_at)));
+    expect(times.every((t) => t >= Date.parse(finished.created_at as string) - 1000)).toBe(true);
+    expect(times).toEqual([...times].sort((a, b) => a - b));
 
     const metrics = finished.metrics as Record<string, number>;
     for (const name of ['eval_loss', 'perplexity', 'accuracy', 'eval_runtime']) expect(Number.isFinite(metrics[name]), name).toBe(true);

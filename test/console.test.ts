@@ -77,6 +77,12 @@ function lossPointsAbove(n: number): boolean {
   return Number((globalThis as unknown as Page).document.querySelector('[data-testid=loss-chart]')?.getAttribute('data-points')) > n;
 }
 
+/** Runs in the page: an element's background colour as the browser computes it (rgb(r, g, b)). */
+function backgroundColor(element: unknown): string {
+  type Window = { getComputedStyle(element: unknown): { backgroundColor: string } };
+  return (globalThis as unknown as Window).getComputedStyle(element).backgroundColor;
+}
+
 async function chartPoints(testId: string): Promise<number> {
   return Number((await page.getByTestId(testId).getAttribute('data-points')) ?? 0);
 }
@@ -181,6 +187,10 @@ describe('the web console', () => {
     const sentence = ((await direct.json()) as { detail: string }).detail;
     await page.locator('input[type=file]').setInputFiles({ name: 'bad.csv', mimeType: 'text/csv', buffer: bad });
     await expect.poll(() => page.getByRole('alert').textContent()).toContain(sentence);
+    // the bar that carried the refused file says so in red (#39: it stayed full and blue beside "upload failed")
+    const bar = page.getByTestId('upload-progress');
+    expect(await bar.getAttribute('data-state')).toBe('failed');
+    expect(await bar.getByRole('progressbar').evaluate(backgroundColor)).toMatch(/^rgb\((2[0-5]\d|1[5-9]\d), \d{1,2}, \d{1,2}\)$/);
     await shot('datasets-bad-file');
   });
 

@@ -62,7 +62,16 @@ export function UploadCard({ upload, onUploaded }: { upload: UploadResult | unde
         </SimpleGrid>
         {percent !== undefined && (
           <Stack gap={4}>
-            <Progress value={percent} size="lg" animated={percent < 100 && !error} aria-label="Upload progress" data-testid="upload-progress" />
+            {/* a refused or broken upload is red, never a full blue bar beside "upload failed" (#39) */}
+            <Progress
+              value={percent}
+              size="lg"
+              color={error ? 'red' : undefined}
+              animated={percent < 100 && !error}
+              aria-label="Upload progress"
+              data-testid="upload-progress"
+              data-state={error ? 'failed' : upload ? 'stored' : 'sending'}
+            />
             <Text size="xs" c="dimmed">
               {error ? 'upload failed' : percent < 100 ? `${percent}% sent` : upload ? '100% — stored' : '100% sent, reading the file…'}
             </Text>

@@ -94,7 +94,7 @@ describe('a LoRA SFT job on the tiny model', () => {
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/text\/html/);
     expect(res.body).toContain('<svg id="loss-curve"');
-    expect(res.body.match(/<circle /g)?.length).toBe(losses.length);
+    expect(res.body.match(/<circle class="train"/g)?.length).toBe(losses.length);
     expect(res.body).toContain(`${losses.at(-1)!.toFixed(4)}</title>`);
     expect(res.body).toContain('id="status">completed<');
   });
@@ -118,10 +118,14 @@ describe('a LoRA SFT job on the tiny model', () => {
     const browser = await launchChromium();
     try {
       const page = await (await browser.newContext({ extraHTTPHeaders: alice, viewport: { width: 900, height: 1100 } })).newPage();
-      const response = await page.goto(`http://127.0.0.1:${port}/jobs/${jobId}/dashboard`);
+      const asked: string[] = [];
+      page.on('request', (request) => asked.push(new URL(request.url()).pathname));
+      const response = await page.goto(`http://127.0.0.1:${port}/jobs/${jobId}/dashboard`, { waitUntil: 'networkidle' });
       expect(response?.status()).toBe(200);
       expect(await page.locator('#status').textContent()).toBe('completed');
-      expect(await page.locator('#loss-curve circle').count()).toBe(losses.length);
+      expect(await page.locator('#loss-curve circle.train').count()).toBe(losses.length);
+      // no external asset: the page asks for nothing else (its icon is inline: dashboard.test.ts)
+      expect(asked).toEqual([`/jobs/${jobId}/dashboard`]);
       const box = await page.locator('#loss-curve path.curve').boundingBox();
       expect(box!.width).toBeGreaterThan(400);
       const shot = path.join(os.tmpdir(), 'ftp-dashboard.png');

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jobWorkDir } from '@ftp/worker';
 import type { PreflightReport } from '@ftp/schema';
 import { launchChromium } from '../../../test/support/browser.ts';
-import { csv } from '../../preprocessing/test/support.ts';
+import { csv, multipartBody } from '../../preprocessing/test/support.ts';
 import { loraRequest, qaCsv, startTrainingHarness, type TrainingHarness } from './support.ts';
 
 let h: TrainingHarness;
@@ -353,5 +353,16 @@ describe('POST /train checks before queueing', () => {
     const before = (await h.train({ url: '/jobs', headers: alice })).json().jobs.length;
     expect((await submit(loraRequest('pd_nothing'))).statusCode).toBe(404);
     expect((await h.train({ url: '/jobs', headers: alice })).json().jobs.length).toBe(before);
+  });
+
+  it('an upload’s id where a processed dataset goes is a 422 saying to process it first; another user’s is a 404', async () => {
+    // #39: a ds_… id from POST /datasets/upload given as processed_dataset_id said only "not found"
+    const { body: payload, contentType } = multipartBody('raw.csv', qaCsv(4));
+    const upload = (await h.pre({ method: 'POST', url: '/datasets/upload', payload, headers: { 'content-type': contentType, ...alice } })).json();
+    const res = await submit(loraRequest(upload.dataset_id));
+    expect(res.statusCode, res.body).toBe(422);
+    expect(res.json().detail[0]).toMatchObject({ loc: ['body', 'processed_dataset_id'], type: 'unprocessed_upload' });
+    expect(res.json().detail[0].msg).toBe(`${upload.dataset_id} is an upload (raw.csv), not a processed dataset: process it first with POST /datasets/process (dataset_id ${upload.dataset_id}, and field_mappings for its columns), then use the processed_dataset_id that answers`);
+    expect((await submit(loraRequest(upload.dataset_id), bob)).statusCode).toBe(404); // never says another user's upload exists
   });
 });

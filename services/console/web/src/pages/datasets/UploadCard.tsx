@@ -5,7 +5,7 @@ import { Alert, Badge, Card, FileInput, Group, NativeSelect, Progress, ScrollAre
 import { uploadWithProgress } from '../../api/client.ts';
 import type { UploadResult } from '../../api/types.ts';
 import { ErrorAlert } from '../../components/ErrorAlert.tsx';
-import { formatBytes } from '../../components/format.ts';
+import { formatBytes, plural } from '../../components/format.ts';
 
 const DELIMITER_CHOICES = [
   { value: '', label: 'Detect from the file' },
@@ -88,7 +88,7 @@ function UploadSummary({ upload }: { upload: UploadResult }) {
   return (
     <Stack gap="xs" data-testid="upload-summary">
       <Text size="sm">
-        <b>{upload.filename}</b> · {formatBytes(upload.size_bytes)} · {upload.num_examples.toLocaleString('en')} rows
+        <b>{upload.filename}</b> · {formatBytes(upload.size_bytes)} · {plural(upload.num_examples, 'row')}
         {upload.delimiter !== null && <> · read with {delimiterName(upload.delimiter)}</>}
       </Text>
       {upload.warnings.map((warning) => (

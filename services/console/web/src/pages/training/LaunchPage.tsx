@@ -8,6 +8,7 @@ import { listModels } from '../../api/models.ts';
 import type { DatasetList, PreflightReport, ProcessedDataset } from '../../api/types.ts';
 import { useLoad } from '../../api/use-load.ts';
 import { ErrorAlert } from '../../components/ErrorAlert.tsx';
+import { plural } from '../../components/format.ts';
 import { PreflightView } from './PreflightView.tsx';
 import { RewardFields } from './RewardFields.tsx';
 import { initialRewards, rewardConfig, type RewardDraft } from './rewards.ts';
@@ -120,7 +121,7 @@ export function LaunchPage() {
               label="Dataset"
               required
               value={datasetId}
-              data={[{ value: '', label: ready.length ? '— choose —' : 'no ready dataset yet' }, ...ready.map((d) => ({ value: d.processed_dataset_id, label: `${d.dataset_name} (${d.num_examples} rows, ${d.splits.join('+')})` }))]}
+              data={[{ value: '', label: ready.length ? '— choose —' : 'no ready dataset yet' }, ...ready.map((d) => ({ value: d.processed_dataset_id, label: `${d.dataset_name} (${plural(d.num_examples, 'row')}, ${d.splits.join('+')})` }))]}
               onChange={(e) => setDatasetId(e.currentTarget.value)}
             />
             <TextInput label="Job name" placeholder={`${dataset?.dataset_name ?? 'job'} · ${baseModel}`} value={jobName} onChange={(e) => setJobName(e.currentTarget.value)} />

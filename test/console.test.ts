@@ -83,6 +83,12 @@ function backgroundColor(element: unknown): string {
   return (globalThis as unknown as Window).getComputedStyle(element).backgroundColor;
 }
 
+/** Runs in the page: an element's font family as the browser computes it. */
+function fontFamily(element: unknown): string {
+  type Window = { getComputedStyle(element: unknown): { fontFamily: string } };
+  return (globalThis as unknown as Window).getComputedStyle(element).fontFamily;
+}
+
 async function chartPoints(testId: string): Promise<number> {
   return Number((await page.getByTestId(testId).getAttribute('data-points')) ?? 0);
 }
@@ -304,6 +310,10 @@ describe('the web console', () => {
     // A grader beside the task's metrics: its mean is a metric, each prediction shows its grade.
     const grader = { type: 'text_similarity', name: 'close', input: '{{sample.output_text}}', reference: '{{item.reference}}', evaluation_metric: 'fuzzy_match' };
     await page.getByLabel('Graders').fill(JSON.stringify([grader]));
+    // the JSON is typed in monospace, its label reads as every other label (#39: the label was monospace too)
+    const label = await page.locator('label', { hasText: /^Graders$/ }).evaluate(fontFamily);
+    expect(label).toBe(await page.locator('label', { hasText: /^Max samples$/ }).evaluate(fontFamily));
+    expect(await page.getByLabel('Graders').evaluate(fontFamily)).not.toBe(label);
     await page.getByRole('button', { name: 'Run evaluation' }).click();
     const result = page.getByRole('region', { name: 'Evaluation result' });
     await result.waitFor({ timeout: 300_000 });

@@ -77,6 +77,18 @@ function lossPointsAbove(n: number): boolean {
   return Number((globalThis as unknown as Page).document.querySelector('[data-testid=loss-chart]')?.getAttribute('data-points')) > n;
 }
 
+/** Runs in the page: an element's background colour as the browser computes it (rgb(r, g, b)). */
+function backgroundColor(element: unknown): string {
+  type Window = { getComputedStyle(element: unknown): { backgroundColor: string } };
+  return (globalThis as unknown as Window).getComputedStyle(element).backgroundColor;
+}
+
+/** Runs in the page: an element's font family as the browser computes it. */
+function fontFamily(element: unknown): string {
+  type Window = { getComputedStyle(element: unknown): { fontFamily: string } };
+  return (globalThis as unknown as Window).getComputedStyle(element).fontFamily;
+}
+
 async function chartPoints(testId: string): Promise<number> {
   return Number((await page.getByTestId(testId).getAttribute('data-points')) ?? 0);
 }
@@ -117,7 +129,11 @@ async function composeGrpoRewards(): Promise<void> {
     // The service took them: its pre-flight report, not a 422.
     await tab.getByTestId('preflight').or(tab.getByRole('alert')).first().waitFor({ timeout: 150_000 });
     await tab.screenshot({ path: path.join(SHOTS, 'training-new-grpo-1280.png'), fullPage: true, animations: 'disabled' });
-    expect(await tab.getByRole('alert').count()).toBe(0);
+    // No refusal: the only alert is the report's own warnings, and they say that the tiny model's sampled answers all
+    // score alike under these graders, so GRPO would learn nothing (#39), before anything is spent.
+    const report = tab.getByRole('region', { name: 'Pre-flight report' });
+    expect(await tab.getByRole('alert').count()).toBe(await report.getByRole('alert').count());
+    expect(await report.getByRole('alert').textContent()).toMatch(/all got the same reward .* learns nothing/);
     await ok(`${urls.preprocessing}/datasets/${prompts.processed_dataset_id}`, { method: 'DELETE' });
   } finally {
     await tab.close();
@@ -181,6 +197,10 @@ describe('the web console', () => {
     const sentence = ((await direct.json()) as { detail: string }).detail;
     await page.locator('input[type=file]').setInputFiles({ name: 'bad.csv', mimeType: 'text/csv', buffer: bad });
     await expect.poll(() => page.getByRole('alert').textContent()).toContain(sentence);
+    // the bar that carried the refused file says so in red (#39: it stayed full and blue beside "upload failed")
+    const bar = page.getByTestId('upload-progress');
+    expect(await bar.getAttribute('data-state')).toBe('failed');
+    expect(await bar.getByRole('progressbar').evaluate(backgroundColor)).toMatch(/^rgb\((2[0-5]\d|1[5-9]\d), \d{1,2}, \d{1,2}\)$/);
     await shot('datasets-bad-file');
   });
 
@@ -281,6 +301,9 @@ describe('the web console', () => {
     await page.goto(`${consoleUrl}/training/${jobId}`);
     const events = page.getByRole('list', { name: 'Job events' });
     await expect.poll(() => events.textContent(), { timeout: 240_000 }).toMatch(/converting the adapter of job \w+ to a GGUF LoRA adapter for llama\.cpp: done in \d+ s/);
+    // each event says when it happened (#39)
+    expect(await events.locator('li').count()).toBe(await events.locator('li time').count());
+    expect(await events.locator('li time').first().textContent()).toMatch(/^\d\d:\d\d:\d\d$/);
   }, 400_000);
 
   it('runs an evaluation beside the base model and shows both metrics and both predictions per sample', async () => {
@@ -291,6 +314,10 @@ describe('the web console', () => {
     // A grader beside the task's metrics: its mean is a metric, each prediction shows its grade.
     const grader = { type: 'text_similarity', name: 'close', input: '{{sample.output_text}}', reference: '{{item.reference}}', evaluation_metric: 'fuzzy_match' };
     await page.getByLabel('Graders').fill(JSON.stringify([grader]));
+    // the JSON is typed in monospace, its label reads as every other label (#39: the label was monospace too)
+    const label = await page.locator('label', { hasText: /^Graders$/ }).evaluate(fontFamily);
+    expect(label).toBe(await page.locator('label', { hasText: /^Max samples$/ }).evaluate(fontFamily));
+    expect(await page.getByLabel('Graders').evaluate(fontFamily)).not.toBe(label);
     await page.getByRole('button', { name: 'Run evaluation' }).click();
     const result = page.getByRole('region', { name: 'Evaluation result' });
     await result.waitFor({ timeout: 300_000 });

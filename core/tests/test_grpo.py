@@ -109,3 +109,32 @@ def test_grpo_samples_through_the_compiled_engine_and_still_learns(method, tiny_
     assert len(rewards) == spec.hyperparameters.max_steps
     if full:
         assert sum(rewards[-4:]) / 4 >= sum(rewards[:4]) / 4 + 0.3, rewards
+
+
+EQUAL_REWARDS = "learns nothing"
+
+
+@pytest.mark.parametrize("reward,warned", [
+    (RewardItem(type="built_in", function_name="format_reward"), True),  # the tiny model never writes <think>: all 0
+    (REWARDS["text_similarity"], False),  # partial credit: a group's answers differ
+], ids=["all-or-nothing", "partial-credit"])
+def test_a_run_whose_answers_all_score_alike_says_it_cannot_learn(reward, warned, tiny_model, tmp_path):
+    """#39: an RFT job whose grader scored every answer 0 ran 18 steps and said nothing. Equal rewards in a group give
+    every answer an advantage of 0, so GRPO learns nothing: after equal_reward_steps steps of only that, one warning
+    with the fixes; none when the answers' rewards differ."""
+    spec = grpo_spec(tiny_model, tmp_path, reward, steps=3, lr=1e-3)
+    spec.hyperparameters.equal_reward_steps = 2
+    with captured_events() as cap:
+        run(spec)
+    warnings = [e.message for e in cap.of("log") if e.level == "warning" and EQUAL_REWARDS in e.message]
+    if not warned:
+        assert warnings == []
+        return
+    (message,) = warnings
+    assert message.startswith("in the first 2 steps of training, the 8 answers to each prompt all got the same reward")
+    assert "(reward 0)" in message
+    for fix in ("partial credit", "raise num_generations (now 8)", "temperature (now 1)"):
+        assert fix in message, message
+    # said as step 2 ended, not at the end of the run
+    at = next(i for i, e in enumerate(cap.events) if e.event == "log" and EQUAL_REWARDS in e.message)
+    assert [e.step for e in cap.events[at:] if e.event == "progress"] == [2, 3]

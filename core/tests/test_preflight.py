@@ -286,6 +286,22 @@ def test_preflight_command_writes_the_report_and_emits_it(tiny_model, sft_files,
     assert not (tmp_path / "run").exists()
 
 
+def test_the_preflight_command_of_grpo_warns_when_the_base_models_answers_all_score_alike(tiny_model, tmp_path):
+    """The first dry run on a host is this one-shot command (the warm core answers the others): the same check as
+    the warm core's (test_serve.py), on the weights it loads for it."""
+    train = write_jsonl(tmp_path / "train.jsonl", [{"prompt": [{"role": "user", "content": q}], "answer": a}
+                                                   for q, a in QA])
+    spec = spec_for(tiny_model, train, tmp_path / "run", trainer_type="grpo", num_generations=2,
+                    max_completion_length=8)
+    spec.reward_config = [RewardItem(type="built_in", function_name="format_reward")]
+    options = preflight.Options(**{f: getattr(spec, f) for f in spec.__dataclass_fields__},
+                                output_file=str(tmp_path / "report.json"))
+    with captured_events():
+        preflight.run(options)
+    written = json.loads((tmp_path / "report.json").read_text())
+    assert "equal_rewards" in [w["code"] for w in written["warnings"]]
+
+
 def test_preflight_validates_the_spec_as_train_does(tiny_model, sft_files, tmp_path):
     train, _ = sft_files
     options = preflight.Options(base_model=tiny_model, train_file=train, output_dir=str(tmp_path / "run"),
@@ -336,3 +352,19 @@ def test_a_report_that_cannot_be_made_is_logged_and_training_goes_on(tiny_model,
     assert not cap.of("preflight") and cap.of("artifact")
     assert [e.message for e in cap.of("log") if e.level == "warning"] == [
         "no pre-flight report: ValueError: unknown architecture"]
+
+
+def test_evaluation_every_more_steps_than_the_run_makes_is_reported(tiny_model, sft_files, tmp_path):
+    """#39: the console's "Quick check" (30 steps) with eval_strategy steps and eval_steps at its default of 50 never
+    evaluated, and nothing said so."""
+    from ftcore.train.spec import EvalConfig
+
+    train, test = sft_files
+    spec = spec_for(tiny_model, train, tmp_path / "run", test=test, max_steps=30)
+    spec.eval_config = EvalConfig(eval_strategy="steps", eval_steps=50)
+    (warning,) = [w for w in make_report(spec)["warnings"] if w["code"] == "no_evaluation"]
+    assert warning["message"] == ("eval_strategy steps evaluates every 50 steps (eval_steps) but the run makes only 30, "
+                                  "so no evaluation runs during training: lower eval_steps to at most 30 (e.g. 10), "
+                                  "or set eval_strategy epoch")
+    spec.eval_config = EvalConfig(eval_strategy="steps", eval_steps=30)  # evaluates at the last step
+    assert "no_evaluation" not in [w["code"] for w in make_report(spec)["warnings"]]

@@ -241,6 +241,27 @@ def test_preflight_of_dpo_from_a_model_that_does_not_end_its_turn_warns_with_the
     assert "dpo_no_end_of_turn" not in [w["code"] for w in with_rpo.report["warnings"]]
 
 
+def test_preflight_of_grpo_scores_answers_of_the_base_model_and_warns_when_each_prompts_score_alike(server, tiny_model,
+                                                                                                    tmp_path):
+    """#39: an all-or-nothing grader the base model never passes gives GRPO nothing to learn from; the dry run samples
+    a few answers, scores them with the job's graders and says so before anything is spent. A grader with partial
+    credit scores them apart: no warning."""
+    records = [{"prompt": [{"role": "user", "content": q}], "answer": a} for q, a in QA]
+    spec = {"base_model": tiny_model, "train_file": write_jsonl(tmp_path / "prompts.jsonl", records),
+            "output_dir": str(tmp_path / "run"), "method": "LoRA", "device": "cpu", "trainer_type": "grpo",
+            "hyperparameters": {"max_length": 64, "max_prompt_length": 32, "max_completion_length": 8,
+                                "num_generations": 4, "batch_size": 4},
+            "reward_config": [{"type": "built_in", "function_name": "format_reward"}]}
+    answer = server.ask({"id": "r1", "op": "preflight", "spec": spec})
+    (warning,) = [w for w in answer.report["warnings"] if w["code"] == "equal_rewards"]
+    assert warning["message"].startswith(f"the 4 answers {tiny_model} sampled to each of the first 2 train prompts all "
+                                         "got the same reward")
+    assert "learns nothing (reward 0)" in warning["message"] and "partial credit" in warning["message"]
+    fuzzy = {"type": "text_similarity", "reference_field": "answer", "evaluation_metric": "fuzzy_match"}
+    partial = server.ask({"id": "r2", "op": "preflight", "spec": {**spec, "reward_config": [fuzzy]}})
+    assert "equal_rewards" not in [w["code"] for w in partial.report["warnings"]]
+
+
 @pytest.mark.sandbox
 def test_grade_answers_each_output_with_its_reward_and_why_a_zero_is_a_zero(server):
     grader = {"type": "multi", "name": "m", "calculate_output": "exact + 0 * boom", "graders": {

@@ -6,6 +6,7 @@ import os
 import pytest
 
 from ftcore.train.configs import model_kwargs, not_applicable, peft_config, trainer_config
+from ftcore.train.reward_spread import EqualRewardWatch
 from ftcore.train.spec import EvalConfig, Hyperparameters, Options, RewardItem
 
 # Distinct non-default values, so a match cannot be a coincidence of defaults.
@@ -15,7 +16,7 @@ VALUES = dict(learning_rate=3.3e-4, batch_size=3, gradient_accumulation_steps=2,
               max_prompt_length=40, num_generations=3, max_grad_norm=0.7, adam_beta1=0.81, adam_beta2=0.97,
               warmup_ratio=0.13, beta=0.27, save_steps=9, max_completion_length=17, seed=123,
               importance_sampling_level="sequence", epsilon=0.15, epsilon_high=0.31, scale_rewards="batch",
-              mask_truncated_completions=True, rpo_alpha=0.6)
+              mask_truncated_completions=True, rpo_alpha=0.6, temperature=0.9, equal_reward_steps=3)
 # loss_type: a value of each trainer's own (its default otherwise): the trainers take different losses.
 LOSS_TYPES = {"grpo": "dr_grpo", "dpo": "ipo", "sft": "ipo", "orpo": "dr_grpo"}
 
@@ -53,6 +54,8 @@ WHERE = {
     "scale_rewards": ("grpo", ["args.scale_rewards"]),
     "mask_truncated_completions": ("grpo", ["args.mask_truncated_completions"]),
     "rpo_alpha": ("dpo", ["args.rpo_alpha"]),
+    "temperature": ("grpo", ["args.temperature"]),
+    "equal_reward_steps": ("grpo", ["watch.steps"]),  # the core's own warning (reward_spread.py), not TRL's
 }
 
 
@@ -85,7 +88,8 @@ def _expected(name, values):
 def test_every_hyperparameter_reaches_the_trainer_or_is_reported(trainer_type, tmp_path):
     spec = _spec(trainer_type, tmp_path)
     hp = spec.hyperparameters
-    targets = {"args": trainer_config(spec), "peft": peft_config(spec), "model": model_kwargs(spec)}
+    targets = {"args": trainer_config(spec), "peft": peft_config(spec), "model": model_kwargs(spec),
+               "watch": EqualRewardWatch(spec)}
     notes = " ".join(not_applicable(spec))
     assert set(WHERE) == {f.name for f in dataclasses.fields(Hyperparameters)}, "update WHERE for new fields"
     for name, (types, places) in WHERE.items():

@@ -278,7 +278,7 @@ class Server:
 
     def preflight(self, request: PreflightRequest) -> events.Preflight:
         from .cli import from_dict
-        from .train.preflight import report
+        from .train.preflight import report, sampled_checks_apply, sampled_warnings
         from .train.run import load_processing_class
         from .train.spec import Options as TrainOptions
         from .train.validate import validate
@@ -286,12 +286,9 @@ class Server:
         spec = from_dict(TrainOptions, request.spec, where=f"request {request.id} spec")
         train_records, test_records, mode = validate(spec)
         made = report(spec, train_records, test_records, mode, load_processing_class(spec))
-        if spec.trainer_type == "dpo" and not spec.hyperparameters.rpo_alpha:
-            from .train.preflight import end_of_turn_probability, end_of_turn_warning
-
+        if sampled_checks_apply(spec):
             model, tokenizer, _ = self.models.get(spec.base_model, spec.init_adapter)
-            warning = end_of_turn_warning(spec, end_of_turn_probability(spec, train_records, tokenizer, model))
-            made["warnings"] += [warning] if warning else []
+            made["warnings"] += sampled_warnings(spec, train_records, model, tokenizer)
         return events.Preflight(report=made, id=request.id)
 
     def evaluate(self, request: EvaluateRequest) -> events.Scored:

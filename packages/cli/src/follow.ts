@@ -20,9 +20,8 @@ export function eventLine(event: JobEvent): string | null {
       return `status: ${data.status ?? '?'}${data.error ? ` (${data.error})` : ''}`;
     }
     case 'progress': {
-      const p = event.data as { step?: number; total_steps?: number | null; epoch?: number | null; loss?: number | null; eta_seconds?: number | null };
-      const parts = [`step ${p.step ?? '?'}${p.total_steps ? `/${p.total_steps}` : ''}`];
-      if (p.loss !== null && p.loss !== undefined) parts.push(`loss ${formatLoss(p.loss)}`);
+      const p = event.data as { step?: number; total_steps?: number | null; epoch?: number | null; loss?: number | null; reward?: number | null; eta_seconds?: number | null };
+      const parts = [`step ${p.step ?? '?'}${p.total_steps ? `/${p.total_steps}` : ''}`, stepFigure(p)].filter((part) => part !== '');
       if (p.epoch !== null && p.epoch !== undefined) parts.push(`epoch ${formatValue(p.epoch)}`);
       if (p.eta_seconds !== null && p.eta_seconds !== undefined) parts.push(`eta ${formatDuration(p.eta_seconds)}`);
       return parts.join('  ');
@@ -32,7 +31,9 @@ export function eventLine(event: JobEvent): string | null {
       const shown = Object.entries(values).filter(([k, v]) => typeof v === 'number' && SHOWN_METRIC.test(k));
       const figures = shown.map(([k, v]) => `${k} ${formatValue(typeof v === 'number' && !Number.isInteger(v) ? Number(v.toPrecision(4)) : v)}`).join('  ');
       // The evaluation after training measures per assistant token: at the last step it differs from the trainer's.
-      const what = final ? 'final evaluation (every assistant token of the test split)' : `eval${step !== undefined ? ` at step ${step}` : ''}`;
+      // GRPO's figures after training are no evaluation: its last step's rewards (the core samples nothing more).
+      const rewardsOnly = values.eval_loss === null || values.eval_loss === undefined ? shown.some(([k]) => /^rewards?(\/|$)/.test(k)) : false;
+      const what = final ? (rewardsOnly ? `after training (the rewards of step ${step ?? '?'})` : 'final evaluation (every assistant token of the test split)') : `eval${step !== undefined ? ` at step ${step}` : ''}`;
       return `${what}: ${figures}`;
     }
     case 'log': {
@@ -46,10 +47,17 @@ export function eventLine(event: JobEvent): string | null {
   }
 }
 
+/** A step's figure: its loss, or a GRPO step's reward (its loss is ~0 by construction, #39); '' for neither. */
+export function stepFigure(p: { loss?: number | null; reward?: number | null }): string {
+  if (p.reward !== null && p.reward !== undefined) return `reward ${formatLoss(p.reward)}`;
+  return p.loss !== null && p.loss !== undefined ? `loss ${formatLoss(p.loss)}` : '';
+}
+
 interface LivePayload {
   status: string;
   steps: string;
-  loss: string;
+  /** `loss 0.1234`, or a GRPO step's `reward 0.5000` */
+  figure: string;
   /** The service's ETA (cli-progress's own `eta` token is its guess from the bar's rate). */
   remaining: string;
 }
@@ -59,7 +67,7 @@ export async function followJob(api: Api, jobId: string, mode: FollowMode): Prom
   const bars = mode === 'live'
     ? new cliProgress.MultiBar(
         {
-          format: '{status} [{bar}] {steps} | loss {loss} | ETA {remaining}',
+          format: '{status} [{bar}] {steps} | {figure} | ETA {remaining}',
           barsize: 30,
           hideCursor: true,
           clearOnComplete: false,
@@ -68,7 +76,7 @@ export async function followJob(api: Api, jobId: string, mode: FollowMode): Prom
         cliProgress.Presets.shades_classic,
       )
     : null;
-  const payload: LivePayload = { status: 'queued', steps: '-', loss: '-', remaining: '-' };
+  const payload: LivePayload = { status: 'queued', steps: '-', figure: 'loss -', remaining: '-' };
   const bar = bars?.create(1, 0, payload);
   // Ctrl-C stops following, not the job.
   const onInterrupt = () => {
@@ -101,10 +109,10 @@ export async function followJob(api: Api, jobId: string, mode: FollowMode): Prom
         payload.status = (event.data as { status: string }).status;
         bar.update(payload);
       } else if (event.event === 'progress') {
-        const p = event.data as { step: number; total_steps?: number | null; loss?: number | null; eta_seconds?: number | null };
+        const p = event.data as { step: number; total_steps?: number | null; loss?: number | null; reward?: number | null; eta_seconds?: number | null };
         if (p.total_steps) bar.setTotal(p.total_steps);
         payload.steps = `${p.step}${p.total_steps ? `/${p.total_steps}` : ''}`;
-        if (p.loss !== null && p.loss !== undefined) payload.loss = formatLoss(p.loss);
+        payload.figure = stepFigure(p) || payload.figure;
         payload.remaining = formatDuration(p.eta_seconds);
         bar.update(p.step, payload);
       } else {

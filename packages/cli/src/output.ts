@@ -32,6 +32,11 @@ export function printTable(head: readonly string[], rows: ReadonlyArray<readonly
   printLine(table.toString());
 }
 
+/** "1 row", "3 rows", "1,204 rows". */
+export function plural(count: number, noun: string): string {
+  return `${count.toLocaleString('en')} ${noun}${count === 1 ? '' : 's'}`;
+}
+
 export function formatBytes(bytes: number): string {
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
   let value = bytes;

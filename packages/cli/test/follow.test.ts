@@ -19,7 +19,19 @@ describe('eventLine for metrics', () => {
   });
 
   it('GRPO rewards and the kept best step are shown', () => {
-    expect(eventLine({ event: 'metrics', data: { step: 30, reward: 0.75, 'rewards/format': 0.5, final: true } })).toMatch(/reward 0\.75 {2}rewards\/format 0\.5$/);
+    expect(eventLine({ event: 'metrics', data: { step: 30, reward: 0.75, 'rewards/format': 0.5, final: true } })).toBe('after training (the rewards of step 30): reward 0.75  rewards/format 0.5');
     expect(eventLine({ event: 'metrics', data: { step: 30, best_step: 20 } })).toBe('eval at step 30: best_step 20');
+  });
+});
+
+describe('a GRPO job reads as its reward (#39)', () => {
+  it('a step shows its reward, not its ~0 loss', () => {
+    expect(eventLine({ event: 'progress', data: { step: 3, total_steps: 18, loss: 0, reward: 0.25, epoch: 0.1 } })).toBe('step 3/18  reward 0.2500  epoch 0.1');
+    expect(eventLine({ event: 'progress', data: { step: 3, total_steps: 18, loss: 1.5 } })).toBe('step 3/18  loss 1.5000');
+  });
+
+  it('the rewards after training are not called an evaluation of the test split', () => {
+    const line = eventLine({ event: 'metrics', data: { step: 18, eval_loss: null, perplexity: null, reward: 0.5, final: true } });
+    expect(line).toBe('after training (the rewards of step 18): reward 0.5');
   });
 });

@@ -14,6 +14,8 @@ const ONLY_FOR_TRAINERS: Record<string, readonly string[]> = {
   epsilon_high: ['grpo'],
   scale_rewards: ['grpo'],
   mask_truncated_completions: ['grpo'],
+  temperature: ['grpo'],
+  equal_reward_steps: ['grpo'],
   rpo_alpha: ['dpo'],
   beta: ['dpo', 'orpo', 'grpo'],
   packing: ['sft'],

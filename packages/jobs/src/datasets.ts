@@ -1,7 +1,7 @@
 // Processed datasets across processes: a dataset augmented with a language model is processed on a worker (its row
 // `processing` from the request on, its llm_api_key sealed under the dataset's id until the worker is done), and only
 // a `ready` dataset can be trained or evaluated on (decisions.md, "Preprocessing").
-import { Conflict, NotFound, ServiceUnavailable, type Platform, type ProcessedDatasetRow } from '@ftp/platform';
+import { Conflict, invalidField, NotFound, ServiceUnavailable, type Platform, type ProcessedDatasetRow } from '@ftp/platform';
 import { augmentQueue } from './queues.ts';
 
 /** Seals the key and queues the dataset's processing; a queue that cannot take it fails the dataset (503). */
@@ -17,10 +17,18 @@ export async function queueProcessing(platform: Platform, row: ProcessedDatasetR
   }
 }
 
-/** The caller's processed dataset when it is ready; 404 when there is none, 409 while processing or once failed. */
-export async function readyDataset(platform: Platform, userId: string, processedDatasetId: string): Promise<ProcessedDatasetRow> {
+/** The caller's processed dataset when it is ready; 404 when there is none, 409 while processing or once failed. The
+ *  id of one of the caller's uploads instead is a 422 at `loc` saying to process it first (#39: it said "not found",
+ *  and a user who had just uploaded the file could not tell why). */
+export async function readyDataset(platform: Platform, userId: string, processedDatasetId: string, loc: string[] = ['body', 'processed_dataset_id']): Promise<ProcessedDatasetRow> {
   const dataset = await platform.datasets.getProcessed(userId, processedDatasetId);
-  if (!dataset) throw new NotFound('processed dataset', processedDatasetId);
+  if (!dataset) {
+    const upload = await platform.datasets.getRaw(userId, processedDatasetId);
+    if (upload) {
+      throw invalidField(loc, `${processedDatasetId} is an upload (${upload.filename}), not a processed dataset: process it first with POST /datasets/process (dataset_id ${processedDatasetId}, and field_mappings for its columns), then use the processed_dataset_id that answers`, 'unprocessed_upload');
+    }
+    throw new NotFound('processed dataset', processedDatasetId);
+  }
   if (dataset.status === 'processing') {
     const progress = dataset.progress ? ` (${dataset.progress.done} of ${dataset.progress.total} rows)` : '';
     throw new Conflict(`processed dataset ${processedDatasetId} is still being processed${progress}; wait until GET /datasets/${processedDatasetId} says status ready`);

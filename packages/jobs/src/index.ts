@@ -11,6 +11,7 @@ export * from './job-files.ts';
 export * from './exports.ts';
 export * from './datasets.ts';
 export * from './presenters.ts';
+export * from './readable.ts';
 export * from './conversations.ts';
 export * from './recovery.ts';
 export * from './reconciler.ts';

@@ -31,7 +31,10 @@ export function presentExportRecord(row: ExportRow): ExportRecord {
 /** `latestExport`: the job's most recent export (platform.exports.latestForJob), if any. */
 export function presentJob(job: TrainingJobRow, latestExport?: ExportRow): TrainingJob {
   const progress = job.progress
-    ? { step: job.progress.step, total_steps: job.progress.total_steps, epoch: job.progress.epoch, loss: job.progress.loss, eta_seconds: job.progress.eta_seconds }
+    ? {
+        step: job.progress.step, total_steps: job.progress.total_steps, epoch: job.progress.epoch, loss: job.progress.loss, eta_seconds: job.progress.eta_seconds,
+        ...(job.progress.reward !== undefined ? { reward: job.progress.reward } : {}),
+      }
     : null;
   const metrics = job.metrics
     ? {
@@ -39,6 +42,7 @@ export function presentJob(job: TrainingJobRow, latestExport?: ExportRow): Train
         perplexity: job.metrics.perplexity ?? null,
         accuracy: job.metrics.accuracy ?? null,
         eval_runtime: job.metrics.eval_runtime ?? null,
+        ...(job.metrics.reward !== undefined ? { reward: job.metrics.reward } : {}),
       }
     : null;
   return {

@@ -74,6 +74,10 @@ export const Hyperparameters = z
     epsilon_high: z.number().positive().max(10).optional().describe('grpo: upper clipping bound (default epsilon; DAPO recommends 0.28)'),
     scale_rewards: z.enum(['group', 'batch', 'none']).optional().describe('grpo: advantages scaled by the group’s reward std (default), the batch’s, or not at all (Dr. GRPO)'),
     mask_truncated_completions: z.boolean().optional().describe('grpo: completions cut at max_completion_length take no part in the loss'),
+    temperature: z.number().positive().max(10).optional().describe('grpo: sampling temperature of the answers compared (default 1.0); higher makes them differ more'),
+    equal_reward_steps: boundedInt(0, 1_000_000)
+      .default(4)
+      .describe('grpo: the job warns when every prompt’s answers all scored the same in each of its first this many steps (GRPO learns nothing then); 0: never'),
     rpo_alpha: z.number().min(0).max(100).optional().describe('dpo: weight of the chosen answers’ likelihood added to the loss (RPO); teaches the model to end its turn'),
   })
   .meta({ id: 'Hyperparameters', description: 'Every field is applied; defaults are the interface’s sample values' });
@@ -336,7 +340,7 @@ export type TrainResponse = z.infer<typeof TrainResponse>;
 const count = z.number().int().nonnegative();
 
 export const PreflightWarning = z.object({
-  code: z.string().describe('no_end_of_turn, no_assistant_turn, train_test_duplicates, truncated, few_steps, does_not_fit, …'),
+  code: z.string().describe('no_end_of_turn, no_assistant_turn, train_test_duplicates, truncated, few_steps, no_evaluation, equal_rewards, dpo_no_end_of_turn, does_not_fit, …'),
   message: z.string().describe('What is wrong and what to change'),
 });
 
@@ -402,6 +406,7 @@ export const JobProgress = z
     epoch: maybe(z.number().nonnegative()),
     loss: maybe(z.number()),
     eta_seconds: maybe(z.number().nonnegative()),
+    reward: maybe(z.number()).describe('grpo: the mean reward of the last logged step (its loss stays near 0 by construction: the reward is the figure to watch)'),
   })
   .meta({ id: 'JobProgress' });
 export type JobProgress = z.infer<typeof JobProgress>;
@@ -412,6 +417,7 @@ export const JobMetrics = z
     perplexity: maybe(z.number()).describe('exp(eval_loss)'),
     accuracy: maybe(z.number()).describe('Next-token accuracy on assistant tokens'),
     eval_runtime: maybe(z.number()).describe('Seconds'),
+    reward: maybe(z.number()).describe('grpo: the mean reward of its last logged training step (a prompt-only split has no answers to measure a loss on)'),
   })
   .describe('Evaluation after training, on the test split (or the last 5% of train)');
 
@@ -461,16 +467,20 @@ export const JobParams = z.object({ job_id: Identifier.describe('From POST /trai
 // ---------------------------------------------------------------------------------------------
 // GET /jobs/{id}/events: what each server-sent event carries
 
+/** When an event of the log was recorded: every event but `end` carries it. */
+const recordedAt = { created_at: Timestamp.describe('When the event was recorded') };
+
 /** The `data` (JSON) of each kind of event in a job's stream. */
 export const JobEventData = {
-  status: z.object({ status: JobStatus, error: z.string().optional() }).describe('The job moved to this status'),
+  status: z.object({ status: JobStatus, error: z.string().optional(), ...recordedAt }).describe('The job moved to this status'),
   progress: JobProgress.extend({
+    ...recordedAt,
     learning_rate: maybe(z.number()),
     tokens_per_second: maybe(z.number()),
     extra: z.record(z.string(), z.number()).optional().describe("The trainer's other figures (token accuracy, trained tokens, …)"),
   }).describe('A logged training step'),
   metrics: z
-    .object({ step: z.number().int().nonnegative(), final: z.boolean().optional() })
+    .object({ step: z.number().int().nonnegative(), final: z.boolean().optional(), ...recordedAt })
     .catchall(maybe(z.number()))
     .describe('An evaluation: eval_loss, perplexity, accuracy, eval_runtime and any other eval_… figure'),
   log: z
@@ -478,6 +488,7 @@ export const JobEventData = {
       level: z.enum(['info', 'warning', 'error']),
       message: z.string(),
       about: z.literal('model').optional().describe("model: a note on the job's model (a conversion, a download), not on its training"),
+      ...recordedAt,
     })
     .describe('Something the job should say: a warning, a retry, a re-queue or resume, a model being prepared'),
   end: z.union([TrainingJob, z.object({ job_id: Identifier, deleted: z.literal(true) })]).describe('The last event: the final job (or that it was deleted)'),

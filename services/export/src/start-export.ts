@@ -5,6 +5,9 @@ import { Conflict, type Platform } from '@ftp/platform';
 import type { ExportCreateResult, ExportRequest } from '@ftp/schema';
 import { checkCheckpoint, queueExport, trainsWholeModel } from '@ftp/jobs';
 
+/** What an export_type exports, as a sentence names it (#39: "export of the merged of job …"). */
+const EXPORTED: Record<ExportRequest['export_type'], string> = { adapter: 'adapter', merged: 'merged model', gguf: 'GGUF file' };
+
 export async function startExport(platform: Platform, userId: string, request: ExportRequest): Promise<ExportCreateResult> {
   const job = await platform.jobs.getOwn(userId, request.job_id);
   const step = request.checkpoint_step;
@@ -33,7 +36,7 @@ export async function startExport(platform: Platform, userId: string, request: E
   const where = [...new Set(request.destination)].map((d) => (d === 'hub' ? `hub repository ${request.hub_repo_id}` : 'cloud storage')).join(' and ');
   return {
     success: true,
-    message: `export of the ${request.export_type} of job ${job.job_id}${step === undefined ? '' : ` at checkpoint ${step}`} to ${where} started; follow it in latest_export of GET /exports/${job.job_id}`,
+    message: `export of the ${EXPORTED[request.export_type]} of job ${job.job_id}${step === undefined ? '' : ` at checkpoint ${step}`} to ${where} started; follow it in latest_export of GET /exports/${job.job_id}`,
     export_id: exportId,
   };
 }

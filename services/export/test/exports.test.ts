@@ -57,6 +57,8 @@ async function exportAndWait(body: Json, headers = alice): Promise<Json> {
   const { export_id: exportId, success, message } = res.json();
   expect(success).toBe(true);
   expect(message).toMatch(/started; follow it in latest_export/);
+  // it names what it exports (#39: "export of the merged of job …")
+  expect(message).toMatch(/^export of the (adapter|merged model|GGUF file) of job /);
   const deadline = Date.now() + 180_000;
   for (;;) {
     const latest = (await ex({ url: `/exports/${jobId}`, headers })).json().latest_export;

@@ -185,7 +185,8 @@ export async function createFineTuningJob(platform: Platform, userId: string, re
     dry_run: false,
     training_config: TrainingConfig.parse({
       base_model_id: request.model,
-      provider: 'hub',
+      // where it was found: a model of the store is local (Compare showed `provider: hub` for the local tiny, #39)
+      provider: location.kind === 'hub' ? 'hub' : 'local',
       method: 'LoRA',
       trainer_type: TRAINERS[method],
       hyperparameters: {

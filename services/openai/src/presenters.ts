@@ -107,6 +107,8 @@ function graderMeans(figures: Record<string, unknown>, prefix: string): Record<s
   return Object.fromEntries(Object.entries(figures).flatMap(([key, value]) => (key.startsWith(prefix) && key.endsWith('/mean') && num(value) !== null ? [[key.slice(prefix.length, -'/mean'.length), value as number]] : [])));
 }
 
+const reinforcement = (job: TrainingJobRow): boolean => (job.training_config as { trainer_type?: string }).trainer_type === 'grpo';
+
 /** One entry of the job's event log as OpenAI's event (null for nothing worth showing). */
 export function presentEvent(job: TrainingJobRow, event: JobEventRow) {
   const base = { id: `ftevent-${job.job_id}-${event.seq}`, object: 'fine_tuning.job.event' as const, created_at: seconds(event.created_at) };
@@ -128,7 +130,8 @@ export function presentEvent(job: TrainingJobRow, event: JobEventRow) {
       return {
         ...base,
         level: 'info' as const,
-        message: `Step ${step}${total ? `/${total}` : ''}: training loss=${loss === null ? 'n/a' : loss.toFixed(4)}${reward === null ? '' : `, reward=${reward.toFixed(4)}`}`,
+        // GRPO's loss is ~0 by construction (the advantages of a group sum to 0): its figure is the reward (#39).
+        message: `Step ${step}${total ? `/${total}` : ''}: ${reinforcement(job) && reward !== null ? `reward=${reward.toFixed(4)}` : `training loss=${loss === null ? 'n/a' : loss.toFixed(4)}${reward === null ? '' : `, reward=${reward.toFixed(4)}`}`}`,
         type: 'metrics' as const,
         data: {
           step, total_steps: total, train_loss: loss, train_mean_token_accuracy: accuracy, learning_rate: num(data['learning_rate']), epoch: num(data['epoch']),
@@ -140,6 +143,19 @@ export function presentEvent(job: TrainingJobRow, event: JobEventRow) {
       const step = num(data['step']);
       const loss = num(data['eval_loss']);
       const reward = num(data['eval_reward']);
+      if (loss === null && reward === null) {
+        // GRPO's figures after training are its last training rewards (the core cannot score a prompt-only split
+        // without sampling): no evaluation, so no "validation loss=n/a" (#39).
+        const trained = num(data['reward']);
+        if (!data['final'] || trained === null) return null;
+        return {
+          ...base,
+          level: 'info' as const,
+          message: `Training ended at step ${step}: reward=${trained.toFixed(4)}`,
+          type: 'metrics' as const,
+          data: { step, train_reward_mean: trained, train_reward_std: num(data['reward_std']), train_rewards: graderMeans(data, 'rewards/') },
+        };
+      }
       return {
         ...base,
         level: 'info' as const,

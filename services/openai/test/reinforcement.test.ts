@@ -51,6 +51,8 @@ describe('a reinforcement fine-tuning job', () => {
     const row = (await platform.jobs.get('local', job.id))!;
     const config = row.training_config as Record<string, any>;
     expect(config.trainer_type).toBe('grpo');
+    // the model store holds the tiny model: a local model, not the hub's (#39: Compare showed provider hub)
+    expect(config.provider).toBe('local');
     expect(config.reward_config).toEqual([{ type: 'multi', name: 'score', calculate_output: '0.7 * exact + 0.3 * close', graders: {
       exact: { type: 'string_check', name: 'exact', input: '{{sample.output_text}}', reference: '{{item.answer}}', operation: 'eq' },
       close: { type: 'text_similarity', name: 'close', input: '{{sample.output_text}}', reference: '{{item.answer}}', evaluation_metric: 'fuzzy_match' },

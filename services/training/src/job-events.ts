@@ -1,6 +1,6 @@
-// GET /jobs/{id}/events: the job's event log as server-sent events (status changes, progress, metrics),
-// followed live until the job ends; the last event, `end`, carries the final job status. The log is rows in the
-// database, so this works whichever process or machine the job runs on.
+// GET /jobs/{id}/events: the job's event log as server-sent events (status changes, progress, metrics, each with
+// the time it was recorded), followed live until the job ends; the last event, `end`, carries the final job status.
+// The log is rows in the database, so this works whichever process or machine the job runs on.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RUNNING_STATUSES, type Platform, type TrainingJobRow } from '@ftp/platform';
 import { presentJob } from '@ftp/jobs';
@@ -27,7 +27,7 @@ export async function streamJobEvents(platform: Platform, job: TrainingJobRow, r
   while (!closed) {
     const current = await platform.jobs.getForWorker(job.job_id);
     for (const event of await platform.jobs.events(job.job_id, lastSeq)) {
-      send(res, event.kind, event.data, event.seq);
+      send(res, event.kind, { ...event.data, created_at: new Date(event.created_at).toISOString() }, event.seq);
       lastSeq = event.seq;
       lastWrite = Date.now();
     }

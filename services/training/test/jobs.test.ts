@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jobWorkDir } from '@ftp/worker';
 import type { PreflightReport } from '@ftp/schema';
 import { launchChromium } from '../../../test/support/browser.ts';
-import { csv } from '../../preprocessing/test/support.ts';
+import { csv, multipartBody } from '../../preprocessing/test/support.ts';
 import { loraRequest, qaCsv, startTrainingHarness, type TrainingHarness } from './support.ts';
 
 let h: TrainingHarness;
@@ -55,6 +55,10 @@ describe('a LoRA SFT job on the tiny model', () => {
     expect(losses.length).toBeGreaterThanOrEqual(5);
     expect(losses.at(-1)!).toBeLessThan(losses[0]! * 0.7);
     expect(events.at(-1)).toMatchObject({ event: 'end', data: { status: 'completed' } });
+    // every event says when it was recorded, in order (the console's log shows it, #39)
+    const times = events.filter((e) => e.event !== 'end').map((e) => Date.parse(String(e.data.created_at)));
+    expect(times.every((t) => t >= Date.parse(finished.created_at as string) - 1000)).toBe(true);
+    expect(times).toEqual([...times].sort((a, b) => a - b));
 
     const metrics = finished.metrics as Record<string, number>;
     for (const name of ['eval_loss', 'perplexity', 'accuracy', 'eval_runtime']) expect(Number.isFinite(metrics[name]), name).toBe(true);
@@ -90,7 +94,7 @@ describe('a LoRA SFT job on the tiny model', () => {
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/text\/html/);
     expect(res.body).toContain('<svg id="loss-curve"');
-    expect(res.body.match(/<circle /g)?.length).toBe(losses.length);
+    expect(res.body.match(/<circle class="train"/g)?.length).toBe(losses.length);
     expect(res.body).toContain(`${losses.at(-1)!.toFixed(4)}</title>`);
     expect(res.body).toContain('id="status">completed<');
   });
@@ -114,10 +118,14 @@ describe('a LoRA SFT job on the tiny model', () => {
     const browser = await launchChromium();
     try {
       const page = await (await browser.newContext({ extraHTTPHeaders: alice, viewport: { width: 900, height: 1100 } })).newPage();
-      const response = await page.goto(`http://127.0.0.1:${port}/jobs/${jobId}/dashboard`);
+      const asked: string[] = [];
+      page.on('request', (request) => asked.push(new URL(request.url()).pathname));
+      const response = await page.goto(`http://127.0.0.1:${port}/jobs/${jobId}/dashboard`, { waitUntil: 'networkidle' });
       expect(response?.status()).toBe(200);
       expect(await page.locator('#status').textContent()).toBe('completed');
-      expect(await page.locator('#loss-curve circle').count()).toBe(losses.length);
+      expect(await page.locator('#loss-curve circle.train').count()).toBe(losses.length);
+      // no external asset: the page asks for nothing else (its icon is inline: dashboard.test.ts)
+      expect(asked).toEqual([`/jobs/${jobId}/dashboard`]);
       const box = await page.locator('#loss-curve path.curve').boundingBox();
       expect(box!.width).toBeGreaterThan(400);
       const shot = path.join(os.tmpdir(), 'ftp-dashboard.png');
@@ -152,6 +160,30 @@ describe('a LoRA SFT job on the tiny model', () => {
     for (let i = 0; i < 200 && (await fs.stat(workDir).then(() => true, () => false)); i++) await new Promise((r) => setTimeout(r, 50));
     await expect(fs.stat(workDir)).rejects.toThrow();
   });
+});
+
+describe('a GRPO job whose grader the base model never passes', () => {
+  // #39: an all-or-nothing grader scored every answer 0; the job ran on at "loss 0" (GRPO's loss is ~0 by
+  // construction) and said nothing. Its figure is the reward, and the job says it cannot learn.
+  it('shows its reward where an SFT job shows its loss, and warns that it learns nothing', async () => {
+    const prompts = await h.dataset(qaCsv(8), { processing_mode: 'prompt_only', config: { field_mappings: { user_field: { type: 'column', value: 'question' } }, split_config: { type: 'no_split' } } }, alice);
+    const res = await submit(loraRequest(prompts, { max_steps: 3, logging_steps: 1, num_generations: 4, max_prompt_length: 32, max_completion_length: 8, equal_reward_steps: 2 }, {
+      trainer_type: 'grpo',
+      reward_config: [{ type: 'built_in', name: 'format', function_name: 'format_reward' }],
+    }));
+    expect(res.statusCode, res.body).toBe(200);
+    const jobId = res.json().job_id as string;
+    const finished = await h.waitFor(jobId, (j) => j.status === 'completed' || j.status === 'failed', 240_000, alice);
+    expect(finished.error ?? null, JSON.stringify(finished)).toBeNull();
+    expect(finished.progress).toMatchObject({ step: 3, reward: 0 });
+    expect(finished.metrics).toMatchObject({ reward: 0 });
+    const listed = (await h.train({ url: '/jobs', headers: alice })).json().jobs.find((j: { job_id: string }) => j.job_id === jobId);
+    expect(listed.progress.reward).toBe(0);
+    const events = parseSse((await h.train({ url: `/jobs/${jobId}/events`, headers: alice })).body);
+    expect(events.filter((e) => e.event === 'progress').map((e) => e.data.reward)).toEqual([0, 0, 0]);
+    const warnings = events.filter((e) => e.event === 'log' && e.data.level === 'warning').map((e) => String(e.data.message));
+    expect(warnings.filter((m) => /learns nothing/.test(m))).toHaveLength(1);
+  }, 300_000);
 });
 
 describe('secrets', () => {
@@ -321,6 +353,17 @@ describe('POST /train checks before queueing', () => {
     const before = (await h.train({ url: '/jobs', headers: alice })).json().jobs.length;
     expect((await submit(loraRequest('pd_nothing'))).statusCode).toBe(404);
     expect((await h.train({ url: '/jobs', headers: alice })).json().jobs.length).toBe(before);
+  });
+
+  it('an upload’s id where a processed dataset goes is a 422 saying to process it first; another user’s is a 404', async () => {
+    // #39: a ds_… id from POST /datasets/upload given as processed_dataset_id said only "not found"
+    const { body: payload, contentType } = multipartBody('raw.csv', qaCsv(4));
+    const upload = (await h.pre({ method: 'POST', url: '/datasets/upload', payload, headers: { 'content-type': contentType, ...alice } })).json();
+    const res = await submit(loraRequest(upload.dataset_id));
+    expect(res.statusCode, res.body).toBe(422);
+    expect(res.json().detail[0]).toMatchObject({ loc: ['body', 'processed_dataset_id'], type: 'unprocessed_upload' });
+    expect(res.json().detail[0].msg).toBe(`${upload.dataset_id} is an upload (raw.csv), not a processed dataset: process it first with POST /datasets/process (dataset_id ${upload.dataset_id}, and field_mappings for its columns), then use the processed_dataset_id that answers`);
+    expect((await submit(loraRequest(upload.dataset_id), bob)).statusCode).toBe(404); // never says another user's upload exists
   });
 });
 

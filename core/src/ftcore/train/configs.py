@@ -357,7 +357,7 @@ def trainer_config(spec: Options, plan: MemoryPlan = MemoryPlan()):
                       beta=hp.beta, log_completions=False, remove_unused_columns=False,
                       **_set(loss_type=hp.loss_type, importance_sampling_level=hp.importance_sampling_level,
                              epsilon=hp.epsilon, epsilon_high=hp.epsilon_high, scale_rewards=hp.scale_rewards,
-                             mask_truncated_completions=hp.mask_truncated_completions))
+                             mask_truncated_completions=hp.mask_truncated_completions, temperature=hp.temperature))
 
 
 def _set(**values):
@@ -373,6 +373,7 @@ _ONLY_FOR = {
     "num_generations": {"grpo"},
     "max_completion_length": {"grpo"},
     "beta": {"dpo", "orpo", "grpo"},
+    "equal_reward_steps": {"grpo"},
 }
 
 
@@ -384,6 +385,7 @@ _ONLY_FOR_WHEN_SET = {
     "epsilon_high": {"grpo"},
     "scale_rewards": {"grpo"},
     "mask_truncated_completions": {"grpo"},
+    "temperature": {"grpo"},
     "rpo_alpha": {"dpo"},
 }
 

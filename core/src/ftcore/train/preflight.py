@@ -52,6 +52,13 @@ def run(options: Options) -> None:
 
     train_records, test_records, mode = validate(options)
     result = report(options, train_records, test_records, mode, load_processing_class(options))
+    if sampled_checks_apply(options):
+        from ..models import load_for_inference
+
+        model, tokenizer = load_for_inference(options.base_model, options.init_adapter, options.device)
+        result["warnings"] += sampled_warnings(options, train_records, model, tokenizer)
+        del model
+        _free_memory()
     if options.measure_throughput:
         result["throughput"] = measure_throughput(options, train_records, test_records, mode, result["memory"])
     out = Path(options.output_file)
@@ -465,7 +472,41 @@ def _warnings(spec: TrainOptions, rows: list[_Row], train_records, test_records,
                           f"{result['steps']['effective_batch_size']}), too few to learn much or for the learning rate "
                           f"schedule to take effect: raise epochs (now {hp.epochs}) or max_steps, or lower batch_size "
                           "or gradient_accumulation_steps")
+    ev = spec.eval_config
+    if ev.eval_strategy == "steps" and ev.eval_steps > total:
+        # the Trainer evaluates at each multiple of eval_steps: none comes within the run (#39: the console's
+        # "Quick check", 30 steps, with eval_steps at its default of 50)
+        warn("no_evaluation", f"eval_strategy steps evaluates every {ev.eval_steps} steps (eval_steps) but the run "
+                              f"makes only {total}, so no evaluation runs during training"
+                              f"{_evaluation_needs(ev)}: lower eval_steps to at most {total} (e.g. "
+                              f"{max(total // 3, 1)}), or set eval_strategy epoch")
     return warnings
+
+
+def _evaluation_needs(ev) -> str:
+    """What else goes without the evaluations during training."""
+    needs = [name for name, on in (("early stopping", ev.early_stopping_patience),
+                                   ("load_best_model_at_end", ev.load_best_model_at_end)) if on]
+    return f" and {' and '.join(needs)} {'has' if len(needs) == 1 else 'have'} nothing to compare" if needs else ""
+
+
+def sampled_checks_apply(spec: TrainOptions) -> bool:
+    """Whether the dry run reads the model's weights for `sampled_warnings` (the report itself never does)."""
+    return (spec.trainer_type == "dpo" and not spec.hyperparameters.rpo_alpha) or spec.trainer_type == "grpo"
+
+
+def sampled_warnings(spec: TrainOptions, train_records, model, tokenizer) -> list[dict]:
+    """The dry run's warnings that need the model itself (loaded for inference): DPO from a model that does not end
+    its turn after the chosen answers; GRPO whose graders score the base model's answers to a prompt all alike
+    (reward_spread.py)."""
+    from .reward_spread import sampled_reward_warning
+
+    warnings = []
+    if spec.trainer_type == "dpo" and not spec.hyperparameters.rpo_alpha:
+        warnings.append(end_of_turn_warning(spec, end_of_turn_probability(spec, train_records, tokenizer, model)))
+    if spec.trainer_type == "grpo":
+        warnings.append(sampled_reward_warning(spec, train_records, model, tokenizer))
+    return [w for w in warnings if w]
 
 
 def end_of_turn_probability(spec: TrainOptions, train_records, tokenizer, model) -> float | None:

@@ -57,6 +57,12 @@ class Hyperparameters:
         "help": "grpo: advantages scaled by the group's reward std, the batch's, or not at all (Dr. GRPO)"})
     mask_truncated_completions: bool | None = field(default=None, metadata={
         "help": "grpo: completions cut at max_completion_length take no part in the loss"})
+    temperature: float | None = field(default=None, metadata={
+        "help": "grpo: sampling temperature of the answers compared (TRL: 1.0); higher makes them differ more"})
+    # The core's own: when GRPO cannot learn, say so early (reward_spread.py).
+    equal_reward_steps: int = field(default=4, metadata={
+        "help": "grpo: warn when every prompt's answers all scored the same in each of the first this many steps "
+                "(nothing is learnt then); 0: never"})
     rpo_alpha: float | None = field(default=None, metadata={
         "help": "dpo: weight of the chosen answers' likelihood (NLL) added to the loss (RPO); teaches ending the turn"})
 

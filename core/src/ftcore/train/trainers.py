@@ -91,20 +91,25 @@ def build_trainer(spec: Options, model, tokenizer, config, peft_config, train_re
         from trl import ORPOTrainer
 
         return ORPOTrainer(**common)
+    from .reward_spread import EqualRewardWatch
     from .rewards import build_reward_function
 
     rewards = [build_reward_function(r) for r in spec.reward_config]
     config.reward_weights = [r.weight for r in spec.reward_config]
-    return grpo_trainer(spec.response_schema, reward_funcs=rewards, **common)
+    watch = EqualRewardWatch(spec)
+    trainer = grpo_trainer(spec.response_schema, watch, reward_funcs=rewards, **common)
+    trainer.add_callback(watch)
+    return trainer
 
 
-def grpo_trainer(schema: dict | None, **kwargs):
+def grpo_trainer(schema: dict | None, watch=None, **kwargs):
     """TRL's GRPOTrainer, sampling through the core's generation engine. TRL calls transformers' generate inside
     _generate_single_turn with compiling turned off and a GenerationConfig that cannot carry a per-token filter; here
     that call goes, on CUDA, to a static KV cache with the decode step compiled (generate.compiled_generate: CUDA
     graphs, the prompts padded to one width so each step replays the same graph), and, with `schema`, through
     lm-format-enforcer's prefix_allowed_tokens_fn (a fresh one per batch of prompts, as the core's forced tool calls
-    do: constrained.py). Whether a compile pays is judged on the completions of the whole run."""
+    do: constrained.py). Whether a compile pays is judged on the completions of the whole run. `watch`
+    (reward_spread.EqualRewardWatch) is told the weighted reward of every answer training scores."""
     import functools
 
     import torch
@@ -134,5 +139,12 @@ def grpo_trainer(schema: dict | None, **kwargs):
                 return super()._generate_single_turn(prompts, images)
             finally:
                 del model.generate  # the class's own again
+
+        def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
+            rewards_per_func = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
+            if watch is not None and self.model.training:  # every process's answers, gathered, as TRL sums them
+                weights = self.reward_weights.to(rewards_per_func.device).unsqueeze(0)
+                watch.record((rewards_per_func * weights).nansum(dim=1).tolist())
+            return rewards_per_func
 
     return CoreGRPOTrainer(**kwargs)

@@ -5,7 +5,7 @@ import cliProgress from 'cli-progress';
 import type { DatasetDeleteResult, DatasetList, FieldMapping, ProcessedDataset, ProcessingMode, ProcessingResult, UploadList } from '@ftp/schema';
 import { UsageError } from '../errors.ts';
 import { segment } from '../http.ts';
-import { formatBytes, formatTime, printJson, printKeyValue, printLine, printTable } from '../output.ts';
+import { formatBytes, formatTime, plural, printJson, printKeyValue, printLine, printTable } from '../output.ts';
 import { uploadDataset } from '../upload.ts';
 import { context, JSON_HELP } from './context.ts';
 
@@ -146,7 +146,7 @@ export function datasetsCommand(): Command {
         ['processing_mode', result.processing_mode],
         ['status', result.status],
         ['num_examples', result.num_examples],
-        ['splits', (result.full_splits ?? []).length > 0 ? result.full_splits.map((s) => `${s.split_name} (${s.num_rows} rows)`) : result.splits],
+        ['splits', (result.full_splits ?? []).length > 0 ? result.full_splits.map((s) => `${s.split_name} (${plural(s.num_rows, 'row')})`) : result.splits],
       ]);
     });
 
@@ -183,7 +183,7 @@ export function datasetsCommand(): Command {
         ['processing_mode', d.processing_mode],
         ['modality', d.modality],
         ['status', d.status],
-        ['progress', d.status === 'processing' && d.progress ? `${d.progress.done} of ${d.progress.total} rows` : undefined],
+        ['progress', d.status === 'processing' && d.progress ? `${d.progress.done} of ${plural(d.progress.total, 'row')}` : undefined],
         ['error', d.error],
         ['created_at', d.created_at],
       ]);

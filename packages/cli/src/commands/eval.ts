@@ -42,10 +42,19 @@ function printResult(result: EvaluationResult, samples: number | undefined): voi
     process.stderr.write(`warning: ${typeof warning === 'string' ? warning : `${warning.metric} could not be computed: ${warning.error}`}\n`);
   }
   if (samples === undefined || samples === 0 || result.samples.length === 0) return;
-  printTable(
-    ['#', 'PROMPT (last message)', 'REFERENCE', 'PREDICTION'],
-    result.samples.map((s) => [s.sample_index, messageText(s.input.at(-1)), s.reference, s.prediction]),
-  );
+  printTable(['#', 'PROMPT (last message)', 'REFERENCE', 'PREDICTION'], sampleRows(result.samples, process.stdout.columns));
+}
+
+/** The sample table's rows, each text on one line and cut to its share of a terminal `columns` wide (120 when not a
+ *  terminal), so the table keeps its shape (#39: a long prediction ran the table off the screen); --json has it all. */
+export function sampleRows(samples: EvaluationResult['samples'], columns = 120): Array<[number, string, string, string]> {
+  const width = Math.max(16, Math.floor((columns - 16) / 3) - 3); // # column and the borders and padding of four cells
+  return samples.map((s) => [s.sample_index, cut(messageText(s.input.at(-1)), width), cut(s.reference, width), cut(s.prediction, width)]);
+}
+
+function cut(text: string, width: number): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > width ? `${line.slice(0, width - 1)}…` : line;
 }
 
 export function evalCommand(): CommandUnknownOpts {

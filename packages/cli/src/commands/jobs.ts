@@ -2,7 +2,7 @@
 import { Command } from '@commander-js/extra-typings';
 import type { JobDeleteResult, JobList, TrainingJob } from '@ftp/schema';
 import { jobEvents, type JobEvent } from '../events.ts';
-import { eventLine } from '../follow.ts';
+import { eventLine, stepFigure } from '../follow.ts';
 import { segment } from '../http.ts';
 import { formatDuration, formatLoss, formatTime, formatValue, printJson, printKeyValue, printLine, printTable } from '../output.ts';
 import { context, JSON_HELP } from './context.ts';
@@ -10,8 +10,7 @@ import { context, JSON_HELP } from './context.ts';
 function progressText(job: TrainingJob): string | undefined {
   const p = job.progress;
   if (!p) return undefined;
-  const parts = [`step ${p.step}${p.total_steps ? `/${p.total_steps}` : ''}`];
-  if (p.loss !== null && p.loss !== undefined) parts.push(`loss ${formatLoss(p.loss)}`);
+  const parts = [`step ${p.step}${p.total_steps ? `/${p.total_steps}` : ''}`, stepFigure(p)].filter((part) => part !== '');
   if (p.eta_seconds !== null && p.eta_seconds !== undefined && job.status !== 'completed' && job.status !== 'failed') parts.push(`eta ${formatDuration(p.eta_seconds)}`);
   return parts.join('  ');
 }
@@ -52,12 +51,14 @@ export function jobsCommand(): Command {
       const result = await api.json<JobList>('training', 'GET', '/jobs');
       if (json) return printJson(result);
       if (result.jobs.length === 0) return printLine('no jobs');
+      // A GRPO job's loss is ~0 by construction: its column is the reward (#39).
+      const grpo = (j: TrainingJob) => (j.training_config as { trainer_type?: string } | undefined)?.trainer_type === 'grpo';
       printTable(
-        ['ID', 'NAME', 'STATUS', 'MODEL', 'STEP', 'LOSS', 'CREATED'],
+        ['ID', 'NAME', 'STATUS', 'MODEL', 'STEP', 'LOSS', 'REWARD', 'CREATED'],
         result.jobs.map((j) => [
           j.job_id, j.job_name, j.status, j.base_model_id,
           j.progress ? `${j.progress.step}${j.progress.total_steps ? `/${j.progress.total_steps}` : ''}` : '-',
-          formatLoss(j.progress?.loss), formatTime(j.created_at),
+          grpo(j) ? '-' : formatLoss(j.progress?.loss), grpo(j) ? formatLoss(j.progress?.reward) : '-', formatTime(j.created_at),
         ]),
       );
     });

@@ -22,6 +22,8 @@ export interface JobProgressRow {
   epoch: number | null;
   loss: number | null;
   eta_seconds: number | null;
+  /** GRPO: the mean reward of the step. */
+  reward?: number | null;
   learning_rate?: number | null;
   tokens_per_second?: number | null;
 }

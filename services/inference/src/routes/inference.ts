@@ -38,7 +38,7 @@ export function registerInferenceRoutes(app: FastifyInstance): void {
       if (evaluation.max_samples !== undefined && evaluation.max_samples > MAX_EVAL_SAMPLES) {
         throw invalidField(['body', 'max_samples'], `max_samples ${evaluation.max_samples} is more than MAX_EVAL_SAMPLES (${MAX_EVAL_SAMPLES})`, 'too_big');
       }
-      await readyDataset(platform, request.userId, evaluation.dataset_id);
+      await readyDataset(platform, request.userId, evaluation.dataset_id, ['body', 'dataset_id']);
       await checkModelChoice(platform, request.userId, evaluation, hubToken);
       await checkJudges(platform, request.userId, evaluation.graders ?? []);
       return evaluateOnWorker(platform, { userId: request.userId, request: evaluation }, hubToken);

@@ -45,7 +45,7 @@ export async function fineTuningRoutes(app: FastifyInstance): Promise<void> {
     handler: async (request) => {
       const job = await ownJob(platform, request.userId, request.params.fine_tuning_job_id);
       // The worker's notes on preparing the model for chat after the job (about: model) are no fine-tuning event.
-      const events = (await platform.jobs.events(job.job_id)).filter((event) => event.data.about !== 'model').reverse().map((event) => presentEvent(job, event));
+      const events = (await platform.jobs.events(job.job_id)).filter((event) => event.data.about !== 'model').reverse().flatMap((event) => presentEvent(job, event) ?? []);
       const { first_id: _first, last_id: _last, ...result } = listPage(events, request.query.after, request.query.limit);
       return result;
     },

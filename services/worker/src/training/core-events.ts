@@ -46,6 +46,8 @@ export function recordTraining(ctx: JobContext, job: TrainingJobRow): TrainingRe
         const progress = {
           step: event.step, total_steps: event.total_steps, epoch: event.epoch, loss: event.loss,
           eta_seconds: event.eta_seconds, learning_rate: event.learning_rate, tokens_per_second: event.tokens_per_second,
+          // GRPO: what the job's pages and lists show instead of its ~0 loss (#39)
+          ...(event.extra.reward !== undefined ? { reward: event.extra.reward } : {}),
         };
         // The first progress event moves the job to training; later ones only update progress.
         const moved = await jobs.update(jobId, { status: 'training', progress }, ['preparing'], ctx.workerId);

@@ -1,43 +1,8 @@
-// A training job's history and live progress from GET /jobs/{id}/events (server-sent events): progress points for
-// the curves, evaluations, the status and log lines, and the final job when it ends. A dropped connection is resumed
-// where it stopped (Last-Event-ID); the stream ends by itself once the job has.
+// A training job's history and live progress from GET /jobs/{id}/events (server-sent events), read into a JobHistory
+// (job-history.ts). A dropped connection is resumed where it stopped (Last-Event-ID); the stream ends by itself once
+// the job has.
 import { serverSentEvents } from './client.ts';
-import type { TrainingJob } from './types.ts';
-
-export interface ProgressPoint {
-  step: number;
-  total_steps: number | null;
-  epoch: number | null;
-  loss: number | null;
-  learning_rate: number | null;
-  tokens_per_second: number | null;
-  eta_seconds: number | null;
-}
-
-export interface EvalPoint {
-  step: number;
-  eval_loss: number | null;
-  /** The evaluation after training, not the trainer's (see the core's Metrics event). */
-  final?: boolean;
-  [metric: string]: unknown;
-}
-
-export interface LogLine {
-  seq: string | undefined;
-  kind: 'status' | 'log';
-  level: string;
-  text: string;
-}
-
-export interface JobHistory {
-  progress: ProgressPoint[];
-  evals: EvalPoint[];
-  log: LogLine[];
-  /** The job as the stream's last event (`end`) gave it; unset while it runs. */
-  final: TrainingJob | undefined;
-}
-
-export const emptyHistory = (): JobHistory => ({ progress: [], evals: [], log: [], final: undefined });
+import { emptyHistory, recordEvent, type JobHistory } from './job-history.ts';
 
 const FLUSH_MS = 250;
 
@@ -57,7 +22,7 @@ export async function followJobEvents(jobId: string, signal: AbortSignal, onUpda
       const events = serverSentEvents('training', `/jobs/${encodeURIComponent(jobId)}/events`, { signal, headers: lastId ? { 'last-event-id': lastId } : {} });
       for await (const message of events) {
         if (message.id) lastId = message.id;
-        record(history, message.event ?? 'message', JSON.parse(message.data) as Record<string, unknown>, message.id);
+        recordEvent(history, message.event ?? 'message', JSON.parse(message.data) as Record<string, unknown>, message.id);
         schedule();
       }
     } catch (err) {
@@ -71,55 +36,3 @@ export async function followJobEvents(jobId: string, signal: AbortSignal, onUpda
   if (!signal.aborted) publish();
 }
 
-const num = (value: unknown): number | null => (typeof value === 'number' && Number.isFinite(value) ? value : null);
-
-function record(history: JobHistory, kind: string, data: Record<string, unknown>, seq: string | undefined): void {
-  switch (kind) {
-    case 'progress':
-      history.progress.push({
-        step: Number(data.step),
-        total_steps: num(data.total_steps),
-        epoch: num(data.epoch),
-        loss: num(data.loss),
-        learning_rate: num(data.learning_rate),
-        tokens_per_second: num(data.tokens_per_second),
-        eta_seconds: num(data.eta_seconds),
-      });
-      break;
-    case 'metrics':
-      history.evals.push({ ...data, step: Number(data.step), eval_loss: num(data.eval_loss) });
-      break;
-    case 'status':
-      history.log.push({ seq, kind: 'status', level: data.error ? 'error' : 'info', text: `status ${String(data.status)}${data.error ? `: ${String(data.error)}` : ''}` });
-      break;
-    case 'log':
-      history.log.push({ seq, kind: 'log', level: String(data.level ?? 'info'), text: String(data.message ?? '') });
-      break;
-    case 'end':
-      history.final = data as unknown as TrainingJob;
-      break;
-    default:
-      break;
-  }
-}
-
-/** Train loss and eval loss on one step axis (eval points are sparse: null between them). */
-export function lossSeries(history: JobHistory): [number[], Array<number | null>, Array<number | null>] {
-  const train = new Map<number, number>();
-  for (const p of history.progress) if (p.loss !== null) train.set(p.step, p.loss);
-  // The trainer's evaluations make the curve; the one after training (final) measures per assistant token, so it is
-  // the curve only when the trainer evaluated nothing (eval_strategy no).
-  const during = history.evals.filter((e) => !e.final);
-  const evals = new Map<number, number>();
-  for (const e of during.length > 0 ? during : history.evals) if (e.eval_loss !== null) evals.set(e.step, e.eval_loss);
-  const steps = [...new Set([...train.keys(), ...evals.keys()])].sort((a, b) => a - b);
-  return [steps, steps.map((s) => train.get(s) ?? null), steps.map((s) => evals.get(s) ?? null)];
-}
-
-/** One figure of the progress points by step (learning rate, tokens/s), the steps that have it. */
-export function progressSeries(history: JobHistory, key: 'learning_rate' | 'tokens_per_second'): [number[], Array<number | null>] {
-  const byStep = new Map<number, number>();
-  for (const p of history.progress) if (p[key] !== null) byStep.set(p.step, p[key]);
-  const steps = [...byStep.keys()].sort((a, b) => a - b);
-  return [steps, steps.map((s) => byStep.get(s)!)];
-}

@@ -4,7 +4,8 @@
 import { useEffect, useMemo, useState } from 'react';
 import { Card, MultiSelect, ScrollArea, Stack, Table, Text, Title } from '@mantine/core';
 import { api } from '../../api/client.ts';
-import { emptyHistory, followJobEvents, lossSeries, type JobHistory } from '../../api/job-events.ts';
+import { followJobEvents } from '../../api/job-events.ts';
+import { emptyHistory, lossSeries, type JobHistory } from '../../api/job-history.ts';
 import type { JobList, TrainingJob } from '../../api/types.ts';
 import { useLoad } from '../../api/use-load.ts';
 import { ErrorAlert } from '../../components/ErrorAlert.tsx';

@@ -5,7 +5,7 @@ import { Alert, Badge, Card, FileInput, Group, NativeSelect, Progress, ScrollAre
 import { uploadWithProgress } from '../../api/client.ts';
 import type { UploadResult } from '../../api/types.ts';
 import { ErrorAlert } from '../../components/ErrorAlert.tsx';
-import { formatBytes } from '../../components/format.ts';
+import { formatBytes, plural } from '../../components/format.ts';
 
 const DELIMITER_CHOICES = [
   { value: '', label: 'Detect from the file' },
@@ -62,7 +62,16 @@ export function UploadCard({ upload, onUploaded }: { upload: UploadResult | unde
         </SimpleGrid>
         {percent !== undefined && (
           <Stack gap={4}>
-            <Progress value={percent} size="lg" animated={percent < 100 && !error} aria-label="Upload progress" data-testid="upload-progress" />
+            {/* a refused or broken upload is red, never a full blue bar beside "upload failed" (#39) */}
+            <Progress
+              value={percent}
+              size="lg"
+              color={error ? 'red' : undefined}
+              animated={percent < 100 && !error}
+              aria-label="Upload progress"
+              data-testid="upload-progress"
+              data-state={error ? 'failed' : upload ? 'stored' : 'sending'}
+            />
             <Text size="xs" c="dimmed">
               {error ? 'upload failed' : percent < 100 ? `${percent}% sent` : upload ? '100% — stored' : '100% sent, reading the file…'}
             </Text>
@@ -79,7 +88,7 @@ function UploadSummary({ upload }: { upload: UploadResult }) {
   return (
     <Stack gap="xs" data-testid="upload-summary">
       <Text size="sm">
-        <b>{upload.filename}</b> · {formatBytes(upload.size_bytes)} · {upload.num_examples.toLocaleString('en')} rows
+        <b>{upload.filename}</b> · {formatBytes(upload.size_bytes)} · {plural(upload.num_examples, 'row')}
         {upload.delimiter !== null && <> · read with {delimiterName(upload.delimiter)}</>}
       </Text>
       {upload.warnings.map((warning) => (

@@ -8,6 +8,7 @@ import { api } from '../../api/client.ts';
 import type { DatasetList, EvaluationResult, JobList } from '../../api/types.ts';
 import { useLoad } from '../../api/use-load.ts';
 import { ErrorAlert } from '../../components/ErrorAlert.tsx';
+import { CODE_INPUT } from '../../components/code-input.ts';
 import { EvaluationView, type EvaluationRun } from './EvaluationView.tsx';
 
 const TASKS = ['general', 'conversation', 'qa', 'summarization', 'translation', 'classification'];
@@ -120,7 +121,7 @@ export function EvaluationPage() {
               placeholder={GRADERS_EXAMPLE}
               autosize
               minRows={2}
-              ff="monospace"
+              styles={CODE_INPUT}
               value={gradersText}
               onChange={(e) => setGradersText(e.currentTarget.value)}
             />

@@ -1,19 +1,19 @@
 // One training job, live: status, the loss / eval-loss, learning-rate and tokens/s curves as they grow, ETA, the
 // event log, metrics and pre-flight report; cancel while it runs, delete once it has ended.
 import { useEffect, useMemo, useState } from 'react';
-import { Accordion, Anchor, Button, Card, Group, Progress, ScrollArea, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
+import { Accordion, Alert, Anchor, Button, Card, Group, List, Progress, ScrollArea, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
 import { Link, useLocation } from 'wouter';
 import { api } from '../../api/client.ts';
-import { lossSeries, progressSeries } from '../../api/job-events.ts';
+import { hasCurves, lossSeries, progressSeries, rewardSeries, warningsOf, type JobHistory } from '../../api/job-history.ts';
 import type { JobDeleteResult, TrainingJob } from '../../api/types.ts';
 import { useLoad } from '../../api/use-load.ts';
 import { ConfirmButton } from '../../components/ConfirmButton.tsx';
 import { ErrorAlert } from '../../components/ErrorAlert.tsx';
-import { formatDuration, formatNumber, formatTime } from '../../components/format.ts';
+import { formatClock, formatDuration, formatNumber, formatTime } from '../../components/format.ts';
 import { StatusBadge } from '../../components/StatusBadge.tsx';
 import { TimeSeriesChart } from '../../components/TimeSeriesChart.tsx';
 import { PreflightView } from './PreflightView.tsx';
-import { RUNNING } from './TrainingPage.tsx';
+import { RUNNING, trainerOf } from './TrainingPage.tsx';
 import { useJobHistory } from './use-job-history.ts';
 
 export function JobPage({ id }: { id: string }) {
@@ -31,12 +31,15 @@ export function JobPage({ id }: { id: string }) {
     if (history.final) reload();
   }, [history.final, reload]);
 
-  const loss = useMemo(() => lossSeries(history), [history]);
+  // GRPO's loss is ~0 by construction (a group's advantages sum to 0): its figure is the reward (#39).
+  const grpo = trainerOf(job) === 'grpo';
+  const loss = useMemo(() => (grpo ? rewardSeries(history) : lossSeries(history)), [history, grpo]);
   const learningRate = useMemo(() => progressSeries(history, 'learning_rate'), [history]);
   const speed = useMemo(() => progressSeries(history, 'tokens_per_second'), [history]);
   const last = history.progress.at(-1);
-  const lastLoss = [...history.progress].reverse().find((p) => p.loss !== null)?.loss;
+  const lastFigure = [...history.progress].reverse().find((p) => (grpo ? p.reward : p.loss) !== null);
   const running = job ? RUNNING.includes(job.status) : false;
+  const warnings = useMemo(() => warningsOf(history), [history]);
 
   const cancel = async () => {
     setCancelling(true);
@@ -113,30 +116,27 @@ export function JobPage({ id }: { id: string }) {
           <SimpleGrid cols={{ base: 2, sm: 3, md: 6 }} data-testid="job-stats">
             <Stat label="step" value={last ? `${last.step}${last.total_steps ? ` / ${last.total_steps}` : ''}` : '—'} />
             <Stat label="epoch" value={formatNumber(last?.epoch, 2)} />
-            <Stat label="loss" value={formatNumber(lastLoss)} />
+            <Stat label={grpo ? 'reward' : 'loss'} value={formatNumber(grpo ? lastFigure?.reward : lastFigure?.loss)} />
             <Stat label="learning rate" value={formatNumber(last?.learning_rate, 3)} />
             <Stat label="tokens/s" value={formatNumber(last?.tokens_per_second === null || last?.tokens_per_second === undefined ? undefined : Math.round(last.tokens_per_second))} />
             <Stat label="ETA" value={running ? formatDuration(last?.eta_seconds) : '—'} />
           </SimpleGrid>
-          <Card withBorder>
-            <TimeSeriesChart
-              title="Loss"
-              testId="loss-chart"
-              series={[
-                { label: 'train loss', color: '#4c6ef5' },
-                { label: 'eval loss', color: '#e8590c', points: true },
-              ]}
-              data={loss}
-            />
-          </Card>
-          <SimpleGrid cols={{ base: 1, md: 2 }}>
-            <Card withBorder>
-              <TimeSeriesChart title="Learning rate" testId="lr-chart" height={180} series={[{ label: 'learning rate', color: '#2f9e44' }]} data={learningRate} />
+          {warnings.length > 0 && (
+            <Alert color="yellow" title={warnings.length === 1 ? 'Warning' : `${warnings.length} warnings`} aria-label="Job warnings">
+              <List size="sm" spacing={4}>
+                {warnings.map((warning) => (
+                  <List.Item key={warning}>{warning}</List.Item>
+                ))}
+              </List>
+            </Alert>
+          )}
+          {hasCurves(history) ? (
+            <Curves grpo={grpo} loss={loss} learningRate={learningRate} speed={speed} />
+          ) : (
+            <Card withBorder data-testid="no-curves">
+              <Text c="dimmed">{waiting(job.status, history)}</Text>
             </Card>
-            <Card withBorder>
-              <TimeSeriesChart title="Tokens per second" testId="speed-chart" height={180} series={[{ label: 'tokens/s', color: '#ae3ec9' }]} data={speed} />
-            </Card>
-          </SimpleGrid>
+          )}
           <Accordion variant="contained" multiple defaultValue={['events', 'metrics']}>
             <Accordion.Item value="metrics">
               <Accordion.Control>Metrics</Accordion.Control>
@@ -151,6 +151,11 @@ export function JobPage({ id }: { id: string }) {
                   <Stack gap={2} component="ol" style={{ listStyle: 'none', padding: 0, margin: 0 }} aria-label="Job events">
                     {history.log.map((line, i) => (
                       <Text key={i} component="li" size="xs" ff="monospace" c={line.level === 'error' ? 'red' : line.level === 'warning' ? 'orange' : undefined}>
+                        {line.at && (
+                          <Text component="time" dateTime={line.at} inherit c="dimmed" mr="xs">
+                            {formatClock(line.at)}
+                          </Text>
+                        )}
                         {line.text}
                       </Text>
                     ))}
@@ -166,6 +171,42 @@ export function JobPage({ id }: { id: string }) {
         </>
       )}
     </Stack>
+  );
+}
+
+/** What a job without a curve yet is doing: waiting for a worker, or preparing (with its latest word). */
+function waiting(status: TrainingJob['status'], history: JobHistory): string {
+  const latest = history.log.at(-1);
+  const said = latest && latest.kind === 'log' ? ` Latest: ${latest.text}` : '';
+  if (status === 'queued') return 'Queued: waiting for a worker. The curves start with the first training step.';
+  if (status === 'preparing') return `Preparing: loading the dataset and the base model; the curves start with the first training step.${said}`;
+  return 'No training step was reported.';
+}
+
+/** The loss (GRPO: reward), learning-rate and tokens/s curves. */
+function Curves({ grpo, loss, learningRate, speed }: { grpo: boolean; loss: ReturnType<typeof lossSeries>; learningRate: ReturnType<typeof progressSeries>; speed: ReturnType<typeof progressSeries> }) {
+  return (
+    <>
+      <Card withBorder>
+        <TimeSeriesChart
+          title={grpo ? 'Reward' : 'Loss'}
+          testId="loss-chart"
+          series={[
+            { label: grpo ? 'train reward' : 'train loss', color: '#4c6ef5' },
+            { label: grpo ? 'eval reward' : 'eval loss', color: '#e8590c', points: true },
+          ]}
+          data={loss}
+        />
+      </Card>
+      <SimpleGrid cols={{ base: 1, md: 2 }}>
+        <Card withBorder>
+          <TimeSeriesChart title="Learning rate" testId="lr-chart" height={180} series={[{ label: 'learning rate', color: '#2f9e44' }]} data={learningRate} />
+        </Card>
+        <Card withBorder>
+          <TimeSeriesChart title="Tokens per second" testId="speed-chart" height={180} series={[{ label: 'tokens/s', color: '#ae3ec9' }]} data={speed} />
+        </Card>
+      </SimpleGrid>
+    </>
   );
 }
 

@@ -8,15 +8,14 @@ import { listModels } from '../../api/models.ts';
 import type { DatasetList, PreflightReport, ProcessedDataset } from '../../api/types.ts';
 import { useLoad } from '../../api/use-load.ts';
 import { ErrorAlert } from '../../components/ErrorAlert.tsx';
+import { plural } from '../../components/format.ts';
 import { PreflightView } from './PreflightView.tsx';
 import { RewardFields } from './RewardFields.tsx';
 import { initialRewards, rewardConfig, type RewardDraft } from './rewards.ts';
 import { SchemaFields } from './SchemaFields.tsx';
-import { cleanValues, defaultsOf, EVAL_CONFIG, EXPORT_CONFIG, HYPERPARAMETERS, PRESETS, TRACKER_CONFIG, TRAINING_FIELDS, type PresetName } from './training-schema.ts';
+import { cleanValues, defaultsOf, EVAL_CONFIG, EXPORT_CONFIG, HYPERPARAMETERS, PRESETS, presetSettings, TRACKER_CONFIG, TRAINING_FIELDS, type PresetName } from './training-schema.ts';
 
 const TRAINERS_BY_MODE: Record<string, string[]> = { language_modeling: ['sft'], preference: ['dpo', 'orpo'], prompt_only: ['grpo'] };
-
-const withPreset = (preset: PresetName) => ({ ...defaultsOf(HYPERPARAMETERS), ...PRESETS[preset].hyperparameters });
 
 export function LaunchPage() {
   const [, navigate] = useLocation();
@@ -31,8 +30,8 @@ export function LaunchPage() {
   const [method, setMethod] = useState<string>();
   const [trainer, setTrainer] = useState('');
   const [preset, setPreset] = useState<PresetName>('quick');
-  const [hyperparameters, setHyperparameters] = useState<Record<string, unknown>>(() => withPreset('quick'));
-  const [evalConfig, setEvalConfig] = useState(() => defaultsOf(EVAL_CONFIG));
+  const [hyperparameters, setHyperparameters] = useState<Record<string, unknown>>(() => presetSettings('quick').hyperparameters);
+  const [evalConfig, setEvalConfig] = useState(() => presetSettings('quick').evalConfig);
   const [exportConfig, setExportConfig] = useState(() => defaultsOf(EXPORT_CONFIG));
   const [trackerConfig, setTrackerConfig] = useState<Record<string, unknown>>({});
   const [rewards, setRewards] = useState<RewardDraft[]>(initialRewards);
@@ -122,7 +121,7 @@ export function LaunchPage() {
               label="Dataset"
               required
               value={datasetId}
-              data={[{ value: '', label: ready.length ? '— choose —' : 'no ready dataset yet' }, ...ready.map((d) => ({ value: d.processed_dataset_id, label: `${d.dataset_name} (${d.num_examples} rows, ${d.splits.join('+')})` }))]}
+              data={[{ value: '', label: ready.length ? '— choose —' : 'no ready dataset yet' }, ...ready.map((d) => ({ value: d.processed_dataset_id, label: `${d.dataset_name} (${plural(d.num_examples, 'row')}, ${d.splits.join('+')})` }))]}
               onChange={(e) => setDatasetId(e.currentTarget.value)}
             />
             <TextInput label="Job name" placeholder={`${dataset?.dataset_name ?? 'job'} · ${baseModel}`} value={jobName} onChange={(e) => setJobName(e.currentTarget.value)} />
@@ -141,8 +140,11 @@ export function LaunchPage() {
               value={preset}
               data={Object.entries(PRESETS).map(([value, p]) => ({ value, label: p.label }))}
               onChange={(value) => {
+                const settings = presetSettings(value as PresetName);
                 setPreset(value as PresetName);
-                setHyperparameters(withPreset(value as PresetName));
+                setHyperparameters(settings.hyperparameters);
+                // the evaluation's schedule follows the preset; whether to evaluate stays the user's choice
+                setEvalConfig((c) => ({ ...c, eval_steps: settings.evalConfig.eval_steps }));
               }}
             />
             <Text size="xs" c="dimmed">

@@ -1,6 +1,7 @@
 // The GRPO reward functions of a launch: add and remove rewards, pick each one's type, and fill in the fields that
 // type documents (rewards.ts), with its weight in the summed reward. Reference fields offer the dataset's columns.
 import { Autocomplete, Button, Fieldset, Group, NativeSelect, NumberInput, SimpleGrid, Stack, TagsInput, Text, Textarea, TextInput } from '@mantine/core';
+import { CODE_INPUT } from '../../components/code-input.ts';
 import { draftOf, REWARD_KINDS, rewardKind, type RewardDraft, type RewardFieldSchema } from './rewards.ts';
 
 interface RewardFieldsProps {
@@ -91,7 +92,7 @@ function RewardField({ name, field, required, value, columns, labels, onChange }
   // A python grader's source, and JSON: a multi grader's graders (name → grader), a judge's messages and sampling.
   if (name === 'source' || isJson(field)) {
     const placeholder = PLACEHOLDERS[name] ?? '{}';
-    return <Textarea {...common} autosize minRows={3} ff="monospace" placeholder={placeholder} value={typeof value === 'string' ? value : value === undefined ? '' : JSON.stringify(value, null, 2)} onChange={(e) => onChange(e.currentTarget.value)} />;
+    return <Textarea {...common} autosize minRows={3} styles={CODE_INPUT} placeholder={placeholder} value={typeof value === 'string' ? value : value === undefined ? '' : JSON.stringify(value, null, 2)} onChange={(e) => onChange(e.currentTarget.value)} />;
   }
   if (field.type === 'number') return <NumberInput {...common} placeholder="1" value={value as number | string | undefined ?? ''} onChange={onChange} />;
   if (field.prefixItems) {

@@ -3,7 +3,7 @@ import { useEffect } from 'react';
 import { Anchor, Button, Card, Group, Progress, Stack, Table, Text, Title } from '@mantine/core';
 import { Link } from 'wouter';
 import { api } from '../../api/client.ts';
-import type { JobList } from '../../api/types.ts';
+import type { JobList, TrainingJob } from '../../api/types.ts';
 import { useLoad } from '../../api/use-load.ts';
 import { ErrorAlert } from '../../components/ErrorAlert.tsx';
 import { formatNumber, formatTime } from '../../components/format.ts';
@@ -11,6 +11,11 @@ import { ScrollTable } from '../../components/ScrollTable.tsx';
 import { StatusBadge } from '../../components/StatusBadge.tsx';
 
 export const RUNNING = ['queued', 'preparing', 'training'];
+
+/** The job's trainer_type (its config as it applied). */
+export function trainerOf(job: TrainingJob | undefined): string | undefined {
+  return (job?.training_config as { trainer_type?: string } | undefined)?.trainer_type;
+}
 
 export function TrainingPage() {
   const jobs = useLoad((signal) => api<JobList>('training', '/jobs', { signal }), []);
@@ -34,9 +39,10 @@ export function TrainingPage() {
       <Card withBorder padding="lg">
         {jobs.data?.jobs.length === 0 && <Text c="dimmed">No jobs yet.</Text>}
         {jobs.data && jobs.data.jobs.length > 0 && (
-          <ScrollTable label="Training jobs" minWidth={640} highlightOnHover headers={['Job', 'Status', 'Base model', 'Progress', 'Loss', 'Created']}>
+          <ScrollTable label="Training jobs" minWidth={640} highlightOnHover headers={['Job', 'Status', 'Base model', 'Progress', 'Loss', 'Reward', 'Created']}>
                 {jobs.data.jobs.map((job) => {
                   const p = job.progress;
+                  const grpo = trainerOf(job) === 'grpo';
                   const share = p?.total_steps ? (100 * p.step) / p.total_steps : job.status === 'completed' ? 100 : 0;
                   return (
                     <Table.Tr key={job.job_id}>
@@ -55,7 +61,9 @@ export function TrainingPage() {
                           {p ? `step ${p.step}${p.total_steps ? ` of ${p.total_steps}` : ''}` : '—'}
                         </Text>
                       </Table.Td>
-                      <Table.Td>{formatNumber(p?.loss)}</Table.Td>
+                      {/* GRPO's loss is ~0 by construction: its figure is the reward (#39). */}
+                      <Table.Td>{grpo ? '—' : formatNumber(p?.loss)}</Table.Td>
+                      <Table.Td>{grpo ? formatNumber(p?.reward) : '—'}</Table.Td>
                       <Table.Td>{formatTime(job.created_at)}</Table.Td>
                     </Table.Tr>
                   );

@@ -1,7 +1,9 @@
 // The training request's fields as the training service documents them (openapi/training.json, generated from the
 // zod schemas the service validates with): every hyperparameter of interface.md 2.12, eval, export and tracker
 // settings, with their defaults, limits and descriptions. The launch form is drawn from these, so it never lags the API.
-import { components } from '../../../../../../openapi/training.json';
+import trainingDocument from '../../../../../../openapi/training.json' with { type: 'json' };
+
+const { components } = trainingDocument;
 
 export interface FieldSchema {
   type?: string;
@@ -41,13 +43,15 @@ export function cleanValues(schema: ObjectSchema, values: Record<string, unknown
   );
 }
 
-/** Presets: a starting point that sets a few hyperparameters over the documented defaults. */
+/** Presets: a starting point that sets a few hyperparameters (and evaluation settings) over the documented defaults. */
 export const PRESETS = {
   quick: {
     label: 'Quick check',
     description: 'A few dozen steps, a point per step: does the pipeline run, does the loss move?',
     // Half of max_length for the prompt: the preference and GRPO trainers need room left for the answer.
     hyperparameters: { epochs: 1, max_steps: 30, logging_steps: 1, save_strategy: 'no', max_length: 512, max_prompt_length: 256, warmup_ratio: 0 },
+    // eval_steps' default (50) is past the 30 steps: evaluation turned on would never run (#39).
+    eval_config: { eval_steps: 10 },
   },
   standard: {
     label: 'Standard',
@@ -59,5 +63,14 @@ export const PRESETS = {
     description: '5 epochs with a lower, cosine-decayed learning rate and a larger adapter.',
     hyperparameters: { epochs: 5, learning_rate: 0.0001, lr_scheduler_type: 'cosine', warmup_ratio: 0.05, lora_rank: 32, lora_alpha: 64, max_grad_norm: 1 },
   },
-} as const satisfies Record<string, { label: string; description: string; hyperparameters: Record<string, unknown> }>;
+} as const satisfies Record<string, { label: string; description: string; hyperparameters: Record<string, unknown>; eval_config?: Record<string, unknown> }>;
 export type PresetName = keyof typeof PRESETS;
+
+/** A preset's hyperparameters and evaluation settings over the documented defaults. */
+export function presetSettings(preset: PresetName): { hyperparameters: Record<string, unknown>; evalConfig: Record<string, unknown> } {
+  const chosen: { hyperparameters: Record<string, unknown>; eval_config?: Record<string, unknown> } = PRESETS[preset];
+  return {
+    hyperparameters: { ...defaultsOf(HYPERPARAMETERS), ...chosen.hyperparameters },
+    evalConfig: { ...defaultsOf(EVAL_CONFIG), ...chosen.eval_config },
+  };
+}

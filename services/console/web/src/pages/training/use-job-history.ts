@@ -1,6 +1,7 @@
 // A job's event history, followed live while the page is open.
 import { useEffect, useState } from 'react';
-import { emptyHistory, followJobEvents, type JobHistory } from '../../api/job-events.ts';
+import { followJobEvents } from '../../api/job-events.ts';
+import { emptyHistory, type JobHistory } from '../../api/job-history.ts';
 
 export function useJobHistory(jobId: string): { history: JobHistory; error: string | undefined } {
   const [history, setHistory] = useState<JobHistory>(emptyHistory);

@@ -1,0 +1,60 @@
+// How sizes and figures read to a person, the same on every page that shows them: the console (which bundles this
+// file: it imports nothing) and the training service's job page. #39: the job page said "0.00 GiB" where the console
+// said 2.5 MiB, and 0.20000000298023224 and 14304 where a person reads 0.2 and 14,304.
+
+/** Bytes in the largest binary unit that keeps the number at least 1: 512 B, 2.5 MiB, 12 GiB. */
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
+  let value = bytes / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
+}
+
+/** A figure to four significant digits without a float's error, counts with thousands separators: 0.2, 1.235,
+ *  14,304, 2e-4. */
+export function readableNumber(value: number): string {
+  if (!Number.isFinite(value)) return String(value);
+  if (Number.isInteger(value) || Math.abs(value) >= 1000) return Math.round(value).toLocaleString('en');
+  const rounded = Number(value.toPrecision(4));
+  return Math.abs(rounded) < 1e-4 && rounded !== 0 ? rounded.toExponential() : String(rounded);
+}
+
+/** Labels of a chart axis's ticks, as few digits as keep them apart: learning rates around 2e-4 read 1e-4, 2e-4 (to
+ *  a fixed two decimals they all read 0), and a float's error (0.30000000000000004) never shows. */
+export function formatTicks(values: readonly number[]): string[] {
+  const largest = Math.max(0, ...values.map((v) => Math.abs(v)));
+  const exponential = largest !== 0 && (largest < 1e-3 || largest >= 1e6);
+  for (let digits = 1; digits <= 8; digits++) {
+    const labels = values.map((v) => tick(v, digits, exponential));
+    if (new Set(labels).size === new Set(values).size) return labels;
+  }
+  return values.map((v) => String(v));
+}
+
+function tick(value: number, digits: number, exponential: boolean): string {
+  if (value === 0) return '0';
+  if (exponential) return value.toExponential(digits - 1).replace(/\.?0+e/, 'e').replace('e+', 'e');
+  return String(Number(value.toPrecision(digits)));
+}
+
+/** Ticks at round numbers (1, 2, 2.5 or 5 × a power of ten apart) that cover [min, max] in about `count` steps;
+ *  `integer`: at least 1 apart (steps of training). The first and last tick are the axis's ends. */
+export function niceTicks(min: number, max: number, count = 5, integer = false): number[] {
+  if (!(max > min)) return niceTicks(min - (integer ? 1 : Math.abs(min) * 0.1 || 1), max + (integer ? 1 : Math.abs(max) * 0.1 || 1), count, integer);
+  const raw = (max - min) / Math.max(count - 1, 1);
+  const magnitude = 10 ** Math.floor(Math.log10(raw));
+  let step = [1, 2, 2.5, 5, 10].map((m) => m * magnitude).find((s) => s >= raw)!;
+  if (integer) step = Math.max(1, Math.ceil(step));
+  const first = Math.floor(min / step) * step;
+  const ticks: number[] = [];
+  for (let v = first; v < max + step; v += step) {
+    ticks.push(Number(v.toPrecision(12)));
+    if (v >= max) break;
+  }
+  return ticks;
+}

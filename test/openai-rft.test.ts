@@ -102,10 +102,14 @@ describe('a reinforcement fine-tuning job with the official npm client', { timeo
       const data = (e.data ?? {}) as Record<string, unknown>;
       return e.type === 'metrics' && typeof data['train_reward_mean'] === 'number' ? [data] : [];
     });
-    expect(rewards).toHaveLength(20);
+    // One per step, then the figures training ended on (no evaluation split to score: a GRPO job's last word, #39).
+    expect(rewards).toHaveLength(21);
+    expect(rewards.at(-1)).toMatchObject({ step: 20 });
+    expect(rewards.at(-1)).not.toHaveProperty('total_steps');
+    expect(events.find((e) => e.message.startsWith('Training ended at step 20: reward='))).toBeDefined();
     expect(rewards.every((r) => typeof (r['train_rewards'] as Record<string, number>)['has_paris'] === 'number')).toBe(true);
     const mean = (values: Array<Record<string, unknown>>) => values.reduce((sum, r) => sum + (r['train_reward_mean'] as number), 0) / values.length;
-    expect(mean(rewards.slice(-4)), JSON.stringify(rewards.map((r) => r['train_reward_mean']))).toBeGreaterThanOrEqual(mean(rewards.slice(0, 4)) + 0.3);
+    expect(mean(rewards.slice(-5, -1)), JSON.stringify(rewards.map((r) => r['train_reward_mean']))).toBeGreaterThanOrEqual(mean(rewards.slice(0, 4)) + 0.3);
     await expect(bob.fineTuning.jobs.retrieve(created.id)).rejects.toBeInstanceOf(NotFoundError);
     await expect(bob.fineTuning.jobs.listEvents(created.id)).rejects.toBeInstanceOf(NotFoundError);
     // Its model judges for Alice, never for Bob.

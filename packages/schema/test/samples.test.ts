@@ -84,12 +84,12 @@ describe('request samples of interface.md', () => {
     accepts(TrainRequest, trainRequest);
     const minimal = TrainRequest.parse({ processed_dataset_id: 'pd_01', training_config: { base_model_id: 'm' } });
     expect(minimal.job_name).toBe('unnamed job');
-    // seed and max_completion_length are ours (decisions.md adds optional fields): 42 and 64 unless sent, as the core's
-    // own defaults. max_length left out is
+    // seed, max_completion_length and equal_reward_steps are ours (decisions.md adds optional fields): 42, 64 and 4 unless
+    // sent, as the core's own defaults. max_length left out is
     // the sample's 1024 cut to the base model's context, which only the submit knows (DEFAULT_MAX_LENGTH): absent here.
     const { max_length: sampleMaxLength, ...rest } = hyperparameters as Record<string, unknown>;
     expect(sampleMaxLength).toBe(DEFAULT_MAX_LENGTH);
-    expect(minimal.training_config.hyperparameters).toEqual({ ...rest, seed: 42, max_completion_length: 64 });
+    expect(minimal.training_config.hyperparameters).toEqual({ ...rest, seed: 42, max_completion_length: 64, equal_reward_steps: 4 });
     expect(minimal.training_config).toMatchObject({
       provider: 'hub',
       method: 'QLoRA',

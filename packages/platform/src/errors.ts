@@ -31,8 +31,9 @@ export class Unauthorized extends AppError {
 /** 404: unknown id, and any id owned by another user (never 403). */
 export class NotFound extends AppError {
   readonly statusCode = 404;
-  constructor(kind: string, id: string) {
-    super(`${kind} ${JSON.stringify(id)} not found`);
+  /** `hint` (what to do instead) follows the sentence. */
+  constructor(kind: string, id: string, hint?: string) {
+    super(`${kind} ${JSON.stringify(id)} not found${hint ? `: ${hint}` : ''}`);
   }
 }
 

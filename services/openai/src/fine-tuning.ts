@@ -5,7 +5,7 @@
 // rules below (README, "Coming from OpenAI fine-tuning"), and the values used are what the job shows.
 import { randomInt } from 'node:crypto';
 import { writeProcessedDataset } from '@ftp/datasets';
-import { invalidField, newId, NotFound, userKeySegment, type Platform, type RawDatasetRow } from '@ftp/platform';
+import { newId, NotFound, userKeySegment, type Platform, type RawDatasetRow } from '@ftp/platform';
 import { TrainingConfig, type CreateFineTuningJobRequest, type Grader, type SampleResponseFormat, type TrainRequest } from '@ftp/schema';
 import { checkJudges, jobPageUrl, locateBaseModel, modelContextLength, submitTrainingJob } from '@ftp/jobs';
 import { grpoHyperparameters, resolveReinforcement, rewardOf, type ReinforcementFacts } from './reinforcement.ts';
@@ -70,7 +70,8 @@ function deviceBatch(batchSize: number): { batch_size: number; gradient_accumula
 
 async function ownFile(platform: Platform, userId: string, fileId: string, param: string): Promise<RawDatasetRow> {
   const file = await platform.datasets.getRaw(userId, fileId);
-  if (!file) throw invalidField(['body', param], `no file ${fileId} belongs to you; upload it with POST /v1/files`, 'not_found');
+  // Another user's file is a 404 like every other id of theirs (decisions.md), and says no more than an unknown one.
+  if (!file) throw new NotFound(`${param} file`, fileId, 'upload it with POST /v1/files (a file is its owner’s only)');
   return file;
 }
 

@@ -43,11 +43,20 @@ function status(job: TrainingJobRow): FineTuningJob['status'] {
   }
 }
 
+/** The passes over the train split a job makes: its epochs, or, when max_steps ends it, the epochs those steps reach
+ *  (the last one partly; from its pre-flight report's steps per epoch, the requested epochs until there is one). */
+export function epochsRun(job: Pick<TrainingJobRow, 'training_config' | 'preflight'>): number {
+  const hp = (job.training_config as { hyperparameters?: { epochs?: number; max_steps?: number } }).hyperparameters ?? {};
+  const perEpoch = (job.preflight as { steps?: { per_epoch?: number } } | null)?.steps?.per_epoch;
+  if ((hp.max_steps ?? -1) > 0 && perEpoch) return Math.ceil(hp.max_steps! / perEpoch);
+  return hp.epochs ?? 3;
+}
+
 /** The hyperparameters a job made through POST /train shows: its own, in OpenAI's terms. */
 function ownHyperparameters(job: TrainingJobRow): ResolvedHyperparameters & { beta: number } {
-  const hp = (job.training_config as { hyperparameters?: { epochs?: number; batch_size?: number; gradient_accumulation_steps?: number; learning_rate?: number; beta?: number } }).hyperparameters ?? {};
+  const hp = (job.training_config as { hyperparameters?: { batch_size?: number; gradient_accumulation_steps?: number; learning_rate?: number; beta?: number } }).hyperparameters ?? {};
   return {
-    n_epochs: hp.epochs ?? 3,
+    n_epochs: epochsRun(job),
     batch_size: (hp.batch_size ?? 2) * (hp.gradient_accumulation_steps ?? 4),
     learning_rate_multiplier: (hp.learning_rate ?? 2e-4) / 2e-4,
     beta: hp.beta ?? 0.1,

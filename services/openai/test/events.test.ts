@@ -3,7 +3,7 @@
 // "validation loss=n/a" evaluation (#39 item 5).
 import { describe, expect, it } from 'vitest';
 import type { JobEventRow, TrainingJobRow } from '@ftp/platform';
-import { presentEvent } from '../src/presenters.ts';
+import { epochsRun, presentEvent } from '../src/presenters.ts';
 
 const job = (trainer: string) => ({ job_id: 'job_1', training_config: { trainer_type: trainer }, openai: null }) as unknown as TrainingJobRow;
 const event = (kind: JobEventRow['kind'], data: Record<string, unknown>): JobEventRow => ({ job_id: 'job_1', seq: 7, kind, data, created_at: new Date('2026-01-01T00:00:00Z') });
@@ -31,5 +31,18 @@ describe('fine-tuning events of an SFT job', () => {
   it('keep the training loss and the validation loss', () => {
     expect(presentEvent(job('sft'), event('progress', { step: 2, total_steps: 10, loss: 1.5, extra: {} }))?.message).toBe('Step 2/10: training loss=1.5000');
     expect(presentEvent(job('sft'), event('metrics', { step: 10, final: true, eval_loss: 1.25 }))?.message).toBe('Final evaluation at step 10: validation loss=1.2500');
+  });
+});
+
+describe('n_epochs of a job made through POST /train', () => {
+  // #40: a max_steps job showed its unused epochs (3) though its checkpoints reached epoch 32.
+  const config = (hyperparameters: Record<string, unknown>) => ({ trainer_type: 'sft', hyperparameters });
+  it('is the epochs max_steps reached, the last one partly, once the pre-flight report counts the steps per epoch', () => {
+    expect(epochsRun({ training_config: config({ epochs: 3, max_steps: 1500 }), preflight: { steps: { per_epoch: 47, total: 1500 } } })).toBe(32);
+    expect(epochsRun({ training_config: config({ epochs: 3, max_steps: 94 }), preflight: { steps: { per_epoch: 47, total: 94 } } })).toBe(2);
+  });
+  it('is the requested epochs without max_steps, or before the report', () => {
+    expect(epochsRun({ training_config: config({ epochs: 5 }), preflight: { steps: { per_epoch: 47, total: 235 } } })).toBe(5);
+    expect(epochsRun({ training_config: config({ epochs: 3, max_steps: 1500 }), preflight: null })).toBe(3);
   });
 });

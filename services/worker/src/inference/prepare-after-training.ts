@@ -11,22 +11,33 @@ export class BackgroundPreparation {
   private readonly controller = new AbortController();
   private readonly running = new Set<Promise<void>>();
 
+  /** `platform` is the worker's retrying one (withOutageRetries): every read and write here waits out an outage. */
   constructor(private readonly platform: Platform) {}
 
-  /** Starts preparing the job's model when the job completed (a failed or handed-back job has none); returns at once. */
+  /** Starts preparing the job's model when the job completed (a failed or handed-back job has none); returns at once.
+   *  The job's history gets one event with the outcome: ready, or failed with the reason. */
   afterTraining(jobId: string): void {
     const work = this.prepare(jobId)
-      .catch((err: unknown) => {
-        if (!this.controller.signal.aborted) this.platform.logger.warn({ err, jobId }, 'preparing the model for the fast engine failed; the first chat will try again');
+      .catch(async (err: unknown) => {
+        if (this.controller.signal.aborted) return;
+        const message = `preparing the model for the fast engine failed: ${err instanceof Error ? err.message : String(err)}; the first chat will try again`;
+        this.platform.logger.warn({ err, jobId }, message);
+        await this.platform.jobs.appendEvent(jobId, 'log', { level: 'warning', message, about: 'model' });
       })
+      .catch((err: unknown) => this.platform.logger.warn({ err, jobId }, 'the outcome of preparing the model for the fast engine could not be recorded'))
       .finally(() => this.running.delete(work));
     this.running.add(work);
+  }
+
+  /** Resolves once nothing is being prepared. */
+  async idle(): Promise<void> {
+    while (this.running.size > 0) await Promise.all(this.running);
   }
 
   /** Cancels what runs (the worker stops) and waits for it. */
   async stop(): Promise<void> {
     this.controller.abort();
-    await Promise.all(this.running);
+    await this.idle();
   }
 
   private async prepare(jobId: string): Promise<void> {
@@ -43,7 +54,7 @@ export class BackgroundPreparation {
       await models.baseGguf(quantization);
     }
     const message = `the model is ready for chat on the fast engine (prepared after training in ${Math.round((Date.now() - started) / 1000)} s)`;
-    this.platform.logger.info({ jobId }, message);
     await this.platform.jobs.appendEvent(jobId, 'log', { level: 'info', message, about: 'model' });
+    this.platform.logger.info({ jobId }, message);
   }
 }

@@ -6,7 +6,8 @@ import fs from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { CONFIG_VARIABLES, loadConfig } from '@ftp/platform';
-import { serverArgs } from './servers/servers.ts';
+import path from 'node:path';
+import { serverArgs, WEED } from './servers/servers.ts';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const readme = await fs.readFile(`${ROOT}README.md`, 'utf8');
@@ -27,11 +28,22 @@ function exported(): Record<string, string> {
 
 describe('README: scaling out without Docker', () => {
   it('starts PostgreSQL, Redis and SeaweedFS with the arguments the tests start them with', () => {
-    expect(section).toContain(`$PGBIN/initdb ${shell(serverArgs.initdb('/srv/ftp/postgres'))}\n`);
-    expect(section).toContain(`$PGBIN/postgres ${shell(serverArgs.postgres('/srv/ftp/postgres', 5432, '/srv/ftp'))} &\n`);
+    // PostgreSQL as the postgres user (as test/servers does as root), its socket in its own folder.
+    expect(section).toContain(`sudo -u postgres $PGBIN/initdb ${shell(serverArgs.initdb('/srv/ftp/postgres'))}\n`);
+    expect(section).toContain(`sudo -u postgres $PGBIN/postgres ${shell(serverArgs.postgres('/srv/ftp/postgres', 5432, '/srv/ftp/postgres'))} &\n`);
+    expect(section).toContain('sudo chown postgres: /srv/ftp/postgres');
     expect(section).toContain(`redis-server ${shell(serverArgs.redis('/srv/ftp/redis', 6379))} &\n`);
     expect(section).toContain(`echo '${JSON.stringify(serverArgs.s3Identity(S3_KEY, S3_SECRET))}' > /srv/ftp/s3.json\n`);
-    expect(section).toContain(`weed ${shell(serverArgs.seaweedfs('/srv/ftp/seaweedfs', 8333, '/srv/ftp/s3.json'))} &\n`);
+    // The weed bootstrap installed (test/servers' WEED), its volume server off the console's 8080.
+    expect(section).toContain(`WEED=$PWD/${path.relative(ROOT, WEED)} `);
+    expect(section).toContain(`$WEED ${shell(serverArgs.seaweedfs('/srv/ftp/seaweedfs', 8333, '/srv/ftp/s3.json', 8081))} &\n`);
+    expect(serverArgs.seaweedfs('/d', 8333, '/c', 8081)).not.toContain('-volume.port=8080');
+  });
+
+  it('counts the services right and says how to stop and restart each server', () => {
+    expect(readme).not.toMatch(/four HTTP services/);
+    expect(readme).toContain('the five HTTP services');
+    for (const stop of ['$PGBIN/pg_ctl -D /srv/ftp/postgres stop', 'redis-cli -p 6379 shutdown', 'pkill -f "$WEED server"']) expect(section).toContain(stop);
   });
 
   it('gives every process the variables the scaled-out tests give theirs, pointing at those servers', () => {

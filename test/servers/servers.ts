@@ -150,8 +150,9 @@ export const serverArgs = {
   initdb: (data: string) => ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C'],
   postgres: (data: string, port: number, socketDir: string) => ['-D', data, '-p', String(port), '-k', socketDir, '-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=300'],
   redis: (dir: string, port: number) => ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--save', '', '--maxmemory-policy', 'noeviction'],
-  seaweedfs: (dir: string, s3Port: number, s3Config: string) => [
-    'server', '-ip=127.0.0.1', '-ip.bind=127.0.0.1', `-dir=${dir}`, '-master.volumeSizeLimitMB=256', '-volume.max=0', '-filer', '-s3', `-s3.port=${s3Port}`, `-s3.config=${s3Config}`,
+  // The volume server's own port: its default, 8080, is the console's.
+  seaweedfs: (dir: string, s3Port: number, s3Config: string, volumePort: number) => [
+    'server', '-ip=127.0.0.1', '-ip.bind=127.0.0.1', `-dir=${dir}`, '-master.volumeSizeLimitMB=256', '-volume.max=0', `-volume.port=${volumePort}`, '-filer', '-s3', `-s3.port=${s3Port}`, `-s3.config=${s3Config}`,
   ],
   /** SeaweedFS's S3 identities file: one key pair that may do everything. */
   s3Identity: (accessKeyId: string, secretAccessKey: string) => ({
@@ -231,8 +232,8 @@ async function startSeaweedFsOnce(): Promise<S3Server> {
   const server = await runServer({
     name: 'SeaweedFS', command: WEED, dir,
     args: [
-      ...serverArgs.seaweedfs(path.join(dir, 'data'), s3, path.join(dir, 's3.json')),
-      `-master.port=${master}`, `-master.port.grpc=${masterGrpc}`, `-volume.port=${volume}`, `-volume.port.grpc=${volumeGrpc}`,
+      ...serverArgs.seaweedfs(path.join(dir, 'data'), s3, path.join(dir, 's3.json'), volume),
+      `-master.port=${master}`, `-master.port.grpc=${masterGrpc}`, `-volume.port.grpc=${volumeGrpc}`,
       `-filer.port=${filer}`, `-filer.port.grpc=${filerGrpc}`, `-s3.port.grpc=${s3Grpc}`, `-s3.port.iceberg=${iceberg}`, '-s3.port.lance=0', `-metricsPort=${metrics}`,
       // A single master need not wait out the default 10 s election on a restart.
       '-master.electionTimeout=1s', '-volume.preStopSeconds=0',

@@ -151,10 +151,6 @@ def _explained(method, path, status, body):
     # (decisions.md) that names the accepted formats; the document can only say "binary".
     if (method, path, status) == ("POST", "/datasets/upload", 400):
         return isinstance(body, dict) and "CSV, TSV, JSON, JSONL or Parquet" in str(body.get("detail", ""))
-    # POST /v1/fine_tuning/jobs: a training or validation file id that names no file of the caller is OpenAI's 400
-    # invalid_request_error with the field in param, which the SDKs expect.
-    if (method, path, status) == ("POST", "/v1/fine_tuning/jobs", 400):
-        return isinstance(error, dict) and error.get("code") == "not_found" and error.get("param") in ("training_file", "validation_file")
     # POST /v1/chat/completions: what a conversation with tools says of itself, which no JSON Schema can compare: a tool
     # message answers a call an earlier assistant turn made, tool_choice names one of tools (or comes with tools), and
     # tools reach only a model whose chat template writes them. OpenAI's 400 invalid_request_error, param the field.

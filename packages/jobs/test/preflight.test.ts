@@ -2,7 +2,7 @@
 // and device, whether the estimated peak memory fits it, and the warnings when nothing can run the job.
 import { describe, expect, it } from 'vitest';
 import type { ThroughputRow, WorkerRow } from '@ftp/platform';
-import { trainingDevice, withEstimates, type CoreReport } from '../src/preflight.ts';
+import { overheadSeconds, trainingDevice, withEstimates, type CoreReport } from '../src/preflight.ts';
 
 const GIB = 1024 ** 3;
 
@@ -20,8 +20,8 @@ const worker = (id: string, host: string, devices: WorkerRow['devices'], queues 
 });
 const cpu = (gib: number) => ({ kind: 'cpu' as const, name: 'Xeon × 2', memory_bytes: gib * GIB });
 const gpu = (gib: number) => ({ kind: 'cuda' as const, name: 'H100', memory_bytes: gib * GIB });
-const measured = (host: string, device: string, tps: number): ThroughputRow => ({
-  host, device, base_model_id: 'm', method: 'LoRA', trainer_type: 'sft', tokens_per_second: tps, measured_by: 'probe', measured_at: new Date(),
+const measured = (host: string, device: string, tps: number, overhead: number | null = null): ThroughputRow => ({
+  host, device, base_model_id: 'm', method: 'LoRA', trainer_type: 'sft', tokens_per_second: tps, measured_by: overhead === null ? 'probe' : 'job', overhead_seconds: overhead, measured_at: new Date(),
 });
 
 describe('pre-flight estimates', () => {
@@ -35,6 +35,15 @@ describe('pre-flight estimates', () => {
     const out = withEstimates(report(30 * GIB), workers, [measured('gpu-box', 'cuda:H100', 3000), measured('laptop', 'cuda:H100', 10)]);
     expect(out.estimates.map((e) => [e.worker_id, e.wall_seconds, e.fits])).toEqual([['w1', 2, true], ['w2', null, false]]);
     expect(out.warnings.map((w) => w.code)).toEqual(['truncated']);
+  });
+
+  it('counts what the last job on the host spent around its steps: the time from start to completed (#39)', () => {
+    // A job of 33 s whose steps took 1.6 s was estimated at 1.6 s: its 31.4 s of loading, preparing and saving count now.
+    const startedAt = new Date('2026-01-01T00:00:00Z');
+    const overhead = overheadSeconds(startedAt, new Date(startedAt.getTime() + 33_000), 6000, 3750);
+    expect(overhead).toBeCloseTo(31.4, 5);
+    const out = withEstimates(report(GIB), [worker('w1', 'laptop', [cpu(24)]), worker('w2', 'new-box', [cpu(24)])], [measured('laptop', 'cpu:Xeon × 2', 3750, overhead), measured('new-box', 'cpu:Xeon × 2', 3000)]);
+    expect(out.estimates.map((e) => [e.training_seconds, e.overhead_seconds, e.wall_seconds])).toEqual([[1.6, 31.4, 33], [2, null, 2]]);
   });
 
   it('warns when the job fits no worker, or no worker trains', () => {

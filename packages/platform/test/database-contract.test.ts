@@ -145,10 +145,10 @@ describe.each(drivers)('metadata store contract: $name', (driver) => {
     const at = (host: string, tokens_per_second: number, measured_by: 'probe' | 'job') => ({ host, device: 'cpu:X × 2', ...key, tokens_per_second, measured_by });
     await workers.recordThroughput(at('a', 100.5, 'probe'));
     await workers.recordThroughput(at('b', 50, 'probe'));
-    await workers.recordThroughput(at('a', 120, 'job'));
+    await workers.recordThroughput({ ...at('a', 120, 'job'), overhead_seconds: 31.5 });
     await workers.recordThroughput(at('a', 999, 'probe'));
     const rows = await workers.throughput(key);
-    expect(rows.map((r) => [r.host, r.tokens_per_second, r.measured_by])).toEqual([['a', 120, 'job'], ['b', 50, 'probe']]);
+    expect(rows.map((r) => [r.host, r.tokens_per_second, r.measured_by, r.overhead_seconds])).toEqual([['a', 120, 'job', 31.5], ['b', 50, 'probe', null]]);
     expect(rows[0]!.measured_at).toBeInstanceOf(Date);
     expect(await workers.throughput({ ...key, method: 'Full' })).toEqual([]);
   });

@@ -351,7 +351,11 @@ export const PreflightEstimate = z
     device: z.string().describe('cpu, or cuda:<GPU name>'),
     tokens_per_second: maybe(z.number().positive()).describe('Measured on this host and device for this model, method and trainer (null: not yet)'),
     measured_by: maybe(z.enum(['probe', 'job'])).describe('A timed pre-flight run of a few steps, or the last real job'),
-    wall_seconds: maybe(z.number().nonnegative()).describe('training_tokens / tokens_per_second'),
+    training_seconds: maybe(z.number().nonnegative()).describe('The steps alone: training_tokens / tokens_per_second'),
+    overhead_seconds: maybe(z.number().nonnegative()).describe(
+      'What the last job of this model, method and trainer spent on this host around its steps: loading, preparing the data, evaluating, saving and storing (null until one ran)',
+    ),
+    wall_seconds: maybe(z.number().nonnegative()).describe('From start to completed: training_seconds + overhead_seconds (the steps alone while overhead_seconds is null)'),
     memory_bytes: count.describe('The device memory (GPU) or RAM of the worker'),
     fits: z.boolean().describe('estimated_peak_bytes fits in memory_bytes'),
   })

@@ -73,7 +73,7 @@ export function preflightSection(report: PreflightReport | null): string {
     ['estimated peak memory', formatBytes(memory.estimated_peak_bytes)],
     ...report.estimates.map((e): [string, unknown] => [
       `on ${e.host} (${e.device})`,
-      `${e.wall_seconds === null || e.wall_seconds === undefined ? 'speed not measured yet' : `~${count(Math.ceil(e.wall_seconds))} s at ${count(Math.round(e.tokens_per_second ?? 0))} tokens/s`}; ${e.fits ? 'fits' : 'does not fit'} in ${formatBytes(e.memory_bytes)}`,
+      `${estimatedTime(e)}; ${e.fits ? 'fits' : 'does not fit'} in ${formatBytes(e.memory_bytes)}`,
     ]),
   ];
   const warnings = report.warnings.length === 0 ? '' : `<ul class="warnings">${report.warnings.map((w) => `<li><b>${escape(w.code)}</b>: ${escape(w.message)}</li>`).join('')}</ul>`;
@@ -142,4 +142,13 @@ ${table(Object.entries(job.metrics ?? {}))}
 <h2>Hyperparameters</h2>
 ${table(Object.entries(config.hyperparameters ?? {}))}
 </body></html>`;
+}
+
+/** A worker's estimate as a person reads it: the time from start to completed, and what it is made of. */
+function estimatedTime(e: PreflightReport['estimates'][number]): string {
+  const seconds = (value: number) => `${count(Math.ceil(value))} s`;
+  if (e.training_seconds === null || e.training_seconds === undefined) return 'speed not measured yet';
+  const steps = `${seconds(e.training_seconds)} of steps at ${count(Math.round(e.tokens_per_second ?? 0))} tokens/s`;
+  if (e.overhead_seconds === null || e.overhead_seconds === undefined) return `${steps}, plus loading and saving (not measured on this host yet)`;
+  return `~${seconds(e.wall_seconds ?? e.training_seconds + e.overhead_seconds)} from start to completed: ${steps}, ${seconds(e.overhead_seconds)} loading, preparing and saving`;
 }

@@ -68,6 +68,15 @@ describe('a LoRA SFT job on the tiny model', () => {
     expect(Number.isInteger(trained)).toBe(true);
     expect(trained / (finished.preflight as PreflightReport).training_tokens).toBeCloseTo(1, 1);
     expect(finished.progress).toMatchObject({ step: 30, total_steps: 30 });
+    // What it spent around its steps (loading, preparing, evaluating, saving) is kept with this host's speed: the next
+    // dry run's time is start to completed, not the steps alone (#39).
+    const [speed] = await h.platform.workers.throughput({ base_model_id: 'tiny', method: 'LoRA', trainer_type: 'sft' });
+    expect(speed).toMatchObject({ measured_by: 'job', overhead_seconds: expect.any(Number) });
+    const row = (await h.platform.jobs.getForWorker(jobId))!;
+    const took = (row.finished_at!.getTime() - row.started_at!.getTime()) / 1000;
+    const steps = (finished.preflight as PreflightReport).training_tokens / speed!.tokens_per_second;
+    expect(speed!.overhead_seconds!).toBeGreaterThan(0);
+    expect(Math.abs(speed!.overhead_seconds! + steps - took), `${speed!.overhead_seconds} + ${steps} vs ${took}`).toBeLessThan(5);
     expect(finished.tracker_url).toMatch(new RegExp(`/jobs/${jobId}/dashboard$`));
     // The config as it applied: 30 steps of 5 per epoch (20 train rows, batch 4) are 6 epochs, not the stored default
     // 3 that max_steps overrode; an SFT LoRA job shows no GRPO or preference setting.

@@ -31,6 +31,8 @@ export interface ThroughputRow {
   tokens_per_second: number;
   /** probe: a timed dry run of a few steps; job: a real job's mean. */
   measured_by: 'probe' | 'job';
+  /** What the last real job spent around its steps (loading, preparing, evaluating, saving); null before one ran. */
+  overhead_seconds: number | null;
   measured_at: Date;
 }
 
@@ -74,15 +76,17 @@ export class WorkersRepository {
     return (await this.live(timeoutS)).some((w) => w.queues.includes(queue));
   }
 
-  /** Records a measurement; a job's figure replaces a probe's, a probe never replaces a job's. */
-  async recordThroughput(row: Omit<ThroughputRow, 'measured_at'>): Promise<void> {
+  /** Records a measurement; a job's figure replaces a probe's, a probe never replaces a job's. A probe has no
+   *  overhead to tell (it leaves the row's as it is). */
+  async recordThroughput(row: Omit<ThroughputRow, 'measured_at' | 'overhead_seconds'> & { overhead_seconds?: number | null }): Promise<void> {
     await this.db.query(
-      `INSERT INTO throughput (host, device, base_model_id, method, trainer_type, tokens_per_second, measured_by)
-       VALUES ($1, $2, $3, $4, $5, $6, $7)
+      `INSERT INTO throughput (host, device, base_model_id, method, trainer_type, tokens_per_second, measured_by, overhead_seconds)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
        ON CONFLICT (host, device, base_model_id, method, trainer_type) DO UPDATE
-         SET tokens_per_second = EXCLUDED.tokens_per_second, measured_by = EXCLUDED.measured_by, measured_at = now()
+         SET tokens_per_second = EXCLUDED.tokens_per_second, measured_by = EXCLUDED.measured_by, measured_at = now(),
+             overhead_seconds = COALESCE(EXCLUDED.overhead_seconds, throughput.overhead_seconds)
          WHERE EXCLUDED.measured_by = 'job' OR throughput.measured_by = 'probe'`,
-      [row.host, row.device, row.base_model_id, row.method, row.trainer_type, row.tokens_per_second, row.measured_by],
+      [row.host, row.device, row.base_model_id, row.method, row.trainer_type, row.tokens_per_second, row.measured_by, row.overhead_seconds ?? null],
     );
   }
 

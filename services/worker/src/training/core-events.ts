@@ -13,6 +13,8 @@ export interface TrainingRecord {
   produced: Map<string, string>;
   /** The mean of the tokens/s the core reported (null before any). */
   tokensPerSecond(): number | null;
+  /** The tokens its pre-flight report counted for the whole run (null before the report). */
+  plannedTokens(): number | null;
   /** The job's metrics once it completes: the evaluations' and `trained_tokens`, the tokens the core trained on over
    *  all epochs (its last progress event's count, an integer); null when it reported no count (metrics stay as stored). */
   finalMetrics(): Record<string, number> | null;
@@ -26,6 +28,7 @@ export function recordTraining(ctx: JobContext, job: TrainingJobRow): TrainingRe
   const speeds: number[] = [];
   let metrics: Record<string, number> = {};
   let trainedTokens: number | undefined;
+  let planned: number | null = null;
   const onEvent = async (event: CoreEvent): Promise<void> => {
     switch (event.event) {
       case 'preflight': {
@@ -38,6 +41,7 @@ export function recordTraining(ctx: JobContext, job: TrainingJobRow): TrainingRe
           break;
         }
         const preflight = made.data;
+        planned = preflight.training_tokens;
         await jobs.update(jobId, { preflight }, undefined, ctx.workerId);
         for (const warning of preflight.warnings) await jobs.appendEvent(jobId, 'log', { level: 'warning', message: `pre-flight: ${warning.message}` });
         break;
@@ -86,5 +90,5 @@ export function recordTraining(ctx: JobContext, job: TrainingJobRow): TrainingRe
   };
   const tokensPerSecond = () => (speeds.length === 0 ? null : speeds.reduce((a, b) => a + b, 0) / speeds.length);
   const finalMetrics = () => (trainedTokens === undefined ? null : { ...metrics, trained_tokens: trainedTokens });
-  return { produced, onEvent, tokensPerSecond, finalMetrics };
+  return { produced, onEvent, tokensPerSecond, plannedTokens: () => planned, finalMetrics };
 }

@@ -4,7 +4,7 @@
 // queue to continue from its last checkpoint on whichever worker takes it next.
 import { describeCoreFailure, runCore } from '@ftp/core-client';
 import { AppError, UnprocessableEntity, type TrainingJobRow } from '@ftp/platform';
-import { queueExport, throughputKey, trainingQueue } from '@ftp/jobs';
+import { overheadSeconds, queueExport, throughputKey, trainingQueue } from '@ftp/jobs';
 import type { TrainingConfig } from '@ftp/schema';
 import { withJudgeRelay } from '../inference/judge-relay.ts';
 import { secretsEnvironment, trackerEnvironment } from './core-spec.ts';
@@ -23,7 +23,7 @@ export async function runTrainingJob(ctx: JobContext, jobId: string): Promise<vo
     await noteResume(ctx, job, inputs);
     const record = recordTraining(ctx, job);
     await train(ctx, job, inputs, record);
-    await complete(ctx, job, await storeTrainedModel(ctx, job, inputs.baseModel, record.produced), record);
+    await complete(ctx, job, await storeTrainedModel(ctx, job, inputs.baseModel, record.produced), record, inputs.resumeStep === undefined);
   } catch (err) {
     await stopped(ctx, job, err);
   }
@@ -80,8 +80,9 @@ async function train(ctx: JobContext, job: TrainingJobRow, inputs: TrainingInput
   if (!result.done || result.exitCode !== 0) throw new JobFailure(describeCoreFailure(result));
 }
 
-/** The model is stored: completed, this host's speed recorded, hub exports queued, secrets dropped. */
-async function complete(ctx: JobContext, job: TrainingJobRow, stored: StoredModel, record: TrainingRecord): Promise<void> {
+/** The model is stored: completed, this host's speed recorded (with what the job spent around its steps, when it ran
+ *  whole here), hub exports queued, secrets dropped. */
+async function complete(ctx: JobContext, job: TrainingJobRow, stored: StoredModel, record: TrainingRecord, ranWhole: boolean): Promise<void> {
   const { platform } = ctx;
   const config = configOf(job);
   const metrics = record.finalMetrics();
@@ -95,8 +96,11 @@ async function complete(ctx: JobContext, job: TrainingJobRow, stored: StoredMode
   platform.logger.info({ jobId: job.job_id }, 'training job completed');
   const tokensPerSecond = record.tokensPerSecond();
   if (tokensPerSecond) {
-    // this host's speed for the model, method and trainer: what dry runs estimate wall time from
-    await platform.workers.recordThroughput({ ...ctx.machine, ...throughputKey(config), tokens_per_second: tokensPerSecond, measured_by: 'job' });
+    // this host's speed for the model, method and trainer, and what the job spent around its steps: what dry runs
+    // estimate the time from start to completed from
+    const planned = record.plannedTokens();
+    const overhead = ranWhole && planned !== null && job.started_at ? overheadSeconds(job.started_at, new Date(), planned, tokensPerSecond) : null;
+    await platform.workers.recordThroughput({ ...ctx.machine, ...throughputKey(config), tokens_per_second: tokensPerSecond, measured_by: 'job', overhead_seconds: overhead });
   }
   // destination hub: the trained model (and its GGUF) go to the repo as exports, followed in latest_export.
   const { export_config: exportConfig } = config;

@@ -18,7 +18,7 @@ export function PreflightView({ report }: { report: PreflightReport }) {
     ['estimated peak memory', formatBytes(memory.estimated_peak_bytes)],
     ...report.estimates.map((e): [string, string] => [
       `on ${e.host} (${e.device})`,
-      `${e.wall_seconds === null || e.wall_seconds === undefined ? 'speed not measured yet' : `about ${formatDuration(e.wall_seconds)} at ${Math.round(e.tokens_per_second ?? 0)} tokens/s`}; ${e.fits ? 'fits' : 'does not fit'} in ${formatBytes(e.memory_bytes)}`,
+      `${estimatedTime(e)}; ${e.fits ? 'fits' : 'does not fit'} in ${formatBytes(e.memory_bytes)}`,
     ]),
   ];
   return (
@@ -58,4 +58,12 @@ export function PreflightView({ report }: { report: PreflightReport }) {
       )}
     </Stack>
   );
+}
+
+/** A worker's estimate as a person reads it: the time from start to completed, and what it is made of (#39). */
+function estimatedTime(e: PreflightReport['estimates'][number]): string {
+  if (e.training_seconds === null || e.training_seconds === undefined) return 'speed not measured yet';
+  const steps = `${formatDuration(e.training_seconds)} of steps at ${Math.round(e.tokens_per_second ?? 0)} tokens/s`;
+  if (e.overhead_seconds === null || e.overhead_seconds === undefined) return `${steps}, plus loading and saving (not measured on this host yet)`;
+  return `about ${formatDuration(e.wall_seconds ?? e.training_seconds + e.overhead_seconds)} from start to completed: ${steps}, ${formatDuration(e.overhead_seconds)} loading, preparing and saving`;
 }

@@ -434,8 +434,11 @@ describe('BullMqQueue only', () => {
     } finally {
       redis.disconnect();
     }
-    await changes.until(() => lost.length > 0); // the next renewal, within lockDuration / 2
-    release.resolve();
+    try {
+      await changes.until(() => lost.length > 0); // the next renewal, within lockDuration / 2
+    } finally {
+      release.resolve(); // a failure here must not leave the handler holding the consumer's close
+    }
     await changes.until(() => finished.length === 1 && lost.some((l) => /moveToFinished/.test(l.what)));
     expect(lost[0]).toMatchObject({ queue: 'jobs', ids: { jobId: 'job_lost' }, what: expect.stringMatching(/could not renew lock/) });
     expect(new Set(lost.map((l) => l.id)).size).toBe(1);

@@ -80,7 +80,7 @@ export const ManualSplit = z.strictObject({
     .nullable()
     .default(0.1)
     .describe('Fraction (0 < x < 1) or row count (≥ 1) of the test split')
-    .meta({ anyOf: [{ type: 'null' }, { exclusiveMaximum: 1 }, { type: 'integer' }] }),
+    .meta({ anyOf: [{ type: 'null' }, { type: 'number', exclusiveMinimum: 0, exclusiveMaximum: 1 }, { type: 'integer', minimum: 1 }] }),
   split: SourceSplit,
 });
 export const NoSplit = z.strictObject({

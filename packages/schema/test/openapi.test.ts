@@ -13,7 +13,7 @@ async function documentOf(service: ServiceName): Promise<OpenAPIV3_1.Document> {
   return documents.get(service)!;
 }
 
-const BEARER_REQUIRED = ['POST /evaluation', 'POST /inference/batch', 'POST /exports', 'GET /exports', 'GET /exports/{job_id}', 'GET /exports/{job_id}/download', 'GET /workers'];
+const BEARER_REQUIRED = ['POST /evaluation', 'POST /inference/batch', 'POST /exports', 'GET /exports', 'GET /exports/{job_id}', 'GET /exports/{job_id}/download'];
 
 const ENDPOINTS: Record<ServiceName, string[]> = {
   preprocessing: ['GET /health', 'POST /datasets/upload', 'GET /datasets/uploads', 'POST /datasets/process', 'GET /datasets', 'GET /datasets/{processed_dataset_id}', 'DELETE /datasets/{processed_dataset_id}'],

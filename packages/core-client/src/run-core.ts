@@ -4,6 +4,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import fs from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseCoreEventLine, type CoreEvent } from './events.ts';
@@ -31,6 +32,9 @@ export interface RunCoreOptions {
   /** Processes of one job (train only): above 1 the core runs under torchrun, one rank per process (DDP); rank 0
    *  alone writes events, checkpoints and artifacts, and SIGTERM reaches every rank. */
   processes?: number;
+  /** Work nobody waits on (a model prepared for chat after training): the core runs at the lowest CPU priority, so a
+   *  job or a request on the same machine is not held up by it (#39). */
+  background?: boolean;
 }
 
 export interface CoreResult {
@@ -46,6 +50,8 @@ export interface CoreResult {
 }
 
 const STDERR_TAIL = 20;
+/** The lowest CPU priority (nice 19): background cores take only what nothing else wants. */
+export const BACKGROUND_PRIORITY = 19;
 
 export interface CoreProcess {
   child: ChildProcessWithoutNullStreams;
@@ -58,7 +64,7 @@ export interface CoreProcess {
  *  (runCore) and the warm server (CoreServer). */
 export function spawnCore(
   args: readonly string[],
-  options: { python?: string; env?: Record<string, string | undefined>; onStderr?: (line: string) => void; processes?: number } = {},
+  options: { python?: string; env?: Record<string, string | undefined>; onStderr?: (line: string) => void; processes?: number; background?: boolean } = {},
 ): CoreProcess {
   const processes = options.processes ?? 1;
   // --standalone: a rendezvous on a free local port, so jobs on one machine never meet each other's ranks.
@@ -68,6 +74,14 @@ export function spawnCore(
     env: { ...process.env, PYTHONUNBUFFERED: '1', ...options.env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
+  // Niced before it starts its threads and processes, which inherit it. A system that refuses is no reason to fail.
+  if (options.background && child.pid !== undefined) {
+    try {
+      os.setPriority(child.pid, BACKGROUND_PRIORITY);
+    } catch {
+      // runs at normal priority
+    }
+  }
   const stderrTail: string[] = [];
   createInterface({ input: child.stderr }).on('line', (line) => {
     stderrTail.push(line);
@@ -91,6 +105,7 @@ export async function runCore(options: RunCoreOptions): Promise<CoreResult> {
     env: { FTCORE_EXIT_WITH_PARENT: '1', ...options.env },
     ...(options.onStderr ? { onStderr: options.onStderr } : {}),
     ...(options.processes ? { processes: options.processes } : {}),
+    ...(options.background ? { background: true } : {}),
   });
 
   const result: CoreResult = { exitCode: null, signal: null, done: false, stderrTail, cancelled: false };

@@ -44,7 +44,9 @@ export class BackgroundPreparation {
     const job = await this.platform.jobs.getForWorker(jobId);
     // Vision models run on transformers (no GGUF): nothing to prepare.
     if (job?.status !== 'completed' || job.modality !== 'text') return;
-    const models = new JobModels(this.platform, job, { signal: this.controller.signal });
+    // At the lowest CPU priority: the worker's next job, or a chat, must not wait on a conversion nobody asked for yet
+    // (#39: scaled out, it held the next job in preparing for two minutes).
+    const models = new JobModels(this.platform, job, { signal: this.controller.signal, background: true });
     const quantization = this.platform.config.FAST_ENGINE_QUANTIZATION;
     const started = Date.now();
     if (trainsWholeModel(job)) await models.gguf(quantization);

@@ -26,6 +26,8 @@ export interface ModelBuildOptions {
   signal?: AbortSignal;
   /** Told what a build this asks for does, and how far it is, while it runs (whoever waits: a request, a job). */
   progress?: ProgressListener;
+  /** Nobody waits on it: its core steps run at the lowest CPU priority (runCore's `background`). */
+  background?: boolean;
 }
 
 /** A build step that the worker's log records. */
@@ -45,6 +47,7 @@ export async function runCoreStep(platform: Platform, command: CoreCommand, spec
     env: { ...(options.secrets?.hubToken ? { HF_TOKEN: options.secrets.hubToken } : {}), HF_ENDPOINT: platform.config.HF_ENDPOINT, FTCORE_PROGRESS_INTERVAL: String(platform.config.PROGRESS_INTERVAL_S) },
     onStderr: (line) => platform.logger.debug({ core: line }),
     ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.background ? { background: true } : {}),
   });
   if (result.cancelled) throw new ModelBuildError(`${command} was cancelled`, true);
   if (!result.done || result.exitCode !== 0) throw new ModelBuildError(`${command}: ${describeCoreFailure(result)}`);

@@ -85,7 +85,7 @@ export function readAnswer(text: string, use: ToolUse | undefined, parallel: boo
   return { content, calls: kept.map((call) => ({ id: `call_${randomBytes(12).toString('hex')}`, type: 'function', function: call })) };
 }
 
-type Delta = { content?: string; tool_calls?: Array<{ index: number; id?: string; type?: 'function'; function: { name?: string; arguments?: string } }> };
+export type Delta = { content?: string; tool_calls?: Array<{ index: number; id?: string; type?: 'function'; function: { name?: string; arguments?: string } }> };
 
 /** One streamed answer with tools: text streams as it comes unless it may open a call; held text is decided at the
  *  end (calls, or the text after all). */

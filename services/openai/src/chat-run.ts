@@ -53,10 +53,10 @@ function generationSettings(body: ChatCompletionRequest, tools: ToolUse | undefi
 }
 
 /** Everything checked that can be before any work is queued: the model (404 for an unknown or another user's), the
- *  tools against its template (400). */
-export async function prepareChat(platform: Platform, userId: string, body: ChatCompletionRequest): Promise<ChatRun> {
+ *  tools against its template (400; `history` is the field the asking face holds the conversation in). */
+export async function prepareChat(platform: Platform, userId: string, body: ChatCompletionRequest, history = 'messages'): Promise<ChatRun> {
   const model = await resolveModelName(platform, userId, body.model, body.use_fast_engine ?? undefined);
-  const tools = await checkTools(platform, model, body);
+  const tools = await checkTools(platform, model, body, history);
   const conversation = plainMessages(body.messages);
   const n = body.n ?? 1;
   const payload: InferPayload = { userId, model: model.choice, conversations: Array.from({ length: n }, () => conversation), generation: generationSettings(body, tools) };

@@ -151,6 +151,8 @@ describe('what is not served', () => {
     const tools = await post('/v1/responses', { ...base, tools: [TIME] });
     expect(tools.statusCode).toBe(400);
     expect(tools.json().error).toMatchObject({ param: 'tools', message: expect.stringMatching(/has no tool support/) });
+    const history = await post('/v1/responses', { ...base, input: [{ type: 'function_call', call_id: 'call_1', name: 'get_time', arguments: '{}' }, { type: 'function_call_output', call_id: 'call_1', output: '12:00' }] });
+    expect(history.json().error).toMatchObject({ param: 'input', message: expect.stringMatching(/has no tool support/) });
     const res = await post('/v1/responses', { ...base, store: false, reasoning: { effort: 'none' }, text: { format: { type: 'text' } }, max_output_tokens: 2 });
     expect(res.statusCode, res.body).toBe(200);
   }, 120_000);

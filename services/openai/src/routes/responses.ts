@@ -20,7 +20,7 @@ export async function responseRoutes(app: FastifyInstance): Promise<void> {
     handler: async (request, reply) => {
       const body = request.body;
       refuseUnsupported(body);
-      const run = await prepareChat(platform, request.userId, toChatRequest(body));
+      const run = await prepareChat(platform, request.userId, toChatRequest(body), 'input');
       const frame = responseFrame(body);
 
       if (!body.stream) {

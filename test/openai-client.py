@@ -1,5 +1,6 @@
 """The script a user coming from OpenAI fine-tuning runs, with the official `openai` Python package, unchanged but for
-OPENAI_BASE_URL: upload, fine-tune, follow, read events and checkpoints, chat (plain and streaming); then a malformed
+OPENAI_BASE_URL: upload, fine-tune, follow, read events and checkpoints, chat (plain and streaming), the same question
+through the Responses API; then a malformed
 file and another user's view. test/openai-compat.test.ts runs it against the embedded stack and reads the JSON report
 it prints last."""
 
@@ -39,6 +40,7 @@ streamed = "".join(
     for chunk in client.chat.completions.create(model=job.fine_tuned_model, messages=messages, temperature=0, max_tokens=16, stream=True)
     if chunk.choices
 )
+response = client.responses.create(model=job.fine_tuned_model, input=messages, temperature=0, max_output_tokens=16)
 
 bad_file = client.files.create(file=("bad.jsonl", io.BytesIO(b'{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]}\nnot json\n')), purpose="fine-tune")
 bad = client.fine_tuning.jobs.create(model="tiny", training_file=bad_file.id)
@@ -58,6 +60,7 @@ print(json.dumps({
     "checkpoints": len(checkpoints),
     "answer": answer.choices[0].message.content,
     "streamed": streamed,
+    "response": response.output_text,
     "bad_status": bad.status,
     "bad_message": bad.error.message if bad.error else None,
     "other_user": other_user,

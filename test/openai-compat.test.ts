@@ -275,6 +275,7 @@ describe('the /v1 surface with the official npm client', { timeout: 300_000 }, (
       status: 'succeeded',
       answer: 'Blue.',
       streamed: 'Blue.',
+      response: 'Blue.',
       checkpoints: 2,
       other_user: 404,
       bad_status: 'failed',

@@ -4,11 +4,14 @@
 // arguments follow the tool's schema, streamed as OpenAI streams calls, and a tool's result then gets a text answer.
 // That the default model (SmolLM2-135M-Instruct with Qwen2.5's template), fine-tuned on three dozen such
 // conversations, calls the tool unforced for a city it never saw, on both engines, is the README's function-calling
-// block (test/readme.test.ts runs it with the official Python client).
+// block (test/readme.test.ts runs it with the official Python client). The Responses API (stateless /v1/responses) is
+// driven by the same client: text whole and streamed (the SDK's own stream accumulator checks every event), and a
+// function call whose output goes back as an input item.
 import OpenAI, { toFile } from 'openai';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { until } from './support/http.ts';
 import { sharedStack, TOOL_MODEL } from './support/shared-stack.ts';
+import { TINY_MODEL } from './support/tiny-model.ts';
 
 let alice: OpenAI;
 
@@ -104,3 +107,51 @@ describe('function calling with the official npm client', { timeout: 600_000 }, 
   });
 });
 
+
+describe('the Responses API with the official npm client', { timeout: 300_000 }, () => {
+  it('answers text as the chat completion of the same conversation, whole and streamed', async () => {
+    const request = { model: TINY_MODEL, instructions: 'Answer briefly.', input: 'Hello.', temperature: 0, max_output_tokens: 8 };
+    const response = await alice.responses.create(request);
+    const chat = await alice.chat.completions.create({ model: TINY_MODEL, messages: [{ role: 'system', content: 'Answer briefly.' }, { role: 'user', content: 'Hello.' }], temperature: 0, max_tokens: 8 });
+    expect(response.output_text).toBe(chat.choices[0]!.message.content);
+    expect(response.usage).toMatchObject({ input_tokens: chat.usage!.prompt_tokens, output_tokens: chat.usage!.completion_tokens });
+
+    // stream: true gives the raw events; the last carries the whole response.
+    let text = '';
+    let last: OpenAI.Responses.ResponseStreamEvent | undefined;
+    for await (const event of await alice.responses.create({ ...request, stream: true })) {
+      if (event.type === 'response.output_text.delta') text += event.delta;
+      last = event;
+    }
+    expect(text).toBe(response.output_text);
+    expect(['response.completed', 'response.incomplete']).toContain(last!.type);
+    expect((last as OpenAI.Responses.ResponseCompletedEvent).response.output).toEqual([expect.objectContaining({ type: 'message', content: [expect.objectContaining({ text })] })]);
+    // responses.stream accumulates the events itself and refuses any out of OpenAI's order.
+    const final = await alice.responses.stream(request).finalResponse();
+    expect(final.output_text).toBe(response.output_text);
+  });
+
+  it('a forced function call, streamed alike, and its output sent back as an input item gets a text answer', async () => {
+    const tool = { type: 'function' as const, name: 'get_weather', description: 'The weather in a city', strict: true, parameters: { type: 'object', properties: { city: { type: 'string', maxLength: 12 } }, required: ['city'], additionalProperties: false } };
+    const input: OpenAI.Responses.ResponseInputItem[] = [{ role: 'user', content: 'What is the weather in Sydney?' }];
+    const forced = { model: TOOL_MODEL, input, tools: [tool], tool_choice: { type: 'function' as const, name: 'get_weather' }, temperature: 0, max_output_tokens: 128 };
+    const response = await alice.responses.create(forced);
+    const calls = response.output.filter((item): item is OpenAI.Responses.ResponseFunctionToolCall => item.type === 'function_call');
+    expect(calls).toHaveLength(1);
+    expect(calls[0]).toMatchObject({ name: 'get_weather', call_id: expect.stringMatching(/^call_/), status: 'completed' });
+    expect(Object.keys(JSON.parse(calls[0]!.arguments) as object)).toEqual(['city']);
+
+    const streamed = (await alice.responses.stream(forced).finalResponse()).output.filter((item) => item.type === 'function_call');
+    expect(streamed.map((c) => [c.name, c.arguments])).toEqual(calls.map((c) => [c.name, c.arguments]));
+
+    const answer = await alice.responses.create({
+      ...forced,
+      tool_choice: 'none',
+      max_output_tokens: 16,
+      // The answer's items go back as they came (a forced call has no text beside it).
+      input: [...input, ...calls, { type: 'function_call_output', call_id: calls[0]!.call_id, output: 'sunny' }],
+    });
+    expect(answer.output.map((item) => item.type)).toEqual(['message']);
+    expect(answer.output_text).toMatch(/\S/);
+  });
+});

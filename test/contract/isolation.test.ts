@@ -139,6 +139,7 @@ const BODIES: Record<string, (a: AIds, b: BIds) => Variant[]> = {
   'POST /v1/fine_tuning/alpha/graders/validate': (a) => a.models.map((model) => ({ body: { grader: judgedBy(model) }, status: 404 })),
   'POST /v1/fine_tuning/alpha/graders/run': (a) => a.models.map((model) => ({ body: { grader: judgedBy(model), model_sample: 'x', item: {} }, status: 404 })),
   'POST /v1/chat/completions': (a) => a.models.map((model) => ({ body: { model, messages: [{ role: 'user', content: 'hi' }], max_tokens: 1 }, status: 404 })),
+  'POST /v1/responses': (a) => a.models.map((model) => ({ body: { model, input: 'hi', max_output_tokens: 1 }, status: 404 })),
 };
 
 /** GETs naming A's ids that A gets a 404 from too, with why. B's 404 there still shows nothing of A's; everywhere
@@ -411,7 +412,7 @@ describe('isolation between two users, over every operation of every OpenAPI doc
             // The resource's 404 in the service's error body, not the router's (which would mean a path built wrong).
             // A model of another user reads as one that does not exist: OpenAI's model_not_found (a chat's model, a
             // grader's judge).
-            const namesModel = op.pathParams.includes('model') || op.key === 'POST /v1/chat/completions' || JSON.stringify(variant.body ?? {}).includes('"score_model"');
+            const namesModel = op.pathParams.includes('model') || op.key === 'POST /v1/chat/completions' || op.key === 'POST /v1/responses' || JSON.stringify(variant.body ?? {}).includes('"score_model"');
             if (op.service === 'openai') expect(answer.body.error).toMatchObject({ type: 'invalid_request_error', code: namesModel ? 'model_not_found' : 'not_found', message: expect.any(String) });
             else expect(answer.body.detail).toBeTypeOf('string');
             expect(answer.body.error?.message ?? answer.body.detail).not.toMatch(/^no endpoint /);

@@ -80,6 +80,16 @@ def flatmap_chat_body(context, body):
     return _with_known(context, body, CHAT_KNOWN)
 
 
+# The same for responses: a plain input beside the generated items (most of which say something of one another or ask
+# for what is not served).
+RESPONSES_KNOWN = {**KNOWN, "input": ["hi"]}
+
+
+@schemathesis.hook("flatmap_body").apply_to(path_regex=r"^/v1/responses$")
+def flatmap_responses_body(context, body):
+    return _with_known(context, body, RESPONSES_KNOWN)
+
+
 def _body(response):
     try:
         return response.json()
@@ -157,8 +167,28 @@ def _explained(method, path, status, body):
     if (method, path, status) == ("POST", "/v1/chat/completions", 400):
         return isinstance(error, dict) and any(re.fullmatch(param, str(error.get("param"))) and reason in str(error.get("message"))
                                                for param, reason in _CHAT_TOOL_RULES)
+    # POST /v1/responses: the same of its input items and tools, and what a stateless service without built-in tools,
+    # reasoning models or image input refuses (the document describes each refusal; its schema takes the shape).
+    if (method, path, status) == ("POST", "/v1/responses", 400):
+        return isinstance(error, dict) and any(re.fullmatch(param, str(error.get("param"))) and reason in str(error.get("message"))
+                                               for param, reason in _RESPONSES_RULES)
     return False
 
+
+_RESPONSES_RULES = (
+    (r"store", "store true is not supported"),
+    (r"previous_response_id", "previous_response_id is not supported"),
+    (r"conversation", "conversation is not supported"),
+    (r"background", "background mode is not supported"),
+    (r"reasoning", "reasoning settings are not supported"),
+    (r"tools\.\d+\.type", "is not supported: only function tools"),
+    (r"input\.\d+\.type", "are not supported: only messages, function_call and function_call_output items"),
+    (r"input\.\d+\.(content|output)\.\d+\.type", "parts are not supported"),
+    (r"input\.\d+\.call_id", "no earlier function_call item has that call_id"),
+    (r"tool_choice", "tool_choice needs tools"),
+    (r"tool_choice\.name", "which is not in tools"),
+    (r"tools|input", "has no tool support"),
+)
 
 _CHAT_TOOL_RULES = (
     (r"messages\.\d+\.tool_call_id", "but no earlier assistant message made a call with that id"),

@@ -8,6 +8,7 @@ export * from './graders.ts';
 export * from './export.ts';
 export * from './inference.ts';
 export * from './openai.ts';
+export * from './openai-responses.ts';
 export { validationDetail, fastifyValidationDetail, issuesFromFastifyValidation, type RequestLocation } from './validation.ts';
 export { defineRoute, JSON_BODY_LIMIT, MAX_PARAM_LENGTH, MULTIPART_LIMITS, type RouteContract } from './routes/contract.ts';
 export { preprocessingRoutes } from './routes/preprocessing.ts';

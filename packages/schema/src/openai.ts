@@ -266,7 +266,7 @@ export const ModelDeleted = z.object({ id: z.string(), object: z.literal('model'
 
 const TextPart = z.object({ type: z.literal('text'), text: z.string() });
 const MessageContent = z.union([z.string(), z.array(TextPart).min(1)]).describe('Text, or text parts (images are not accepted here)');
-const FunctionName = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).describe('1 to 64 letters, digits, _ or -');
+export const FunctionName = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).describe('1 to 64 letters, digits, _ or -');
 
 export const ChatToolCall = z
   .object({

@@ -67,7 +67,7 @@ export const openaiService: ServiceInfo = {
   name: 'openai',
   title: 'Fine-tuning pipeline: OpenAI-compatible API',
   description:
-    'OpenAI’s files, fine-tuning jobs, models and chat completions over the same datasets, jobs and models, for the official ' +
+    'OpenAI’s files, fine-tuning jobs, models, chat completions and (stateless) responses over the same datasets, jobs and models, for the official ' +
     'SDKs unchanged (base_url http://host:8000/v1). Errors use OpenAI’s body.',
   version: '1.0.0',
   defaultPort: 8000,
@@ -77,6 +77,7 @@ export const openaiService: ServiceInfo = {
     { name: 'fine-tuning', description: 'Fine-tuning jobs (training jobs), their events and checkpoints' },
     { name: 'models', description: 'Base and fine-tuned models' },
     { name: 'chat', description: 'Chat completions' },
+    { name: 'responses', description: 'Responses (OpenAI’s Responses API, stateless)' },
   ],
   routes: Object.values(openaiRoutes).map((route) => withFrameworkErrors(route, OpenAiError)),
 };

@@ -25,7 +25,7 @@ const ENDPOINTS: Record<ServiceName, string[]> = {
     'POST /v1/fine_tuning/jobs', 'GET /v1/fine_tuning/jobs', 'GET /v1/fine_tuning/jobs/{fine_tuning_job_id}', 'POST /v1/fine_tuning/jobs/{fine_tuning_job_id}/cancel',
     'POST /v1/fine_tuning/alpha/graders/run', 'POST /v1/fine_tuning/alpha/graders/validate',
     'GET /v1/fine_tuning/jobs/{fine_tuning_job_id}/events', 'GET /v1/fine_tuning/jobs/{fine_tuning_job_id}/checkpoints',
-    'GET /v1/models', 'GET /v1/models/{model}', 'DELETE /v1/models/{model}', 'POST /v1/chat/completions',
+    'GET /v1/models', 'GET /v1/models/{model}', 'DELETE /v1/models/{model}', 'POST /v1/chat/completions', 'POST /v1/responses',
   ],
 };
 

@@ -1,6 +1,6 @@
 // Builds the OpenAI-compatible service (decisions.md, "The OpenAI-compatible surface") on a platform; no listen. It is
-// a second face of the same datasets, jobs and models: files are uploads, fine-tuning jobs are training jobs, chat runs
-// on a worker through the infer queue. Errors are OpenAI's body, which the SDKs parse.
+// a second face of the same datasets, jobs and models: files are uploads, fine-tuning jobs are training jobs, chat (and
+// responses, which run as chat) runs on a worker through the infer queue. Errors are OpenAI's body, which the SDKs parse.
 import multipart from '@fastify/multipart';
 import type { FastifyInstance } from 'fastify';
 import { MULTIPART_LIMITS } from '@ftp/schema';
@@ -10,6 +10,7 @@ import { fineTuningRoutes } from './routes/fine-tuning.ts';
 import { graderRoutes } from './routes/graders.ts';
 import { modelRoutes } from './routes/models.ts';
 import { chatRoutes } from './routes/chat.ts';
+import { responseRoutes } from './routes/responses.ts';
 
 export async function buildOpenAiApp(platform: Platform): Promise<FastifyInstance> {
   const app = createServiceApp({ platform, errorStyle: 'openai' });
@@ -23,5 +24,6 @@ export async function buildOpenAiApp(platform: Platform): Promise<FastifyInstanc
   await app.register(graderRoutes);
   await app.register(modelRoutes);
   await app.register(chatRoutes);
+  await app.register(responseRoutes);
   return app;
 }

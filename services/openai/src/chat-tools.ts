@@ -20,8 +20,9 @@ function involvesTools(body: ChatCompletionRequest): boolean {
   return body.tools !== undefined || body.messages.some((m) => m.role === 'tool' || ('tool_calls' in m && m.tool_calls !== undefined));
 }
 
-/** What the answer may call, or undefined for a request without tools; a 400 for what cannot work. */
-export async function checkTools(platform: Platform, model: ChatModel, body: ChatCompletionRequest): Promise<ToolUse | undefined> {
+/** What the answer may call, or undefined for a request without tools; a 400 for what cannot work, naming `history`
+ *  (the field the face asking holds the conversation in) where the calls of the conversation are at fault. */
+export async function checkTools(platform: Platform, model: ChatModel, body: ChatCompletionRequest, history = 'messages'): Promise<ToolUse | undefined> {
   if (body.tool_choice !== undefined && body.tools === undefined) throw invalidField(['body', 'tool_choice'], 'tool_choice needs tools; send the functions in tools, or leave tool_choice out');
   checkHistory(body);
   if (!involvesTools(body)) return undefined;
@@ -33,7 +34,7 @@ export async function checkTools(platform: Platform, model: ChatModel, body: Cha
   const baseModel = model.job?.base_model_id ?? (model.choice.model_source === 'base' ? model.choice.base_model_id : undefined);
   const template = baseModel ? await modelChatTemplate(platform, await locateBaseModel(platform, 'hub', baseModel, { loc: ['body', 'model'] })) : undefined;
   if (template !== undefined && !templateSupportsTools(template)) {
-    throw invalidField(['body', body.tools ? 'tools' : 'messages'], `the chat template of ${JSON.stringify(baseModel)} (the base of ${JSON.stringify(body.model)}) has no tool support: it writes neither tool definitions nor tool calls, so this model cannot be given tools; use a model whose template has them (Qwen2.5, Qwen3, Llama 3.1 or later)`);
+    throw invalidField(['body', body.tools ? 'tools' : history], `the chat template of ${JSON.stringify(baseModel)} (the base of ${JSON.stringify(body.model)}) has no tool support: it writes neither tool definitions nor tool calls, so this model cannot be given tools; use a model whose template has them (Qwen2.5, Qwen3, Llama 3.1 or later)`);
   }
   return { names: choice === 'none' ? [] : names, format: template === undefined ? undefined : toolCallFormat(template) };
 }
@@ -85,7 +86,7 @@ export function readAnswer(text: string, use: ToolUse | undefined, parallel: boo
   return { content, calls: kept.map((call) => ({ id: `call_${randomBytes(12).toString('hex')}`, type: 'function', function: call })) };
 }
 
-type Delta = { content?: string; tool_calls?: Array<{ index: number; id?: string; type?: 'function'; function: { name?: string; arguments?: string } }> };
+export type Delta = { content?: string; tool_calls?: Array<{ index: number; id?: string; type?: 'function'; function: { name?: string; arguments?: string } }> };
 
 /** One streamed answer with tools: text streams as it comes unless it may open a call; held text is decided at the
  *  end (calls, or the text after all). */

@@ -4,6 +4,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -49,6 +50,10 @@ class captured_events:
     def of(self, kind: str):
         return [e for e in self.events if e.event == kind]
 
+    def said(self, kind: str):
+        """`of`, without the stage sentences (events.stage and its heartbeat), which say what runs, not what it found."""
+        return [e for e in said(self.events) if e.event == kind]
+
 
 def run_cli(args: list[str], timeout: float = 300, env: dict | None = None, **popen) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
@@ -58,6 +63,20 @@ def run_cli(args: list[str], timeout: float = 300, env: dict | None = None, **po
 
 def stdout_events(stdout: str):
     return [events.parse_event_line(line) for line in stdout.splitlines()]
+
+
+_STAGE = re.compile(r"(…|: \d+ s so far)$")
+
+
+def is_stage(event) -> bool:
+    """A stage sentence ("loading the ML libraries…", "…: 10 s so far", events.stage): what a command is doing, said
+    while it runs (#39), as opposed to what it reports."""
+    return event.event == "log" and event.level == "info" and bool(_STAGE.search(event.message))
+
+
+def said(emitted):
+    """The events without the stage sentences."""
+    return [e for e in emitted if not is_stage(e)]
 
 
 def sigterm_at_step(command: list[str], step: int = 3, timeout: float = 180, **env: str) -> tuple[list, int]:

@@ -191,7 +191,7 @@ def test_q4_k_m_is_llama_cpps_mix_of_q4_k_and_q6_k(wide_tiny_model, tmp_path):
     from gguf import GGUFReader
 
     cap = _export(wide_tiny_model, tmp_path / "m.gguf", quantization="q4_k_m")
-    assert not cap.of("log")
+    assert not cap.said("log")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["Modelfile", "m.gguf"]  # the f16 step is gone
     assert (tmp_path / "Modelfile").read_text().startswith("FROM ./m.gguf\n")
     r = GGUFReader(str(tmp_path / "m.gguf"))
@@ -212,7 +212,7 @@ def test_q4_k_m_without_llama_cpps_library_is_q4_0_and_says_so(tiny_model, tmp_p
 
     monkeypatch.setenv("FTCORE_LIBLLAMA", str(tmp_path / "missing" / "libllama.so"))
     cap = _export(tiny_model, tmp_path / "m.gguf", quantization="q4_k_m")
-    assert "written as q4_0, because no prebuilt libllama found" in cap.of("log")[0].message
+    assert "written as q4_0, because no prebuilt libllama found" in cap.said("log")[0].message
     tensors = {t.name: t for t in GGUFReader(str(tmp_path / "m.gguf")).tensors}
     assert tensors["blk.0.ffn_down.weight"].tensor_type.name == "Q4_0"
 

@@ -7,7 +7,7 @@ import pytest
 from ftcore import metrics
 from ftcore.errors import SpecError
 
-from helpers import run_cli, stdout_events, write_jsonl
+from helpers import run_cli, said, stdout_events, write_jsonl
 
 # Two pairs used by ROUGE and BLEU: one word ("the") missing from the first prediction, the second identical.
 PREDICTIONS = ["the cat sat on mat", "hello world foo bar"]
@@ -132,7 +132,7 @@ def test_the_evaluate_command_emits_metrics_then_done(tmp_path):
     spec.write_text(json.dumps({"pairs_file": pairs, "metrics": ["exact_match", "bertscore"]}))
     done = run_cli(["evaluate", "--spec", str(spec), "--bertscore_encoder", str(tmp_path / "missing")], timeout=120)
     assert done.returncode == 0, done.stderr
-    events = stdout_events(done.stdout)
+    events = said(stdout_events(done.stdout))
     assert [e.event for e in events] == ["log", "metrics", "done"]
     assert events[0].level == "warning" and "bertscore could not be computed" in events[0].message
     assert events[1].extra == pytest.approx({"exact_match": 1 / 3})

@@ -8,7 +8,7 @@ import statistics
 from pathlib import Path
 
 import pytest
-from helpers import QA, captured_events, conversation, run_cli, stdout_events, write_jsonl
+from helpers import QA, captured_events, conversation, run_cli, said, stdout_events, write_jsonl
 
 from ftcore.data import read_jsonl
 from ftcore.errors import SpecError
@@ -278,7 +278,7 @@ def test_preflight_command_writes_the_report_and_emits_it(tiny_model, sft_files,
                       "--output_dir", str(tmp_path / "run"), "--method", "LoRA", "--device", "cpu",
                       "--hyperparameters.max_length", "128", "--output_file", str(out)])
     assert result.returncode == 0, result.stderr
-    emitted = stdout_events(result.stdout)
+    emitted = said(stdout_events(result.stdout))
     assert [e.event for e in emitted] == ["preflight", "done"]
     written = json.loads(out.read_text())
     assert written == emitted[0].report

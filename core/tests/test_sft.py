@@ -87,7 +87,7 @@ def test_generation_returns_the_memorised_answers(trained, tiny_model):
 
 
 def test_merged_model_gives_the_adapter_logits_and_generates_from_the_cli(trained, tiny_model, tmp_path):
-    from helpers import run_cli, stdout_events
+    from helpers import run_cli, said, stdout_events
 
     spec, _ = trained
     adapter = str(Path(spec.output_dir) / "adapter")
@@ -97,7 +97,7 @@ def test_merged_model_gives_the_adapter_logits_and_generates_from_the_cli(traine
                                                         {"role": "assistant", "content": a}]}) + "\n" for q, a in QA))
     result = run_cli(["merge", "--base_model", tiny_model, "--adapter", adapter, "--output_dir", str(merged)])
     assert result.returncode == 0, result.stderr
-    assert [e.event for e in stdout_events(result.stdout)] == ["artifact", "done"]
+    assert [e.event for e in said(stdout_events(result.stdout))] == ["artifact", "done"]
 
     with_adapter, tokenizer = load_for_inference(tiny_model, adapter, device="cpu")
     folded, merged_tokenizer = load_for_inference(str(merged), device="cpu")

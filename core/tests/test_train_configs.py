@@ -224,6 +224,28 @@ def test_gpu_attention_kernel_skips_the_blocks_between_packed_rows(tmp_path, mon
     monkeypatch.setattr(configs, "_has_flash_attn", lambda: True)
     assert configs._fast_attention(_spec("sft", tmp_path)) == "flash_attention_2"
     assert not configs.uses_liger(_spec("sft", tmp_path))  # CPU: Triton needs a GPU
+    assert trainer_config(_spec("sft", tmp_path, padding_free=True)).pad_to_multiple_of is None  # the CPU: no flex
+
+
+def test_packed_rows_padded_to_whole_flex_blocks_train_as_unpadded_ones(tiny_model, tmp_path, monkeypatch):
+    """Packed rows on flex attention are padded to whole blocks of 128 (shorter ones have no training kernel on an
+    H200, #37). The padding must change nothing: the losses of a padded and an unpadded run are the same."""
+    from helpers import QA, captured_events, conversation, sft_spec, write_jsonl
+
+    import ftcore.train.configs as configs
+    from ftcore.train.run import run
+
+    train = write_jsonl(tmp_path / "train.jsonl", [conversation(q, a) for q, a in QA] * 2)
+    losses = {}
+    for padded in (False, True):
+        monkeypatch.setattr(configs, "packed_on_flex", lambda spec, padded=padded: padded)
+        spec = sft_spec(tiny_model, train, None, tmp_path / f"run-{padded}", padding_free=True, max_steps=6,
+                        logging_steps=1)
+        assert trainer_config(spec).pad_to_multiple_of == (configs.FLEX_BLOCK if padded else None)
+        with captured_events() as cap:
+            run(spec)
+        losses[padded] = [p.loss for p in cap.of("progress")]
+    assert len(losses[True]) == 6 and losses[True] == pytest.approx(losses[False], rel=1e-4)
 
 
 def test_liger_is_undone_after_training_so_a_later_cpu_model_runs_without_triton(tiny_model, tmp_path, monkeypatch):

@@ -92,28 +92,55 @@ def _head_shape(model_dir: str) -> tuple[int, int, int]:
 @functools.cache
 def flex_attention_lowers(heads: int, kv_heads: int, head_dim: int) -> bool:
     """Whether transformers' compiled flex attention builds forward and backward kernels for this head shape on this
-    GPU in bf16. Inductor has no kernel configuration for some: on an H200 with torch 2.11 the tiny test model's
-    16-wide heads failed its first step with NoValidChoicesError (scripts/gpu-check.sh, #37), where Llama 3.2 1B's
-    64-wide ones train (bench/train/README.md). Such a model trains on sdpa, said in its log, instead of failing."""
+    GPU in bf16, tried as training calls it: transformers' own mask for packed documents (a document-id tensor
+    captured by the mask function) and its own attention forward, at two lengths, so that the second call recompiles
+    with dynamic lengths as the second step of a padding-free run does. The lengths are whole blocks, as training's
+    rows are (trainer_config pads them: packed_on_flex). Where inductor has no kernel configuration for a shape, the
+    model trains on sdpa, said in its log, instead of failing."""
     import torch
-    from torch.nn.attention.flex_attention import create_block_mask
-    from transformers.integrations.flex_attention import compile_friendly_flex_attention
+    from transformers.integrations.flex_attention import flex_attention_forward
+    from transformers.masking_utils import (and_masks, causal_mask_function, flex_attention_mask,
+                                            packed_sequence_mask_function)
 
     from .. import events
 
-    length = 256
+    class Attention(torch.nn.Module):  # what flex_attention_forward reads of a model's attention layer
+        pass
+
+    layer = Attention().train()
     try:
-        q, k, v = (torch.randn(1, n, length, head_dim, device="cuda", dtype=torch.bfloat16, requires_grad=True)
-                   for n in (heads, kv_heads, kv_heads))
-        mask = create_block_mask(lambda b, h, q_idx, kv_idx: q_idx >= kv_idx, None, None, length, length, device="cuda")
-        out = compile_friendly_flex_attention(q, k, v, training=True, block_mask=mask, enable_gqa=heads != kv_heads)
-        out.float().sum().backward()
+        for length in (2 * FLEX_BLOCK, 3 * FLEX_BLOCK):
+            documents = (torch.arange(length, device="cuda") >= length // 3 + 5).long().unsqueeze(0)
+            mask = flex_attention_mask(1, torch.arange(length, device="cuda"), length, mask_function=and_masks(
+                causal_mask_function, packed_sequence_mask_function(documents)))
+            q, k, v = (torch.randn(1, n, length, head_dim, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+                       for n in (heads, kv_heads, kv_heads))
+            out, _ = flex_attention_forward(layer, q, k, v, mask, scaling=head_dim ** -0.5)
+            out.float().sum().backward()
         torch.cuda.synchronize()
         return True
     except Exception as e:  # noqa: BLE001 - any compile failure means: not this kernel
-        events.emit(events.Log(level="warning", message=f"flex attention does not compile for {head_dim}-wide heads "
-                               f"on this GPU ({type(e).__name__}: {str(e).splitlines()[0][:200]}); training on sdpa"))
+        first = next((line for line in str(e).splitlines() if "Error" in line), str(e).splitlines()[0])
+        events.emit(events.Log(level="warning", message=f"flex attention does not compile for {heads}×{head_dim} "
+                               f"heads ({kv_heads} key/value) on this GPU ({type(e).__name__}: {first[:200]}); "
+                               "training on sdpa"))
         return False
+
+
+# Flex attention's block of positions. A packed row shorter than one block goes to inductor's flex_decoding kernel,
+# which builds no training kernel: on an H200 with torch 2.11 the tiny test model's first step (a row of 102 tokens)
+# failed with NoValidChoicesError (name 'flex_decoding', no choices) for 16- and 64-wide heads alike, and so did the
+# probe at 100 tokens, where it built forward and backward at 200 and 330 (scripts/gpu-check.sh, #37). So packed rows
+# on flex are padded to whole
+# blocks (TRL's pad_to_multiple_of: the padding has label -100 and, at position 0, attends to itself only), which
+# also bounds the lengths the kernel is compiled for.
+FLEX_BLOCK = 128
+
+
+def packed_on_flex(spec: Options) -> bool:
+    """Whether an SFT job's packed rows go through flex attention (on CUDA, without FlashAttention 2)."""
+    return (device_is_cuda(spec) and spec.hyperparameters.use_fast_attention
+            and _fast_attention(spec) == "flex_attention")
 
 
 def _has_flash_attn() -> bool:
@@ -338,7 +365,8 @@ def trainer_config(spec: Options, plan: MemoryPlan = MemoryPlan()):
                              remove_unused_columns=False, dataset_kwargs={"skip_prepare_dataset": True})
         # the records come tokenized with their loss mask (trainers.sft_dataset), which TRL's collator applies
         return SFTConfig(**common, max_length=hp.max_length, packing=hp.packing, padding_free=hp.padding_free,
-                         assistant_only_loss=False, dataset_num_proc=None, use_liger_kernel=uses_liger(spec))
+                         assistant_only_loss=False, dataset_num_proc=None, use_liger_kernel=uses_liger(spec),
+                         pad_to_multiple_of=FLEX_BLOCK if packed_on_flex(spec) else None)
     if spec.trainer_type == "dpo":
         from trl import DPOConfig
 

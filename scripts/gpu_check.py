@@ -298,7 +298,8 @@ class Check:
     # The parts: each returns (PASS, figures, target met or None when it has none).
 
     def part_generation(self, limit: float):
-        # plain generate's rate does not depend on how many batches of 8 it runs: one is enough (#37's 7 minutes; two took 36 s)
+        # plain generate's rate does not depend on how many batches of 8 it runs: one is enough (#37's 7 minutes;
+        # two took 36 s)
         flags = ["--dry-run"] if self.here else ["--baseline-prompts", "8"]
         code, results = self.command([self.python, "bench/generate/gpu.py", "generate", *flags], limit)
         report = next((r["generate"] for r in results if "generate" in r), {})

@@ -11,6 +11,8 @@ ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || missing+=(postgresql)
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 # bubblewrap sandboxes the python graders' user code (core/src/ftcore/sandbox.py); the core's tests try its limits.
 command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
+# Prometheus scrapes the stack's /metrics in test/metrics.test.ts (its own process on a free port, not the service).
+[ -x /usr/bin/prometheus ] || missing+=(prometheus)
 # Go renders Ollama Modelfile templates as Ollama does (test/tools/ollama-template, standard library only).
 [ -x /usr/local/go/bin/go ] && export PATH="$PATH:/usr/local/go/bin"
 command -v go >/dev/null 2>&1 || missing+=(golang-go)

@@ -30,8 +30,8 @@ describe('docker-compose.yml', async () => {
   // ${VAR:-default} and ${VAR:?message} as a deployment would resolve them with nothing set.
   const resolved = (value: string) => value.replace(/\$\{(\w+)(?::-([^}]*)|:\?[^}]*)?\}/g, (_m, name: string, fallback?: string) => fallback ?? `<${name}>`);
 
-  it('has the three stores, the five HTTP services and a worker (CPU, and GPU under a profile)', () => {
-    expect(Object.keys(compose.services).sort()).toEqual(['console', 'export', 'inference', 'openai', 'postgres', 'preprocessing', 'redis', 's3', 'training', 'worker', 'worker-gpu']);
+  it('has the three stores, the five HTTP services, a worker (CPU, and GPU under a profile) and Prometheus', () => {
+    expect(Object.keys(compose.services).sort()).toEqual(['console', 'export', 'inference', 'openai', 'postgres', 'preprocessing', 'prometheus', 'redis', 's3', 'training', 'worker', 'worker-gpu']);
     expect(compose.services.s3!.image).toMatch(/seaweedfs/);
   });
 
@@ -68,12 +68,22 @@ describe('docker-compose.yml', async () => {
   it.each(apps.map(([name]) => name))('%s sets only variables the code reads, and they parse', (name) => {
     const environment = compose.services[name]!.environment!;
     expect(Object.keys(environment).filter((key) => !CONFIG_VARIABLES.includes(key))).toEqual([]);
-    const config = loadConfig(Object.fromEntries(Object.entries(environment).map(([k, v]) => [k, k === 'SECRETS_KEY' ? Buffer.alloc(32).toString('base64') : resolved(String(v))])));
+    const config = loadConfig(Object.fromEntries(Object.entries(environment).map(([k, v]) => [k, k === 'SECRETS_KEY' ? Buffer.alloc(32).toString('base64') : k === 'METRICS_TOKEN' ? 'f'.repeat(48) : resolved(String(v))])));
     // The scaled-out drivers, pointed at the compose services.
     expect(new URL(config.DATABASE_URL!).host).toBe('postgres:5432');
     expect(new URL(config.REDIS_URL!).host).toBe('redis:6379');
     expect(new URL(config.S3_ENDPOINT!).host).toBe('s3:8333');
     expect(config.HOST).toBe('0.0.0.0');
+  });
+
+  it("Prometheus scrapes every service and the worker on their compose ports, with the services' METRICS_TOKEN", async () => {
+    const prometheus = compose.services.prometheus!;
+    expect(prometheus.image).toMatch(/^prom\/prometheus:/);
+    const config = parse(await fs.readFile(`${ROOT}deploy/prometheus/prometheus.yml`, 'utf8')) as { scrape_configs: Array<{ static_configs: Array<{ targets: string[] }> }> };
+    const targets = config.scrape_configs.flatMap((job) => job.static_configs.flatMap((c) => c.targets)).sort();
+    const expected = Object.entries(SERVICE_PORTS).map(([name, key]) => `${name}:${compose.services[name]!.environment![key]}`);
+    expect(targets).toEqual([...expected, `worker:${loadConfig({}).WORKER_METRICS_PORT}`].sort());
+    expect(prometheus.environment!.METRICS_TOKEN).toBe(compose.services.training!.environment!.METRICS_TOKEN);
   });
 
   it('the S3 credentials the services sign with are the identity SeaweedFS is started with', () => {

@@ -20,11 +20,14 @@ import { apiClient, until } from './support/http.ts';
 import { scaledOutEnv } from './servers/scaled-env.ts';
 import { firstStepAfterQueued, historyMessages, jobHistory } from './support/job-events.ts';
 import { stackPorts, startNode, waitHealthy, type NodeProcess, type StackUrls } from './support/stack.ts';
+import { startPrometheus } from './support/prometheus.ts';
+import { freePort } from './servers/servers.ts';
 import { tinyModelsDir, TINY_MODEL } from './support/tiny-model.ts';
 
 const HUB_TOKEN = 'hf_scaled_out_secret_token_777';
 const TRACKER_KEY = 'tracker_scaled_out_secret_key_888';
 const WORKER_TIMEOUT_S = 8;
+const METRICS_TOKEN = 'scaled-out-operator-metrics-token';
 
 let scratch: string;
 let env: Record<string, string>;
@@ -34,6 +37,8 @@ let blobs: BlobStore;
 let auth: Record<string, string>;
 const services: NodeProcess[] = [];
 const workers = new Map<string, NodeProcess>();
+/** Each worker's own /metrics port (WORKER_METRICS_PORT). */
+const metricsPorts = new Map<string, number>();
 
 const { ok } = apiClient(() => auth);
 
@@ -42,11 +47,14 @@ const liveWorkers = async () => (await ok(`${urls.training}/workers`)).workers a
 
 /** A worker process with its own scratch folder and model cache: another machine, as far as files go. */
 async function startWorkerProcess(name: string): Promise<{ process: NodeProcess; workerId: string }> {
+  const metricsPort = await freePort();
+  metricsPorts.set(name, metricsPort);
   const process = startNode('services/worker/src/main.ts', {
     ...env,
     DATA_DIR: path.join(scratch, name),
     MODELS_DIR: path.join(scratch, `${name}-models`),
     LOG_LEVEL: 'info',
+    WORKER_METRICS_PORT: String(metricsPort),
   });
   const registered = await until(`worker ${name} registered`, liveWorkers, (list) => list.some((w) => w.pid === process.child.pid), 120_000);
   workers.set(name, process);
@@ -117,6 +125,7 @@ beforeAll(async () => {
     ...(await scaledOutEnv(inject('servers'), 'scaled-out')),
     ...ports.env,
     AUTH_MODE: 'token',
+    METRICS_TOKEN,
     WORKER_TIMEOUT_S: String(WORKER_TIMEOUT_S),
     HF_ENDPOINT: hub.url,
     FAST_ENGINE_THREADS: '1',
@@ -228,6 +237,27 @@ describe('the scaled-out stack: separate processes on PostgreSQL, Redis and S3',
     for (const uri of [upload.cloud_path, details.artifacts.file.adapter]) expect(await blobs.stat(blobs.keyFromUri(uri)!)).toBeDefined();
     expect(await blobs.list(`${blobs.keyFromUri(details.artifacts.raw.adapter)!}/`)).not.toEqual([]);
     expect(details.artifacts.hub.adapter).toBe(`${hub.url}/alice/tiny`);
+
+    // Metrics, scraped by a real Prometheus with the operator's token from every service and every live worker's own
+    // port: what the workers trained and generated, BullMQ's own counts of the lanes and the live workers as the
+    // services read them, and the repairs: J1 re-queued after its worker's death, by whichever process saw it first.
+    const live = [...workers.keys()].filter((name) => workers.get(name)!.child.exitCode === null && workers.get(name)!.child.signalCode === null);
+    const prometheus = await startPrometheus([
+      ...Object.entries(urls).map(([service, url]) => ({ job: service, address: new URL(url).host, bearer: METRICS_TOKEN })),
+      ...live.map((name) => ({ job: `worker-${name}`, address: `127.0.0.1:${metricsPorts.get(name)}`, bearer: METRICS_TOKEN })),
+    ]);
+    try {
+      const targets = Object.keys(urls).length + live.length;
+      await until('every process scraped', () => prometheus.query('up'), (up) => up.length === targets && up.every((t) => t.value === 1), 60_000);
+      expect(await prometheus.sum('ftp_jobs_finished_total{job=~"worker-.*",status="completed",trainer="sft"}')).toBeGreaterThanOrEqual(1);
+      expect(await prometheus.sum('ftp_job_phase_duration_seconds_count{job=~"worker-.*",phase="training",trainer="sft"}')).toBeGreaterThanOrEqual(2);
+      expect(await prometheus.sum('ftp_generation_duration_seconds_count{job=~"worker-.*",kind="evaluation"}')).toBeGreaterThanOrEqual(1);
+      expect(await prometheus.sum('ftp_workers_alive{job="training",queue="train"}')).toBe(live.length);
+      expect(await prometheus.sum('bullmq_job_count{job="training",queue="train",state="completed"}')).toBeGreaterThanOrEqual(1);
+      expect(await prometheus.sum('ftp_reconciler_repairs_total{repair="job_requeued"}')).toBeGreaterThanOrEqual(1);
+    } finally {
+      await prometheus.stop();
+    }
 
     // SIGTERM J2's worker: it checkpoints, stores that checkpoint, hands J2 back, and another worker continues it.
     const stepAtStop = (await job(j2)).progress.step as number;

@@ -34,5 +34,7 @@ export async function scaledOutEnv(servers: TestServers, label = 'test'): Promis
     REDIS_URL: servers.redisUrl,
     REDIS_PREFIX: `ftp-${id}`,
     SECRETS_KEY,
+    // A worker's own /metrics: off unless a test gives each worker a port of its own (scaled-out.test.ts does).
+    WORKER_METRICS_PORT: '0',
   };
 }

@@ -31,6 +31,8 @@ interface Registered {
   urls: StackUrls;
   consoleUrl: string;
   jwtSecret: string;
+  /** The operator's token for every service's /metrics (METRICS_TOKEN). */
+  metricsToken: string;
   dataDir: string;
   modelsDir: string;
   logFile: string;
@@ -44,10 +46,11 @@ export interface SharedStack extends Omit<Registered, 'jwtSecret'> {
 }
 
 /** The environment of the shared stack beyond ports and folders: the settings the files that share it need. */
-function sharedEnv(urls: StackUrls, jwtSecret: string): Record<string, string> {
+function sharedEnv(urls: StackUrls, jwtSecret: string, metricsToken: string): Record<string, string> {
   return {
     AUTH_MODE: 'jwt',
     JWT_SECRET: jwtSecret,
+    METRICS_TOKEN: metricsToken,
     LOG_LEVEL: 'info',
     LOG_FORMAT: 'json',
     // f16 gives the same greedy text as transformers; one llama.cpp thread suits the tiny model on a busy machine.
@@ -78,6 +81,7 @@ async function healthy(urls: readonly string[]): Promise<boolean> {
 async function start(home: string): Promise<Registered> {
   const { env: ports, urls, consoleUrl } = await stackPorts();
   const jwtSecret = randomBytes(24).toString('base64url');
+  const metricsToken = randomBytes(24).toString('base64url');
   const dataDir = path.join(home, 'data');
   const modelsDir = path.join(home, 'models');
   await fs.mkdir(dataDir, { recursive: true });
@@ -91,7 +95,7 @@ async function start(home: string): Promise<Registered> {
   // Detached, with its output in a file: it outlives the test file that started it (the run's end stops it).
   const child = spawn(process.execPath, ['--import', 'tsx', 'services/stack/src/main.ts'], {
     cwd: ROOT,
-    env: { ...process.env, ...ports, ...sharedEnv(urls, jwtSecret), DATA_DIR: dataDir, MODELS_DIR: modelsDir },
+    env: { ...process.env, ...ports, ...sharedEnv(urls, jwtSecret, metricsToken), DATA_DIR: dataDir, MODELS_DIR: modelsDir },
     stdio: ['ignore', log.fd, log.fd],
     detached: true,
   });
@@ -106,7 +110,7 @@ async function start(home: string): Promise<Registered> {
     }
     await new Promise((r) => setTimeout(r, 250));
   }
-  return { pid: child.pid!, urls, consoleUrl, jwtSecret, dataDir, modelsDir, logFile };
+  return { pid: child.pid!, urls, consoleUrl, jwtSecret, metricsToken, dataDir, modelsDir, logFile };
 }
 
 /** This worker's stack: started now when no earlier file on the worker started it (or it died). */

@@ -17,6 +17,7 @@ export * from './recovery.ts';
 export * from './reconciler.ts';
 export * from './watchdog.ts';
 export * from './process.ts';
+export * from './deployment-metrics.ts';
 export * from './request-work.ts';
 export * from './grading.ts';
 export * from './preflight.ts';

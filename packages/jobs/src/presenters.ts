@@ -2,9 +2,10 @@
 // details, list items and records (2.16), and a worker (decisions.md "Scaled out"). The training and export
 // services both present jobs with their latest export, so the presenters live here, once.
 import type { CheckpointRow, ExportRow, TrainingJobRow, WorkerRow } from '@ftp/platform';
-import type { Checkpoint, ExportDetails, ExportRecord, ExportSummary, PreflightReport, TrainingJob, WorkerInfo } from '@ftp/schema';
+import type { Checkpoint, ExportDetails, ExportRecord, ExportSummary, PreflightReport, QueueLane, TrainingJob, WorkerInfo } from '@ftp/schema';
 
 import { appliedTrainingConfig } from './applied-config.ts';
+import type { LaneState } from './deployment-metrics.ts';
 
 export { appliedTrainingConfig };
 
@@ -89,6 +90,12 @@ export function presentExportDetails(job: TrainingJobRow, latest: ExportRow | un
  *  (`raw`) are no export: a list of exports showing every completed job would offer downloads that do not exist. */
 export function hasExports(job: TrainingJobRow): boolean {
   return [job.artifacts.file, job.artifacts.hub].some((group) => Object.values(group).some(Boolean));
+}
+
+/** A lane as GET /workers shows it: BullMQ's waiting, prioritized and delayed entries all wait for a worker. */
+export function presentLane(lane: LaneState): QueueLane {
+  const { waiting = 0, prioritized = 0, delayed = 0, active = 0 } = lane.counts;
+  return { name: lane.name, waiting: waiting + prioritized + delayed, active, oldest_waiting_seconds: Math.round(lane.oldestWaitingSeconds * 10) / 10, workers: lane.workers };
 }
 
 export function presentWorker(row: WorkerRow): WorkerInfo {

@@ -5,6 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import { ConfigError, guardProcess, loadConfig, openPlatform, type Platform } from '@ftp/platform';
 import { startWatchdog } from './watchdog.ts';
+import { registerDeploymentMetrics } from './deployment-metrics.ts';
 
 /** Starts what the process is for; returns how to stop it (before the platform closes). */
 export type StartProcess = (platform: Platform) => Promise<() => Promise<void>>;
@@ -63,6 +64,7 @@ export const SERVICE_PORTS = {
 /** One HTTP service as its own process (`pnpm start:<service>`), listening on its port. */
 export async function runService(service: keyof typeof SERVICE_PORTS, build: (platform: Platform) => Promise<FastifyInstance>): Promise<void> {
   await runProcess(service, async (platform) => {
+    registerDeploymentMetrics(platform);
     const app = await build(platform);
     await app.listen({ host: platform.config.HOST, port: platform.config[SERVICE_PORTS[service]] });
     return () => app.close();

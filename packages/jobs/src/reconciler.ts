@@ -67,13 +67,17 @@ async function reconcileRows(platform: Platform, rows: RowLane<unknown>): Promis
     if (inQueue.has(id) || !(await claimRequeue(db, rows.work, id, REQUEUE_GRACE_S))) continue;
     await rows.note?.(platform, id, 're-queued: its queue entry was lost (the queue restarted without it, or adding it failed)');
     await queue.add(rows.queue, rows.payloadFor(id));
+    platform.metrics.repairs.inc({ repair: 'entry_requeued' });
     logger.warn({ queue: rows.queue.name, id }, 'work queued again: its row waited with no queue entry');
   }
   const waiting = entries.filter((e) => e.state === 'waiting');
   const live = await unfinished(db, rows.work, waiting.map((e) => rows.idOf(e.payload)));
   for (const entry of waiting) {
     const id = rows.idOf(entry.payload);
-    if (!live.has(id) && (await queue.discard(rows.queue, entry.id))) logger.info({ queue: rows.queue.name, id }, 'queue entry removed: its row is finished or gone');
+    if (!live.has(id) && (await queue.discard(rows.queue, entry.id))) {
+      platform.metrics.repairs.inc({ repair: 'entry_removed' });
+      logger.info({ queue: rows.queue.name, id }, 'queue entry removed: its row is finished or gone');
+    }
   }
 }
 
@@ -82,6 +86,7 @@ async function dropAbandonedRequests(platform: Platform, queue: QueueDefinition<
   for (const entry of await platform.queue.pending(queue)) {
     if (entry.state !== 'waiting' || entry.queuedAt.getTime() >= before) continue;
     if (await platform.queue.discard(queue, entry.id)) {
+      platform.metrics.repairs.inc({ repair: 'request_dropped' });
       platform.logger.info({ queue: queue.name, id: entry.id, queuedAt: entry.queuedAt }, 'request removed from the queue: it waited past its time limit, so nobody waits for its answer');
     }
   }

@@ -31,12 +31,14 @@ export async function releaseLostWork(platform: Platform, lost: LostHold): Promi
         const from = checkpoint === undefined ? 'no checkpoint stored: it starts over' : `last checkpoint step ${checkpoint}`;
         await jobs.appendEvent(job.job_id, 'log', { level: 'warning', message: `re-queued after ${whatHappened(job.worker_id, lost)} (${from})` });
         await queue.add(trainingQueue, { jobId: job.job_id });
+        platform.metrics.repairs.inc({ repair: 'job_requeued' });
         logger.warn({ jobId: job.job_id, workerId: job.worker_id, checkpoint }, `job queued again to resume: its ${whatHappened(job.worker_id, lost)}`);
       }
     } else {
       const error = lost.kind === 'silent' ? workerStopped(job.worker_id) : workerLetGo(job.worker_id);
       if (await jobs.releaseOrphan(job, { status: 'failed', error }, lost)) {
         await platform.secrets.drop(job.job_id);
+        platform.metrics.repairs.inc({ repair: 'job_failed' });
         logger.warn({ jobId: job.job_id, workerId: job.worker_id }, `job failed: its ${whatHappened(job.worker_id, lost)}`);
       }
     }
@@ -45,6 +47,7 @@ export async function releaseLostWork(platform: Platform, lost: LostHold): Promi
   for (const row of await exports.listOrphaned(lost)) {
     if (await exports.releaseOrphan(row, `queued again: the ${whatHappened(row.worker_id, lost)} before this export finished`, lost)) {
       await queue.add(exportQueue, { exportId: row.export_id });
+      platform.metrics.repairs.inc({ repair: 'export_requeued' });
       logger.warn({ exportId: row.export_id, workerId: row.worker_id }, `export queued again: its ${whatHappened(row.worker_id, lost)}`);
     }
   }
@@ -53,6 +56,7 @@ export async function releaseLostWork(platform: Platform, lost: LostHold): Promi
     // It starts over on whichever worker takes it; its llm_api_key stays sealed until then.
     if (await platform.datasets.releaseProcessing(row, lost)) {
       await queue.add(augmentQueue, { processedDatasetId: row.processed_dataset_id });
+      platform.metrics.repairs.inc({ repair: 'dataset_requeued' });
       logger.warn({ processedDatasetId: row.processed_dataset_id, workerId: row.worker_id }, `dataset processing queued again: its ${whatHappened(row.worker_id, lost)}`);
     }
   }

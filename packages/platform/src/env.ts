@@ -34,6 +34,7 @@ const EnvSchema = z
     JWT_PUBLIC_KEY: z.string().min(1).optional(),
     JWT_ISSUER: z.string().min(1).optional(),
     JWT_AUDIENCE: z.string().min(1).optional(),
+    METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional().describe("the operator's bearer token for /metrics in token and jwt modes (off while unset); with AUTH_MODE none, /metrics is public unless it is set"),
     MAX_UPLOAD_BYTES: positiveInt.default(1024 ** 3),
     HF_ENDPOINT: z.url().default('https://huggingface.co'),
     HF_TOKEN: z.string().min(1).optional(),
@@ -87,6 +88,7 @@ const EnvSchema = z
       .default('train,export,infer,evaluate,preflight,augment')
       .transform((v) => [...new Set(v.split(',').map((q) => q.trim()))] as Array<'train' | 'export' | 'infer' | 'evaluate' | 'preflight' | 'augment'>)
       .describe('the queues a worker serves'),
+    WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464).describe("a scaled-out worker's own /metrics port (0: none); the embedded stack's services carry its worker's metrics"),
     WORKER_CONCURRENCY: positiveInt.default(1).describe('training jobs one worker runs at once'),
     TRAIN_PROCESSES: positiveInt.optional().describe('processes one training job runs on (torchrun, DDP); unset: one per CUDA device, 1 without'),
     TRAIN_SHARDING: z

@@ -38,6 +38,8 @@ export class OutageRetry {
   constructor(
     private readonly windowMs: number,
     private readonly logger: Logger,
+    /** Told of each retry (metrics: ftp_retried_calls_total). */
+    private readonly onRetry: (store: OutageStore) => void = () => undefined,
   ) {}
 
   /** Calls `listener` each time an outage ends (the first call that succeeds after failures); returns how to stop. */
@@ -62,6 +64,7 @@ export class OutageRetry {
         }
         const delay = Math.min(MAX_DELAY_MS, FIRST_DELAY_MS * 2 ** (attempt - 1), this.windowMs - elapsed);
         this.failed(store, err.message);
+        this.onRetry(store);
         this.logger.warn({ store, action, attempt, retryInMs: delay, reason: err.message }, `${store} unreachable, retrying`);
         await sleep(delay);
       }

@@ -22,6 +22,7 @@ import { BullMqQueue } from './queue-bullmq.ts';
 import { createAuthenticator, DEFAULT_USER, type Authenticate } from './auth.ts';
 import { ServiceUnavailable } from './errors.ts';
 import { OutageRetry, retryingBlobStore, retryingDatabase } from './outages.ts';
+import { Metrics } from './metrics.ts';
 
 export interface Platform {
   config: Config;
@@ -37,6 +38,8 @@ export interface Platform {
   workers: WorkersRepository;
   secrets: SealedSecrets;
   apiKeys: ApiKeysRepository;
+  /** This process's Prometheus metrics (every service and worker on the platform feeds the same registry). */
+  metrics: Metrics;
   /** Set on a platform made by withOutageRetries: its retries, and the outages they lived through. */
   outages?: OutageRetry;
   close(): Promise<void>;
@@ -109,7 +112,7 @@ function repositories(db: Database) {
 /** The same platform (same connections, queue and logger) whose database and blob store wait out a server's outage
  *  for OUTAGE_RETRY_S (outages.ts): what a worker's processors run on. Closing it closes nothing: `platform` owns. */
 export function withOutageRetries(platform: Platform): Platform {
-  const retry = new OutageRetry(platform.config.OUTAGE_RETRY_S * 1000, platform.logger);
+  const retry = new OutageRetry(platform.config.OUTAGE_RETRY_S * 1000, platform.logger, (store) => platform.metrics.retriedCalls.inc({ store }));
   const db = retryingDatabase(platform.db, retry);
   return {
     ...platform,
@@ -155,6 +158,7 @@ export async function openPlatform(config: Config, options: OpenPlatformOptions 
     ...repositories(db),
     secrets: new SealedSecrets(db, secretsKey, config.SECRET_TTL_S),
     apiKeys,
+    metrics: new Metrics(),
     async close() {
       await queue.close();
       await db.close();

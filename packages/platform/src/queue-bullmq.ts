@@ -270,6 +270,13 @@ export class BullMqQueue implements JobQueue {
     return [...active, ...waiting].sort((a, b) => a.queuedAt.getTime() - b.queuedAt.getTime());
   }
 
+  async jobCounts(queue: string): Promise<Record<string, number>> {
+    const producer = await this.producerFor(queue);
+    return producer.getJobCounts().catch((err) => {
+      throw this.unavailable(`did not count the ${queue} queue`, err);
+    });
+  }
+
   async discard<P, R>(queue: QueueDefinition<P, R>, id: string): Promise<boolean> {
     const producer = await this.producerFor(queue.name);
     const job = await producer.getJob(id);

@@ -69,6 +69,10 @@ export interface JobQueue {
   process<P, R>(queue: QueueDefinition<P, R>, handler: JobHandler<P, R>, options?: { concurrency?: number }): Consumer;
   /** The work of `queue` not finished yet (what the reconciler compares with the rows), oldest first. */
   pending<P, R>(queue: QueueDefinition<P, R>): Promise<Array<PendingWork<P>>>;
+  /** How many entries `queue` holds in each state (metrics: bullmq_job_count). BullMQ: its own getJobCounts, what its
+   *  Prometheus exporter reads (waiting, active, delayed, prioritized, paused, completed, failed, …); in-process:
+   *  waiting and active. */
+  jobCounts(queue: string): Promise<Record<string, number>>;
   /** Removes work that still waits (a request's producer is told it was dropped); false when it no longer waits. */
   discard<P, R>(queue: QueueDefinition<P, R>, id: string): Promise<boolean>;
   /** `listener` hears of work a stopped worker had taken that the queue drops unrun (BullMQ: stalled), with its
@@ -210,6 +214,11 @@ export class InProcessQueue implements JobQueue {
     const work = (item: Item, state: PendingWork<P>['state']): PendingWork<P> => ({ id: item.id, payload: item.payload as P, state, queuedAt: item.queuedAt });
     return [...[...lane.running.values()].map((item) => work(item, 'active')), ...lane.waiting.map((item) => work(item, 'waiting'))]
       .sort((a, b) => a.queuedAt.getTime() - b.queuedAt.getTime());
+  }
+
+  async jobCounts(queue: string): Promise<Record<string, number>> {
+    const lane = this.lane(queue);
+    return { waiting: lane.waiting.length, active: lane.running.size };
   }
 
   async discard<P, R>(queue: QueueDefinition<P, R>, id: string): Promise<boolean> {

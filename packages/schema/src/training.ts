@@ -564,7 +564,21 @@ export const WorkerInfo = z
   .meta({ id: 'WorkerInfo', description: 'A live worker' });
 export type WorkerInfo = z.infer<typeof WorkerInfo>;
 
+export const QueueLane = z
+  .object({
+    name: z.string().describe('train, export, infer, evaluate, preflight or augment'),
+    waiting: z.number().int().nonnegative().describe('Entries no worker has taken yet'),
+    active: z.number().int().nonnegative().describe('Entries a worker is working on'),
+    oldest_waiting_seconds: z.number().nonnegative().describe('How long the oldest waiting entry has waited (0: none waits)'),
+    workers: z.number().int().nonnegative().describe('Live workers that serve this lane'),
+  })
+  .meta({ id: 'QueueLane', description: 'A queue lane now: the numbers its metrics carry (bullmq_job_count, ftp_queue_oldest_waiting_seconds, ftp_workers_alive)' });
+export type QueueLane = z.infer<typeof QueueLane>;
+
 export const WorkerList = z
-  .object({ workers: z.array(WorkerInfo).describe('Live workers, oldest first') })
+  .object({
+    workers: z.array(WorkerInfo).describe('Live workers, oldest first'),
+    queues: z.array(QueueLane).describe('Every queue lane: what waits, what runs, and who serves it'),
+  })
   .meta({ id: 'WorkerList' });
 export type WorkerList = z.infer<typeof WorkerList>;

@@ -16,12 +16,12 @@ async function documentOf(service: ServiceName): Promise<OpenAPIV3_1.Document> {
 const BEARER_REQUIRED = ['POST /evaluation', 'POST /inference/batch', 'POST /exports', 'GET /exports', 'GET /exports/{job_id}', 'GET /exports/{job_id}/download'];
 
 const ENDPOINTS: Record<ServiceName, string[]> = {
-  preprocessing: ['GET /health', 'POST /datasets/upload', 'GET /datasets/uploads', 'POST /datasets/process', 'GET /datasets', 'GET /datasets/{processed_dataset_id}', 'DELETE /datasets/{processed_dataset_id}'],
-  training: ['GET /health', 'POST /train', 'GET /jobs', 'GET /jobs/{job_id}', 'DELETE /jobs/{job_id}', 'POST /jobs/{job_id}/cancel', 'GET /jobs/{job_id}/events', 'GET /jobs/{job_id}/dashboard', 'GET /jobs/{job_id}/checkpoints', 'GET /workers'],
-  export: ['GET /health', 'POST /exports', 'GET /exports', 'GET /exports/{job_id}', 'GET /exports/{job_id}/download'],
-  inference: ['GET /health', 'POST /evaluation', 'POST /inference/batch'],
+  preprocessing: ['GET /health', 'GET /metrics', 'POST /datasets/upload', 'GET /datasets/uploads', 'POST /datasets/process', 'GET /datasets', 'GET /datasets/{processed_dataset_id}', 'DELETE /datasets/{processed_dataset_id}'],
+  training: ['GET /health', 'GET /metrics', 'POST /train', 'GET /jobs', 'GET /jobs/{job_id}', 'DELETE /jobs/{job_id}', 'POST /jobs/{job_id}/cancel', 'GET /jobs/{job_id}/events', 'GET /jobs/{job_id}/dashboard', 'GET /jobs/{job_id}/checkpoints', 'GET /workers'],
+  export: ['GET /health', 'GET /metrics', 'POST /exports', 'GET /exports', 'GET /exports/{job_id}', 'GET /exports/{job_id}/download'],
+  inference: ['GET /health', 'GET /metrics', 'POST /evaluation', 'POST /inference/batch'],
   openai: [
-    'GET /health', 'POST /v1/files', 'GET /v1/files', 'GET /v1/files/{file_id}', 'GET /v1/files/{file_id}/content', 'DELETE /v1/files/{file_id}',
+    'GET /health', 'GET /metrics', 'POST /v1/files', 'GET /v1/files', 'GET /v1/files/{file_id}', 'GET /v1/files/{file_id}/content', 'DELETE /v1/files/{file_id}',
     'POST /v1/fine_tuning/jobs', 'GET /v1/fine_tuning/jobs', 'GET /v1/fine_tuning/jobs/{fine_tuning_job_id}', 'POST /v1/fine_tuning/jobs/{fine_tuning_job_id}/cancel',
     'POST /v1/fine_tuning/alpha/graders/run', 'POST /v1/fine_tuning/alpha/graders/validate',
     'GET /v1/fine_tuning/jobs/{fine_tuning_job_id}/events', 'GET /v1/fine_tuning/jobs/{fine_tuning_job_id}/checkpoints',
@@ -79,10 +79,11 @@ describe.each(SERVICE_NAMES)('%s OpenAPI document', (service) => {
   });
 
   it('marks bearer authentication, and documents the validation error wherever there is input', async () => {
-    // The /v1 surface answers invalid input as OpenAI does: 400 invalid_request_error, never 422; and always needs a bearer.
+    // The /v1 surface answers invalid input as OpenAI does: 400 invalid_request_error, never 422; and always needs a bearer
+    // (but /metrics, which takes the operator's METRICS_TOKEN where auth is on, as on every service).
     const validationStatus = service === 'openai' ? '400' : '422';
     for (const [name, operation] of operations(await documentOf(service))) {
-      if (BEARER_REQUIRED.includes(name) || (service === 'openai' && name !== 'GET /health')) expect(operation.security, name).toEqual([{ bearerAuth: [] }]);
+      if (BEARER_REQUIRED.includes(name) || (service === 'openai' && name !== 'GET /health' && name !== 'GET /metrics')) expect(operation.security, name).toEqual([{ bearerAuth: [] }]);
       else if (name !== 'GET /health') expect(operation.security, name).toEqual([{}, { bearerAuth: [] }]);
       const hasInput = operation.requestBody !== undefined || (operation.parameters ?? []).length > 0;
       expect(Object.keys(operation.responses ?? {}).includes(validationStatus), name).toBe(hasInput);

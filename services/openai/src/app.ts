@@ -4,7 +4,7 @@
 import multipart from '@fastify/multipart';
 import type { FastifyInstance } from 'fastify';
 import { MULTIPART_LIMITS } from '@ftp/schema';
-import { createServiceApp, registerApiDocs, registerHealthRoute, type Platform } from '@ftp/platform';
+import { createServiceApp, registerApiDocs, registerHealthRoute, registerMetricsRoute, type Platform } from '@ftp/platform';
 import { fileRoutes } from './routes/files.ts';
 import { fineTuningRoutes } from './routes/fine-tuning.ts';
 import { graderRoutes } from './routes/graders.ts';
@@ -13,12 +13,13 @@ import { chatRoutes } from './routes/chat.ts';
 import { responseRoutes } from './routes/responses.ts';
 
 export async function buildOpenAiApp(platform: Platform): Promise<FastifyInstance> {
-  const app = createServiceApp({ platform, errorStyle: 'openai' });
+  const app = createServiceApp({ platform, errorStyle: 'openai', service: 'openai' });
   await app.register(multipart, {
     limits: { ...MULTIPART_LIMITS, fileSize: platform.config.MAX_UPLOAD_BYTES },
   });
   await registerApiDocs(app, 'openai');
   registerHealthRoute(app, 'openai');
+  registerMetricsRoute(app, 'openai');
   await app.register(fileRoutes);
   await app.register(fineTuningRoutes);
   await app.register(graderRoutes);

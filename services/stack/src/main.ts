@@ -2,7 +2,7 @@
 // platform because PGlite has a single owner. `pnpm start` runs this. The same code as the scaled-out
 // processes: only the drivers differ (PGlite, a folder, the in-process queue unless the environment says else).
 import type { FastifyInstance } from 'fastify';
-import { recoverOrphans, requeuePending, runProcess, SERVICE_PORTS } from '@ftp/jobs';
+import { recoverOrphans, registerDeploymentMetrics, requeuePending, runProcess, SERVICE_PORTS } from '@ftp/jobs';
 import { buildPreprocessingApp } from '@ftp/preprocessing';
 import { buildTrainingApp } from '@ftp/training';
 import { buildExportApp } from '@ftp/export';
@@ -18,6 +18,8 @@ await runProcess('embedded stack', async (platform) => {
   // go back in first: recovery adds what it queues again itself, and would otherwise be added twice.
   await requeuePending(platform);
   if (!config.DATABASE_URL) await recoverOrphans(platform, { everyWorkerGone: true });
+  // One registry for the whole process: every service's /metrics carries the services', the worker's and these.
+  registerDeploymentMetrics(platform);
 
   const apps: Array<[keyof typeof SERVICE_PORTS, FastifyInstance]> = [
     ['preprocessing', await buildPreprocessingApp(platform)],

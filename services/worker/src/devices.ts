@@ -3,7 +3,7 @@
 import { execFile } from 'node:child_process';
 import os from 'node:os';
 import { promisify } from 'node:util';
-import type { DeviceInfo } from '@ftp/platform';
+import type { DeviceInfo, Metrics } from '@ftp/platform';
 
 export async function cudaDevices(): Promise<DeviceInfo[]> {
   try {
@@ -23,4 +23,40 @@ export async function cudaDevices(): Promise<DeviceInfo[]> {
 export async function detectDevices(): Promise<DeviceInfo[]> {
   const cpu: DeviceInfo = { kind: 'cpu', name: `${os.cpus()[0]?.model.trim() ?? 'CPU'} × ${os.availableParallelism()}`, memory_bytes: os.totalmem() };
   return [...(await cudaDevices()), cpu];
+}
+
+/** Per GPU, read from nvidia-smi at each scrape: memory used and total (bytes) and utilisation (0–1). Without a GPU
+ *  (or a driver) the series are absent, not 0. Registered once per registry, however many workers share it. */
+export function registerGpuMetrics(metrics: Metrics): void {
+  if (metrics.registry.getSingleMetric('ftp_gpu_memory_used_bytes')) return;
+  let reading: Promise<GpuReading[]> | undefined;
+  // the three gauges of one scrape share one nvidia-smi call
+  const read = () => (reading ??= readGpus().finally(() => setTimeout(() => (reading = undefined), 1_000).unref()));
+  const gauge = (name: string, help: string, value: (gpu: GpuReading) => number) =>
+    metrics.gaugeAtScrape({ name, help, labelNames: ['gpu', 'name'] }, async (g) => {
+      for (const gpu of await read()) g.set({ gpu: String(gpu.index), name: gpu.name }, value(gpu));
+    });
+  gauge('ftp_gpu_memory_used_bytes', 'GPU memory in use, per GPU of this worker', (gpu) => gpu.usedBytes);
+  gauge('ftp_gpu_memory_total_bytes', 'GPU memory, per GPU of this worker', (gpu) => gpu.totalBytes);
+  gauge('ftp_gpu_utilization_ratio', 'GPU busy share over the driver\'s last sample period (0–1), per GPU of this worker', (gpu) => gpu.utilization);
+}
+
+interface GpuReading {
+  index: number;
+  name: string;
+  usedBytes: number;
+  totalBytes: number;
+  utilization: number;
+}
+
+async function readGpus(): Promise<GpuReading[]> {
+  try {
+    const { stdout } = await promisify(execFile)('nvidia-smi', ['--query-gpu=index,name,memory.used,memory.total,utilization.gpu', '--format=csv,noheader,nounits'], { timeout: 10_000 });
+    return stdout.split('\n').filter((line) => line.trim() !== '').map((line) => {
+      const [index = '0', name = 'GPU', used = '0', total = '0', busy = '0'] = line.split(',').map((part) => part.trim());
+      return { index: Number(index), name, usedBytes: Number(used) * 1024 * 1024, totalBytes: Number(total) * 1024 * 1024, utilization: Number(busy) / 100 };
+    });
+  } catch {
+    return []; // no driver, no GPU
+  }
 }

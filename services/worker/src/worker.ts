@@ -8,7 +8,7 @@ import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { newId, RUNNING_STATUSES, withOutageRetries, type JobHandler, type Consumer, type Outage, type Platform, type QueueDefinition, type WorkContext } from '@ftp/platform';
 import { augmentQueue, evaluateQueue, exportQueue, inferQueue, preflightQueue, trainingDevice, trainingQueue, watchIntervalMs, type QueueName } from '@ftp/jobs';
-import { detectDevices } from './devices.ts';
+import { detectDevices, registerGpuMetrics } from './devices.ts';
 import { sweepWorkDirs } from './work-dirs.ts';
 import { noteStalledWork } from './stalled-work.ts';
 import { InferenceEngines, type InferenceEnginesOptions } from './inference/engines.ts';
@@ -45,6 +45,7 @@ export async function startWorker(platform: Platform, options: WorkerOptions = {
   const workerId = newId('wrk');
   const queues = [...(options.queues ?? platform.config.WORKER_QUEUES)];
   const devices = await detectDevices();
+  registerGpuMetrics(platform.metrics);
   const registration = { worker_id: workerId, host: os.hostname(), pid: process.pid, devices, queues };
   await platform.workers.register(registration);
   const log = platform.logger.child({ workerId });

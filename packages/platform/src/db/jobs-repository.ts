@@ -164,6 +164,14 @@ export class JobsRepository {
     return { rows: rows.slice(0, page.limit), hasMore: rows.length > page.limit };
   }
 
+  /** How many jobs the store holds in each status, by trainer (metrics: ftp_jobs). */
+  async countByStatus(): Promise<Array<{ status: JobStatus; trainer: string; count: number }>> {
+    return this.db.query(
+      `SELECT status, coalesce(training_config->>'trainer_type', 'sft') AS trainer, count(*)::int AS count
+       FROM training_jobs GROUP BY 1, 2`,
+    );
+  }
+
   async listByStatus(statuses: readonly JobStatus[]): Promise<TrainingJobRow[]> {
     return this.db.query<TrainingJobRow>('SELECT * FROM training_jobs WHERE status = ANY($1) ORDER BY created_at, job_id', [statuses]);
   }

@@ -7,6 +7,7 @@ import { newId } from '../ids.ts';
 import { JSON_BODY_LIMIT, MAX_PARAM_LENGTH } from '@ftp/schema';
 import { clientErrors, frameworkErrors, installErrorHandler, type ErrorStyle } from './error-handler.ts';
 import { zodValidatorCompiler } from './validation.ts';
+import { instrumentRequests } from './metrics.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -33,9 +34,11 @@ export interface ServiceAppOptions {
   bodyLimit?: number;
   /** Error bodies: ours, or OpenAI's for the /v1 surface. */
   errorStyle?: ErrorStyle;
+  /** The service's name in its request metrics (ftp_http_request_duration_seconds{service}). */
+  service?: string;
 }
 
-export function createServiceApp({ platform, bodyLimit = JSON_BODY_LIMIT, errorStyle = 'detail' }: ServiceAppOptions): FastifyInstance {
+export function createServiceApp({ platform, bodyLimit = JSON_BODY_LIMIT, errorStyle = 'detail', service = 'service' }: ServiceAppOptions): FastifyInstance {
   const app = Fastify({
     loggerInstance: platform.logger as FastifyBaseLogger,
     genReqId: () => newId('req'),
@@ -55,9 +58,12 @@ export function createServiceApp({ platform, bodyLimit = JSON_BODY_LIMIT, errorS
   installErrorHandler(app, errorStyle);
   app.decorate('platform', platform);
   app.decorateRequest('userId', '');
+  instrumentRequests(app, platform.metrics, service);
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    // /metrics is no user's: its route takes the operator's METRICS_TOKEN itself (http/metrics.ts)
+    if (request.routeOptions.url === '/metrics') return;
     request.userId = await platform.authenticate(request.headers.authorization, isPublic(request.routeOptions.url, request.routeOptions.schema));
   });
   return app;

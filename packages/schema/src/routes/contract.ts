@@ -86,3 +86,26 @@ export function healthRoute(service: string) {
     },
   });
 }
+
+/** GET /metrics on every service: the process's Prometheus metrics (README, Metrics). `errorBody`: how the service
+ *  writes its errors (ours, or OpenAI's on the /v1 surface). */
+export function metricsRoute(errorBody: z.ZodType = ErrorBody) {
+  return defineRoute({
+    method: 'GET',
+    url: '/metrics',
+    schema: {
+      operationId: 'getMetrics',
+      summary: 'Prometheus metrics',
+      description: 'This process\'s metrics in the Prometheus text format: requests, jobs, queues, workers, generation. With AUTH_MODE none it is public; in token and jwt modes it takes the operator\'s METRICS_TOKEN as `Authorization: Bearer …`, never a user\'s key, and answers 403 while METRICS_TOKEN is unset.',
+      tags: ['health'],
+      security: bearerOptional,
+      response: {
+        200: mediaResponse('text/plain', 'Prometheus text format 0.0.4', z.string()),
+        401: errorBody.describe('METRICS_TOKEN is set and the request did not send it'),
+        403: errorBody.describe('token and jwt modes: METRICS_TOKEN is unset, so no one may read the metrics'),
+        500: errorBody === ErrorBody ? internalError : errorBody.describe('Internal error'),
+      },
+    },
+  });
+}
+

@@ -7,6 +7,7 @@ import {
   conflict,
   defineRoute,
   healthRoute,
+  metricsRoute,
   invalidRequest,
   malformedJson,
   mediaResponse,
@@ -22,6 +23,7 @@ export const BinaryFile = z.custom<Readable | Buffer>().meta({ type: 'string', f
 
 export const exportRoutes = {
   getHealth: healthRoute('export'),
+  getMetrics: metricsRoute(),
 
   createExport: defineRoute({
     method: 'POST',

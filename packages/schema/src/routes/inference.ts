@@ -10,6 +10,7 @@ import {
   conflict,
   defineRoute,
   healthRoute,
+  metricsRoute,
   invalidRequest,
   malformedJson,
   notFound,
@@ -23,6 +24,7 @@ const timedOut = ErrorBody.describe('The request did not finish within INFERENCE
 
 export const inferenceRoutes = {
   getHealth: healthRoute('inference'),
+  getMetrics: metricsRoute(),
 
   evaluateModel: defineRoute({
     method: 'POST',

@@ -27,7 +27,7 @@ import {
   OpenAiError,
 } from '../openai.ts';
 import { CreateResponseRequest, ResponseObject, ResponseStreamEvent } from '../openai-responses.ts';
-import { bearerRequired, defineRoute, healthRoute, mediaResponse } from './contract.ts';
+import { bearerRequired, defineRoute, healthRoute, mediaResponse, metricsRoute } from './contract.ts';
 
 const error = (why: string) => OpenAiError.describe(why);
 const common = {
@@ -43,6 +43,7 @@ const ModelId = z.object({ model: z.string().min(1).max(512) });
 
 export const openaiRoutes = {
   getHealth: healthRoute('OpenAI-compatible'),
+  getMetrics: metricsRoute(OpenAiError),
 
   createFile: defineRoute({
     method: 'POST',

@@ -15,6 +15,7 @@ import {
   bearerOptional,
   defineRoute,
   healthRoute,
+  metricsRoute,
   invalidRequest,
   malformedJson,
   notFound,
@@ -25,6 +26,7 @@ const tags = ['datasets'] as const;
 
 export const preprocessingRoutes = {
   getHealth: healthRoute('preprocessing'),
+  getMetrics: metricsRoute(),
 
   uploadDataset: defineRoute({
     method: 'POST',

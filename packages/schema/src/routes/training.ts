@@ -6,6 +6,7 @@ import {
   conflict,
   defineRoute,
   healthRoute,
+  metricsRoute,
   invalidRequest,
   malformedJson,
   mediaResponse,
@@ -19,6 +20,7 @@ const jobNotFound = notFound('training job');
 
 export const trainingRoutes = {
   getHealth: healthRoute('training'),
+  getMetrics: metricsRoute(),
 
   startTraining: defineRoute({
     method: 'POST',
@@ -190,10 +192,11 @@ export const trainingRoutes = {
     url: '/workers',
     schema: {
       operationId: 'listWorkers',
-      summary: 'List the live workers',
+      summary: 'List the live workers and the queue lanes',
       description:
         'Every worker whose heartbeat is fresher than WORKER_TIMEOUT_S: its host, devices (CUDA GPUs and memory, CPU), the queues it ' +
-        'serves and what it is working on. Submit-time checks (QLoRA needs CUDA) read the same rows.',
+        'serves and what it is working on, and each queue lane: entries waiting and running, the oldest one\'s wait, its live workers ' +
+        '(the numbers of GET /metrics). Submit-time checks (QLoRA needs CUDA) read the same rows.',
       tags: ['workers'],
       // As every endpoint outside the interface's five: AUTH_MODE=none takes it without a credential (#40).
       security: bearerOptional,

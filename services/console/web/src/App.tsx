@@ -11,6 +11,7 @@ import { ComparePage } from './pages/compare/ComparePage.tsx';
 import { PlaygroundPage } from './pages/playground/PlaygroundPage.tsx';
 import { EvaluationPage } from './pages/evaluation/EvaluationPage.tsx';
 import { ExportsPage } from './pages/exports/ExportsPage.tsx';
+import { WorkersPage } from './pages/workers/WorkersPage.tsx';
 
 export function App() {
   const { auth, signIn, signOut } = useAuth();
@@ -31,6 +32,7 @@ export function App() {
         <Route path="/playground" component={PlaygroundPage} />
         <Route path="/evaluation" component={EvaluationPage} />
         <Route path="/exports" component={ExportsPage} />
+        <Route path="/workers" component={WorkersPage} />
         <Route>
           <Redirect to="/datasets" />
         </Route>

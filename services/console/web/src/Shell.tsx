@@ -12,6 +12,7 @@ const SECTIONS = [
   { href: '/playground', label: 'Playground' },
   { href: '/evaluation', label: 'Evaluation' },
   { href: '/exports', label: 'Exports' },
+  { href: '/workers', label: 'Workers' },
 ];
 
 export function Shell({ children, onSignOut }: { children: ReactNode; onSignOut?: (() => void) | undefined }) {

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Platform } from '@ftp/platform';
 import { trainingRoutes } from '@ftp/schema';
-import { cancelTrainingJob, deleteTrainingJob, preflightTrainingJob, presentCheckpoint, presentJob, presentWorker, submitTrainingJob } from '@ftp/jobs';
+import { cancelTrainingJob, deleteTrainingJob, laneStates, preflightTrainingJob, presentCheckpoint, presentJob, presentLane, presentWorker, submitTrainingJob } from '@ftp/jobs';
 import { renderDashboard } from '../dashboard.ts';
 import { streamJobEvents } from '../job-events.ts';
 
@@ -94,6 +94,9 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
 
   routes.route({
     ...trainingRoutes.listWorkers,
-    handler: async () => ({ workers: (await platform.workers.live(platform.config.WORKER_TIMEOUT_S)).map(presentWorker) }),
+    handler: async () => {
+      const [workers, lanes] = await Promise.all([platform.workers.live(platform.config.WORKER_TIMEOUT_S), laneStates(platform)]);
+      return { workers: workers.map(presentWorker), queues: lanes.map(presentLane) };
+    },
   });
 }

@@ -7,6 +7,7 @@ import { plainConversation, promptAndReference, type EvaluatePayload } from '@ft
 import { namedGraders, type ChatMessage, type EvaluationResult, type Grader } from '@ftp/schema';
 import type { InferenceEngines } from './engines.ts';
 import { resolveModel } from './model-files.ts';
+import { measuredGeneration } from './generation-metrics.ts';
 
 interface EvaluationRow {
   /** Line of the split file (0-based). */
@@ -89,12 +90,12 @@ export async function runEvaluation(platform: Platform, engines: InferenceEngine
   const data = await readEvaluationData(platform, dataset, request.max_samples);
   const secrets = payload.secretsId ? await platform.secrets.open(payload.secretsId) : undefined;
   const model = await resolveModel(platform, userId, request, secrets, signal);
-  const { results: predictions } = await engines.generate(
+  const { results: predictions } = await measuredGeneration(platform, 'evaluation', model.files.engine, () => engines.generate(
     model.files,
     data.rows.map((row) => plainConversation(row.prompt)),
     { max_new_tokens: request.max_new_tokens, temperature: request.temperature, top_p: request.top_p },
     signal,
-  );
+  ));
   // Metrics unless only graders were asked for (neither metrics, task_type nor graders: the general suite).
   const wantsMetrics = request.metrics !== undefined || request.task_type !== undefined || request.graders === undefined;
   const scored = wantsMetrics

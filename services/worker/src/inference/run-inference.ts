@@ -7,6 +7,7 @@ import type { InferPayload, InferResult, PreparingReport, StreamDelta } from '@f
 import type { InferenceEngines } from './engines.ts';
 import { resolveModel } from './model-files.ts';
 import { DeltaBatcher } from './stream-deltas.ts';
+import { measuredGeneration } from './generation-metrics.ts';
 
 export async function runInference(
   platform: Platform,
@@ -20,7 +21,8 @@ export async function runInference(
   const model = await resolveModel(platform, payload.userId, payload.model, secrets, signal, preparing);
   const stream = payload.generation.stream && report ? new DeltaBatcher(report) : undefined;
   try {
-    return await engines.generate(model.files, payload.conversations, payload.generation, signal, stream?.add, preparing);
+    return await measuredGeneration(platform, 'inference', model.files.engine, (onText) =>
+      engines.generate(model.files, payload.conversations, payload.generation, signal, onText, preparing), stream?.add);
   } finally {
     stream?.flush(); // before the answer: the queue delivers no report after it
   }

@@ -19,7 +19,12 @@ export interface TrainingRecord {
    *  all epochs (its last progress event's count, an integer); null when it reported no count (metrics stay as stored). */
   finalMetrics(): Record<string, number> | null;
   onEvent(event: CoreEvent): Promise<void>;
+  /** When (ms since the epoch) the run's phases began on this worker: its first step, its saving; null before. */
+  phases(): { trainingAt: number | null; savingAt: number | null };
 }
+
+/** The core's stage sentence as it starts saving (train/run.py: events.stage). */
+const SAVING_STAGE = 'saving the trained model';
 
 export function recordTraining(ctx: JobContext, job: TrainingJobRow): TrainingRecord {
   const { jobs } = ctx.platform;
@@ -29,6 +34,8 @@ export function recordTraining(ctx: JobContext, job: TrainingJobRow): TrainingRe
   let metrics: Record<string, number> = {};
   let trainedTokens: number | undefined;
   let planned: number | null = null;
+  let trainingAt: number | null = null;
+  let savingAt: number | null = null;
   const onEvent = async (event: CoreEvent): Promise<void> => {
     switch (event.event) {
       case 'preflight': {
@@ -54,6 +61,7 @@ export function recordTraining(ctx: JobContext, job: TrainingJobRow): TrainingRe
           ...(event.extra.reward !== undefined ? { reward: event.extra.reward } : {}),
         };
         // The first progress event moves the job to training; later ones only update progress.
+        trainingAt ??= Date.now();
         const moved = await jobs.update(jobId, { status: 'training', progress }, ['preparing'], ctx.workerId);
         if (!moved) await jobs.update(jobId, { progress }, ['training'], ctx.workerId);
         // The log also keeps the trainer's extra figures (token accuracy, trained tokens, …): what /v1 events show.
@@ -82,6 +90,7 @@ export function recordTraining(ctx: JobContext, job: TrainingJobRow): TrainingRe
       case 'log':
         // Warnings, and the notes that say what the run does: where it trains (the GPU, the dtype, the kernel),
         // what a setting does not apply to, what memory made it choose.
+        if (event.message.startsWith(SAVING_STAGE)) savingAt ??= Date.now();
         if (event.level !== 'debug') await jobs.appendEvent(jobId, 'log', { level: event.level, message: event.message });
         break;
       default:
@@ -90,5 +99,5 @@ export function recordTraining(ctx: JobContext, job: TrainingJobRow): TrainingRe
   };
   const tokensPerSecond = () => (speeds.length === 0 ? null : speeds.reduce((a, b) => a + b, 0) / speeds.length);
   const finalMetrics = () => (trainedTokens === undefined ? null : { ...metrics, trained_tokens: trainedTokens });
-  return { produced, onEvent, tokensPerSecond, plannedTokens: () => planned, finalMetrics };
+  return { produced, onEvent, tokensPerSecond, plannedTokens: () => planned, finalMetrics, phases: () => ({ trainingAt, savingAt }) };
 }

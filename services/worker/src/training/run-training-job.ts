@@ -18,15 +18,31 @@ const RUNNING = ['preparing', 'training'] as const;
 export async function runTrainingJob(ctx: JobContext, jobId: string): Promise<void> {
   const job = await claim(ctx, jobId);
   if (!job) return; // cancelled or deleted while queued, or already taken by another worker
+  const trainer = configOf(job).trainer_type ?? 'sft';
+  if (job.started_at) ctx.platform.metrics.jobPhaseDuration.observe({ phase: 'queued', trainer }, Math.max(0, job.started_at.getTime() - job.created_at.getTime()) / 1000);
+  let record: TrainingRecord | undefined;
   try {
     const inputs = await prepareTraining(ctx, job);
     await noteResume(ctx, job, inputs);
-    const record = recordTraining(ctx, job);
+    record = recordTraining(ctx, job);
     await train(ctx, job, inputs, record);
     await complete(ctx, job, await storeTrainedModel(ctx, job, inputs.baseModel, record.produced), record, inputs.resumeStep === undefined);
   } catch (err) {
     await stopped(ctx, job, err);
   }
+  observePhases(ctx, job, record, trainer);
+}
+
+/** The phases this worker saw the job through (preparing, training, saving: each from its start to the next's, the
+ *  last to now), and how it ended when it ended here. */
+function observePhases(ctx: JobContext, job: TrainingJobRow, record: TrainingRecord | undefined, trainer: string): void {
+  const { metrics } = ctx.platform;
+  const now = Date.now();
+  const { trainingAt, savingAt } = record?.phases() ?? { trainingAt: null, savingAt: null };
+  const seconds = (from: number, to: number | null) => Math.max(0, (to ?? now) - from) / 1000;
+  if (job.started_at) metrics.jobPhaseDuration.observe({ phase: 'preparing', trainer }, seconds(job.started_at.getTime(), trainingAt ?? savingAt));
+  if (trainingAt !== null) metrics.jobPhaseDuration.observe({ phase: 'training', trainer }, seconds(trainingAt, savingAt));
+  if (savingAt !== null) metrics.jobPhaseDuration.observe({ phase: 'saving', trainer }, seconds(savingAt, null));
 }
 
 function configOf(job: TrainingJobRow): TrainingConfig {
@@ -94,7 +110,11 @@ async function complete(ctx: JobContext, job: TrainingJobRow, stored: StoredMode
   );
   if (!done) return;
   platform.logger.info({ jobId: job.job_id }, 'training job completed');
+  const trainer = config.trainer_type ?? 'sft';
+  platform.metrics.jobsFinished.inc({ status: 'completed', trainer });
+  if (metrics?.trained_tokens) platform.metrics.trainedTokens.inc({ trainer }, metrics.trained_tokens);
   const tokensPerSecond = record.tokensPerSecond();
+  if (tokensPerSecond) platform.metrics.trainingTokensPerSecond.set({ trainer }, tokensPerSecond);
   if (tokensPerSecond) {
     // this host's speed for the model, method and trainer, and what the job spent around its steps: what dry runs
     // estimate the time from start to completed from
@@ -139,6 +159,7 @@ async function stopped(ctx: JobContext, job: TrainingJobRow, err: unknown): Prom
   if (!(err instanceof JobFailure || err instanceof AppError)) log.error({ err }, 'training job failed');
   const now = new Date();
   const cancelled = ctx.signal.aborted && ctx.signal.reason !== SHUTDOWN && ctx.signal.reason !== TAKEN; // the user's cancel
-  await platform.jobs.update(job.job_id, { status: 'failed', error: message, finished_at: now, ...(cancelled ? { cancelled_at: now } : {}) }, RUNNING, ctx.workerId);
+  const failed = await platform.jobs.update(job.job_id, { status: 'failed', error: message, finished_at: now, ...(cancelled ? { cancelled_at: now } : {}) }, RUNNING, ctx.workerId);
+  if (failed) platform.metrics.jobsFinished.inc({ status: cancelled ? 'cancelled' : 'failed', trainer: configOf(job).trainer_type ?? 'sft' });
   await platform.secrets.drop(job.job_id);
 }

@@ -21,6 +21,7 @@ export type {
   TrainingJob,
   UploadList,
   UploadResult,
+  WorkerList,
 } from '@ftp/schema';
 
 /** A message of a conversation as the services write it: text, or text and image parts. */

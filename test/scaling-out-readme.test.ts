@@ -48,10 +48,13 @@ describe('README: scaling out without Docker', () => {
 
   it('gives every process the variables the scaled-out tests give theirs, pointing at those servers', () => {
     const env = exported();
-    // What test/servers/scaled-env.ts sets, but the Redis key prefix (a test's own; the default serves one deployment).
-    expect(Object.keys(env).sort()).toEqual(['AUTH_MODE', 'DATABASE_URL', 'REDIS_URL', 'S3_ACCESS_KEY_ID', 'S3_BUCKET', 'S3_ENDPOINT', 'S3_SECRET_ACCESS_KEY', 'SECRETS_KEY']);
+    // What test/servers/scaled-env.ts sets, but the Redis key prefix (a test's own; the default serves one deployment)
+    // and the worker's metrics port (per worker, on its own line); and the operator's METRICS_TOKEN, as the scaled-out
+    // test sets it.
+    expect(Object.keys(env).sort()).toEqual(['AUTH_MODE', 'DATABASE_URL', 'METRICS_TOKEN', 'REDIS_URL', 'S3_ACCESS_KEY_ID', 'S3_BUCKET', 'S3_ENDPOINT', 'S3_SECRET_ACCESS_KEY', 'SECRETS_KEY']);
     expect(Object.keys(env).filter((k) => !CONFIG_VARIABLES.includes(k))).toEqual([]);
-    const config = loadConfig({ ...env, SECRETS_KEY: Buffer.alloc(32).toString('base64') });
+    expect(env.METRICS_TOKEN).toBe('$(openssl'); // `$(openssl rand -hex 24)`: 48 hex characters, made where it runs
+    const config = loadConfig({ ...env, SECRETS_KEY: Buffer.alloc(32).toString('base64'), METRICS_TOKEN: 'f'.repeat(48) });
     expect(new URL(config.DATABASE_URL!).host).toBe('127.0.0.1:5432');
     expect(new URL(config.REDIS_URL!).host).toBe('127.0.0.1:6379');
     expect(new URL(config.S3_ENDPOINT!).host).toBe('127.0.0.1:8333');

@@ -1,6 +1,6 @@
 // What a deployment holds, read from its stores at each scrape of a service's /metrics: training jobs by status and
-// trainer, each queue lane's entries (BullMQ's own counts scaled out, under BullMQ's exporter's name; the in-process
-// queue's under the same) and its oldest waiting entry's age, and the live workers with their devices. Every service
+// trainer, each queue lane's entries (BullMQ's own exporter scaled out; the in-process queue's counts under the same
+// name) and its oldest waiting entry's age, and the live workers with their devices. Every service
 // process reports the same numbers (query them with max by (…)); workers leave them to the services.
 import type { Platform, QueueDefinition, TrainingJobRow } from '@ftp/platform';
 import { QUEUES } from './queues.ts';
@@ -32,9 +32,15 @@ export function registerDeploymentMetrics(platform: Platform): void {
   // one reading of the lanes per scrape serves the three gauges made from it
   let reading: Promise<LaneState[]> | undefined;
   const lanes = () => (reading ??= laneStates(platform).finally(() => setTimeout(() => (reading = undefined), 1_000).unref()));
-  metrics.gaugeAtScrape({ name: 'bullmq_job_count', help: 'Number of jobs in the queue by state', labelNames: ['queue', 'state'] }, async (gauge) => {
-    for (const lane of await lanes()) for (const [state, count] of Object.entries(lane.counts)) gauge.set({ queue: lane.name, state }, count);
-  });
+  if (queue.durable) {
+    // BullMQ's own exporter, scaled out (bullmq_job_count by state, bullmq_job_completed_total, bullmq_job_failed_total)
+    metrics.textAtScrape(() => queue.prometheusText(LANES.map((lane) => lane.name)));
+  } else {
+    // the in-process queue's entries under BullMQ's exporter's name and words
+    metrics.gaugeAtScrape({ name: 'bullmq_job_count', help: 'Number of jobs in the queue by state', labelNames: ['queue', 'state'] }, async (gauge) => {
+      for (const lane of await lanes()) for (const [state, count] of Object.entries(lane.counts)) gauge.set({ queue: lane.name, state }, count);
+    });
+  }
   metrics.gaugeAtScrape({ name: 'ftp_queue_oldest_waiting_seconds', help: "Age of each lane's oldest entry no worker has taken yet (0 when none waits)", labelNames: ['queue'] }, async (gauge) => {
     for (const lane of await lanes()) gauge.set({ queue: lane.name }, lane.oldestWaitingSeconds);
   });

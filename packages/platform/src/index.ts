@@ -21,7 +21,7 @@ export * from './secrets.ts';
 export * from './queue.ts';
 export * from './outages.ts';
 export { Metrics } from './metrics.ts';
-export { BullMqQueue, type BullMqQueueOptions } from './queue-bullmq.ts';
+export { BullMqQueue, mergeExpositions, type BullMqQueueOptions } from './queue-bullmq.ts';
 export * from './auth.ts';
 export * from './platform.ts';
 export { createServiceApp, type ServiceAppOptions } from './http/service-app.ts';

@@ -102,6 +102,7 @@ export class Metrics {
   });
 
   private readonly collectors: Array<() => Promise<void>> = [];
+  private readonly texts: Array<() => Promise<string | null>> = [];
 
   constructor() {
     // Counters of rare events start at 0 for every label value they can take, so that a dashboard or an alert sees
@@ -120,10 +121,17 @@ export class Metrics {
     return gauge;
   }
 
+  /** Prometheus text another library exports (BullMQ's queue counts), read at each scrape and served after ours. */
+  textAtScrape(read: () => Promise<string | null>): void {
+    this.texts.push(read);
+  }
+
   /** The Prometheus text of every series, the gauges read now. A gauge whose store is down is left out, never 0. */
   async render(): Promise<string> {
     await Promise.all(this.collectors.map((collect) => collect().catch(() => undefined)));
-    return Registry.merge([processMetrics(), this.registry]).metrics();
+    const others = await Promise.all(this.texts.map((read) => read().catch(() => null)));
+    const ours = await Registry.merge([processMetrics(), this.registry]).metrics();
+    return [ours, ...others.filter((text): text is string => !!text)].map((text) => text.trimEnd()).join('\n') + '\n';
   }
 
   get contentType(): string {

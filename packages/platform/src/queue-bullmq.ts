@@ -270,6 +270,13 @@ export class BullMqQueue implements JobQueue {
     return [...active, ...waiting].sort((a, b) => a.queuedAt.getTime() - b.queuedAt.getTime());
   }
 
+  async prometheusText(queues: readonly string[]): Promise<string | null> {
+    const texts = await Promise.all(queues.map(async (name) => (await this.producerFor(name)).exportPrometheusMetrics().catch((err) => {
+      throw this.unavailable(`did not export the metrics of the ${name} queue`, err);
+    })));
+    return mergeExpositions(texts);
+  }
+
   async jobCounts(queue: string): Promise<Record<string, number>> {
     const producer = await this.producerFor(queue);
     return producer.getJobCounts().catch((err) => {
@@ -456,4 +463,22 @@ export class BullMqQueue implements JobQueue {
     const text = `${this.where} ${what}: ${err instanceof Error ? err.message : String(err)}`;
     return new ServiceUnavailable('queue', this.password ? text.split(this.password).join('[redacted]') : text);
   }
+}
+
+/** Prometheus texts of the same metrics (one per queue, each with its own `# HELP` and `# TYPE` lines) as one text:
+ *  the format wants each metric's lines together under one HELP and one TYPE, which concatenation would break. */
+export function mergeExpositions(texts: readonly string[]): string {
+  const families = new Map<string, { help?: string; type?: string; samples: string[] }>();
+  const family = (name: string) => families.get(name) ?? families.set(name, { samples: [] }).get(name)!;
+  for (const line of texts.flatMap((text) => text.split('\n'))) {
+    const comment = /^# (HELP|TYPE) (\S+) /.exec(line);
+    if (comment) {
+      const entry = family(comment[2]!);
+      if (comment[1] === 'HELP') entry.help ??= line;
+      else entry.type ??= line;
+    } else if (line.trim() !== '') {
+      family(/^[^{\s]+/.exec(line)![0]).samples.push(line);
+    }
+  }
+  return [...families.values()].flatMap((f) => [f.help, f.type, ...f.samples].filter((l): l is string => l !== undefined)).join('\n') + '\n';
 }

@@ -73,6 +73,9 @@ export interface JobQueue {
    *  Prometheus exporter reads (waiting, active, delayed, prioritized, paused, completed, failed, …); in-process:
    *  waiting and active. */
   jobCounts(queue: string): Promise<Record<string, number>>;
+  /** BullMQ: its own Prometheus exporter's text for these queues (bullmq_job_count by state, completed and failed
+   *  totals), one group per metric; null for the in-process queue, whose counts the metrics read with jobCounts. */
+  prometheusText(queues: readonly string[]): Promise<string | null>;
   /** Removes work that still waits (a request's producer is told it was dropped); false when it no longer waits. */
   discard<P, R>(queue: QueueDefinition<P, R>, id: string): Promise<boolean>;
   /** `listener` hears of work a stopped worker had taken that the queue drops unrun (BullMQ: stalled), with its
@@ -214,6 +217,10 @@ export class InProcessQueue implements JobQueue {
     const work = (item: Item, state: PendingWork<P>['state']): PendingWork<P> => ({ id: item.id, payload: item.payload as P, state, queuedAt: item.queuedAt });
     return [...[...lane.running.values()].map((item) => work(item, 'active')), ...lane.waiting.map((item) => work(item, 'waiting'))]
       .sort((a, b) => a.queuedAt.getTime() - b.queuedAt.getTime());
+  }
+
+  async prometheusText(): Promise<string | null> {
+    return null;
   }
 
   async jobCounts(queue: string): Promise<Record<string, number>> {

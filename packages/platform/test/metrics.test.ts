@@ -1,7 +1,7 @@
 // GET /metrics on a service: the request histogram by route template, the process series, the gauges read at each
 // scrape, and who may read them in each auth mode (the operator's METRICS_TOKEN, never a user's key).
 import { afterEach, describe, expect, it } from 'vitest';
-import { createServiceApp, registerMetricsRoute } from '@ftp/platform';
+import { createServiceApp, mergeExpositions, registerMetricsRoute } from '@ftp/platform';
 import { openTestPlatform, type TestPlatform } from '@ftp/platform/testing';
 import type { FastifyInstance } from 'fastify';
 
@@ -71,5 +71,27 @@ describe('GET /metrics', () => {
     expect((await app.inject({ url: '/metrics', headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).statusCode).toBe(200);
     // the operator's token opens nothing else
     expect((await app.inject({ url: '/jobs/job_a', headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).statusCode).toBe(401);
+  });
+
+  it("serves another library's text after its own: BullMQ's exporter, one text per queue, merged into one group per metric", async () => {
+    const lane = (queue: string, waiting: number) => [
+      '# HELP bullmq_job_count Number of jobs in the queue by state',
+      '# TYPE bullmq_job_count gauge',
+      `bullmq_job_count{queue="${queue}", state="waiting"} ${waiting}`,
+      '# HELP bullmq_job_completed_total Total number of completed jobs',
+      '# TYPE bullmq_job_completed_total counter',
+      `bullmq_job_completed_total{queue="${queue}"} 3`,
+    ].join('\n');
+    const merged = mergeExpositions([lane('train', 2), lane('infer', 0)]);
+    expect(merged.split('\n').filter((l) => l.startsWith('# TYPE bullmq_job_count '))).toHaveLength(1);
+    expect(merged).toContain('bullmq_job_count{queue="train", state="waiting"} 2\nbullmq_job_count{queue="infer", state="waiting"} 0\n# HELP bullmq_job_completed_total');
+    const app = await trainingApp();
+    platform!.metrics.textAtScrape(async () => merged);
+    platform!.metrics.textAtScrape(async () => {
+      throw new Error('Redis down');
+    });
+    const text = (await app.inject('/metrics')).body;
+    expect(text).toContain(merged.trimEnd());
+    expect(text.indexOf('ftp_http_request_duration_seconds')).toBeLessThan(text.indexOf('bullmq_job_count'));
   });
 });

@@ -155,6 +155,9 @@ def _on_gpus(monkeypatch, processes: int, free_gib: int = 80):
     import torch
 
     monkeypatch.setattr(configs, "device_is_cuda", lambda spec: True)
+    # the specs here name no real model: a model of 64-wide heads whose flex kernel builds, as Llama 3.2 1B's
+    monkeypatch.setattr(configs, "_head_shape", lambda model: (32, 8, 64))
+    monkeypatch.setattr(configs, "flex_attention_lowers", lambda *shape: True)
     monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device=None: (free_gib * GiB, free_gib * GiB))
     monkeypatch.setenv("WORLD_SIZE", str(processes))
     # transformers and the plan export FSDP settings to the environment (accelerate reads them): keep them here
@@ -174,6 +177,8 @@ def test_gradient_checkpointing_only_when_memory_needs_it(tmp_path, monkeypatch)
     assert "gradient checkpointing on: the estimated peak of 74.8 GiB" in plan.reasons[0]
     assert memory_plan(spec, None).checkpointing  # no estimate: the safe side
     assert trainer_config(spec, plan).gradient_checkpointing is True
+    # on a GPU, packed rows on flex attention are padded to whole blocks (shorter ones have no training kernel, #37)
+    assert trainer_config(spec, plan).pad_to_multiple_of == 128
 
 
 def test_full_is_sharded_over_the_processes_when_it_does_not_fit_one(tmp_path, monkeypatch):

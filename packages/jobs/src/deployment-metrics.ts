@@ -2,7 +2,7 @@
 // trainer, each queue lane's entries (BullMQ's own exporter scaled out; the in-process queue's counts under the same
 // name) and its oldest waiting entry's age, and the live workers with their devices. Every service
 // process reports the same numbers (query them with max by (…)); workers leave them to the services.
-import type { Platform, QueueDefinition, TrainingJobRow } from '@ftp/platform';
+import type { Platform, QueueDefinition, TrainingJobRow, WorkerRow } from '@ftp/platform';
 import { QUEUES } from './queues.ts';
 
 const LANES: Array<QueueDefinition<unknown, unknown>> = Object.values(QUEUES);
@@ -29,9 +29,12 @@ export function registerDeploymentMetrics(platform: Platform): void {
       gauge.set({ status }, running.filter((job) => job.status === status && pastEstimate(job, now)).length);
     }
   });
-  // one reading of the lanes per scrape serves the three gauges made from it
-  let reading: Promise<LaneState[]> | undefined;
-  const lanes = () => (reading ??= laneStates(platform).finally(() => setTimeout(() => (reading = undefined), 1_000).unref()));
+  // one reading of the live workers and the lanes per scrape serves the gauges made from them
+  const reading = metrics.perScrape(async () => {
+    const live = await workers.live(config.WORKER_TIMEOUT_S);
+    return { live, lanes: await laneStates(platform, live) };
+  });
+  const lanes = async () => (await reading()).lanes;
   if (queue.durable) {
     // BullMQ's own exporter, scaled out (bullmq_job_count by state, bullmq_job_completed_total, bullmq_job_failed_total)
     metrics.textAtScrape(() => queue.prometheusText(LANES.map((lane) => lane.name)));
@@ -48,7 +51,7 @@ export function registerDeploymentMetrics(platform: Platform): void {
     for (const lane of await lanes()) gauge.set({ queue: lane.name }, lane.workers);
   });
   metrics.gaugeAtScrape({ name: 'ftp_worker_devices', help: 'Devices of the live workers, by kind (cuda: each GPU; cpu: each machine)', labelNames: ['kind'] }, async (gauge) => {
-    const live = await workers.live(config.WORKER_TIMEOUT_S);
+    const { live } = await reading();
     for (const kind of ['cuda', 'cpu'] as const) gauge.set({ kind }, live.flatMap((worker) => worker.devices).filter((device) => device.kind === kind).length);
   });
 }
@@ -61,11 +64,10 @@ export interface LaneState {
   workers: number;
 }
 
-/** Every lane's state, as the metrics and GET /workers report it. */
-export async function laneStates(platform: Platform): Promise<LaneState[]> {
-  const { queue, workers, config } = platform;
+/** Every lane's state, as the metrics and GET /workers report it; `live`: the live workers, read by the caller. */
+export async function laneStates(platform: Platform, live: readonly WorkerRow[]): Promise<LaneState[]> {
+  const { queue } = platform;
   const now = Date.now();
-  const live = await workers.live(config.WORKER_TIMEOUT_S);
   return Promise.all(LANES.map(async (lane) => {
     const [counts, pending] = await Promise.all([queue.jobCounts(lane.name), queue.pending(lane)]);
     const oldest = pending.find((entry) => entry.state === 'waiting');

@@ -22,10 +22,15 @@ export async function createAuthenticator(config: Config, apiKeys: ApiKeysReposi
       if (isPublic) return DEFAULT_USER;
       throw new Unauthorized(`this endpoint needs an \`Authorization: Bearer <token>\` header with ${hint}`);
     }
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
-    if (!match) throw new Unauthorized('the Authorization header must have the form `Bearer <token>`');
-    return verify(match[1]!);
+    const token = bearerToken(authorization);
+    if (token === undefined) throw new Unauthorized('the Authorization header must have the form `Bearer <token>`');
+    return verify(token);
   };
+}
+
+/** The token of an `Authorization: Bearer <token>` header; undefined for anything else. */
+export function bearerToken(authorization: string | undefined): string | undefined {
+  return /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1];
 }
 
 function tokenVerifier(apiKeys: ApiKeysRepository): (token: string) => Promise<string> {

@@ -103,6 +103,8 @@ export class Metrics {
 
   private readonly collectors: Array<() => Promise<void>> = [];
   private readonly texts: Array<() => Promise<string | null>> = [];
+  /** Counts renders: what perScrape keys its one reading on. */
+  private scrapes = 0;
 
   constructor() {
     // Counters of rare events start at 0 for every label value they can take, so that a dashboard or an alert sees
@@ -121,6 +123,16 @@ export class Metrics {
     return gauge;
   }
 
+  /** `read`, called at most once per scrape however many gauges of that scrape ask for it (one nvidia-smi call, one
+   *  reading of the queue lanes for the gauges made from them). */
+  perScrape<T>(read: () => Promise<T>): () => Promise<T> {
+    let last: { scrape: number; value: Promise<T> } | undefined;
+    return () => {
+      if (last?.scrape !== this.scrapes) last = { scrape: this.scrapes, value: read() };
+      return last.value;
+    };
+  }
+
   /** Prometheus text another library exports (BullMQ's queue counts), read at each scrape and served after ours. */
   textAtScrape(read: () => Promise<string | null>): void {
     this.texts.push(read);
@@ -128,6 +140,7 @@ export class Metrics {
 
   /** The Prometheus text of every series, the gauges read now. A gauge whose store is down is left out, never 0. */
   async render(): Promise<string> {
+    this.scrapes += 1;
     await Promise.all(this.collectors.map((collect) => collect().catch(() => undefined)));
     const others = await Promise.all(this.texts.map((read) => read().catch(() => null)));
     const ours = await Registry.merge([processMetrics(), this.registry]).metrics();

@@ -29,9 +29,7 @@ export async function detectDevices(): Promise<DeviceInfo[]> {
  *  (or a driver) the series are absent, not 0. Registered once per registry, however many workers share it. */
 export function registerGpuMetrics(metrics: Metrics): void {
   if (metrics.registry.getSingleMetric('ftp_gpu_memory_used_bytes')) return;
-  let reading: Promise<GpuReading[]> | undefined;
-  // the three gauges of one scrape share one nvidia-smi call
-  const read = () => (reading ??= readGpus().finally(() => setTimeout(() => (reading = undefined), 1_000).unref()));
+  const read = metrics.perScrape(readGpus); // the three gauges of one scrape share one nvidia-smi call
   const gauge = (name: string, help: string, value: (gpu: GpuReading) => number) =>
     metrics.gaugeAtScrape({ name, help, labelNames: ['gpu', 'name'] }, async (g) => {
       for (const gpu of await read()) g.set({ gpu: String(gpu.index), name: gpu.name }, value(gpu));

@@ -6,6 +6,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { services, type ServiceName } from '@ftp/schema';
 import { AppError, Unauthorized } from '../errors.ts';
+import { bearerToken } from '../auth.ts';
 import type { Config } from '../env.ts';
 import type { Metrics } from '../metrics.ts';
 
@@ -33,7 +34,7 @@ export function checkMetricsCredential(config: Config, authorization: string | u
     if (config.AUTH_MODE === 'none') return;
     throw new Forbidden(`metrics are off in AUTH_MODE=${config.AUTH_MODE} until the operator sets METRICS_TOKEN; then send it as \`Authorization: Bearer <METRICS_TOKEN>\``);
   }
-  const sent = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1] ?? '';
+  const sent = bearerToken(authorization) ?? '';
   const [a, b] = [Buffer.from(sent), Buffer.from(expected)];
   if (a.length !== b.length || !timingSafeEqual(a, b)) {
     throw new Unauthorized('metrics need `Authorization: Bearer <METRICS_TOKEN>` (the operator\'s token, not an API key)');

@@ -95,8 +95,8 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
   routes.route({
     ...trainingRoutes.listWorkers,
     handler: async () => {
-      const [workers, lanes] = await Promise.all([platform.workers.live(platform.config.WORKER_TIMEOUT_S), laneStates(platform)]);
-      return { workers: workers.map(presentWorker), queues: lanes.map(presentLane) };
+      const workers = await platform.workers.live(platform.config.WORKER_TIMEOUT_S);
+      return { workers: workers.map(presentWorker), queues: (await laneStates(platform, workers)).map(presentLane) };
     },
   });
 }

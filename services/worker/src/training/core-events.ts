@@ -33,7 +33,9 @@ export function recordTraining(ctx: JobContext, job: TrainingJobRow): TrainingRe
   const jobId = job.job_id;
   const produced = new Map<string, string>();
   const speeds: number[] = [];
-  const counted: Array<{ at: number; tokens: number }> = [];
+  // the first and the latest trained-token counts, with when they came
+  let firstCount: TokenCount | undefined;
+  let lastCount: TokenCount | undefined;
   let metrics: Record<string, number> = {};
   let trainedTokens: number | undefined;
   let planned: number | null = null;
@@ -72,7 +74,8 @@ export function recordTraining(ctx: JobContext, job: TrainingJobRow): TrainingRe
         if (event.tokens_per_second) speeds.push(event.tokens_per_second);
         if (event.extra.trained_tokens !== undefined) {
           trainedTokens = Math.round(event.extra.trained_tokens);
-          counted.push({ at: Date.now(), tokens: event.extra.trained_tokens });
+          lastCount = { at: Date.now(), tokens: event.extra.trained_tokens };
+          firstCount ??= lastCount;
         }
         break;
       }
@@ -103,17 +106,22 @@ export function recordTraining(ctx: JobContext, job: TrainingJobRow): TrainingRe
         break;
     }
   };
-  const tokensPerSecond = () => wallClockRate(counted) ?? (speeds.length === 0 ? null : speeds.reduce((a, b) => a + b, 0) / speeds.length);
+  const tokensPerSecond = () => wallClockRate(firstCount, lastCount) ?? (speeds.length === 0 ? null : speeds.reduce((a, b) => a + b, 0) / speeds.length);
   const finalMetrics = () => (trainedTokens === undefined ? null : { ...metrics, trained_tokens: trainedTokens });
   return { produced, onEvent, tokensPerSecond, plannedTokens: () => planned, finalMetrics, phases: () => ({ trainingAt, savingAt }) };
 }
 
-/** Tokens per second between the first and the last of the counts (cumulative trained tokens, each with when it came),
- *  wall-clock: the pauses between steps (evaluations, checkpoints) included, as they are in a job's time. The core's
- *  per-step rates leave them out, and their mean made pre-flight's 200-step estimates 23–30% long (#39). Null with
- *  fewer than two counts, under a second apart, or no tokens between them. */
-export function wallClockRate(counts: ReadonlyArray<{ at: number; tokens: number }>): number | null {
-  const [first, last] = [counts[0], counts.at(-1)];
+/** Cumulative trained tokens, and when (ms since the epoch) the core counted them. */
+export interface TokenCount {
+  at: number;
+  tokens: number;
+}
+
+/** Tokens per second between a first and a last count, wall-clock: the pauses between steps (evaluations,
+ *  checkpoints) included, as they are in a job's time. The core's per-step rates leave them out, and their mean made
+ *  pre-flight's 200-step estimates 23–30% long (#39). Null without both counts, under a second apart, or with no
+ *  tokens between them. */
+export function wallClockRate(first: TokenCount | undefined, last: TokenCount | undefined): number | null {
   if (!first || !last || last.at - first.at < 1_000 || last.tokens <= first.tokens) return null;
   return (last.tokens - first.tokens) / ((last.at - first.at) / 1000);
 }

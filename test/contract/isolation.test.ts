@@ -56,6 +56,9 @@ interface AIds {
   jobs: string[];
   models: string[];
   events: string[];
+  /** A's upload in parts, pending, and its one part. */
+  uploads: string[];
+  parts: string[];
 }
 
 /** B's own resources, for requests that must name one of B's besides one of A's. */
@@ -82,6 +85,7 @@ const pathValues = (a: AIds): Record<string, string[]> => ({
   fine_tuning_job_id: a.jobs,
   file_id: a.raw,
   model: a.models,
+  upload_id: a.uploads,
 });
 
 /** Required query parameter name → the value sent (no id is taken by query). */
@@ -131,6 +135,9 @@ const BODIES: Record<string, (a: AIds, b: BIds) => Variant[]> = {
   ],
   'POST /inference/batch': (a) => a.jobs.map((job_id) => ({ body: { job_id, messages: [[{ role: 'user', content: 'hi' }]], max_new_tokens: 1 }, status: 404 })),
   'POST /v1/files': () => [{ form: form({ purpose: 'fine-tune' }, B_JSONL), status: 200 }],
+  'POST /v1/uploads': () => [{ body: { bytes: 10, filename: 'b-upload.jsonl', mime_type: 'application/jsonl', purpose: 'fine-tune' }, status: 200 }],
+  'POST /v1/uploads/{upload_id}/parts': () => [{ form: () => { const data = new FormData(); data.append('data', new Blob(['b part']), 'b-part'); return data; }, status: 404 }],
+  'POST /v1/uploads/{upload_id}/complete': (a) => [{ body: { part_ids: a.parts }, status: 404 }],
   'POST /v1/fine_tuning/jobs': (a, b) => [
     ...a.raw.map((training_file) => ({ body: { model: TINY_MODEL, training_file }, ...fileNotFound('training_file') })),
     ...a.raw.map((validation_file) => ({ body: { model: TINY_MODEL, training_file: b.fileId, validation_file }, ...fileNotFound('validation_file') })),
@@ -308,6 +315,11 @@ describe('isolation between two users, over every operation of every OpenAPI doc
     const ftJob = await ok(`${urls.training}/jobs/${fineTuning.id}`, tokenA, { method: 'GET' });
     expect(ftJob.processed_dataset_id).toMatch(/^pd_/);
     const events = await ok(`${urls.openai}/v1/fine_tuning/jobs/${fineTuning.id}/events`, tokenA, { method: 'GET' });
+    const aLines = `${chatLine(`${A_TEXT.chatLine} in parts`, 'hi')}\n`;
+    const aUpload = await ok(`${urls.openai}/v1/uploads`, tokenA, { method: 'POST', json: { bytes: Buffer.byteLength(aLines), filename: A_TEXT.fileName, mime_type: 'application/jsonl', purpose: 'fine-tune' } });
+    const aPartForm = new FormData();
+    aPartForm.append('data', new Blob([aLines]), 'part');
+    const aPart = await ok(`${urls.openai}/v1/uploads/${aUpload.id}/parts`, tokenA, { method: 'POST', form: aPartForm });
     const a: AIds = {
       raw: [upload.dataset_id, file.id, badFile.id],
       processed: [processed.processed_dataset_id, ftJob.processed_dataset_id],
@@ -318,10 +330,12 @@ describe('isolation between two users, over every operation of every OpenAPI doc
         `ft:${TINY_MODEL}:custom:${train.job_id}`,
       ],
       events: (events.data as Array<{ id: string }>).map((e) => e.id),
+      uploads: [aUpload.id],
+      parts: [aPart.id],
     };
     expect(a.events.length).toBeGreaterThan(0);
     /** Nothing of these may reach B, unless B's own request sent it (a 404 may name the id asked for). */
-    const secrets = [...new Set([...a.raw, ...a.processed, ...a.jobs, ...a.models, ...a.events, USER_A, ...Object.values(A_TEXT)])];
+    const secrets = [...new Set([...a.raw, ...a.processed, ...a.jobs, ...a.models, ...a.events, ...a.uploads, ...a.parts, USER_A, ...Object.values(A_TEXT)])];
 
     // 2. B's own: a processed dataset and a file, for the requests that name one of B's besides one of A's.
     const bUpload = await ok(`${urls.preprocessing}/datasets/upload`, tokenB, { method: 'POST', form: form({}, B_CSV)() });
@@ -448,5 +462,8 @@ describe('isolation between two users, over every operation of every OpenAPI doc
     // (The deployment's own state is nobody's: the queue lanes in GET /workers count B's queued jobs too.)
     const deploymentWide = new Set(['GET /workers', 'GET /metrics']);
     for (const [url, got] of before) if (!deploymentWide.has(got.key)) expect(after.get(url), `A: GET ${url}`).toEqual(got);
+    // A's upload in parts has no GET: B's parts, completions and cancels left it open with its one part.
+    const completed = await ok(`${urls.openai}/v1/uploads/${aUpload.id}/complete`, tokenA, { method: 'POST', json: { part_ids: [aPart.id] } });
+    expect(completed).toMatchObject({ status: 'completed', file: { bytes: Buffer.byteLength(aLines), filename: A_TEXT.fileName } });
   });
 });

@@ -172,8 +172,18 @@ def _explained(method, path, status, body):
     if (method, path, status) == ("POST", "/v1/responses", 400):
         return isinstance(error, dict) and any(re.fullmatch(param, str(error.get("param"))) and reason in str(error.get("message"))
                                                for param, reason in _RESPONSES_RULES)
+    # POST /v1/uploads: the deployment's MAX_UPLOAD_BYTES (a setting, so not in the document) and expires_after, which the
+    # document describes as refused (files are kept until deleted).
+    if (method, path, status) == ("POST", "/v1/uploads", 400):
+        return isinstance(error, dict) and any(re.fullmatch(param, str(error.get("param"))) and reason in str(error.get("message"))
+                                               for param, reason in _UPLOAD_RULES)
     return False
 
+
+_UPLOAD_RULES = (
+    (r"bytes", "is more than this deployment takes (MAX_UPLOAD_BYTES"),
+    (r"expires_after", "expires_after is not supported"),
+)
 
 _RESPONSES_RULES = (
     (r"store", "store true is not supported"),

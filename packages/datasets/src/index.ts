@@ -7,6 +7,7 @@ export {
 export {
   beginProcessing, checkLlmSettings, needsWorker, processDataset, runProcessing, writeProcessedDataset, type ProcessingProgress, type SplitRecords,
 } from './processing/process-dataset.ts';
+export { addUploadPart, cancelUpload, completeUpload, createUpload, partLimit, type NewUpload } from './upload-parts.ts';
 export { datasetSource, uploadSource, type DatasetSource } from './processing/sources.ts';
 export { PendingCalls, readToolCalls, readTools, type ToolCall, type ToolDefinition } from './processing/tool-calls.ts';
 export { LlmClient, LlmUnavailable, type LlmSettings } from './augmentation/llm.ts';

@@ -7,10 +7,11 @@
 //   watchdog releases a dead worker's work (recovery.ts): resumed, failed saying so, or queued again;
 // - an entry waiting in the queue whose row is finished or gone: removed, so no worker takes it;
 // - a request (inference, evaluation, dry run) waiting past its time limit: its producer gave up or died, so nobody
-//   wants its answer; removed.
+//   wants its answer; removed;
+// - an upload in parts (/v1/uploads) still pending past its time: expired, its parts removed.
 // Together with the watchdog every such row is repaired within WORKER_TIMEOUT_S + 30 s.
 import {
-  claimRequeue, DATASET_WORK, EXPORT_WORK, listWaiting, TRAINING_WORK, unfinished,
+  claimRequeue, DATASET_WORK, EXPORT_WORK, listWaiting, removeUploadParts, TRAINING_WORK, unfinished,
   type Config, type Platform, type QueueDefinition, type WorkTable,
 } from '@ftp/platform';
 import { augmentQueue, evaluateQueue, exportQueue, inferQueue, preflightQueue, trainingQueue } from './queues.ts';
@@ -57,6 +58,7 @@ export async function reconcile(platform: Platform): Promise<void> {
   for (const rows of ROW_LANES) await reconcileRows(platform, rows);
   await releaseLostWork(platform, { kind: 'let-go', timeoutS: platform.config.WORKER_TIMEOUT_S, marginS: LET_GO_MARGIN_S });
   for (const requests of REQUEST_LANES) await dropAbandonedRequests(platform, requests.queue, requests.limitMs(platform.config));
+  for (const upload of await platform.uploads.expire()) await removeUploadParts(platform, upload);
 }
 
 async function reconcileRows(platform: Platform, rows: RowLane<unknown>): Promise<void> {

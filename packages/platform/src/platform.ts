@@ -13,6 +13,7 @@ import { JobsRepository } from './db/jobs-repository.ts';
 import { ExportsRepository } from './db/exports-repository.ts';
 import { EvaluationsRepository } from './db/evaluations-repository.ts';
 import { WorkersRepository } from './db/workers-repository.ts';
+import { UploadsRepository } from './db/uploads-repository.ts';
 import { loadSecretsKey, SealedSecrets } from './secrets.ts';
 import type { BlobStore } from './blobs/blob-store.ts';
 import { FolderBlobStore } from './blobs/folder-store.ts';
@@ -36,6 +37,7 @@ export interface Platform {
   exports: ExportsRepository;
   evaluations: EvaluationsRepository;
   workers: WorkersRepository;
+  uploads: UploadsRepository;
   secrets: SealedSecrets;
   apiKeys: ApiKeysRepository;
   /** This process's Prometheus metrics (every service and worker on the platform feeds the same registry). */
@@ -106,6 +108,7 @@ function repositories(db: Database) {
     exports: new ExportsRepository(db),
     evaluations: new EvaluationsRepository(db),
     workers: new WorkersRepository(db),
+    uploads: new UploadsRepository(db),
   };
 }
 

@@ -53,6 +53,14 @@ export const multipartForms: Readonly<Record<string, object>> = {
       purpose: { type: 'string', enum: ['fine-tune'] },
     },
   },
+  'POST /v1/uploads/:upload_id/parts': {
+    type: 'object',
+    required: ['data'],
+    maxProperties: MULTIPART_LIMITS.fields + MULTIPART_LIMITS.files,
+    properties: {
+      data: { type: 'string', format: 'binary', description: 'The part’s bytes: at most 64 MiB (less where MAX_UPLOAD_BYTES is lower)' },
+    },
+  },
 };
 
 /** jsonSchemaTransform, plus the multipart bodies of `multipartForms`. */

@@ -11,6 +11,7 @@ import { graderRoutes } from './routes/graders.ts';
 import { modelRoutes } from './routes/models.ts';
 import { chatRoutes } from './routes/chat.ts';
 import { responseRoutes } from './routes/responses.ts';
+import { uploadRoutes } from './routes/uploads.ts';
 
 export async function buildOpenAiApp(platform: Platform): Promise<FastifyInstance> {
   const app = createServiceApp({ platform, errorStyle: 'openai', service: 'openai' });
@@ -21,6 +22,7 @@ export async function buildOpenAiApp(platform: Platform): Promise<FastifyInstanc
   registerHealthRoute(app, 'openai');
   registerMetricsRoute(app, 'openai');
   await app.register(fileRoutes);
+  await app.register(uploadRoutes);
   await app.register(fineTuningRoutes);
   await app.register(graderRoutes);
   await app.register(modelRoutes);

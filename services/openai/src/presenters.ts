@@ -1,7 +1,7 @@
 // Rows → OpenAI's objects: an upload is a file, a training job a fine-tuning job (its status mapped from ours, a
 // user's cancel read from cancelled_at), its event log the job's events, its stored checkpoints OpenAI's checkpoints,
 // and model names in both directions (ft:<base>:<suffix or custom>:<job id>, a checkpoint …:ckpt-step-<n>).
-import type { CheckpointRow, JobEventRow, RawDatasetRow, TrainingJobRow } from '@ftp/platform';
+import type { CheckpointRow, JobEventRow, RawDatasetRow, TrainingJobRow, UploadRow } from '@ftp/platform';
 import { checkpointModelName, fineTunedModelName } from '@ftp/jobs';
 import type { FileObject, FineTuningJob } from '@ftp/schema';
 import type { OpenAiJobFacts, ResolvedHyperparameters } from './fine-tuning.ts';
@@ -26,6 +26,21 @@ export function presentFile(row: RawDatasetRow): FileObject {
     purpose: 'fine-tune',
     status: 'processed',
     status_details: null,
+  };
+}
+
+/** An upload in parts as OpenAI shows it; `file` once completed (null again if that file was deleted since). */
+export function presentUpload(row: UploadRow, file: RawDatasetRow | undefined) {
+  return {
+    id: row.upload_id,
+    object: 'upload' as const,
+    bytes: Number(row.bytes),
+    created_at: seconds(row.created_at),
+    expires_at: seconds(row.expires_at),
+    filename: row.filename,
+    purpose: row.purpose,
+    status: row.status,
+    file: file ? presentFile(file) : null,
   };
 }
 

@@ -7,7 +7,9 @@ import {
   ChatCompletion,
   ChatCompletionStreamEvent,
   ChatCompletionRequest,
+  CompleteUploadRequest,
   CreateFineTuningJobRequest,
+  CreateUploadRequest,
   FileDeleted,
   FileList,
   FileListQuery,
@@ -25,6 +27,8 @@ import {
   ModelList,
   ModelObject,
   OpenAiError,
+  UploadObject,
+  UploadPartObject,
 } from '../openai.ts';
 import { CreateResponseRequest, ResponseObject, ResponseStreamEvent } from '../openai-responses.ts';
 import { bearerRequired, defineRoute, healthRoute, mediaResponse, metricsRoute } from './contract.ts';
@@ -40,6 +44,8 @@ const notFound = (what: string) => error(`No ${what} with this id belongs to the
 const FileId = z.object({ file_id: z.string().min(1).max(256) });
 const JobId = z.object({ fine_tuning_job_id: z.string().min(1).max(256) });
 const ModelId = z.object({ model: z.string().min(1).max(512) });
+const UploadId = z.object({ upload_id: z.string().min(1).max(256) });
+const uploadEnded = error('The upload has already ended (completed, cancelled or expired)');
 
 export const openaiRoutes = {
   getHealth: healthRoute('OpenAI-compatible'),
@@ -113,6 +119,68 @@ export const openaiRoutes = {
       security: bearerRequired,
       params: FileId,
       response: { 200: FileDeleted, 400: invalid, 404: notFound('file'), ...common },
+    },
+  }),
+
+  createUpload: defineRoute({
+    method: 'POST',
+    url: '/v1/uploads',
+    schema: {
+      operationId: 'createUpload',
+      summary: 'Start a file sent in parts',
+      description:
+        'OpenAI’s Uploads API: declare the file’s bytes, name and purpose, send its parts (POST /v1/uploads/{id}/parts, at most 64 MiB ' +
+        'each), then complete it with the part ids in order. An upload takes parts for an hour, then expires and its parts are removed.',
+      tags: ['files'],
+      security: bearerRequired,
+      body: CreateUploadRequest,
+      response: { 200: UploadObject, 400: invalid, ...common },
+    },
+  }),
+
+  addUploadPart: defineRoute({
+    method: 'POST',
+    url: '/v1/uploads/:upload_id/parts',
+    schema: {
+      operationId: 'addUploadPart',
+      summary: 'Add a part to an upload',
+      description: 'multipart/form-data with a `data` part of at most 64 MiB (less where MAX_UPLOAD_BYTES is lower), stored as it streams.',
+      tags: ['files'],
+      consumes: ['multipart/form-data'],
+      security: bearerRequired,
+      params: UploadId,
+      response: { 200: UploadPartObject, 400: invalid, 404: notFound('upload'), 409: uploadEnded, 413: error('The part is larger than 64 MiB'), ...common },
+    },
+  }),
+
+  completeUpload: defineRoute({
+    method: 'POST',
+    url: '/v1/uploads/:upload_id/complete',
+    schema: {
+      operationId: 'completeUpload',
+      summary: 'Join an upload’s parts into a file',
+      description:
+        'The parts named, in that order, become one file (as POST /v1/files makes); they must be this upload’s, each named once, and add ' +
+        'up to the bytes declared; md5, when given, must be the joined file’s. The upload is returned with its file.',
+      tags: ['files'],
+      security: bearerRequired,
+      params: UploadId,
+      body: CompleteUploadRequest,
+      response: { 200: UploadObject, 400: invalid, 404: notFound('upload'), 409: uploadEnded, ...common },
+    },
+  }),
+
+  cancelUpload: defineRoute({
+    method: 'POST',
+    url: '/v1/uploads/:upload_id/cancel',
+    schema: {
+      operationId: 'cancelUpload',
+      summary: 'Cancel an upload',
+      description: 'Its parts are removed; it takes no more.',
+      tags: ['files'],
+      security: bearerRequired,
+      params: UploadId,
+      response: { 200: UploadObject, 400: invalid, 404: notFound('upload'), 409: uploadEnded, ...common },
     },
   }),
 

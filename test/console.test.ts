@@ -389,9 +389,13 @@ describe('the web console', () => {
     expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
   }, 240_000);
 
-  it('cancels a job that has not ended, then deletes it after asking', async () => {
+  it('pauses a job that has not ended, resumes it, cancels it, then deletes it after asking', async () => {
     const { job_id: doomed } = await submitJob('console-c', { max_steps: 5000 });
     await page.goto(`${consoleUrl}/training/${doomed}`);
+    await page.getByRole('button', { name: 'Pause' }).click();
+    await expect.poll(() => page.getByTestId('status').first().textContent(), { timeout: 60_000 }).toBe('paused');
+    await page.getByRole('button', { name: 'Resume' }).click();
+    await expect.poll(() => page.getByTestId('status').first().textContent(), { timeout: 60_000 }).not.toBe('paused');
     await page.getByRole('button', { name: 'Cancel' }).click();
     await expect.poll(() => page.getByTestId('status').first().textContent(), { timeout: 60_000 }).toBe('failed');
     await expect.poll(() => page.getByRole('alert').first().textContent()).toContain('cancelled by user');

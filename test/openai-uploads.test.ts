@@ -1,4 +1,4 @@
-// /v1/uploads, OpenAI's Uploads API, driven by both official SDKs unchanged against a real app on a real platform: a
+// /v1/uploads, OpenAI's Uploads API (and pause/resume of the job made from it), driven by both official SDKs unchanged against a real app on a real platform: a
 // file in several parts becomes a /v1 file with the same bytes that a fine-tuning job takes; a wrong byte count or md5
 // is OpenAI's error and leaves the upload open; a process that stops between parts loses none; a part over the limit
 // is a 413; cancel and expiry remove the parts.
@@ -78,6 +78,10 @@ describe('an upload in parts (npm SDK)', () => {
     const job = await client.fineTuning.jobs.create({ model: TINY_MODEL, training_file: fileId, method: { type: 'supervised', supervised: { hyperparameters: { n_epochs: 1 } } } });
     expect(job.status).not.toBe('failed');
     expect(job.training_file).toBe(fileId);
+    // No worker here: the job waits queued, so it pauses at once and resumes to the queue (the SDK's own calls).
+    expect((await client.fineTuning.jobs.pause(job.id)).status).toBe('paused');
+    await expect(client.fineTuning.jobs.pause(job.id)).rejects.toBeInstanceOf(OpenAI.ConflictError);
+    expect((await client.fineTuning.jobs.resume(job.id)).status).toBe('queued');
   });
 
   it('refuses a byte count or md5 that does not match with OpenAI’s error, and stays open for the right ones', async () => {

@@ -370,6 +370,14 @@ describe('ftune against the embedded stack', () => {
     expect(json(flagWins).datasets.map((d: { processed_dataset_id: string }) => d.processed_dataset_id)).toContain(datasetId);
   });
 
+  it('pauses and resumes only what can be: a completed job is the API’s 409 sentence for both', async () => {
+    const [paused, resumed] = await Promise.all([ftune(['jobs', 'pause', jobId]), ftune(['jobs', 'resume', jobId])]);
+    expect(paused.code).toBe(1);
+    expect(paused.stderr).toContain(`error: job ${jobId} is completed; only queued, preparing or training jobs can be paused`);
+    expect(resumed.code).toBe(1);
+    expect(resumed.stderr).toContain(`error: job ${jobId} is completed; only a paused job can be resumed`);
+  });
+
   it('deletes the job and the dataset', async () => {
     const [jobGone, datasetGone] = await Promise.all([ftune(['jobs', 'rm', jobId]), ftune(['datasets', 'rm', datasetId])]);
     expect(jobGone.code, jobGone.stderr).toBe(0);

@@ -227,7 +227,7 @@ export const FineTuningMethod = z.union([
   z.object({ type: z.string().describe('orpo or grpo: a job made through POST /train'), hyperparameters: ResolvedHyperparameters }),
 ]);
 
-export const FineTuningJobStatus = z.enum(['validating_files', 'queued', 'running', 'succeeded', 'failed', 'cancelled']);
+export const FineTuningJobStatus = z.enum(['validating_files', 'queued', 'running', 'paused', 'succeeded', 'failed', 'cancelled']);
 
 export const FineTuningJob = z
   .object({

@@ -399,8 +399,8 @@ export const PreflightResponse = z.object({ preflight: PreflightReport }).meta({
 export type PreflightResponse = z.infer<typeof PreflightResponse>;
 
 export const JobStatus = z
-  .enum(['queued', 'preparing', 'training', 'completed', 'failed'])
-  .describe('queued → preparing → training → completed | failed; cancel and worker loss also end in failed');
+  .enum(['queued', 'preparing', 'training', 'paused', 'completed', 'failed'])
+  .describe('queued → preparing → training → completed | failed; cancel and worker loss also end in failed; paused (POST /jobs/{id}/pause) until resumed, then queued again');
 export type JobStatus = z.infer<typeof JobStatus>;
 
 export const JobProgress = z

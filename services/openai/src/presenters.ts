@@ -51,6 +51,8 @@ function status(job: TrainingJobRow): FineTuningJob['status'] {
     case 'preparing':
     case 'training':
       return 'running';
+    case 'paused':
+      return 'paused';
     case 'completed':
       return 'succeeded';
     case 'failed':

@@ -19,7 +19,7 @@ import { runTrainingJob } from './training/run-training-job.ts';
 import { runPreflight } from './training/preflight.ts';
 import { runProcessingJob } from './datasets/run-processing.ts';
 import { BackgroundPreparation } from './inference/prepare-after-training.ts';
-import { SHUTDOWN, TAKEN, type JobContext } from './training/job-context.ts';
+import { PAUSED, SHUTDOWN, TAKEN, type JobContext } from './training/job-context.ts';
 
 export interface WorkerHandle {
   workerId: string;
@@ -113,6 +113,8 @@ export async function startWorker(platform: Platform, options: WorkerOptions = {
       if (work.queue !== 'train') continue;
       const job = await platform.jobs.getForWorker(id);
       if (!job || job.cancel_requested) work.controller.abort('cancelled');
+      // A job past its last step (saving, evaluating, storing its model) completes: pausing it would only delay that.
+      else if (job.pause_requested && !(job.progress?.total_steps != null && job.progress.step >= job.progress.total_steps)) work.controller.abort(PAUSED);
       // Failed or re-queued by a watchdog while this worker was silent, or running elsewhere now. (Queued is the
       // moment before this worker claims it.)
       else if (job.status !== 'queued' && (job.worker_id !== workerId || !RUNNING_STATUSES.includes(job.status))) work.controller.abort(TAKEN);

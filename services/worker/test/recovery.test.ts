@@ -1,5 +1,5 @@
 // The work of a worker that went silent (recoverOrphans, run by every process's watchdog): its jobs fail naming it,
-// or go back to the queue when they asked to resume; its exports and the datasets it augmented are queued again, and
+// or go back to the queue when they asked to resume (or, asked to pause, are paused); its exports and the datasets it augmented are queued again, and
 // the exports finish on a live worker (a hub export whose sealed token is gone fails saying to start it again). Each row is acted on once when two
 // processes notice at the same time, and a live worker's job is left alone. No ML: the job's adapter is a few
 // stored files, and an adapter export only archives them.
@@ -55,6 +55,9 @@ it('fails or re-queues a silent workerâ€™s work once, and leaves a live workerâ€
   const resuming = await runningJob('wrk_dead', { resume_on_restart: true });
   const alive = await runningJob('wrk_live');
   const ghost = await runningJob('wrk_never_registered');
+  // The user asked it to pause, and its worker died before it could: it is paused, and waits in no queue.
+  const pausing = await runningJob('wrk_dead', { resume_on_restart: true });
+  await platform.jobs.requestPause('local', pausing);
 
   // A completed job with a stored adapter, and two of its exports that wrk_dead had taken.
   const stored = await runningJob('wrk_live');
@@ -98,6 +101,8 @@ it('fails or re-queues a silent workerâ€™s work once, and leaves a live workerâ€
   expect(await job(failing)).toMatchObject({ status: 'failed', error: expect.stringMatching(/^the worker wrk_dead stopped/) });
   expect(await job(ghost)).toMatchObject({ status: 'failed', error: expect.stringMatching(/^the worker wrk_never_registered stopped/) });
   expect(await job(resuming)).toMatchObject({ status: 'queued', worker_id: null });
+  expect(await job(pausing)).toMatchObject({ status: 'paused', worker_id: null, pause_requested: false });
+  expect((await platform.jobs.events(pausing)).at(-1)!.data).toMatchObject({ message: 'paused: the worker wrk_dead stopped while pausing it (no checkpoint stored: a resume starts it over)' });
   expect(await job(alive)).toMatchObject({ status: 'training', worker_id: 'wrk_live' });
   await until(async () => requeued, (ids) => ids.length >= 1);
   await consumer.close();

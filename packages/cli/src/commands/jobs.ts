@@ -1,4 +1,4 @@
-// ftune jobs list | get | cancel | rm | logs: the training service's /jobs.
+// ftune jobs list | get | cancel | pause | resume | rm | logs: the training service's /jobs.
 import { Command } from '@commander-js/extra-typings';
 import type { JobDeleteResult, JobList, TrainingJob } from '@ftp/schema';
 import { jobEvents, type JobEvent } from '../events.ts';
@@ -40,7 +40,7 @@ export function printJob(job: TrainingJob): void {
 }
 
 export function jobsCommand(): Command {
-  const jobs = new Command('jobs').description('list, show, cancel, delete training jobs and read their logs (training service)');
+  const jobs = new Command('jobs').description('list, show, cancel, pause, resume, delete training jobs and read their logs (training service)');
 
   jobs
     .command('list')
@@ -86,6 +86,32 @@ export function jobsCommand(): Command {
       if (json) return printJson(job);
       // The worker stops the job on its next check; until then the job shows its running status.
       if (job.status !== 'completed' && job.status !== 'failed') printLine(`cancel requested: the job ends as failed ("cancelled by user") once its worker stops it`);
+      printJob(job);
+    });
+
+  jobs
+    .command('pause')
+    .description('pause a queued or running training job: it checkpoints and frees its worker (ftune jobs resume continues it)')
+    .argument('<id>', 'job_id')
+    .option('--json', JSON_HELP)
+    .action(async (id, _options, command) => {
+      const { api, json } = context(command);
+      const job = await api.json<TrainingJob>('training', 'POST', `/jobs/${segment(id)}/pause`);
+      if (json) return printJson(job);
+      // A running job pauses at its worker's next check, once its checkpoint is stored.
+      if (job.status !== 'paused') printLine(`pause requested: the job is paused once its trainer has saved a checkpoint at its next step`);
+      printJob(job);
+    });
+
+  jobs
+    .command('resume')
+    .description('resume a paused training job from the checkpoint it paused at')
+    .argument('<id>', 'job_id')
+    .option('--json', JSON_HELP)
+    .action(async (id, _options, command) => {
+      const { api, json } = context(command);
+      const job = await api.json<TrainingJob>('training', 'POST', `/jobs/${segment(id)}/resume`);
+      if (json) return printJson(job);
       printJob(job);
     });
 

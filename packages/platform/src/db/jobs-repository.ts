@@ -7,7 +7,7 @@ import { guardedUpdate, type Bind } from './guarded-update.ts';
 import type { ExportRow } from './exports-repository.ts';
 import { holdLost, listLostHolds, TRAINING_WORK, type LostHold } from './work-rows.ts';
 
-export type JobStatus = 'queued' | 'preparing' | 'training' | 'completed' | 'failed';
+export type JobStatus = 'queued' | 'preparing' | 'training' | 'paused' | 'completed' | 'failed';
 export const RUNNING_STATUSES: readonly JobStatus[] = ['queued', 'preparing', 'training'];
 
 export interface ArtifactGroupsRow {
@@ -47,6 +47,8 @@ export interface TrainingJobRow {
   error: string | null;
   worker_id: string | null;
   cancel_requested: boolean;
+  /** The user asked a running job to pause: its worker checkpoints, stops and leaves it paused. */
+  pause_requested: boolean;
   blob_prefix: string;
   /** training_config.from_job: the job (and checkpoint) this one continued from. */
   parent_job_id: string | null;
@@ -83,7 +85,7 @@ export interface JobEventRow {
   created_at: Date;
 }
 
-type JobUpdate = Partial<Pick<TrainingJobRow, 'status' | 'progress' | 'metrics' | 'artifacts' | 'adapter_path' | 'gguf_path' | 'tracker_url' | 'error' | 'worker_id' | 'started_at' | 'finished_at' | 'best_step' | 'preflight' | 'cancelled_at' | 'openai'>>;
+type JobUpdate = Partial<Pick<TrainingJobRow, 'status' | 'progress' | 'metrics' | 'artifacts' | 'adapter_path' | 'gguf_path' | 'tracker_url' | 'error' | 'worker_id' | 'started_at' | 'finished_at' | 'best_step' | 'preflight' | 'cancelled_at' | 'openai' | 'pause_requested'>>;
 const JSON_COLUMNS = new Set(['progress', 'metrics', 'artifacts', 'preflight', 'openai']);
 
 /** A new job row: queued, or (a /v1 job whose file failed validation) failed at once with its error. */
@@ -193,8 +195,10 @@ export class JobsRepository {
 
   /** Moves an orphaned job back to the queue or to failed, only while it is still running on the same worker and
    *  that worker's hold is still lost (so of several processes noticing, one acts, and a live worker keeps its job). */
-  async releaseOrphan(job: TrainingJobRow, to: { status: 'queued' } | { status: 'failed'; error: string }, lost: LostHold): Promise<TrainingJobRow | undefined> {
-    const update: JobUpdate = to.status === 'queued' ? { status: 'queued', worker_id: null } : { status: 'failed', error: to.error, finished_at: new Date() };
+  async releaseOrphan(job: TrainingJobRow, to: { status: 'queued' | 'paused' } | { status: 'failed'; error: string }, lost: LostHold): Promise<TrainingJobRow | undefined> {
+    const update: JobUpdate =
+      to.status === 'failed' ? { status: 'failed', error: to.error, finished_at: new Date() }
+      : { status: to.status, worker_id: null, ...(to.status === 'paused' ? { pause_requested: false } : {}) };
     return this.apply(job.job_id, update, (bind) => [
       TRAINING_WORK.held,
       job.worker_id === null ? 'worker_id IS NULL' : `worker_id = ${bind(job.worker_id)}`,
@@ -205,6 +209,16 @@ export class JobsRepository {
   private async apply(jobId: string, update: JobUpdate, where: (bind: Bind) => string[]): Promise<TrainingJobRow | undefined> {
     const row = await guardedUpdate<TrainingJobRow>(this.db, { table: 'training_jobs', idColumn: 'job_id', id: jobId, set: update, jsonColumns: JSON_COLUMNS, where });
     if (row && update.status) await this.appendEvent(jobId, 'status', { status: update.status, ...(update.error ? { error: update.error } : {}) });
+    return row;
+  }
+
+  /** Asks the worker of a preparing or training job to pause it; undefined when it is not running there. */
+  async requestPause(userId: string, jobId: string): Promise<TrainingJobRow | undefined> {
+    const [row] = await this.db.query<TrainingJobRow>(
+      `UPDATE training_jobs SET pause_requested = true, updated_at = now()
+       WHERE user_id = $1 AND job_id = $2 AND status IN ('preparing', 'training') RETURNING *`,
+      [userId, jobId],
+    );
     return row;
   }
 

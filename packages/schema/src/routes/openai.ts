@@ -241,6 +241,34 @@ export const openaiRoutes = {
     },
   }),
 
+  pauseFineTuningJob: defineRoute({
+    method: 'POST',
+    url: '/v1/fine_tuning/jobs/:fine_tuning_job_id/pause',
+    schema: {
+      operationId: 'pauseFineTuningJob',
+      summary: 'Pause a fine-tuning job',
+      description: 'A queued job is paused at once; a running one once its trainer has saved a checkpoint at its next step (status running until then).',
+      tags: ['fine-tuning'],
+      security: bearerRequired,
+      params: JobId,
+      response: { 200: FineTuningJob, 400: invalid, 404: notFound('fine-tuning job'), 409: error('The job is not queued or running'), ...common },
+    },
+  }),
+
+  resumeFineTuningJob: defineRoute({
+    method: 'POST',
+    url: '/v1/fine_tuning/jobs/:fine_tuning_job_id/resume',
+    schema: {
+      operationId: 'resumeFineTuningJob',
+      summary: 'Resume a paused fine-tuning job',
+      description: 'Queued again; it continues from the checkpoint it paused at, with the same steps, data order and learning-rate schedule.',
+      tags: ['fine-tuning'],
+      security: bearerRequired,
+      params: JobId,
+      response: { 200: FineTuningJob, 400: invalid, 404: notFound('fine-tuning job'), 409: error('The job is not paused'), ...common },
+    },
+  }),
+
   listFineTuningEvents: defineRoute({
     method: 'GET',
     url: '/v1/fine_tuning/jobs/:fine_tuning_job_id/events',

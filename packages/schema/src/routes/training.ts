@@ -123,6 +123,39 @@ export const trainingRoutes = {
     },
   }),
 
+  pauseJob: defineRoute({
+    method: 'POST',
+    url: '/jobs/:job_id/pause',
+    schema: {
+      operationId: 'pauseJob',
+      summary: 'Pause a training job',
+      description:
+        'A queued job is paused at once and stays out of the queue. A preparing or training job is paused by its worker: the trainer ' +
+        'finishes its step, saves a checkpoint, the checkpoint is stored and the job becomes paused, its worker free (status stays ' +
+        'preparing or training until then; follow GET /jobs/{id}). A paused job can be resumed or cancelled.',
+      tags,
+      security: bearerOptional,
+      params: JobParams,
+      response: { 200: TrainingJob.describe('The job: paused, or still running until its worker has paused it'), 404: jobNotFound, 409: conflict('The job is not queued or running'), 422: invalidRequest, ...serviceErrors },
+    },
+  }),
+
+  resumeJob: defineRoute({
+    method: 'POST',
+    url: '/jobs/:job_id/resume',
+    schema: {
+      operationId: 'resumeJob',
+      summary: 'Resume a paused training job',
+      description:
+        'Queues the job again; the worker that takes it (any) continues from its last stored checkpoint with the same step count, data ' +
+        'order and learning-rate schedule as an uninterrupted run.',
+      tags,
+      security: bearerOptional,
+      params: JobParams,
+      response: { 200: TrainingJob.describe('The job, queued'), 404: jobNotFound, 409: conflict('The job is not paused'), 422: invalidRequest, ...serviceErrors },
+    },
+  }),
+
   streamJobEvents: defineRoute({
     method: 'GET',
     url: '/jobs/:job_id/events',

@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { openaiRoutes } from '@ftp/schema';
-import { cancelTrainingJob } from '@ftp/jobs';
+import { cancelTrainingJob, pauseTrainingJob, resumeTrainingJob } from '@ftp/jobs';
 import { createFineTuningJob, ownJob } from '../fine-tuning.ts';
 import { listPage, presentCheckpoint, presentEvent, presentFineTuningJob } from '../presenters.ts';
 
@@ -38,6 +38,16 @@ export async function fineTuningRoutes(app: FastifyInstance): Promise<void> {
       await cancelTrainingJob(platform, request.userId, request.params.fine_tuning_job_id);
       return presentFineTuningJob(await ownJob(platform, request.userId, request.params.fine_tuning_job_id));
     },
+  });
+
+  routes.route({
+    ...openaiRoutes.pauseFineTuningJob,
+    handler: async (request) => presentFineTuningJob(await pauseTrainingJob(platform, request.userId, request.params.fine_tuning_job_id)),
+  });
+
+  routes.route({
+    ...openaiRoutes.resumeFineTuningJob,
+    handler: async (request) => presentFineTuningJob(await resumeTrainingJob(platform, request.userId, request.params.fine_tuning_job_id)),
   });
 
   routes.route({

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Platform } from '@ftp/platform';
 import { trainingRoutes } from '@ftp/schema';
-import { cancelTrainingJob, deleteTrainingJob, laneStates, preflightTrainingJob, presentCheckpoint, presentJob, presentLane, presentWorker, submitTrainingJob } from '@ftp/jobs';
+import { cancelTrainingJob, deleteTrainingJob, laneStates, pauseTrainingJob, preflightTrainingJob, presentCheckpoint, presentJob, presentLane, presentWorker, resumeTrainingJob, submitTrainingJob } from '@ftp/jobs';
 import { renderDashboard } from '../dashboard.ts';
 import { streamJobEvents } from '../job-events.ts';
 
@@ -43,6 +43,22 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
     ...trainingRoutes.cancelJob,
     handler: async (request) => {
       await cancelTrainingJob(platform, request.userId, request.params.job_id);
+      return present(platform, request.userId, request.params.job_id);
+    },
+  });
+
+  routes.route({
+    ...trainingRoutes.pauseJob,
+    handler: async (request) => {
+      await pauseTrainingJob(platform, request.userId, request.params.job_id);
+      return present(platform, request.userId, request.params.job_id);
+    },
+  });
+
+  routes.route({
+    ...trainingRoutes.resumeJob,
+    handler: async (request) => {
+      await resumeTrainingJob(platform, request.userId, request.params.job_id);
       return present(platform, request.userId, request.params.job_id);
     },
   });

@@ -12,14 +12,15 @@ export interface JobContext {
   trainProcesses: number;
   /** Opened from the sealed row when the work starts; dropped when it ends. */
   secrets?: JobSecretValues;
-  /** Aborted when the user cancels (CANCELLED), the worker stops (SHUTDOWN) or the job was taken from this worker
-   *  (TAKEN); the core then checkpoints and stops. */
+  /** Aborted when the user cancels (CANCELLED) or pauses (PAUSED), the worker stops (SHUTDOWN) or the job was taken
+   *  from this worker (TAKEN); the core then checkpoints and stops. */
   signal: AbortSignal;
 }
 
 /** Abort reasons, as opposed to a user's cancel. */
 export const SHUTDOWN = 'shutdown';
 export const TAKEN = 'taken';
+export const PAUSED = 'paused';
 
 /** The sentence a job ends with when its core was stopped: the worker stopped, or the user cancelled it. */
 export function stopReason(signal: AbortSignal, workerId: string): string {

@@ -11,7 +11,7 @@ import { secretsEnvironment, trackerEnvironment } from './core-spec.ts';
 import { recordTraining, type TrainingRecord } from './core-events.ts';
 import { JobFailure, prepareTraining, type TrainingInputs } from './prepare.ts';
 import { storeTrainedModel, type StoredModel } from './store-model.ts';
-import { SHUTDOWN, stopReason, TAKEN, type JobContext } from './job-context.ts';
+import { PAUSED, SHUTDOWN, stopReason, TAKEN, type JobContext } from './job-context.ts';
 
 const RUNNING = ['preparing', 'training'] as const;
 
@@ -151,6 +151,16 @@ async function stopped(ctx: JobContext, job: TrainingJobRow, err: unknown): Prom
     }
     return;
   }
+  if (ctx.signal.aborted && ctx.signal.reason === PAUSED && !(await platform.jobs.getForWorker(job.job_id))?.cancel_requested) {
+    // As a stopping worker hands a job back, but to no queue: the checkpoint the core saved on its way out is stored.
+    const checkpoint = (await platform.jobs.checkpoints(job.job_id)).at(-1)?.step;
+    if (await platform.jobs.update(job.job_id, { status: 'paused', worker_id: null, pause_requested: false }, RUNNING, ctx.workerId)) {
+      const at = checkpoint === undefined ? 'before its first checkpoint: a resume starts it over' : `at checkpoint step ${checkpoint}: a resume continues from there`;
+      await platform.jobs.appendEvent(job.job_id, 'log', { level: 'info', message: `paused by the user ${at}` });
+      log.info({ checkpoint }, 'job paused');
+    }
+    return;
+  }
   // Known failures carry a sentence for the user; anything else is the worker's own fault, logged in full.
   const message =
     err instanceof UnprocessableEntity ? err.issues.map((i) => i.msg).join('; ')
@@ -158,7 +168,7 @@ async function stopped(ctx: JobContext, job: TrainingJobRow, err: unknown): Prom
     : `the worker failed: ${(err as Error).message}`;
   if (!(err instanceof JobFailure || err instanceof AppError)) log.error({ err }, 'training job failed');
   const now = new Date();
-  const cancelled = ctx.signal.aborted && ctx.signal.reason !== SHUTDOWN && ctx.signal.reason !== TAKEN; // the user's cancel
+  const cancelled = ctx.signal.aborted && ctx.signal.reason !== SHUTDOWN && ctx.signal.reason !== TAKEN; // the user's cancel (also one during a pause)
   const failed = await platform.jobs.update(job.job_id, { status: 'failed', error: message, finished_at: now, ...(cancelled ? { cancelled_at: now } : {}) }, RUNNING, ctx.workerId);
   if (failed) platform.metrics.jobsFinished.inc({ status: cancelled ? 'cancelled' : 'failed', trainer: configOf(job).trainer_type ?? 'sft' });
   await platform.secrets.drop(job.job_id);

@@ -5,6 +5,7 @@ const COLORS: Record<string, string> = {
   queued: 'gray',
   preparing: 'cyan',
   training: 'blue',
+  paused: 'yellow',
   running: 'blue',
   processing: 'blue',
   completed: 'green',

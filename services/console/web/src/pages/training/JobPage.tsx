@@ -16,12 +16,16 @@ import { PreflightView } from './PreflightView.tsx';
 import { RUNNING, trainerOf } from './TrainingPage.tsx';
 import { useJobHistory } from './use-job-history.ts';
 
+type JobAction = 'cancel' | 'pause' | 'resume';
+
 export function JobPage({ id }: { id: string }) {
   const [, navigate] = useLocation();
   const loaded = useLoad((signal) => api<TrainingJob>('training', `/jobs/${encodeURIComponent(id)}`, { signal }), [id]);
-  const { history, error: streamError } = useJobHistory(id);
+  // Resumed, a paused job (whose event stream ended paused) is followed again.
+  const [round, setRound] = useState(0);
+  const { history, error: streamError } = useJobHistory(id, round);
   const [actionError, setActionError] = useState<string>();
-  const [cancelling, setCancelling] = useState(false);
+  const [acting, setActing] = useState<JobAction>();
 
   // The stream's last event carries the final job; a status event moves the badge before it.
   const latestStatus = [...history.log].reverse().find((line) => line.kind === 'status')?.text.match(/^status (\w+)/)?.[1];
@@ -41,14 +45,17 @@ export function JobPage({ id }: { id: string }) {
   const running = job ? RUNNING.includes(job.status) : false;
   const warnings = useMemo(() => warningsOf(history), [history]);
 
-  const cancel = async () => {
-    setCancelling(true);
+  const act = async (action: JobAction) => {
+    setActing(action);
+    setActionError(undefined);
     try {
-      await api<TrainingJob>('training', `/jobs/${encodeURIComponent(id)}/cancel`, { method: 'POST' });
+      await api<TrainingJob>('training', `/jobs/${encodeURIComponent(id)}/${action}`, { method: 'POST' });
+      // A paused job's event stream has ended: followed again, it shows the job resumed (or cancelled).
+      if (!running) setRound((r) => r + 1);
     } catch (err) {
       setActionError((err as Error).message);
     } finally {
-      setCancelling(false);
+      setActing(undefined);
     }
   };
   const remove = async () => {
@@ -87,8 +94,18 @@ export function JobPage({ id }: { id: string }) {
                   </Button>
                 </>
               )}
-              {running ? (
-                <Button color="orange" variant="light" loading={cancelling} onClick={() => void cancel()}>
+              {job.status === 'paused' && (
+                <Button variant="light" loading={acting === 'resume'} onClick={() => void act('resume')}>
+                  Resume
+                </Button>
+              )}
+              {running && (
+                <Button color="yellow" variant="light" loading={acting === 'pause'} onClick={() => void act('pause')}>
+                  Pause
+                </Button>
+              )}
+              {running || job.status === 'paused' ? (
+                <Button color="orange" variant="light" loading={acting === 'cancel'} onClick={() => void act('cancel')}>
                   Cancel
                 </Button>
               ) : (

@@ -3,7 +3,8 @@ import { useEffect, useState } from 'react';
 import { followJobEvents } from '../../api/job-events.ts';
 import { emptyHistory, type JobHistory } from '../../api/job-history.ts';
 
-export function useJobHistory(jobId: string): { history: JobHistory; error: string | undefined } {
+/** `round` follows the job again from its first event when it changes (a resumed job, whose stream had ended paused). */
+export function useJobHistory(jobId: string, round = 0): { history: JobHistory; error: string | undefined } {
   const [history, setHistory] = useState<JobHistory>(emptyHistory);
   const [error, setError] = useState<string>();
   useEffect(() => {
@@ -13,6 +14,6 @@ export function useJobHistory(jobId: string): { history: JobHistory; error: stri
       if (!controller.signal.aborted) setError(err.message);
     });
     return () => controller.abort();
-  }, [jobId]);
+  }, [jobId, round]);
   return { history, error };
 }

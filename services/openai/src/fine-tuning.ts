@@ -7,7 +7,7 @@ import { randomInt } from 'node:crypto';
 import { writeProcessedDataset } from '@ftp/datasets';
 import { newId, NotFound, userKeySegment, type Platform, type RawDatasetRow } from '@ftp/platform';
 import { TrainingConfig, type CreateFineTuningJobRequest, type Grader, type SampleResponseFormat, type TrainRequest } from '@ftp/schema';
-import { checkJudges, jobPageUrl, locateBaseModel, modelContextLength, submitTrainingJob } from '@ftp/jobs';
+import { checkJudges, jobPageUrl, locateBaseModel, modelContextLength, parseModelName, resolveModelName, submitTrainingJob } from '@ftp/jobs';
 import { grpoHyperparameters, resolveReinforcement, rewardOf, type ReinforcementFacts } from './reinforcement.ts';
 import { InvalidLine, readTrainingFile, type FileKind } from './training-files.ts';
 
@@ -24,6 +24,8 @@ export interface OpenAiJobFacts {
   reinforcement?: { grader: Grader; response_format?: SampleResponseFormat } & ReinforcementFacts;
   /** Why the job failed before it was queued (its files), as OpenAI reports it. */
   error?: { code: string; param: string };
+  /** The fine-tuned model (or checkpoint) it continues, as the request named it; absent for a base model. */
+  model?: string;
 }
 
 export interface ResolvedHyperparameters {
@@ -87,7 +89,12 @@ export async function createFineTuningJob(platform: Platform, userId: string, re
   if (rft) await checkJudges(platform, userId, [rft.grader]);
   const training = await ownFile(platform, userId, request.training_file, 'training_file');
   const validation = request.validation_file ? await ownFile(platform, userId, request.validation_file, 'validation_file') : undefined;
-  const location = await locateBaseModel(platform, 'hub', request.model, { loc: ['body', 'model'] });
+  // A fine-tuned model or one of its checkpoints (ft:…) is continued, as OpenAI continues one: its base, and the
+  // training goes on from its adapter (training_config.from_job); another user's is a 404 like an unknown one.
+  const continued = 'base' in parseModelName(request.model) ? undefined : await resolveModelName(platform, userId, request.model);
+  const baseModel = continued?.job?.base_model_id ?? request.model;
+  const from = continued?.job ? { from_job: continued.job.job_id, ...(continued.choice.checkpoint_step !== undefined ? { from_checkpoint_step: continued.choice.checkpoint_step } : {}) } : {};
+  const location = await locateBaseModel(platform, 'hub', baseModel, { loc: ['body', 'model'] });
 
   const jobId = newId('job');
   const kind: FileKind = method === 'dpo' ? 'preference' : method === 'reinforcement' ? 'prompt' : 'chat';
@@ -101,13 +108,14 @@ export async function createFineTuningJob(platform: Platform, userId: string, re
     hyperparameters,
     ...(reinforcement ? { reinforcement } : {}),
     ...(error ? { error } : {}),
+    ...(continued ? { model: request.model } : {}),
   });
   const earlier = [`Validating training file: ${training.dataset_id}`, ...(validation ? [`Validating validation file: ${validation.dataset_id}`] : [])];
   const jobRow = {
     job_id: jobId,
     user_id: userId,
     job_name: request.suffix ?? `fine-tune of ${training.filename}`,
-    base_model_id: request.model,
+    base_model_id: baseModel,
     modality: 'text' as const,
     blob_prefix: `jobs/${userKeySegment(userId)}/${jobId}/`,
     tracker_url: jobPageUrl(platform, jobId),
@@ -164,7 +172,7 @@ export async function createFineTuningJob(platform: Platform, userId: string, re
     await platform.jobs.insert({
       ...jobRow,
       processed_dataset_id: null,
-      training_config: { base_model_id: request.model, method: 'LoRA', trainer_type: TRAINERS[method] },
+      training_config: { base_model_id: baseModel, method: 'LoRA', trainer_type: TRAINERS[method], ...from },
       openai: failed as unknown as Record<string, unknown>,
       failed: { error: message },
       earlier,
@@ -185,7 +193,8 @@ export async function createFineTuningJob(platform: Platform, userId: string, re
     job_name: jobRow.job_name,
     dry_run: false,
     training_config: TrainingConfig.parse({
-      base_model_id: request.model,
+      base_model_id: baseModel,
+      ...from,
       // where it was found: a model of the store is local (Compare showed `provider: hub` for the local tiny, #39)
       provider: location.kind === 'hub' ? 'hub' : 'local',
       method: 'LoRA',

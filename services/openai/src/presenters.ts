@@ -103,7 +103,7 @@ export function presentFineTuningJob(job: TrainingJobRow): FineTuningJob {
     estimated_finish: state === 'running' && typeof eta === 'number' ? seconds(job.updated_at) + Math.round(eta) : null,
     error: state === 'failed' ? { code: facts?.error?.code ?? 'training_failed', message: job.error ?? 'the job failed', param: facts?.error?.param ?? null } : null,
     fine_tuned_model: state === 'succeeded' ? fineTunedModelName(job) : null,
-    model: job.base_model_id,
+    model: facts?.model ?? job.base_model_id,
     organization_id: job.user_id,
     result_files: [],
     seed: facts?.seed ?? (job.training_config as { hyperparameters?: { seed?: number } }).hyperparameters?.seed ?? 42,

@@ -1,6 +1,7 @@
 // A job's training_config as it applies to that job, for a person comparing jobs (GET /jobs, the job page, compare):
 // the stored config holds every default, also those its trainer or method never reads, and an `epochs` that max_steps
 // overrides. Shown as stored, an SFT job listed GRPO's num_generations and a 100-step run read "epochs 3".
+import type { TrainingJobRow } from '@ftp/platform';
 import type { PreflightReport } from '@ftp/schema';
 
 /** Hyperparameters each trainer reads beyond the common ones (decisions.md "Training"). */
@@ -31,11 +32,14 @@ interface StoredConfig {
   [key: string]: unknown;
 }
 
+/** The trainer a job's stored config runs: rows written before trainer_type had a default leave it out (sft). */
+export const trainerOf = (job: Pick<TrainingJobRow, 'training_config'>): string => (job.training_config as StoredConfig).trainer_type ?? 'sft';
+
 /** The config without the settings its trainer and method do not read, and with `epochs` the passes over the train
  *  split that max_steps makes (from the pre-flight report's steps per epoch, to one decimal) when max_steps is set. */
 export function appliedTrainingConfig(stored: Record<string, unknown>, preflight: PreflightReport | null): Record<string, unknown> {
   const config = stored as StoredConfig;
-  const trainer = config.trainer_type ?? 'sft';
+  const trainer = trainerOf({ training_config: stored });
   const hyperparameters = Object.fromEntries(
     Object.entries(config.hyperparameters ?? {}).filter(([name]) =>
       (ONLY_FOR_TRAINERS[name]?.includes(trainer) ?? true) && !(config.method === 'Full' && LORA_ONLY.includes(name))),

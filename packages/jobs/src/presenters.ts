@@ -4,10 +4,10 @@
 import type { CheckpointRow, ExportRow, TrainingJobRow, WorkerRow } from '@ftp/platform';
 import type { Checkpoint, ExportDetails, ExportRecord, ExportSummary, PreflightReport, QueueLane, TrainingJob, WorkerInfo } from '@ftp/schema';
 
-import { appliedTrainingConfig } from './applied-config.ts';
+import { appliedTrainingConfig, trainerOf } from './applied-config.ts';
 import type { LaneState } from './deployment-metrics.ts';
 
-export { appliedTrainingConfig };
+export { appliedTrainingConfig, trainerOf };
 
 const iso = (value: Date | string): string => new Date(value).toISOString();
 

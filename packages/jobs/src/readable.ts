@@ -2,6 +2,25 @@
 // file: it imports nothing) and the training service's job page. #39: the job page said "0.00 GiB" where the console
 // said 2.5 MiB, and 0.20000000298023224 and 14304 where a person reads 0.2 and 14,304.
 
+import type { PreflightReport } from '@ftp/schema'; // a type only: erased, so the console's bundle still imports nothing
+
+/** A duration as a person reads it: 42 s, 3 min 5 s, 2 h 10 min ('—' for none). */
+export function formatDuration(seconds: number | null | undefined): string {
+  if (seconds === null || seconds === undefined || !Number.isFinite(seconds)) return '—';
+  const s = Math.round(seconds);
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min ${s % 60} s`;
+  return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
+}
+
+/** A worker's pre-flight estimate as a person reads it: the time from start to completed, and what it is made of. */
+export function estimatedTime(e: PreflightReport['estimates'][number]): string {
+  if (e.training_seconds === null || e.training_seconds === undefined) return 'speed not measured yet';
+  const steps = `${formatDuration(e.training_seconds)} of steps at ${readableNumber(Math.round(e.tokens_per_second ?? 0))} tokens/s`;
+  if (e.overhead_seconds === null || e.overhead_seconds === undefined) return `${steps}, plus loading and saving (not measured on this host yet)`;
+  return `about ${formatDuration(e.wall_seconds ?? e.training_seconds + e.overhead_seconds)} from start to completed: ${steps}, ${formatDuration(e.overhead_seconds)} loading, preparing and saving`;
+}
+
 /** Bytes in the largest binary unit that keeps the number at least 1: 512 B, 2.5 MiB, 12 GiB. */
 export function formatBytes(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;

@@ -2,7 +2,7 @@
 // user's cancel read from cancelled_at), its event log the job's events, its stored checkpoints OpenAI's checkpoints,
 // and model names in both directions (ft:<base>:<suffix or custom>:<job id>, a checkpoint …:ckpt-step-<n>).
 import type { CheckpointRow, JobEventRow, RawDatasetRow, TrainingJobRow, UploadRow } from '@ftp/platform';
-import { checkpointModelName, fineTunedModelName } from '@ftp/jobs';
+import { checkpointModelName, fineTunedModelName, trainerOf } from '@ftp/jobs';
 import type { FileObject, FineTuningJob } from '@ftp/schema';
 import type { OpenAiJobFacts, ResolvedHyperparameters } from './fine-tuning.ts';
 
@@ -82,7 +82,7 @@ function ownHyperparameters(job: TrainingJobRow): ResolvedHyperparameters & { be
 
 export function presentFineTuningJob(job: TrainingJobRow): FineTuningJob {
   const facts = job.openai as OpenAiJobFacts | null;
-  const trainer = (job.training_config as { trainer_type?: string }).trainer_type ?? 'sft';
+  const trainer = trainerOf(job);
   const own = ownHyperparameters(job);
   const hyperparameters = facts?.hyperparameters ?? own;
   const { beta, ...plain } = { beta: own.beta, ...hyperparameters };

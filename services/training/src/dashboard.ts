@@ -4,7 +4,7 @@
 // itself every few seconds while the job runs. No script, no external asset (the icon is inline).
 import { RUNNING_STATUSES, type JobEventRow, type TrainingJobRow } from '@ftp/platform';
 import type { PreflightReport } from '@ftp/schema';
-import { appliedTrainingConfig, formatBytes, formatTicks, niceTicks, readableNumber } from '@ftp/jobs';
+import { appliedTrainingConfig, estimatedTime, formatBytes, formatTicks, niceTicks, readableNumber } from '@ftp/jobs';
 
 const escape = (value: unknown): string =>
   String(value).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
@@ -142,13 +142,4 @@ ${table(Object.entries(job.metrics ?? {}))}
 <h2>Hyperparameters</h2>
 ${table(Object.entries(config.hyperparameters ?? {}))}
 </body></html>`;
-}
-
-/** A worker's estimate as a person reads it: the time from start to completed, and what it is made of. */
-function estimatedTime(e: PreflightReport['estimates'][number]): string {
-  const seconds = (value: number) => `${count(Math.ceil(value))} s`;
-  if (e.training_seconds === null || e.training_seconds === undefined) return 'speed not measured yet';
-  const steps = `${seconds(e.training_seconds)} of steps at ${count(Math.round(e.tokens_per_second ?? 0))} tokens/s`;
-  if (e.overhead_seconds === null || e.overhead_seconds === undefined) return `${steps}, plus loading and saving (not measured on this host yet)`;
-  return `~${seconds(e.wall_seconds ?? e.training_seconds + e.overhead_seconds)} from start to completed: ${steps}, ${seconds(e.overhead_seconds)} loading, preparing and saving`;
 }

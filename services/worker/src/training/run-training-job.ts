@@ -4,7 +4,7 @@
 // queue to continue from its last checkpoint on whichever worker takes it next.
 import { describeCoreFailure, runCore } from '@ftp/core-client';
 import { AppError, UnprocessableEntity, type TrainingJobRow } from '@ftp/platform';
-import { overheadSeconds, queueExport, throughputKey, trainingQueue } from '@ftp/jobs';
+import { overheadSeconds, queueExport, throughputKey, trainerOf, trainingQueue } from '@ftp/jobs';
 import type { TrainingConfig } from '@ftp/schema';
 import { withJudgeRelay } from '../inference/judge-relay.ts';
 import { secretsEnvironment, trackerEnvironment } from './core-spec.ts';
@@ -18,7 +18,7 @@ const RUNNING = ['preparing', 'training'] as const;
 export async function runTrainingJob(ctx: JobContext, jobId: string): Promise<void> {
   const job = await claim(ctx, jobId);
   if (!job) return; // cancelled or deleted while queued, or already taken by another worker
-  const trainer = configOf(job).trainer_type ?? 'sft';
+  const trainer = trainerOf(job);
   if (job.started_at) ctx.platform.metrics.jobPhaseDuration.observe({ phase: 'queued', trainer }, Math.max(0, job.started_at.getTime() - job.created_at.getTime()) / 1000);
   let record: TrainingRecord | undefined;
   try {
@@ -110,7 +110,7 @@ async function complete(ctx: JobContext, job: TrainingJobRow, stored: StoredMode
   );
   if (!done) return;
   platform.logger.info({ jobId: job.job_id }, 'training job completed');
-  const trainer = config.trainer_type ?? 'sft';
+  const trainer = trainerOf(job);
   platform.metrics.jobsFinished.inc({ status: 'completed', trainer });
   if (metrics?.trained_tokens) platform.metrics.trainedTokens.inc({ trainer }, metrics.trained_tokens);
   const tokensPerSecond = record.tokensPerSecond();
@@ -170,6 +170,6 @@ async function stopped(ctx: JobContext, job: TrainingJobRow, err: unknown): Prom
   const now = new Date();
   const cancelled = ctx.signal.aborted && ctx.signal.reason !== SHUTDOWN && ctx.signal.reason !== TAKEN; // the user's cancel (also one during a pause)
   const failed = await platform.jobs.update(job.job_id, { status: 'failed', error: message, finished_at: now, ...(cancelled ? { cancelled_at: now } : {}) }, RUNNING, ctx.workerId);
-  if (failed) platform.metrics.jobsFinished.inc({ status: cancelled ? 'cancelled' : 'failed', trainer: configOf(job).trainer_type ?? 'sft' });
+  if (failed) platform.metrics.jobsFinished.inc({ status: cancelled ? 'cancelled' : 'failed', trainer: trainerOf(job) });
   await platform.secrets.drop(job.job_id);
 }

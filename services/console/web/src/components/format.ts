@@ -1,14 +1,6 @@
 // How numbers, sizes and times read in the console. Sizes and axis ticks read as on the training service's job page:
 // one file, which the console bundles (it imports nothing).
-export { formatBytes, formatTicks } from '../../../../../packages/jobs/src/readable.ts';
-
-export function formatDuration(seconds: number | null | undefined): string {
-  if (seconds === null || seconds === undefined || !Number.isFinite(seconds)) return '—';
-  const s = Math.round(seconds);
-  if (s < 60) return `${s} s`;
-  if (s < 3600) return `${Math.floor(s / 60)} min ${s % 60} s`;
-  return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
-}
+export { estimatedTime, formatBytes, formatDuration, formatTicks } from '../../../../../packages/jobs/src/readable.ts';
 
 export function formatNumber(value: unknown, digits = 4): string {
   if (typeof value !== 'number' || !Number.isFinite(value)) return value === null || value === undefined ? '—' : String(value);

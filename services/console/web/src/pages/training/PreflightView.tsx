@@ -2,7 +2,7 @@
 // its warnings, and the first examples as training sees them with the trained spans marked.
 import { Alert, Code, List, Mark, Stack, Table, Text } from '@mantine/core';
 import type { PreflightReport } from '../../api/types.ts';
-import { formatBytes, formatDuration } from '../../components/format.ts';
+import { estimatedTime, formatBytes } from '../../components/format.ts';
 
 export function PreflightView({ report }: { report: PreflightReport }) {
   const { tokens, truncated, steps, memory, model } = report;
@@ -58,12 +58,4 @@ export function PreflightView({ report }: { report: PreflightReport }) {
       )}
     </Stack>
   );
-}
-
-/** A worker's estimate as a person reads it: the time from start to completed, and what it is made of (#39). */
-function estimatedTime(e: PreflightReport['estimates'][number]): string {
-  if (e.training_seconds === null || e.training_seconds === undefined) return 'speed not measured yet';
-  const steps = `${formatDuration(e.training_seconds)} of steps at ${Math.round(e.tokens_per_second ?? 0)} tokens/s`;
-  if (e.overhead_seconds === null || e.overhead_seconds === undefined) return `${steps}, plus loading and saving (not measured on this host yet)`;
-  return `about ${formatDuration(e.wall_seconds ?? e.training_seconds + e.overhead_seconds)} from start to completed: ${steps}, ${formatDuration(e.overhead_seconds)} loading, preparing and saving`;
 }

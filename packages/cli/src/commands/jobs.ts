@@ -75,45 +75,30 @@ export function jobsCommand(): Command {
       printJob(job);
     });
 
-  jobs
-    .command('cancel')
-    .description('cancel a queued or running training job')
-    .argument('<id>', 'job_id')
-    .option('--json', JSON_HELP)
-    .action(async (id, _options, command) => {
-      const { api, json } = context(command);
-      const job = await api.json<TrainingJob>('training', 'POST', `/jobs/${segment(id)}/cancel`);
-      if (json) return printJson(job);
-      // The worker stops the job on its next check; until then the job shows its running status.
-      if (job.status !== 'completed' && job.status !== 'failed') printLine(`cancel requested: the job ends as failed ("cancelled by user") once its worker stops it`);
-      printJob(job);
-    });
-
-  jobs
-    .command('pause')
-    .description('pause a queued or running training job: it checkpoints and frees its worker (ftune jobs resume continues it)')
-    .argument('<id>', 'job_id')
-    .option('--json', JSON_HELP)
-    .action(async (id, _options, command) => {
-      const { api, json } = context(command);
-      const job = await api.json<TrainingJob>('training', 'POST', `/jobs/${segment(id)}/pause`);
-      if (json) return printJson(job);
-      // A running job pauses at its worker's next check, once its checkpoint is stored.
-      if (job.status !== 'paused') printLine(`pause requested: the job is paused once its trainer has saved a checkpoint at its next step`);
-      printJob(job);
-    });
-
-  jobs
-    .command('resume')
-    .description('resume a paused training job from the checkpoint it paused at')
-    .argument('<id>', 'job_id')
-    .option('--json', JSON_HELP)
-    .action(async (id, _options, command) => {
-      const { api, json } = context(command);
-      const job = await api.json<TrainingJob>('training', 'POST', `/jobs/${segment(id)}/resume`);
-      if (json) return printJson(job);
-      printJob(job);
-    });
+  // cancel, pause, resume: POST /jobs/{id}/<action>; the worker acts on its next check, so a running job may still
+  // show its running status, and `waiting` says what comes next when it does.
+  const jobAction = (action: 'cancel' | 'pause' | 'resume', description: string, waiting?: { until: (job: TrainingJob) => boolean; note: string }) =>
+    jobs
+      .command(action)
+      .description(description)
+      .argument('<id>', 'job_id')
+      .option('--json', JSON_HELP)
+      .action(async (id, _options, command) => {
+        const { api, json } = context(command);
+        const job = await api.json<TrainingJob>('training', 'POST', `/jobs/${segment(id)}/${action}`);
+        if (json) return printJson(job);
+        if (waiting && !waiting.until(job)) printLine(waiting.note);
+        printJob(job);
+      });
+  jobAction('cancel', 'cancel a queued, running or paused training job', {
+    until: (job) => job.status === 'completed' || job.status === 'failed',
+    note: 'cancel requested: the job ends as failed ("cancelled by user") once its worker stops it',
+  });
+  jobAction('pause', 'pause a queued or running training job: it checkpoints and frees its worker (ftune jobs resume continues it)', {
+    until: (job) => job.status === 'paused',
+    note: 'pause requested: the job is paused once its trainer has saved a checkpoint at its next step',
+  });
+  jobAction('resume', 'resume a paused training job from the checkpoint it paused at');
 
   jobs
     .command('rm')

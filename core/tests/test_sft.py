@@ -133,6 +133,19 @@ def test_trained_tokens_of_the_last_progress_event_are_the_preflight_count(tiny_
     assert trained[-1] == preflight.report["training_tokens"]
 
 
+def test_trained_tokens_of_a_run_max_steps_ends_are_the_preflight_count(tiny_model, sft_files, tmp_path):
+    """max_steps past an epoch whose last batch is short (16 rows, 3 a batch: 6 steps, the last of 1 row): the
+    preflight count is what was trained, within the spread of the rows the steps after the epoch drew."""
+    spec = sft_spec(tiny_model, *sft_files, tmp_path / "run", max_steps=9, batch_size=3, gradient_accumulation_steps=1,
+                    logging_steps=9)
+    with captured_events() as cap:
+        run(spec)
+    (preflight,) = cap.of("preflight")
+    trained = cap.of("progress")[-1].extra["trained_tokens"]
+    assert preflight.report["steps"]["per_epoch"] == 6
+    assert abs(trained - preflight.report["training_tokens"]) / trained < 0.1, (trained, preflight.report["training_tokens"])
+
+
 @pytest.mark.parametrize("padding_free", [False, True])
 def test_logits_of_learned_positions_only_give_trls_loss_and_gradients(tiny_model, sft_files, tmp_path, padding_free):
     from trl import SFTTrainer

@@ -123,6 +123,13 @@ describe('an upload in parts (npm SDK)', () => {
     const tooBig = await client.uploads.create({ bytes: MAX_UPLOAD_BYTES + 1, filename: 'x.jsonl', mime_type: 'application/jsonl', purpose: 'fine-tune' }).catch((err: unknown) => err);
     expect((tooBig as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({ param: 'bytes' });
 
+    // Parts may not pile up past the declared bytes (and one part more): the 1,000 bytes sent and 2 MiB are too many.
+    const [more] = await sendParts(client, upload.id, [Buffer.alloc(MAX_UPLOAD_BYTES, 'c')]);
+    const past = await sendParts(client, upload.id, [Buffer.alloc(MAX_UPLOAD_BYTES, 'd')]).catch((err: unknown) => err);
+    expect((past as InstanceType<typeof OpenAI.APIError>).status).toBe(413);
+    expect((past as Error).message).toContain(`would add up to ${1000 + 2 * MAX_UPLOAD_BYTES} bytes, more than the ${MAX_UPLOAD_BYTES} it was created for`);
+    expect((await blobsUnder(platform.dataDir, prefix)).sort()).toEqual([kept, more].sort());
+
     // Cancelled: its parts removed.
     expect((await client.uploads.cancel(upload.id)).status).toBe('cancelled');
     expect(await blobsUnder(platform.dataDir, prefix)).toEqual([]);

@@ -70,6 +70,12 @@ export async function addUploadPart(platform: Platform, userId: string, uploadId
     await platform.blobs.delete(key);
     throw tooLarge();
   }
+  // The parts may not pile up past the declared size (room is left for one part sent again after a lost answer).
+  const stored = (await platform.uploads.parts(uploadId)).reduce((sum, p) => sum + p.size_bytes, 0);
+  if (stored + size > upload.bytes + partLimit(platform)) {
+    await platform.blobs.delete(key);
+    throw new PayloadTooLarge(`the parts sent to upload ${uploadId} would add up to ${stored + size} bytes, more than the ${upload.bytes} it was created for; start a new upload with the right bytes`);
+  }
   const row = await platform.uploads.addPart(partId, uploadId, key, size);
   if (!row) {
     // Completed, cancelled or out of time while this part streamed.

@@ -149,7 +149,7 @@ export const openaiRoutes = {
       consumes: ['multipart/form-data'],
       security: bearerRequired,
       params: UploadId,
-      response: { 200: UploadPartObject, 400: invalid, 404: notFound('upload'), 409: uploadEnded, 413: error('The part is larger than 64 MiB'), ...common },
+      response: { 200: UploadPartObject, 400: invalid, 404: notFound('upload'), 409: uploadEnded, 413: error('The part is larger than 64 MiB, or the parts sent would add up to more than the upload’s bytes and one part more'), ...common },
     },
   }),
 

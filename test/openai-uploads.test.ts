@@ -97,6 +97,10 @@ describe('an upload in parts (npm SDK)', () => {
     const wrongMd5 = await client.uploads.complete(upload.id, { part_ids: ids, md5: md5('something else') }).catch((err: unknown) => err);
     expect(wrongMd5).toBeInstanceOf(OpenAI.BadRequestError);
     expect((wrongMd5 as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({ param: 'md5', message: expect.stringContaining(`is not the joined file's (${md5(Buffer.concat([bytes, Buffer.from('\n')]))})`) });
+    const stranger = await client.uploads.complete(upload.id, { part_ids: [...ids, 'part_0123456789abcdef01234567'] }).catch((err: unknown) => err);
+    expect((stranger as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({
+      param: `part_ids.${ids.length}`, message: `part_ids.${ids.length}: part_0123456789abcdef01234567 is not a part of the upload ${upload.id}; name the ids POST /v1/uploads/${upload.id}/parts returned`,
+    });
     const twice = await client.uploads.complete(upload.id, { part_ids: [ids[0]!, ids[0]!] }).catch((err: unknown) => err);
     expect((twice as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({ param: 'part_ids.1', message: `part_ids.1: ${ids[0]} is named twice; name each part once` });
 

@@ -177,12 +177,24 @@ def _explained(method, path, status, body):
     if (method, path, status) == ("POST", "/v1/uploads", 400):
         return isinstance(error, dict) and any(re.fullmatch(param, str(error.get("param"))) and reason in str(error.get("message"))
                                                for param, reason in _UPLOAD_RULES)
+    # POST /v1/uploads/{upload_id}/complete (the stateful phase links it to an upload just created): the parts named
+    # must be that upload's, each once, adding up to its bytes, and the md5 the joined file's (its description says so).
+    if (method, path, status) == ("POST", "/v1/uploads/{upload_id}/complete", 400):
+        return isinstance(error, dict) and any(re.fullmatch(param, str(error.get("param"))) and reason in str(error.get("message"))
+                                               for param, reason in _COMPLETE_RULES)
     return False
 
 
 _UPLOAD_RULES = (
     (r"bytes", "is more than this deployment takes (MAX_UPLOAD_BYTES"),
     (r"expires_after", "expires_after is not supported"),
+)
+
+_COMPLETE_RULES = (
+    (r"part_ids\.\d+", "is not a part of the upload"),
+    (r"part_ids\.\d+", "is named twice"),
+    (r"part_ids", "the parts named add up to"),
+    (r"md5", "is not the joined file's"),
 )
 
 _RESPONSES_RULES = (

@@ -2,8 +2,6 @@
 // file: it imports nothing) and the training service's job page. #39: the job page said "0.00 GiB" where the console
 // said 2.5 MiB, and 0.20000000298023224 and 14304 where a person reads 0.2 and 14,304.
 
-import type { PreflightReport } from '@ftp/schema'; // a type only: erased, so the console's bundle still imports nothing
-
 /** A duration as a person reads it: 42 s, 3 min 5 s, 2 h 10 min ('—' for none). */
 export function formatDuration(seconds: number | null | undefined): string {
   if (seconds === null || seconds === undefined || !Number.isFinite(seconds)) return '—';
@@ -13,8 +11,16 @@ export function formatDuration(seconds: number | null | undefined): string {
   return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
 }
 
+/** What estimatedTime reads of a pre-flight estimate (PreflightReport's `estimates[]`; this file imports nothing). */
+export interface TimeEstimate {
+  tokens_per_second?: number | null;
+  training_seconds?: number | null;
+  overhead_seconds?: number | null;
+  wall_seconds?: number | null;
+}
+
 /** A worker's pre-flight estimate as a person reads it: the time from start to completed, and what it is made of. */
-export function estimatedTime(e: PreflightReport['estimates'][number]): string {
+export function estimatedTime(e: TimeEstimate): string {
   if (e.training_seconds === null || e.training_seconds === undefined) return 'speed not measured yet';
   const steps = `${formatDuration(e.training_seconds)} of steps at ${readableNumber(Math.round(e.tokens_per_second ?? 0))} tokens/s`;
   if (e.overhead_seconds === null || e.overhead_seconds === undefined) return `${steps}, plus loading and saving (not measured on this host yet)`;

@@ -48,7 +48,7 @@ export async function resumeTrainingJob(platform: Platform, userId: string, jobI
     ? await platform.jobs.update(job.job_id, { status: 'queued', worker_id: null, pause_requested: false }, ['paused'])
     : undefined;
   if (!resumed) throw new Conflict(`job ${job.job_id} is ${(await platform.jobs.getOwn(userId, jobId)).status}; only a paused job can be resumed`);
-  const checkpoint = (await platform.jobs.checkpoints(job.job_id)).at(-1)?.step;
+  const checkpoint = await platform.jobs.lastCheckpointStep(job.job_id);
   await platform.jobs.appendEvent(job.job_id, 'log', {
     level: 'info',
     message: `resumed by the user: queued to continue from ${checkpoint === undefined ? 'the start (no checkpoint was stored)' : `checkpoint step ${checkpoint}`}`,

@@ -27,14 +27,14 @@ export async function releaseLostWork(platform: Platform, lost: LostHold): Promi
   for (const job of await jobs.listOrphaned(lost)) {
     if (job.pause_requested) {
       // The user asked it to pause: it is paused, at its last stored checkpoint.
-      const checkpoint = (await jobs.checkpoints(job.job_id)).at(-1)?.step;
+      const checkpoint = await jobs.lastCheckpointStep(job.job_id);
       if (await jobs.releaseOrphan(job, { status: 'paused' }, lost)) {
         const at = checkpoint === undefined ? 'no checkpoint stored: a resume starts it over' : `a resume continues from checkpoint step ${checkpoint}`;
         await jobs.appendEvent(job.job_id, 'log', { level: 'warning', message: `paused: the ${whatHappened(job.worker_id, lost)} while pausing it (${at})` });
         platform.metrics.repairs.inc({ repair: 'job_paused' });
       }
     } else if (wantsResume(job)) {
-      const checkpoint = (await jobs.checkpoints(job.job_id)).at(-1)?.step;
+      const checkpoint = await jobs.lastCheckpointStep(job.job_id);
       if (await jobs.releaseOrphan(job, { status: 'queued' }, lost)) {
         const from = checkpoint === undefined ? 'no checkpoint stored: it starts over' : `last checkpoint step ${checkpoint}`;
         await jobs.appendEvent(job.job_id, 'log', { level: 'warning', message: `re-queued after ${whatHappened(job.worker_id, lost)} (${from})` });

@@ -241,6 +241,11 @@ export class JobsRepository {
     return this.db.query<CheckpointRow>('SELECT * FROM job_checkpoints WHERE job_id = $1 ORDER BY step', [jobId]);
   }
 
+  /** The step of the job's newest stored checkpoint, where a resumed run continues; undefined when none is stored. */
+  async lastCheckpointStep(jobId: string): Promise<number | undefined> {
+    return (await this.checkpoints(jobId)).at(-1)?.step;
+  }
+
   async recordCheckpoint(row: Omit<CheckpointRow, 'created_at'>): Promise<void> {
     await this.db.query(
       `INSERT INTO job_checkpoints (job_id, step, epoch, train_loss, eval_loss, size_bytes) VALUES ($1, $2, $3, $4, $5, $6)

@@ -142,7 +142,7 @@ async function stopped(ctx: JobContext, job: TrainingJobRow, err: unknown): Prom
   }
   if (ctx.signal.aborted && ctx.signal.reason === SHUTDOWN) {
     // The checkpoint the core saved on its way out was stored with its event, before this.
-    const checkpoint = (await platform.jobs.checkpoints(job.job_id)).at(-1)?.step;
+    const checkpoint = await platform.jobs.lastCheckpointStep(job.job_id);
     if (await platform.jobs.update(job.job_id, { status: 'queued', worker_id: null }, RUNNING, ctx.workerId)) {
       const from = checkpoint === undefined ? 'no checkpoint stored: it starts over' : `last checkpoint step ${checkpoint}`;
       await platform.jobs.appendEvent(job.job_id, 'log', { level: 'info', message: `re-queued after worker ${ctx.workerId} stopped (SIGTERM; ${from})` });
@@ -153,7 +153,7 @@ async function stopped(ctx: JobContext, job: TrainingJobRow, err: unknown): Prom
   }
   if (ctx.signal.aborted && ctx.signal.reason === PAUSED && !(await platform.jobs.getForWorker(job.job_id))?.cancel_requested) {
     // As a stopping worker hands a job back, but to no queue: the checkpoint the core saved on its way out is stored.
-    const checkpoint = (await platform.jobs.checkpoints(job.job_id)).at(-1)?.step;
+    const checkpoint = await platform.jobs.lastCheckpointStep(job.job_id);
     if (await platform.jobs.update(job.job_id, { status: 'paused', worker_id: null, pause_requested: false }, RUNNING, ctx.workerId)) {
       const at = checkpoint === undefined ? 'before its first checkpoint: a resume starts it over' : `at checkpoint step ${checkpoint}: a resume continues from there`;
       await platform.jobs.appendEvent(job.job_id, 'log', { level: 'info', message: `paused by the user ${at}` });

@@ -165,24 +165,26 @@ def _explained(method, path, status, body):
     # message answers a call an earlier assistant turn made, tool_choice names one of tools (or comes with tools), and
     # tools reach only a model whose chat template writes them. OpenAI's 400 invalid_request_error, param the field.
     if (method, path, status) == ("POST", "/v1/chat/completions", 400):
-        return isinstance(error, dict) and any(re.fullmatch(param, str(error.get("param"))) and reason in str(error.get("message"))
-                                               for param, reason in _CHAT_TOOL_RULES)
+        return _field_rule(error, _CHAT_TOOL_RULES)
     # POST /v1/responses: the same of its input items and tools, and what a stateless service without built-in tools,
     # reasoning models or image input refuses (the document describes each refusal; its schema takes the shape).
     if (method, path, status) == ("POST", "/v1/responses", 400):
-        return isinstance(error, dict) and any(re.fullmatch(param, str(error.get("param"))) and reason in str(error.get("message"))
-                                               for param, reason in _RESPONSES_RULES)
+        return _field_rule(error, _RESPONSES_RULES)
     # POST /v1/uploads: the deployment's MAX_UPLOAD_BYTES (a setting, so not in the document) and expires_after, which the
     # document describes as refused (files are kept until deleted).
     if (method, path, status) == ("POST", "/v1/uploads", 400):
-        return isinstance(error, dict) and any(re.fullmatch(param, str(error.get("param"))) and reason in str(error.get("message"))
-                                               for param, reason in _UPLOAD_RULES)
+        return _field_rule(error, _UPLOAD_RULES)
     # POST /v1/uploads/{upload_id}/complete (the stateful phase links it to an upload just created): the parts named
     # must be that upload's, each once, adding up to its bytes, and the md5 the joined file's (its description says so).
     if (method, path, status) == ("POST", "/v1/uploads/{upload_id}/complete", 400):
-        return isinstance(error, dict) and any(re.fullmatch(param, str(error.get("param"))) and reason in str(error.get("message"))
-                                               for param, reason in _COMPLETE_RULES)
+        return _field_rule(error, _COMPLETE_RULES)
     return False
+
+
+def _field_rule(error, rules):
+    """An OpenAI error body whose param matches one of `rules`' patterns and whose message holds that rule's reason."""
+    return isinstance(error, dict) and any(re.fullmatch(param, str(error.get("param"))) and reason in str(error.get("message"))
+                                           for param, reason in rules)
 
 
 _UPLOAD_RULES = (

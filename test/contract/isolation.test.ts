@@ -1,6 +1,7 @@
 // Isolation between users, over every operation of every service: the embedded stack in JWT mode with two users, A
 // and B. A creates one of everything that has an id and can exist without a worker (an upload, a processed dataset,
-// a training job, /v1 files, a fine-tuning job and a failed one, with the processed dataset it made); then B calls
+// a training job, /v1 files, a fine-tuning job and a failed one, with the processed dataset it made, an upload in parts,
+// a batch); then B calls
 // every operation read from openapi/*.json (so a new endpoint cannot be forgotten) with A's ids in its path and body:
 // 404 everywhere (on /v1 OpenAI's error body), and no answer of B's, whatever its status, holds any of A's ids or
 // strings beyond what B's own request sent. Then every request again with no credential: 401 (but /health), no blob
@@ -59,6 +60,8 @@ interface AIds {
   /** A's upload in parts, pending, and its one part. */
   uploads: string[];
   parts: string[];
+  /** A's batch, validating (no worker takes it). */
+  batches: string[];
 }
 
 /** B's own resources, for requests that must name one of B's besides one of A's. */
@@ -86,6 +89,7 @@ const pathValues = (a: AIds): Record<string, string[]> => ({
   file_id: a.raw,
   model: a.models,
   upload_id: a.uploads,
+  batch_id: a.batches,
 });
 
 /** Required query parameter name → the value sent (no id is taken by query). */
@@ -138,6 +142,7 @@ const BODIES: Record<string, (a: AIds, b: BIds) => Variant[]> = {
   'POST /v1/uploads': () => [{ body: { bytes: 10, filename: 'b-upload.jsonl', mime_type: 'application/jsonl', purpose: 'fine-tune' }, status: 200 }],
   'POST /v1/uploads/{upload_id}/parts': () => [{ form: () => { const data = new FormData(); data.append('data', new Blob(['b part']), 'b-part'); return data; }, status: 404 }],
   'POST /v1/uploads/{upload_id}/complete': (a) => [{ body: { part_ids: a.parts }, status: 404 }],
+  'POST /v1/batches': (a) => a.raw.map((input_file_id) => ({ body: { input_file_id, endpoint: '/v1/chat/completions', completion_window: '24h' }, status: 404 })),
   'POST /v1/fine_tuning/jobs': (a, b) => [
     ...a.raw.map((training_file) => ({ body: { model: TINY_MODEL, training_file }, ...fileNotFound('training_file') })),
     ...a.raw.map((validation_file) => ({ body: { model: TINY_MODEL, training_file: b.fileId, validation_file }, ...fileNotFound('validation_file') })),
@@ -320,8 +325,13 @@ describe('isolation between two users, over every operation of every OpenAPI doc
     const aPartForm = new FormData();
     aPartForm.append('data', new Blob([aLines]), 'part');
     const aPart = await ok(`${urls.openai}/v1/uploads/${aUpload.id}/parts`, tokenA, { method: 'POST', form: aPartForm });
+    const batchFile = await ok(`${urls.openai}/v1/files`, tokenA, {
+      method: 'POST',
+      form: form({ purpose: 'batch' }, { text: JSON.stringify({ custom_id: `${MARK}-line`, method: 'POST', url: '/v1/chat/completions', body: { model: TINY_MODEL, messages: [{ role: 'user', content: A_TEXT.chatLine }] } }), name: A_TEXT.fileName })(),
+    });
+    const aBatch = await ok(`${urls.openai}/v1/batches`, tokenA, { method: 'POST', json: { input_file_id: batchFile.id, endpoint: '/v1/chat/completions', completion_window: '24h', metadata: { note: MARK } } });
     const a: AIds = {
-      raw: [upload.dataset_id, file.id, badFile.id],
+      raw: [upload.dataset_id, file.id, badFile.id, batchFile.id],
       processed: [processed.processed_dataset_id, ftJob.processed_dataset_id],
       jobs: [train.job_id, fineTuning.id, failed.id],
       // The names A's jobs' models have (ft:<base>:<suffix>:<job id>); A gets a 409 there (queued), not a 404.
@@ -332,10 +342,11 @@ describe('isolation between two users, over every operation of every OpenAPI doc
       events: (events.data as Array<{ id: string }>).map((e) => e.id),
       uploads: [aUpload.id],
       parts: [aPart.id],
+      batches: [aBatch.id],
     };
     expect(a.events.length).toBeGreaterThan(0);
     /** Nothing of these may reach B, unless B's own request sent it (a 404 may name the id asked for). */
-    const secrets = [...new Set([...a.raw, ...a.processed, ...a.jobs, ...a.models, ...a.events, ...a.uploads, ...a.parts, USER_A, ...Object.values(A_TEXT)])];
+    const secrets = [...new Set([...a.raw, ...a.processed, ...a.jobs, ...a.models, ...a.events, ...a.uploads, ...a.parts, ...a.batches, USER_A, ...Object.values(A_TEXT)])];
 
     // 2. B's own: a processed dataset and a file, for the requests that name one of B's besides one of A's.
     const bUpload = await ok(`${urls.preprocessing}/datasets/upload`, tokenB, { method: 'POST', form: form({}, B_CSV)() });

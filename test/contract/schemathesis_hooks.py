@@ -178,6 +178,10 @@ def _explained(method, path, status, body):
     # must be that upload's, each once, adding up to its bytes, and the md5 the joined file's (its description says so).
     if (method, path, status) == ("POST", "/v1/uploads/{upload_id}/complete", 400):
         return _field_rule(error, _COMPLETE_RULES)
+    # POST /v1/batches: an endpoint the schema lists (OpenAI's) but that is not served, output_expires_after (described as
+    # refused), more metadata pairs than OpenAI takes, and an input file uploaded for another purpose.
+    if (method, path, status) == ("POST", "/v1/batches", 400):
+        return _field_rule(error, _BATCH_RULES)
     return False
 
 
@@ -190,6 +194,13 @@ def _field_rule(error, rules):
 _UPLOAD_RULES = (
     (r"bytes", "is more than this deployment takes (MAX_UPLOAD_BYTES"),
     (r"expires_after", "expires_after is not supported"),
+)
+
+_BATCH_RULES = (
+    (r"endpoint", "is not served here; a batch calls"),
+    (r"output_expires_after", "output files are kept until deleted"),
+    (r"metadata", "metadata holds at most"),
+    (r"input_file_id", "upload the batch's input with purpose"),
 )
 
 _COMPLETE_RULES = (

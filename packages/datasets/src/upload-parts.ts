@@ -123,7 +123,7 @@ export async function completeUpload(
     await discardUpload(platform, received);
     throw invalidField(['body', 'md5'], `md5 ${request.md5} is not the joined file's (${digest}); check the parts and their order`);
   }
-  const file = await recordUpload(platform, userId, received, { lenient: true });
+  const file = await recordUpload(platform, userId, received, { lenient: true, purpose: upload.purpose === 'batch' ? 'batch' : 'fine-tune' });
   const completed = await platform.uploads.finish(uploadId, 'completed', file.dataset_id);
   if (!completed) {
     await platform.datasets.deleteRaw(userId, file.dataset_id);

@@ -2,7 +2,7 @@
 // back once to describe it, and only then record it. A file that fails to parse is removed again.
 // Receiving and recording are two steps, so that a request may send its form fields (the delimiter) after the file.
 import type { Readable } from 'node:stream';
-import { BadRequest, invalidField, newId, PayloadTooLarge, type Platform, type RawDatasetRow } from '@ftp/platform';
+import { BadRequest, invalidField, newId, PayloadTooLarge, type FilePurposeColumn, type Platform, type RawDatasetRow } from '@ftp/platform';
 import { DELIMITERS, type Delimiter } from '@ftp/schema';
 import { byteSourceFromBlob } from './readers/byte-source.ts';
 import { inspectDataset, type DatasetInspection } from './readers/index.ts';
@@ -23,6 +23,8 @@ export interface ReceivedUpload {
 export interface UploadOptions {
   lenient?: boolean;
   delimiter?: Delimiter;
+  /** What the /v1 file is for (default fine-tune). */
+  purpose?: FilePurposeColumn;
 }
 
 /** Streams `file` into blob storage. `checkComplete` throws when the stored file is not the whole upload (cut at the
@@ -72,6 +74,7 @@ export async function recordUpload(platform: Platform, userId: string, received:
       sample: described.sample,
       delimiter: described.delimiter,
       warnings: described.warnings,
+      ...(options.purpose ? { purpose: options.purpose } : {}),
     });
   } catch (err) {
     await discardUpload(platform, received);

@@ -14,6 +14,10 @@ export const exportQueue = defineQueue('export', z.object({ exportId: Id }));
  *  the service, not the machine: a few at once. */
 export const augmentQueue = defineQueue('augment', z.object({ processedDatasetId: Id }), { concurrency: 2 });
 
+/** A batch of /v1 requests (/v1/batches): its lines answered through the warm engines, one batch at a time per worker
+ *  (its lines are batched inside it). */
+export const batchQueue = defineQueue('batch', z.object({ batchId: Id }), { concurrency: 1 });
+
 /** The model a request runs: a job's adapter or merged model, or a base model alone. */
 export const ModelChoice = z.object({
   model_source: ModelSource,
@@ -154,6 +158,6 @@ export const preflightQueue = defineQueue(
 export type PreflightPayload = z.infer<typeof preflightQueue.payload>;
 
 /** The lanes a worker serves by default (WORKER_QUEUES unset), by name. */
-export const QUEUES = { train: trainingQueue, export: exportQueue, infer: inferQueue, evaluate: evaluateQueue, preflight: preflightQueue, augment: augmentQueue } as const;
+export const QUEUES = { train: trainingQueue, export: exportQueue, infer: inferQueue, evaluate: evaluateQueue, preflight: preflightQueue, augment: augmentQueue, batch: batchQueue } as const;
 export type QueueName = keyof typeof QUEUES;
 export const QUEUE_NAMES = Object.keys(QUEUES) as QueueName[];

@@ -11,10 +11,10 @@
 // - an upload in parts (/v1/uploads) still pending past its time: expired, its parts removed.
 // Together with the watchdog every such row is repaired within WORKER_TIMEOUT_S + 30 s.
 import {
-  claimRequeue, DATASET_WORK, EXPORT_WORK, listWaiting, removeUploadParts, TRAINING_WORK, unfinished,
+  BATCH_WORK, claimRequeue, DATASET_WORK, EXPORT_WORK, listWaiting, removeUploadParts, TRAINING_WORK, unfinished,
   type Config, type Platform, type QueueDefinition, type WorkTable,
 } from '@ftp/platform';
-import { augmentQueue, evaluateQueue, exportQueue, inferQueue, preflightQueue, trainingQueue } from './queues.ts';
+import { augmentQueue, batchQueue, evaluateQueue, exportQueue, inferQueue, preflightQueue, trainingQueue } from './queues.ts';
 import { releaseLostWork } from './recovery.ts';
 
 /** A row just written waits this long for its queue entry before it counts as missing one. */
@@ -44,6 +44,7 @@ const ROW_LANES: readonly RowLane<unknown>[] = [
   }),
   lane({ queue: exportQueue, work: EXPORT_WORK, idOf: (p) => p.exportId, payloadFor: (exportId) => ({ exportId }) }),
   lane({ queue: augmentQueue, work: DATASET_WORK, idOf: (p) => p.processedDatasetId, payloadFor: (processedDatasetId) => ({ processedDatasetId }) }),
+  lane({ queue: batchQueue, work: BATCH_WORK, idOf: (p) => p.batchId, payloadFor: (batchId) => ({ batchId }) }),
 ];
 
 /** Queues whose work answers a producer that waits at most its time limit. */

@@ -1,14 +1,14 @@
 // Work whose worker is gone. A worker that has not beaten its heartbeat for WORKER_TIMEOUT_S is dead: its
 // training jobs fail ("the worker <id> stopped") or, when they asked for it (resume_on_restart), go back to the
-// queue to continue from their last stored checkpoint; its exports and the datasets it was augmenting are queued
-// again (they write the same keys, and their secrets are sealed in the database, not in the dead process). Every
+// queue to continue from their last stored checkpoint; its exports, batches and the datasets it was augmenting are
+// queued again (a batch goes on from its first line not answered) (they write the same keys, and their secrets are sealed in the database, not in the dead process). Every
 // long-lived process runs the watchdog, API processes included, so this holds when the dead worker was the only one.
 // Each change is a guarded UPDATE (the row still names that worker and its hold is still lost), so when several
 // processes notice the same death only one of them acts on each row, and a worker that just registered is never
 // taken for dead. The reconciler (reconciler.ts) releases work the same way when a live worker let go of it.
 import { type LostHold, type Platform, type TrainingJobRow } from '@ftp/platform';
 import { workerLetGo, workerStopped } from './messages.ts';
-import { augmentQueue, exportQueue, trainingQueue } from './queues.ts';
+import { augmentQueue, batchQueue, exportQueue, trainingQueue } from './queues.ts';
 
 export interface RecoveryOptions {
   /** Every registered worker is gone (the embedded default at start: no other process can be running). */
@@ -60,6 +60,14 @@ export async function releaseLostWork(platform: Platform, lost: LostHold): Promi
     }
   }
 
+  for (const row of await platform.batches.listOrphaned(lost)) {
+    if (await platform.batches.releaseOrphan(row, lost)) {
+      await queue.add(batchQueue, { batchId: row.batch_id });
+      platform.metrics.repairs.inc({ repair: 'batch_requeued' });
+      logger.warn({ batchId: row.batch_id, workerId: row.worker_id }, `batch queued again (it goes on from its first line not answered): its ${whatHappened(row.worker_id, lost)}`);
+    }
+  }
+
   for (const row of await platform.datasets.listProcessingOrphaned(lost)) {
     // It starts over on whichever worker takes it; its llm_api_key stays sealed until then.
     if (await platform.datasets.releaseProcessing(row, lost)) {
@@ -88,4 +96,5 @@ export async function requeuePending(platform: Platform): Promise<void> {
     if (row.worker_id === null) await platform.queue.add(exportQueue, { exportId: row.export_id });
   }
   for (const row of await platform.datasets.listProcessingPending()) await platform.queue.add(augmentQueue, { processedDatasetId: row.processed_dataset_id });
+  for (const row of await platform.batches.listWaiting()) await platform.queue.add(batchQueue, { batchId: row.batch_id });
 }

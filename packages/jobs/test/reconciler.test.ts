@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { newId, type Platform, type QueueDefinition } from '@ftp/platform';
 import { openTestPlatform, type TestPlatform } from '@ftp/platform/testing';
 import { EvaluationFields } from '@ftp/schema';
-import { augmentQueue, evaluateQueue, exportQueue, inferQueue, preflightQueue, reconcile, trainingQueue } from '../src/index.ts';
+import { augmentQueue, batchQueue, evaluateQueue, exportQueue, inferQueue, preflightQueue, reconcile, trainingQueue } from '../src/index.ts';
 
 let platform: TestPlatform;
 const queueEnv = () => ({ REDIS_URL: inject('servers').redisUrl, REDIS_PREFIX: `reconciler-${randomBytes(6).toString('hex')}` });
@@ -146,6 +146,27 @@ describe('the reconciler', () => {
 
     expect((await entriesOf(augmentQueue, (p) => p.processedDatasetId)).sort()).toEqual([letGoRow, lost].sort());
     expect(await platform.datasets.getForWorker(letGoRow)).toMatchObject({ status: 'processing', worker_id: null, progress: null });
+  });
+
+  it('batches: re-queues one the queue lost and one a live worker let go of; drops the entry of a finished one', async () => {
+    const batch = async () => (await platform.batches.insert({
+      batch_id: newId('batch'), user_id: 'local', endpoint: '/v1/chat/completions', input_file_id: 'ds_x', completion_window: '24h', metadata: null, expires_at: new Date(Date.now() + 3600_000),
+    })).batch_id;
+    const lost = await batch();
+    await age('batches', 'batch_id', lost);
+    const letGoRow = await batch();
+    const letGo = await liveWorker([]);
+    await platform.batches.claim(letGoRow, letGo);
+    await age('batches', 'batch_id', letGoRow);
+    await platform.workers.heartbeat(letGo, []);
+    const done = await batch();
+    await platform.queue.add(batchQueue, { batchId: done });
+    await platform.batches.update(done, { status: 'completed', completed_at: new Date() });
+
+    await Promise.all([reconcile(platform), reconcile(platform)]);
+
+    expect((await entriesOf(batchQueue, (p) => p.batchId)).sort()).toEqual([letGoRow, lost].sort());
+    expect(await platform.batches.getForWorker(letGoRow)).toMatchObject({ status: 'validating', worker_id: null });
   });
 
   const requestLanes: Array<[string, QueueDefinition<never, unknown>, unknown, string]> = [

@@ -84,9 +84,9 @@ const EnvSchema = z
     WORKER_STOP_GRACE_S: positiveInt.default(60).describe('on SIGTERM, how long a worker gives its training jobs to checkpoint and store it before it exits'),
     WORKER_QUEUES: z
       .string()
-      .regex(/^\s*(train|export|infer|evaluate|preflight|augment)(\s*,\s*(train|export|infer|evaluate|preflight|augment))*\s*$/, 'must be a comma-separated list of train, export, infer, evaluate, preflight, augment')
-      .default('train,export,infer,evaluate,preflight,augment')
-      .transform((v) => [...new Set(v.split(',').map((q) => q.trim()))] as Array<'train' | 'export' | 'infer' | 'evaluate' | 'preflight' | 'augment'>)
+      .regex(/^\s*(train|export|infer|evaluate|preflight|augment|batch)(\s*,\s*(train|export|infer|evaluate|preflight|augment|batch))*\s*$/, 'must be a comma-separated list of train, export, infer, evaluate, preflight, augment, batch')
+      .default('train,export,infer,evaluate,preflight,augment,batch')
+      .transform((v) => [...new Set(v.split(',').map((q) => q.trim()))] as Array<'train' | 'export' | 'infer' | 'evaluate' | 'preflight' | 'augment' | 'batch'>)
       .describe('the queues a worker serves'),
     WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464).describe("a scaled-out worker's own /metrics port (0: none); the embedded stack's services carry its worker's metrics"),
     WORKER_CONCURRENCY: positiveInt.default(1).describe('training jobs one worker runs at once'),

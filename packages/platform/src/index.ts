@@ -17,6 +17,7 @@ export * from './db/exports-repository.ts';
 export * from './db/evaluations-repository.ts';
 export * from './db/workers-repository.ts';
 export * from './db/uploads-repository.ts';
+export * from './db/batches-repository.ts';
 export * from './db/work-rows.ts';
 export * from './secrets.ts';
 export * from './queue.ts';
@@ -29,4 +30,5 @@ export { createServiceApp, type ServiceAppOptions } from './http/service-app.ts'
 export { checkHealth, registerHealthRoute, type HealthReport } from './http/health.ts';
 export { checkMetricsCredential, registerMetricsRoute } from './http/metrics.ts';
 export { RequestValidationError } from './http/validation.ts';
+export { openAiErrorOf } from './http/error-handler.ts';
 export { registerApiDocs } from './http/docs.ts';

@@ -14,6 +14,7 @@ import { ExportsRepository } from './db/exports-repository.ts';
 import { EvaluationsRepository } from './db/evaluations-repository.ts';
 import { WorkersRepository } from './db/workers-repository.ts';
 import { UploadsRepository } from './db/uploads-repository.ts';
+import { BatchesRepository } from './db/batches-repository.ts';
 import { loadSecretsKey, SealedSecrets } from './secrets.ts';
 import type { BlobStore } from './blobs/blob-store.ts';
 import { FolderBlobStore } from './blobs/folder-store.ts';
@@ -38,6 +39,7 @@ export interface Platform {
   evaluations: EvaluationsRepository;
   workers: WorkersRepository;
   uploads: UploadsRepository;
+  batches: BatchesRepository;
   secrets: SealedSecrets;
   apiKeys: ApiKeysRepository;
   /** This process's Prometheus metrics (every service and worker on the platform feeds the same registry). */
@@ -109,6 +111,7 @@ function repositories(db: Database) {
     evaluations: new EvaluationsRepository(db),
     workers: new WorkersRepository(db),
     uploads: new UploadsRepository(db),
+    batches: new BatchesRepository(db),
   };
 }
 

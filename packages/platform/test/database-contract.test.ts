@@ -100,7 +100,7 @@ describe.each(drivers)('metadata store contract: $name', (driver) => {
       delimiter: null, warnings: ['one column whose rows hold a ";"'],
     };
     const inserted = await datasets.insertRaw(raw);
-    expect(inserted).toEqual({ ...raw, created_at: expect.any(Date) });
+    expect(inserted).toEqual({ ...raw, purpose: 'fine-tune', created_at: expect.any(Date) });
     expect(await datasets.getRaw(user, raw.dataset_id)).toEqual(inserted);
 
     const jobs = new JobsRepository(db);

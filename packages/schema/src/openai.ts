@@ -22,7 +22,11 @@ export const OpenAiError = z
 
 // ---------------------------------------------------------------------------------------------- files
 
-export const FilePurpose = z.literal('fine-tune').describe('Only fine-tune files are stored here');
+/** What a file is for: training data, a batch's input file (POST /v1/batches), or a batch's output or error file (written
+ *  by the batch; not uploaded). */
+export const FilePurpose = z.enum(['fine-tune', 'batch', 'batch_output']).describe('fine-tune (training data), batch (a batch’s input), batch_output (written by a batch)');
+/** What an upload may be for. */
+export const UploadPurpose = z.enum(['fine-tune', 'batch']);
 
 export const FileObject = z
   .object({
@@ -59,7 +63,7 @@ export const FileListQuery = z.object({
   after: z.string().min(1).max(256).optional().describe('The last id of the previous page'),
   limit: z.coerce.number().int().min(1).max(10000).default(10000),
   order: z.enum(['asc', 'desc']).default('desc'),
-  purpose: z.string().optional().describe('Only fine-tune files exist here; any other purpose lists none'),
+  purpose: z.string().optional().describe('Only files of this purpose (fine-tune, batch, batch_output); any other lists none'),
 });
 
 // ------------------------------------------------------------------------------------- fine-tuning jobs
@@ -76,7 +80,7 @@ export const CreateUploadRequest = z
     bytes: z.number().int().min(1).describe('The size of the whole file; the parts must add up to it (at most MAX_UPLOAD_BYTES)'),
     filename: z.string().min(1).max(256).regex(/^[^\u0000]*$/, 'no NUL character'),
     mime_type: z.string().min(1).max(256).describe('Recorded; the lines are checked when a job uses the file, as for /v1/files'),
-    purpose: FilePurpose,
+    purpose: UploadPurpose,
     expires_after: z.unknown().optional().describe('Refused (a 400): files here are kept until deleted; leave it out'),
   })
   .meta({ id: 'CreateUploadRequest', examples: [{ bytes: 2147483648, filename: 'train.jsonl', mime_type: 'application/jsonl', purpose: 'fine-tune' }] });
@@ -105,6 +109,65 @@ export const CompleteUploadRequest = z
     md5: z.string().regex(/^[0-9a-fA-F]{32}$/, '32 hexadecimal digits').optional().describe('Checked against the joined file when given'),
   })
   .meta({ id: 'CompleteUploadRequest' });
+
+// ---------------------------------------------------------------------------------------------- batches
+
+/** OpenAI's limit of lines in one batch input file. */
+export const BATCH_MAX_LINES = 50_000;
+/** The one completion window OpenAI offers. */
+export const BATCH_COMPLETION_WINDOW = '24h';
+
+export const CreateBatchRequest = z
+  .object({
+    input_file_id: z.string().min(1).max(256).describe('A file uploaded with purpose batch: one request per line, {custom_id, method: POST, url, body}'),
+    endpoint: z.enum(['/v1/chat/completions', '/v1/responses', '/v1/embeddings', '/v1/completions'])
+      .describe('/v1/chat/completions or /v1/responses; embeddings and completions are refused (a 400: not served here)'),
+    completion_window: z.literal(BATCH_COMPLETION_WINDOW).describe('Lines not answered within 24 h are error lines (batch_expired)'),
+    metadata: z.record(z.string().max(64), z.string().max(512)).nullable().optional().describe('Up to 16 pairs, kept and shown'),
+    output_expires_after: z.unknown().optional().describe('Refused (a 400): output files are kept until deleted; leave it out'),
+  })
+  .meta({ id: 'CreateBatchRequest', examples: [{ input_file_id: 'ds_abc123', endpoint: '/v1/chat/completions', completion_window: '24h' }] });
+
+const BatchError = z.object({ code: z.string(), message: z.string(), param: nullable(z.string()), line: nullable(z.number().int()) });
+const nullableSeconds = nullable(UnixSeconds);
+
+export const BatchObject = z
+  .object({
+    id: z.string(),
+    object: z.literal('batch'),
+    endpoint: z.string(),
+    errors: nullable(z.object({ object: z.literal('list'), data: z.array(BatchError) })).describe('Why the input file could not be run at all'),
+    input_file_id: z.string(),
+    completion_window: z.string(),
+    status: z.enum(['validating', 'failed', 'in_progress', 'finalizing', 'completed', 'expired', 'cancelling', 'cancelled']),
+    output_file_id: nullable(z.string()).describe('The answered lines (purpose batch_output), once finalized'),
+    error_file_id: nullable(z.string()).describe('The lines that failed, once finalized (absent when none did)'),
+    created_at: UnixSeconds,
+    in_progress_at: nullableSeconds,
+    expires_at: nullableSeconds,
+    finalizing_at: nullableSeconds,
+    completed_at: nullableSeconds,
+    failed_at: nullableSeconds,
+    expired_at: nullableSeconds,
+    cancelling_at: nullableSeconds,
+    cancelled_at: nullableSeconds,
+    request_counts: z.object({ total: z.number().int(), completed: z.number().int(), failed: z.number().int() }),
+    metadata: nullable(z.record(z.string(), z.string())),
+  })
+  .meta({ id: 'BatchObject', description: 'A file of requests answered by the workers (OpenAI’s Batch)' });
+export type BatchObject = z.infer<typeof BatchObject>;
+
+export const BatchList = z
+  .object({ object: z.literal('list'), data: z.array(BatchObject), has_more: z.boolean(), first_id: nullable(z.string()), last_id: nullable(z.string()) })
+  .meta({ id: 'BatchList' });
+
+/** One line of a batch's input file. */
+export const BatchInputLine = z.object({
+  custom_id: z.string().min(1).max(512),
+  method: z.literal('POST'),
+  url: z.string(),
+  body: z.record(z.string(), z.unknown()),
+});
 
 const Epochs = z.union([Auto, z.number().int().min(1).max(50)]);
 const BatchSize = z.union([Auto, z.number().int().min(1).max(256)]);

@@ -67,17 +67,18 @@ export const openaiService: ServiceInfo = {
   name: 'openai',
   title: 'Fine-tuning pipeline: OpenAI-compatible API',
   description:
-    'OpenAI’s files, fine-tuning jobs, models, chat completions and (stateless) responses over the same datasets, jobs and models, for the official ' +
+    'OpenAI’s files, uploads, fine-tuning jobs, models, chat completions, (stateless) responses and batches over the same datasets, jobs and models, for the official ' +
     'SDKs unchanged (base_url http://host:8000/v1). Errors use OpenAI’s body.',
   version: '1.0.0',
   defaultPort: 8000,
   tags: [
     healthTag,
-    { name: 'files', description: 'Fine-tuning files (uploads)' },
+    { name: 'files', description: 'Files: training data, batch input and output (uploads)' },
     { name: 'fine-tuning', description: 'Fine-tuning jobs (training jobs), their events and checkpoints' },
     { name: 'models', description: 'Base and fine-tuned models' },
     { name: 'chat', description: 'Chat completions' },
     { name: 'responses', description: 'Responses (OpenAI’s Responses API, stateless)' },
+    { name: 'batches', description: 'Batches: files of chat or responses requests answered by the workers' },
   ],
   routes: Object.values(openaiRoutes).map((route) => withFrameworkErrors(route, OpenAiError)),
 };

@@ -27,6 +27,7 @@ const ENDPOINTS: Record<ServiceName, string[]> = {
     'GET /v1/fine_tuning/jobs/{fine_tuning_job_id}/events', 'GET /v1/fine_tuning/jobs/{fine_tuning_job_id}/checkpoints',
     'GET /v1/models', 'GET /v1/models/{model}', 'DELETE /v1/models/{model}', 'POST /v1/chat/completions', 'POST /v1/responses',
     'POST /v1/uploads', 'POST /v1/uploads/{upload_id}/parts', 'POST /v1/uploads/{upload_id}/complete', 'POST /v1/uploads/{upload_id}/cancel',
+    'POST /v1/batches', 'GET /v1/batches', 'GET /v1/batches/{batch_id}', 'POST /v1/batches/{batch_id}/cancel',
   ],
 };
 

@@ -12,6 +12,7 @@ import { modelRoutes } from './routes/models.ts';
 import { chatRoutes } from './routes/chat.ts';
 import { responseRoutes } from './routes/responses.ts';
 import { uploadRoutes } from './routes/uploads.ts';
+import { batchRoutes } from './routes/batches.ts';
 
 export async function buildOpenAiApp(platform: Platform): Promise<FastifyInstance> {
   const app = createServiceApp({ platform, errorStyle: 'openai', service: 'openai' });
@@ -23,6 +24,7 @@ export async function buildOpenAiApp(platform: Platform): Promise<FastifyInstanc
   registerMetricsRoute(app, 'openai');
   await app.register(fileRoutes);
   await app.register(uploadRoutes);
+  await app.register(batchRoutes);
   await app.register(fineTuningRoutes);
   await app.register(graderRoutes);
   await app.register(modelRoutes);

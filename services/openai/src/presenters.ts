@@ -1,9 +1,9 @@
 // Rows → OpenAI's objects: an upload is a file, a training job a fine-tuning job (its status mapped from ours, a
 // user's cancel read from cancelled_at), its event log the job's events, its stored checkpoints OpenAI's checkpoints,
 // and model names in both directions (ft:<base>:<suffix or custom>:<job id>, a checkpoint …:ckpt-step-<n>).
-import type { CheckpointRow, JobEventRow, RawDatasetRow, TrainingJobRow, UploadRow } from '@ftp/platform';
+import type { BatchWithCounts, CheckpointRow, JobEventRow, RawDatasetRow, TrainingJobRow, UploadRow } from '@ftp/platform';
 import { checkpointModelName, fineTunedModelName, trainerOf } from '@ftp/jobs';
-import type { FileObject, FineTuningJob } from '@ftp/schema';
+import type { BatchObject, FileObject, FineTuningJob } from '@ftp/schema';
 import type { OpenAiJobFacts, ResolvedHyperparameters } from './fine-tuning.ts';
 
 export const seconds = (value: Date | string): number => Math.floor(new Date(value).getTime() / 1000);
@@ -23,9 +23,37 @@ export function presentFile(row: RawDatasetRow): FileObject {
     bytes: Number(row.size_bytes),
     created_at: seconds(row.created_at),
     filename: row.filename,
-    purpose: 'fine-tune',
+    purpose: row.purpose,
     status: 'processed',
     status_details: null,
+  };
+}
+
+const secondsOrNull = (value: Date | null): number | null => (value === null ? null : seconds(value));
+
+/** A batch as OpenAI shows it, its counts from the lines answered so far. */
+export function presentBatch(row: BatchWithCounts): BatchObject {
+  return {
+    id: row.batch_id,
+    object: 'batch',
+    endpoint: row.endpoint,
+    errors: row.errors ? { object: 'list', data: row.errors } : null,
+    input_file_id: row.input_file_id,
+    completion_window: row.completion_window,
+    status: row.status,
+    output_file_id: row.output_file_id,
+    error_file_id: row.error_file_id,
+    created_at: seconds(row.created_at),
+    in_progress_at: secondsOrNull(row.in_progress_at),
+    expires_at: seconds(row.expires_at),
+    finalizing_at: secondsOrNull(row.finalizing_at),
+    completed_at: secondsOrNull(row.completed_at),
+    failed_at: secondsOrNull(row.failed_at),
+    expired_at: secondsOrNull(row.expired_at),
+    cancelling_at: secondsOrNull(row.cancelling_at),
+    cancelled_at: secondsOrNull(row.cancelled_at),
+    request_counts: { total: row.total, completed: row.completed, failed: row.failed },
+    metadata: row.metadata,
   };
 }
 

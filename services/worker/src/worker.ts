@@ -1,19 +1,20 @@
 // A worker: registers itself (host, devices, queues served), consumes each queue it serves as its own lane
-// (training WORKER_CONCURRENCY at a time, exports one at a time, inference and evaluation on warm engines, datasets
-// augmented by a language model two at a time), beats
+// (training WORKER_CONCURRENCY at a time, exports one at a time, inference, evaluation and batches on warm engines,
+// datasets augmented by a language model two at a time), beats
 // its heartbeat, stops the training jobs whose users cancelled them, and on stop hands its unfinished jobs, exports
 // and datasets back to the queue within WORKER_STOP_GRACE_S. Its processors wait out a database or storage outage
 // (OUTAGE_RETRY_S), and the jobs at work when one ends say so in their history. It imports packages only.
 import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { newId, RUNNING_STATUSES, withOutageRetries, type JobHandler, type Consumer, type Outage, type Platform, type QueueDefinition, type WorkContext } from '@ftp/platform';
-import { augmentQueue, evaluateQueue, exportQueue, inferQueue, preflightQueue, trainingDevice, trainingQueue, watchIntervalMs, type QueueName } from '@ftp/jobs';
+import { augmentQueue, batchQueue, evaluateQueue, exportQueue, inferQueue, preflightQueue, trainingDevice, trainingQueue, watchIntervalMs, type QueueName } from '@ftp/jobs';
 import { detectDevices, registerGpuMetrics } from './devices.ts';
 import { sweepWorkDirs } from './work-dirs.ts';
 import { noteStalledWork } from './stalled-work.ts';
 import { InferenceEngines, type InferenceEnginesOptions } from './inference/engines.ts';
 import { runEvaluation } from './inference/run-evaluation.ts';
 import { runInference } from './inference/run-inference.ts';
+import { runBatch } from './inference/run-batch.ts';
 import { runExportJob } from './export/run-export-job.ts';
 import { runTrainingJob } from './training/run-training-job.ts';
 import { runPreflight } from './training/preflight.ts';
@@ -101,6 +102,7 @@ export async function startWorker(platform: Platform, options: WorkerOptions = {
   serve('evaluate', evaluateQueue, (_p, id) => id, (p, signal) => ('grade' in p ? warmEngines().grade(p.grade, p.userId, signal) : runEvaluation(work, warmEngines(), p, signal)));
   serve('preflight', preflightQueue, (_p, id) => id, (p, signal) => runPreflight(work, machine, p, signal, () => warmEngines().core));
   serve('augment', augmentQueue, (p) => p.processedDatasetId, (p, signal) => runProcessingJob({ platform: work, workerId, signal }, p.processedDatasetId));
+  serve('batch', batchQueue, (p) => p.batchId, (p, signal) => runBatch({ platform: work, workerId, signal }, warmEngines(), p.batchId));
 
   // Heartbeat; cancel requests and jobs taken from this worker (flags on the rows, so any process can set them).
   let beating: Promise<void> | undefined;
@@ -136,7 +138,7 @@ export async function startWorker(platform: Platform, options: WorkerOptions = {
       // requests (seconds) are left to finish. The heartbeat goes on meanwhile, or the watchdog would take this
       // worker for dead and fail its jobs while they are being handed back. Past the grace period the worker goes
       // without them: the watchdog recovers what is left once the worker's row is gone.
-      for (const at of atWork.values()) if (at.queue === 'train' || at.queue === 'export' || at.queue === 'augment') at.controller.abort(SHUTDOWN);
+      for (const at of atWork.values()) if (at.queue === 'train' || at.queue === 'export' || at.queue === 'augment' || at.queue === 'batch') at.controller.abort(SHUTDOWN);
       const graceMs = platform.config.WORKER_STOP_GRACE_S * 1000;
       const grace = new AbortController();
       const finished = await Promise.race([Promise.all(consumers.map((c) => c.close())).then(() => true), sleep(graceMs, false, { signal: grace.signal }).catch(() => false)]);

@@ -15,6 +15,8 @@ export interface RawDatasetRow {
   num_examples: number;
   columns: string[];
   sample: Record<string, unknown>[];
+  /** What the file is for (/v1/files' purpose): training data, a batch's input, or a batch's output. */
+  purpose: FilePurposeColumn;
   /** What delimited text was read with; null for JSON, JSONL and Parquet. */
   delimiter: Delimiter | null;
   /** Sentences about what may have been read otherwise than meant. */
@@ -23,7 +25,8 @@ export interface RawDatasetRow {
 }
 
 /** An upload to record: no delimiter and no warnings unless given. */
-export type NewRawDatasetRow = Omit<RawDatasetRow, 'created_at' | 'delimiter' | 'warnings'> & Partial<Pick<RawDatasetRow, 'delimiter' | 'warnings'>>;
+export type FilePurposeColumn = 'fine-tune' | 'batch' | 'batch_output';
+export type NewRawDatasetRow = Omit<RawDatasetRow, 'created_at' | 'delimiter' | 'warnings' | 'purpose'> & Partial<Pick<RawDatasetRow, 'delimiter' | 'warnings' | 'purpose'>>;
 
 export interface StoredSplit {
   split_name: string;
@@ -74,10 +77,10 @@ export class DatasetsRepository {
 
   async insertRaw(row: NewRawDatasetRow): Promise<RawDatasetRow> {
     const [created] = await this.db.query<RawDatasetRow>(
-      `INSERT INTO raw_datasets (dataset_id, user_id, filename, format, blob_key, size_bytes, num_examples, columns, sample, delimiter, warnings)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8::json, $9::json, $10, $11::json) RETURNING *`,
+      `INSERT INTO raw_datasets (dataset_id, user_id, filename, format, blob_key, size_bytes, num_examples, columns, sample, delimiter, warnings, purpose)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8::json, $9::json, $10, $11::json, $12) RETURNING *`,
       [row.dataset_id, row.user_id, row.filename, row.format, row.blob_key, row.size_bytes, row.num_examples,
-        JSON.stringify(row.columns), JSON.stringify(row.sample), row.delimiter ?? null, JSON.stringify(row.warnings ?? [])],
+        JSON.stringify(row.columns), JSON.stringify(row.sample), row.delimiter ?? null, JSON.stringify(row.warnings ?? []), row.purpose ?? 'fine-tune'],
     );
     return created!;
   }
@@ -87,6 +90,12 @@ export class DatasetsRepository {
       'SELECT * FROM raw_datasets WHERE user_id = $1 AND dataset_id = $2',
       [userId, datasetId],
     );
+    return row;
+  }
+
+  /** Sets what an upload is for (/v1/files names the purpose in any order with the file). */
+  async setPurpose(userId: string, datasetId: string, purpose: FilePurposeColumn): Promise<RawDatasetRow | undefined> {
+    const [row] = await this.db.query<RawDatasetRow>('UPDATE raw_datasets SET purpose = $3 WHERE user_id = $1 AND dataset_id = $2 RETURNING *', [userId, datasetId, purpose]);
     return row;
   }
 

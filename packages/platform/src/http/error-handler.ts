@@ -177,6 +177,17 @@ const OPENAI_TYPES: Record<number, string> = {
 };
 const OPENAI_CODES: Record<number, string> = { 401: 'invalid_api_key', 404: 'not_found', 405: 'method_not_allowed', 409: 'conflict', 413: 'payload_too_large', 503: 'service_unavailable', 504: 'timeout' };
 
+/** An error thrown outside a request (a batch's line on a worker) as the /v1 surface would answer it: its status and
+ *  OpenAI's body. AppErrors read as the handler reads them; anything else is a 500 that says what happened. */
+export function openAiErrorOf(err: unknown): { status: number; body: { error: { message: string; type: string; param: string | null; code: string | null } } } {
+  const outcome: Outcome =
+    err instanceof UnprocessableEntity ? { status: 422, issues: escapeNul(err.issues) }
+    : err instanceof AppError ? { status: err.statusCode, detail: err.message, ...(err.code ? { code: err.code } : {}) }
+    : { status: 500, detail: `internal error: ${err instanceof Error ? err.message : String(err)}` };
+  const [status, body] = openAiBody(outcome);
+  return { status, body: body as ReturnType<typeof openAiErrorOf>['body'] };
+}
+
 /** OpenAI's `{"error": {message, type, param, code}}`. A validation failure is their 400 invalid_request_error with
  *  the first field at fault in `param` (dotted, without the body/query/path prefix). */
 function openAiBody(outcome: Outcome): [number, unknown] {

@@ -9,15 +9,9 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { newId } from '@ftp/platform';
 import { openaiRoutes, type ChatCompletionChunk } from '@ftp/schema';
-import type { GenerationDetail } from '@ftp/jobs';
-import { prepareChat, runChat, streamChat } from '../chat-run.ts';
+import { chatCompletionObject, chatUsage as usage, prepareChat } from '@ftp/jobs';
+import { runChat, streamChat } from '../chat-run.ts';
 import { EventStream } from '../event-stream.ts';
-
-function usage(details: GenerationDetail[]) {
-  const prompt = details[0]?.prompt_tokens ?? 0; // the same prompt for every choice, counted once as OpenAI does
-  const completion = details.reduce((sum, d) => sum + d.completion_tokens, 0);
-  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
-}
 
 export async function chatRoutes(app: FastifyInstance): Promise<void> {
   const routes = app.withTypeProvider<ZodTypeProvider>();
@@ -32,17 +26,7 @@ export async function chatRoutes(app: FastifyInstance): Promise<void> {
 
       if (!body.stream) {
         const { answers, details } = await runChat(platform, run);
-        return {
-          ...frame,
-          object: 'chat.completion' as const,
-          choices: answers.map(({ content, calls, finish_reason }, index) => ({
-            index,
-            message: { role: 'assistant' as const, content, refusal: null, ...(calls.length > 0 ? { tool_calls: calls } : {}) },
-            finish_reason,
-            logprobs: null,
-          })),
-          usage: usage(details),
-        };
+        return chatCompletionObject(frame.id, body.model, answers, details);
       }
 
       const stream = new EventStream(reply);

@@ -1,5 +1,6 @@
 // /v1/files: an uploaded file is an upload here (the same path and limits as POST /datasets/upload), listed, read
-// back as uploaded, and deleted with its stored bytes. Its lines are checked when a job uses it.
+// back as uploaded, and deleted with its stored bytes. Its lines are checked when a job (or a batch) uses it. A batch's
+// output and error files are files too (purpose batch_output), read back the same way.
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { BadRequest, invalidField, NotFound, PayloadTooLarge } from '@ftp/platform';
@@ -20,7 +21,7 @@ export async function fileRoutes(app: FastifyInstance): Promise<void> {
   routes.route({
     ...openaiRoutes.createFile,
     handler: async (request) => {
-      if (!request.isMultipart()) throw new BadRequest('send multipart/form-data with a "file" part and purpose "fine-tune"');
+      if (!request.isMultipart()) throw new BadRequest('send multipart/form-data with a "file" part and purpose "fine-tune" (or "batch")');
       // The SDKs send purpose before or after the file: the file is stored as it streams, and dropped again when the
       // purpose turns out wrong or a later part breaks a limit, so a refused request leaves no file behind.
       let purpose: unknown;
@@ -46,11 +47,12 @@ export async function fileRoutes(app: FastifyInstance): Promise<void> {
         await discard();
         throw err;
       }
-      if (purpose !== 'fine-tune') {
+      if (purpose !== 'fine-tune' && purpose !== 'batch') {
         await discard();
-        throw invalidField(['body', 'purpose'], `purpose ${JSON.stringify(purpose ?? null)} is not served here; send purpose "fine-tune"`, 'invalid_value');
+        throw invalidField(['body', 'purpose'], `purpose ${JSON.stringify(purpose ?? null)} is not served here; send purpose "fine-tune" (training data) or "batch" (a batch's input)`, 'invalid_value');
       }
       if (!stored) throw invalidField(['body', 'file'], 'send the file as a multipart part named "file"', 'missing');
+      if (purpose === 'batch') stored = (await platform.datasets.setPurpose(request.userId, stored.dataset_id, 'batch')) ?? stored;
       return presentFile(stored);
     },
   });
@@ -59,7 +61,7 @@ export async function fileRoutes(app: FastifyInstance): Promise<void> {
     ...openaiRoutes.listFiles,
     handler: async (request) => {
       const { after, limit, order, purpose } = request.query;
-      let rows = purpose !== undefined && purpose !== 'fine-tune' ? [] : await platform.datasets.listRaw(request.userId);
+      let rows = (await platform.datasets.listRaw(request.userId)).filter((row) => purpose === undefined || row.purpose === purpose);
       if (order === 'asc') rows = rows.reverse();
       return listPage(rows.map(presentFile), after, limit);
     },

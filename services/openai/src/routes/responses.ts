@@ -6,10 +6,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { openaiRoutes } from '@ftp/schema';
-import { prepareChat, runChat, streamChat } from '../chat-run.ts';
+import { finished, outputItems, prepareChat, refuseUnsupported, ResponseEvents, responseFrame, toChatRequest, type ResponseEvent } from '@ftp/jobs';
+import { runChat, streamChat } from '../chat-run.ts';
 import { EventStream } from '../event-stream.ts';
-import { refuseUnsupported, toChatRequest } from '../responses-input.ts';
-import { finished, outputItems, ResponseEvents, responseFrame, type ResponseEvent } from '../responses-output.ts';
 
 export async function responseRoutes(app: FastifyInstance): Promise<void> {
   const routes = app.withTypeProvider<ZodTypeProvider>();

@@ -3,9 +3,9 @@
 // arguments in deltas, done), so the SDKs' stream accumulators build the same response the last event carries.
 import { randomBytes } from 'node:crypto';
 import type { CreateResponseRequest, ResponseObject, ResponseOutputItem, ResponseStreamEventData } from '@ftp/schema';
-import type { GenerationDetail } from '@ftp/jobs';
-import type { ChatAnswer } from './chat-run.ts';
+import type { ChatAnswer } from './chat-requests.ts';
 import type { Delta } from './chat-tools.ts';
+import type { GenerationDetail } from './queues.ts';
 
 const itemId = (prefix: 'msg' | 'fc') => `${prefix}_${randomBytes(16).toString('hex')}`;
 

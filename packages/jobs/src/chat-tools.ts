@@ -5,8 +5,10 @@
 import { randomBytes } from 'node:crypto';
 import { invalidField, type Platform } from '@ftp/platform';
 import type { ChatCompletionRequest } from '@ftp/schema';
-import { locateBaseModel, mayBeCall, modelChatTemplate, parseToolCalls, templateSupportsTools, toolCallFormat, type ParsedCall, type ToolCallFormat } from '@ftp/jobs';
-import type { NamedModel as ChatModel } from '@ftp/jobs';
+import { modelChatTemplate, templateSupportsTools } from './chat-template.ts';
+import { mayBeCall, parseToolCalls, toolCallFormat, type ParsedCall, type ToolCallFormat } from './tool-call-output.ts';
+import { locateBaseModel } from './model-store.ts';
+import type { NamedModel as ChatModel } from './model-names.ts';
 
 export interface ToolUse {
   /** The function names calls are read for; empty when tool_choice is none (the answer is text). */

@@ -90,6 +90,10 @@ const pathValues = (a: AIds): Record<string, string[]> => ({
   model: a.models,
   upload_id: a.uploads,
   batch_id: a.batches,
+  // A's jobs store no checkpoint without a worker, so A has none to share (test/openai-checkpoint-permissions.test.ts
+  // shares a stored one between users); B is still refused at names of A's jobs.
+  fine_tuned_model_checkpoint: a.models.map((model) => `${model}:ckpt-step-1`),
+  permission_id: ['cp_000000000000000000000000'],
 });
 
 /** Required query parameter name → the value sent (no id is taken by query). */
@@ -143,6 +147,7 @@ const BODIES: Record<string, (a: AIds, b: BIds) => Variant[]> = {
   'POST /v1/uploads/{upload_id}/parts': () => [{ form: () => { const data = new FormData(); data.append('data', new Blob(['b part']), 'b-part'); return data; }, status: 404 }],
   'POST /v1/uploads/{upload_id}/complete': (a) => [{ body: { part_ids: a.parts }, status: 404 }],
   'POST /v1/batches': (a) => a.raw.map((input_file_id) => ({ body: { input_file_id, endpoint: '/v1/chat/completions', completion_window: '24h' }, status: 404 })),
+  'POST /v1/fine_tuning/checkpoints/{fine_tuned_model_checkpoint}/permissions': () => [{ body: { project_ids: ['b'] }, status: 404 }],
   'POST /v1/fine_tuning/jobs': (a, b) => [
     ...a.raw.map((training_file) => ({ body: { model: TINY_MODEL, training_file }, ...fileNotFound('training_file') })),
     ...a.raw.map((validation_file) => ({ body: { model: TINY_MODEL, training_file: b.fileId, validation_file }, ...fileNotFound('validation_file') })),
@@ -158,6 +163,7 @@ const BODIES: Record<string, (a: AIds, b: BIds) => Variant[]> = {
  *  else A gets no 404, which shows B's 404 is isolation. */
 const A_HAS_NONE: Record<string, string> = {
   'GET /exports/{job_id}/download': 'no job of A completes without a worker, so none has an export file to download',
+  'GET /v1/fine_tuning/checkpoints/{fine_tuned_model_checkpoint}/permissions': 'no job of A stores a checkpoint without a worker, so none can be shared',
 };
 
 // ---- Reading the documents ----

@@ -1,9 +1,10 @@
 // Which model an inference, evaluation or export runs, checked against the rows: the caller's completed job, or a
-// stored checkpoint of any of the caller's jobs (404 when it is not theirs, 409 before it completed or for the
+// stored checkpoint of any of the caller's jobs or one another user shared with the caller (checkpoint permissions)
+// (404 when it is not theirs, 409 before it completed or for the
 // adapter of a Full job, 422 when base_model_id names another base or the checkpoint is not stored) or a base
 // model the model store or hub has. The API checks before queueing; the worker checks again when it takes the
 // work (the job may have been deleted meanwhile).
-import { Conflict, invalidField, type Platform, type TrainingJobRow } from '@ftp/platform';
+import { Conflict, invalidField, NotFound, type Platform, type TrainingJobRow } from '@ftp/platform';
 import { hasAdapter } from './job-files.ts';
 import { locateBaseModel, type ModelLocation } from './model-store.ts';
 import type { ModelChoice } from './queues.ts';
@@ -22,7 +23,7 @@ export async function checkModelChoice(platform: Platform, userId: string, choic
     const base = await locateBaseModel(platform, 'hub', baseModelId, { hubToken, loc: ['body', 'base_model_id'] });
     return { baseModelId, base };
   }
-  const job = await platform.jobs.getOwn(userId, choice.job_id!);
+  const job = await jobToRun(platform, userId, choice.job_id!, choice.checkpoint_step);
   if (choice.base_model_id !== undefined && choice.base_model_id !== job.base_model_id) {
     throw invalidField(
       ['body', 'base_model_id'],
@@ -36,6 +37,14 @@ export async function checkModelChoice(platform: Platform, userId: string, choic
   checkJobModel(job, choice.model_source === 'adapter');
   if (choice.checkpoint_step !== undefined) await checkCheckpoint(platform, job, choice.checkpoint_step);
   return { job, baseModelId: job.base_model_id };
+}
+
+/** The job whose model (or checkpoint `step`) `userId` runs or trains from: its own, or, for a checkpoint, another
+ *  user's that granted it that checkpoint. 404 otherwise, the same for another user's as for none. */
+export async function jobToRun(platform: Platform, userId: string, jobId: string, step: number | undefined): Promise<TrainingJobRow> {
+  const job = step === undefined ? await platform.jobs.get(userId, jobId) : await platform.jobs.getForCheckpoint(userId, jobId, step);
+  if (!job) throw new NotFound('training job', jobId);
+  return job;
 }
 
 /** 409 for an adapter of a job that trained the whole model. */

@@ -1,5 +1,6 @@
 // The names models go by on /v1 and wherever a grader names its judge: a fine-tuned model ft:<base>:<suffix or
-// custom>:<job id>, one of its checkpoints …:ckpt-step-<n>, or a base model the store or hub has; and which model such
+// custom>:<job id>, one of its checkpoints …:ckpt-step-<n> (another user's too, when it shared that checkpoint with
+// the caller), or a base model the store or hub has; and which model such
 // a name gives a user, as the infer queue's ModelChoice. The fast engine runs it (the adapter's GGUF over the base's,
 // or the merged GGUF of a Full job), except vision models, which llama.cpp cannot run here: transformers. Unknown or
 // another user's → ModelNotFound (OpenAI's 404 model_not_found; the hub is asked only for an owner/name id).
@@ -45,7 +46,7 @@ export async function resolveModelName(platform: Platform, userId: string, model
     });
     return { choice };
   }
-  const job = await platform.jobs.get(userId, named.jobId);
+  const job = named.step === undefined ? await platform.jobs.get(userId, named.jobId) : await platform.jobs.getForCheckpoint(userId, named.jobId, named.step);
   const expected = job && (named.step === undefined ? fineTunedModelName(job) : checkpointModelName(job, named.step));
   if (!job || expected !== model) throw new ModelNotFound(model);
   if (fast && job.modality !== 'text') throw invalidField(['body', 'use_fast_engine'], `${model} is a ${job.modality} model, which llama.cpp does not run here; leave use_fast_engine out or send false`);

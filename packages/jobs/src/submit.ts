@@ -5,7 +5,7 @@
 import { invalidField, newId, UnprocessableEntity, userKeySegment, type NewJobRow, type Platform, type TrainingJobRow, type ValidationIssue } from '@ftp/platform';
 import { DEFAULT_MAX_LENGTH, graderItemFields, type PreflightReport, type TrainRequest } from '@ftp/schema';
 import { checkJudges } from './grading.ts';
-import { checkCheckpoint, trainsWholeModel } from './model-choice.ts';
+import { checkCheckpoint, jobToRun, trainsWholeModel } from './model-choice.ts';
 import { locateBaseModel, modelContextLength } from './model-store.ts';
 import { checkToolTemplate, datasetUsesTools } from './chat-template.ts';
 import { preflightQueue, type PreflightPayload, trainingQueue } from './queues.ts';
@@ -164,11 +164,11 @@ export async function preflightTrainingJob(platform: Platform, userId: string, r
   return requestFromWorker(platform, preflightQueue, payload, request.hub_token, 'the dry run', { limit });
 }
 
-/** training_config.from_job: the caller's job (404 otherwise), on the same base, completed or with the checkpoint
+/** training_config.from_job: the caller's job, or a checkpoint another user shared with the caller (404 otherwise), on the same base, completed or with the checkpoint
  *  named, and of a kind this job can go on from (an adapter for LoRA/QLoRA; anything for Full, which starts from
  *  the parent's whole model). Problems are added to `issues`. */
 async function checkParent(platform: Platform, userId: string, config: TrainRequest['training_config'], issues: ValidationIssue[]): Promise<TrainingJobRow> {
-  const parent = await platform.jobs.getOwn(userId, config.from_job!);
+  const parent = await jobToRun(platform, userId, config.from_job!, config.from_checkpoint_step);
   const loc = [...CONFIG_LOC, 'from_job'];
   if (parent.base_model_id !== config.base_model_id) {
     issues.push({ loc, msg: `job ${parent.job_id} was trained on base ${JSON.stringify(parent.base_model_id)}, not ${JSON.stringify(config.base_model_id)}; continue it with that base_model_id`, type: 'mismatch' });

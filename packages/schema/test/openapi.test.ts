@@ -28,6 +28,8 @@ const ENDPOINTS: Record<ServiceName, string[]> = {
     'GET /v1/models', 'GET /v1/models/{model}', 'DELETE /v1/models/{model}', 'POST /v1/chat/completions', 'POST /v1/responses',
     'POST /v1/uploads', 'POST /v1/uploads/{upload_id}/parts', 'POST /v1/uploads/{upload_id}/complete', 'POST /v1/uploads/{upload_id}/cancel',
     'POST /v1/batches', 'GET /v1/batches', 'GET /v1/batches/{batch_id}', 'POST /v1/batches/{batch_id}/cancel',
+    'POST /v1/fine_tuning/checkpoints/{fine_tuned_model_checkpoint}/permissions', 'GET /v1/fine_tuning/checkpoints/{fine_tuned_model_checkpoint}/permissions',
+    'DELETE /v1/fine_tuning/checkpoints/{fine_tuned_model_checkpoint}/permissions/{permission_id}',
   ],
 };
 

@@ -13,6 +13,7 @@ import { chatRoutes } from './routes/chat.ts';
 import { responseRoutes } from './routes/responses.ts';
 import { uploadRoutes } from './routes/uploads.ts';
 import { batchRoutes } from './routes/batches.ts';
+import { checkpointRoutes } from './routes/checkpoints.ts';
 
 export async function buildOpenAiApp(platform: Platform): Promise<FastifyInstance> {
   const app = createServiceApp({ platform, errorStyle: 'openai', service: 'openai' });
@@ -26,6 +27,7 @@ export async function buildOpenAiApp(platform: Platform): Promise<FastifyInstanc
   await app.register(uploadRoutes);
   await app.register(batchRoutes);
   await app.register(fineTuningRoutes);
+  await app.register(checkpointRoutes);
   await app.register(graderRoutes);
   await app.register(modelRoutes);
   await app.register(chatRoutes);

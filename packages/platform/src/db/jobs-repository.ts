@@ -3,6 +3,7 @@
 // worker went silent (workers-repository.ts holds the heartbeats).
 import type { Database } from './database.ts';
 import { NotFound } from '../errors.ts';
+import { newId } from '../ids.ts';
 import { guardedUpdate, type Bind } from './guarded-update.ts';
 import type { ExportRow } from './exports-repository.ts';
 import { holdLost, listLostHolds, TRAINING_WORK, type LostHold } from './work-rows.ts';
@@ -65,6 +66,15 @@ export interface TrainingJobRow {
   updated_at: Date;
   started_at: Date | null;
   finished_at: Date | null;
+}
+
+/** Another user (OpenAI's project) allowed to run one checkpoint of a job (checkpoint_permissions). */
+export interface CheckpointPermissionRow {
+  permission_id: string;
+  job_id: string;
+  step: number;
+  project_id: string;
+  created_at: Date;
 }
 
 export interface CheckpointRow {
@@ -244,6 +254,42 @@ export class JobsRepository {
   /** The step of the job's newest stored checkpoint, where a resumed run continues; undefined when none is stored. */
   async lastCheckpointStep(jobId: string): Promise<number | undefined> {
     return (await this.checkpoints(jobId)).at(-1)?.step;
+  }
+
+  /** Lets each of `projectIds` run checkpoint `step` of the job; returns their permissions (one already granted is
+   *  returned as it was). */
+  async grantCheckpoint(jobId: string, step: number, projectIds: readonly string[]): Promise<CheckpointPermissionRow[]> {
+    for (const projectId of projectIds) {
+      await this.db.query(
+        'INSERT INTO checkpoint_permissions (permission_id, job_id, step, project_id) VALUES ($1, $2, $3, $4) ON CONFLICT (job_id, step, project_id) DO NOTHING',
+        [newId('cp'), jobId, step, projectId],
+      );
+    }
+    return this.db.query<CheckpointPermissionRow>(
+      'SELECT * FROM checkpoint_permissions WHERE job_id = $1 AND step = $2 AND project_id = ANY($3) ORDER BY created_at, permission_id',
+      [jobId, step, [...projectIds]],
+    );
+  }
+
+  /** The permissions of one checkpoint, oldest first. */
+  async checkpointPermissions(jobId: string, step: number): Promise<CheckpointPermissionRow[]> {
+    return this.db.query<CheckpointPermissionRow>('SELECT * FROM checkpoint_permissions WHERE job_id = $1 AND step = $2 ORDER BY created_at, permission_id', [jobId, step]);
+  }
+
+  /** Removes one permission of a checkpoint; false when it has no such permission. */
+  async revokeCheckpoint(jobId: string, step: number, permissionId: string): Promise<boolean> {
+    const rows = await this.db.query('DELETE FROM checkpoint_permissions WHERE job_id = $1 AND step = $2 AND permission_id = $3 RETURNING permission_id', [jobId, step, permissionId]);
+    return rows.length > 0;
+  }
+
+  /** A job `userId` may run checkpoint `step` of: its own, or another user's that granted it that checkpoint. */
+  async getForCheckpoint(userId: string, jobId: string, step: number): Promise<TrainingJobRow | undefined> {
+    const [row] = await this.db.query<TrainingJobRow>(
+      `SELECT j.* FROM training_jobs j WHERE j.job_id = $2 AND (j.user_id = $1
+         OR EXISTS (SELECT 1 FROM checkpoint_permissions p WHERE p.job_id = j.job_id AND p.step = $3 AND p.project_id = $1))`,
+      [userId, jobId, step],
+    );
+    return row;
   }
 
   async recordCheckpoint(row: Omit<CheckpointRow, 'created_at'>): Promise<void> {

@@ -53,6 +53,14 @@ export function createServiceApp({ platform, bodyLimit = JSON_BODY_LIMIT, errorS
     // Routes carry their own time limits where a request waits on a job; the server only needs a guard.
     requestTimeout: 0,
   });
+  // A DELETE carries no body, but the Python SDK sends some (checkpoint permissions) with Content-Type application/json
+  // and nothing after it, which Fastify's JSON parser refuses as an empty body (a 400): read as no body instead.
+  const parseJson = app.getDefaultJsonParser('remove', 'remove');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (request.method === 'DELETE' && body === '') return done(null, undefined);
+    parseJson(request, body as string, done);
+  });
   app.setValidatorCompiler(zodValidatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   installErrorHandler(app, errorStyle);

@@ -4,8 +4,9 @@
 // answered meanwhile. A worker SIGKILLed mid-job: its job (resume_on_restart) continues on a new worker from the
 // checkpoint in the bucket, while the other worker trains on. The pipeline runs end to end through the processes
 // with every artifact an object in the bucket. A worker stopped with SIGTERM hands its job back, which resumes on
-// another. The last worker SIGKILLed: the services fail its job within WORKER_TIMEOUT_S. No secret is left in
-// clear in Redis, PostgreSQL, the bucket or any log.
+// another. The last worker SIGKILLed: the services fail its job within WORKER_TIMEOUT_S. A /v1 batch whose worker is
+// SIGKILLed mid-batch goes on on another worker, every line answered once. No secret is left in clear in Redis,
+// PostgreSQL, the bucket or any log.
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -46,11 +47,12 @@ const job = (id: string) => ok(`${urls.training}/jobs/${id}`);
 const liveWorkers = async () => (await ok(`${urls.training}/workers`)).workers as Array<{ worker_id: string; pid: number; current_job_id: string | null; queues: string[] }>;
 
 /** A worker process with its own scratch folder and model cache: another machine, as far as files go. */
-async function startWorkerProcess(name: string): Promise<{ process: NodeProcess; workerId: string }> {
+async function startWorkerProcess(name: string, extraEnv: Record<string, string> = {}): Promise<{ process: NodeProcess; workerId: string }> {
   const metricsPort = await freePort();
   metricsPorts.set(name, metricsPort);
   const process = startNode('services/worker/src/main.ts', {
     ...env,
+    ...extraEnv,
     DATA_DIR: path.join(scratch, name),
     MODELS_DIR: path.join(scratch, `${name}-models`),
     LOG_LEVEL: 'info',
@@ -255,7 +257,7 @@ describe('the scaled-out stack: separate processes on PostgreSQL, Redis and S3',
       expect(await prometheus.sum('ftp_workers_alive{job="training",queue="train"}')).toBe(live.length);
       // BullMQ's own exporter, one group per metric across the six lanes (Prometheus refuses a text that repeats one)
       expect(await prometheus.sum('bullmq_job_count{job="training",queue="train",state="completed"}')).toBeGreaterThanOrEqual(1);
-      expect((await prometheus.query('bullmq_job_completed_total{job="training"}')).map((s) => s.metric.queue).sort()).toEqual(['augment', 'evaluate', 'export', 'infer', 'preflight', 'train']);
+      expect((await prometheus.query('bullmq_job_completed_total{job="training"}')).map((s) => s.metric.queue).sort()).toEqual(['augment', 'batch', 'evaluate', 'export', 'infer', 'preflight', 'train']);
       expect(await prometheus.sum('ftp_reconciler_repairs_total{repair="job_requeued"}')).toBeGreaterThanOrEqual(1);
     } finally {
       await prometheus.stop();
@@ -286,6 +288,40 @@ describe('the scaled-out stack: separate processes on PostgreSQL, Redis and S3',
     expect(j2History).toContainEqual(expect.stringMatching(new RegExp(`^resumed from step ${handedFrom} on wrk_\\w+$`)));
     // No worker logged another's stalled entry as an error of its own.
     expect(outputs()).not.toMatch(/was failed by the queue: job stalled/);
+
+    // A /v1 batch on two batch workers: the one answering it is SIGKILLed once some lines are recorded; the other
+    // takes it over once the watchdog has seen the death, and goes on from the first line not answered.
+    const d = await startWorkerProcess('d', { WORKER_QUEUES: 'batch' });
+    const e = await startWorkerProcess('e', { WORKER_QUEUES: 'batch' });
+    const lines = Array.from({ length: 960 }, (_, i) => JSON.stringify({ custom_id: `line-${i}`, method: 'POST', url: '/v1/chat/completions', body: { model: TINY_MODEL, messages: [{ role: 'user', content: `Count to ${i}.` }], temperature: 0, max_tokens: 8 } }));
+    const batchInput = new FormData();
+    batchInput.append('purpose', 'batch');
+    batchInput.append('file', new Blob([`${lines.join('\n')}\n`]), 'batch.jsonl');
+    const inputFile = await ok(`${urls.openai}/v1/files`, { method: 'POST', body: batchInput });
+    const batch = await ok(`${urls.openai}/v1/batches`, { method: 'POST', json: { input_file_id: inputFile.id, endpoint: '/v1/chat/completions', completion_window: '24h' } });
+    const pgClient = new pg.Client({ connectionString: env.DATABASE_URL });
+    await pgClient.connect();
+    try {
+      const answered = async () => Number((await pgClient.query('SELECT count(*) AS n FROM batch_results WHERE batch_id = $1', [batch.id])).rows[0].n);
+      const holder = async () => (await pgClient.query('SELECT worker_id FROM batches WHERE batch_id = $1', [batch.id])).rows[0].worker_id as string | null;
+      await until('a chunk of the batch answered', answered, (n) => n > 0, 180_000);
+      const holding = await holder();
+      const [dying, surviving] = holding === d.workerId ? [d, e] : [e, d];
+      expect([d.workerId, e.workerId]).toContain(holding);
+      await dying.process.stop('SIGKILL');
+      const answeredAtKill = await answered();
+      expect(answeredAtKill).toBeLessThan(lines.length);
+      const ended = await until('the batch ended', () => ok(`${urls.openai}/v1/batches/${batch.id}`), (b) => !['validating', 'in_progress', 'finalizing'].includes(b.status), 300_000);
+      expect(ended).toMatchObject({ status: 'completed', request_counts: { total: lines.length, completed: lines.length, failed: 0 } });
+      expect(await holder()).toBeNull();
+      const output = (await (await fetch(`${urls.openai}/v1/files/${ended.output_file_id}/content`, { headers: auth })).text()).trim().split('\n').map((l) => JSON.parse(l) as { custom_id: string; response: { status_code: number } });
+      expect(output.map((l) => l.custom_id)).toEqual(lines.map((_, i) => `line-${i}`));
+      expect(output.every((l) => l.response.status_code === 200)).toBe(true);
+      expect(surviving.process.output()).toContain('batch ended');
+      expect(outputs()).toMatch(new RegExp(`"batchId":"${batch.id}"[^\n]*batch queued again`));
+    } finally {
+      await pgClient.end();
+    }
 
     // No secret in clear anywhere: Redis, every PostgreSQL row, the bucket, any process's log.
     const stores = [await redisText(env.REDIS_URL!), await postgresText(env.DATABASE_URL!)];

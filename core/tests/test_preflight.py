@@ -322,6 +322,7 @@ def test_throughput_is_measured_on_real_steps_silently_and_leaves_nothing_behind
     assert cap.events == []
     assert throughput["tokens_per_second"] > 0 and math.isfinite(throughput["tokens_per_second"])
     assert (throughput["device"], throughput["steps"]) == ("cpu", 3)
+    assert throughput["steps_seconds"] > 0  # all 4 steps at the timed speed: more than the 3 timed, never the setup
     assert not (tmp_path / "run").exists()
     assert spec.hyperparameters.save_strategy == "steps" and spec.eval_config.eval_strategy == "steps"  # a copy ran
 

@@ -388,7 +388,7 @@ export const PreflightReport = z
     memory: z
       .object({ estimated_peak_bytes: count, weights_bytes: count, training_state_bytes: count, activations_bytes: count })
       .describe('An estimate: weights, gradients and optimizer state of what is trained, activations of the largest micro-batch'),
-    throughput: maybe(z.object({ tokens_per_second: z.number().positive(), device: z.string(), steps: count })).describe('A probe this report measured, if any'),
+    throughput: maybe(z.object({ tokens_per_second: z.number().positive(), device: z.string(), steps: count, steps_seconds: z.number().nonnegative().optional().describe('What all the probe’s steps take at that speed (the rest of its time is loading and preparing)') })).describe('A probe this report measured, if any'),
     estimates: z.array(PreflightEstimate).describe('Per live training worker: wall time and whether it fits'),
     warnings: z.array(PreflightWarning),
   })

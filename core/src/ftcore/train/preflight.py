@@ -612,7 +612,8 @@ def measure_throughput(spec: TrainOptions, train_records, test_records, mode,
     """Tokens per second of the real training path on this machine, with the memory plan training would take for
     `memory` (the report's estimate; configs.memory_plan): 4 optimizer steps of a copy of the spec (no
     checkpoints, evaluation or tracker, in a temporary folder that is removed), timed over steps 2 to 4 (step 1
-    pays for warm-up and kernel selection), tokens counted as TokenCounter counts them. Its events are dropped:
+    pays for warm-up and kernel selection), tokens counted as TokenCounter counts them; and `steps_seconds`, what
+    all 4 steps would take at that speed. Its events are dropped:
     the measurement is not the job's training. test_records are not used (no evaluation is timed)."""
     import copy
     import tempfile
@@ -657,8 +658,11 @@ def measure_throughput(spec: TrainOptions, train_records, test_records, mode,
         return None
     (start, before), (end, after) = marks[steps[0]], marks[steps[-1]]
     device = f"cuda:{torch.cuda.get_device_name()}" if cuda else "cpu"
+    timed = steps[-1] - steps[0]
+    # What every step the probe ran would take at the timed speed: the rest of the probe's time (process start,
+    # loading, preparing the data, warm-up) is what a job spends around its steps, which the worker records.
     return {"tokens_per_second": round((after - before) / max(end - start, 1e-9), 2), "device": device,
-            "steps": steps[-1] - steps[0]}
+            "steps": timed, "steps_seconds": round((end - start) / timed * steps[-1], 3)}
 
 
 def _free_memory() -> None:

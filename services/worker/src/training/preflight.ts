@@ -76,9 +76,14 @@ export async function runPreflight(platform: Platform, machine: Machine, payload
       // The one slow dry run (half a minute on a laptop): say why it waits, in the log a person watches.
       platform.logger.info({ model: config.base_model_id, host: machine.host }, `dry run: measuring this host's training speed for ${config.base_model_id} (${config.method} ${config.trainer_type}) with a few real steps; once per host, model, method and trainer`);
     }
+    const probeStarted = performance.now();
     const report = known ? await warmReport(warmCore(), spec, signal) : await probedReport(platform, { ...spec, output_file: outputFile, measure_throughput: true }, work, signal);
     if (report.throughput) {
-      await platform.workers.recordThroughput({ ...machine, ...key, tokens_per_second: report.throughput.tokens_per_second, measured_by: 'probe' });
+      // Until a job has run here, what the probe spent around its steps (a core starting, the model loaded, the data
+      // prepared) stands for a job's time around its steps: the first estimate is then the user's time too.
+      const { steps_seconds } = report.throughput;
+      const overhead = steps_seconds === undefined ? null : Math.max(0, (performance.now() - probeStarted) / 1000 - steps_seconds);
+      await platform.workers.recordThroughput({ ...machine, ...key, tokens_per_second: report.throughput.tokens_per_second, measured_by: 'probe', overhead_seconds: overhead });
     }
     return await estimateOnFleet(platform, report, key);
   } finally {

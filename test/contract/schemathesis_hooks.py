@@ -178,6 +178,11 @@ def _explained(method, path, status, body):
     # must be that upload's, each once, adding up to its bytes, and the md5 the joined file's (its description says so).
     if (method, path, status) == ("POST", "/v1/uploads/{upload_id}/complete", 400):
         return _field_rule(error, _COMPLETE_RULES)
+    # A multipart body whose file property came as a plain field (schemathesis' stateful phase sends one so) beside ten
+    # others: eleven properties, as maxProperties allows with the file a file part, but eleven fields, over the ten the
+    # 413 that every multipart route documents ("more than 10 fields").
+    if status == 413 and isinstance(error, dict) and "the multipart request has more than 10 fields" in str(error.get("message")):
+        return True
     # POST /v1/batches: an endpoint the schema lists (OpenAI's) but that is not served, output_expires_after (described as
     # refused), more metadata pairs than OpenAI takes, and an input file uploaded for another purpose.
     if (method, path, status) == ("POST", "/v1/batches", 400):

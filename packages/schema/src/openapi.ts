@@ -19,14 +19,12 @@ import { services, type ServiceInfo, type ServiceName } from './services.ts';
 /**
  * Request bodies that the service parses from the stream itself, so no zod schema validates them;
  * they are documented here instead, keyed by `METHOD url`. Other fields are ignored, up to MULTIPART_LIMITS (413 past).
- * maxProperties counts the file too: a client (schemathesis' stateful phase did) may send the file's property as a
- * plain field, and MULTIPART_LIMITS.fields counts every such field.
  */
 export const multipartForms: Readonly<Record<string, object>> = {
   'POST /datasets/upload': {
     type: 'object',
     required: ['file'],
-    maxProperties: MULTIPART_LIMITS.fields,
+    maxProperties: MULTIPART_LIMITS.fields + MULTIPART_LIMITS.files,
     properties: {
       file: {
         type: 'string',
@@ -45,7 +43,7 @@ export const multipartForms: Readonly<Record<string, object>> = {
   'POST /v1/files': {
     type: 'object',
     required: ['file', 'purpose'],
-    maxProperties: MULTIPART_LIMITS.fields,
+    maxProperties: MULTIPART_LIMITS.fields + MULTIPART_LIMITS.files,
     properties: {
       file: {
         type: 'string',
@@ -58,7 +56,7 @@ export const multipartForms: Readonly<Record<string, object>> = {
   'POST /v1/uploads/:upload_id/parts': {
     type: 'object',
     required: ['data'],
-    maxProperties: MULTIPART_LIMITS.fields,
+    maxProperties: MULTIPART_LIMITS.fields + MULTIPART_LIMITS.files,
     properties: {
       data: { type: 'string', format: 'binary', description: 'The part’s bytes: at most 64 MiB (less where MAX_UPLOAD_BYTES is lower)' },
     },

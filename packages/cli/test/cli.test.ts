@@ -242,6 +242,19 @@ describe('ftune against the embedded stack', () => {
     }
     expect(logs.stdout).toMatch(ready);
     expect(logs.stdout).toMatch(new RegExp(`^info: converting the adapter of job ${jobId} to a GGUF LoRA adapter for llama\\.cpp: done in \\d+ s$`, 'm'));
+    // What that took is the next dry run's "ready for chat" time on this worker, after completed (#39).
+    const dry = await fetch(`${urls.training}/train`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        processed_dataset_id: datasetId, job_name: 'cli-dry', dry_run: true,
+        training_config: { base_model_id: TINY_MODEL, provider: 'local', method: 'LoRA', hyperparameters: { max_steps: 4, max_length: 64 } },
+      }),
+    });
+    const answer = (await dry.json()) as { preflight: { estimates: Array<{ chat_ready_seconds: number | null }> } };
+    expect(dry.status, JSON.stringify(answer)).toBe(200);
+    expect(answer.preflight.estimates.length).toBeGreaterThan(0);
+    for (const estimate of answer.preflight.estimates) expect(estimate.chat_ready_seconds).toBeGreaterThan(0);
     const once = await ftune(['chat', jobId, '--once', 'What color is the sky?', '--temperature', '0', '--max-tokens', '8']);
     expect(once.code, once.stderr).toBe(0);
     expect(once.stdout.trim()).not.toBe('');

@@ -1,6 +1,7 @@
 // The pre-flight report's last part, which only the fleet knows: for each live training worker, the wall time from
 // the speed measured on its host and device (training_tokens / tokens per second) plus what the last real job there
-// spent around its steps (loading, preparing, evaluating, saving), and whether the estimated peak
+// spent around its steps (loading, preparing, evaluating, saving), then what preparing its model for chat took after
+// completed (on a worker that serves chat), and whether the estimated peak
 // memory fits its GPU (or RAM); and the warnings that follow. The core measures the rest (tokens, steps, memory).
 import type { DeviceInfo, Platform, ThroughputKey, ThroughputRow, WorkerRow } from '@ftp/platform';
 import type { PreflightReport } from '@ftp/schema';
@@ -47,6 +48,7 @@ export function withEstimates(report: CoreReport, workers: readonly WorkerRow[],
       training_seconds: tenths(training),
       overhead_seconds: tenths(overhead),
       wall_seconds: tenths(training === null ? null : training + (overhead ?? 0)),
+      chat_ready_seconds: worker.queues.includes('infer') ? tenths(row?.chat_ready_seconds ?? null) : null,
       memory_bytes,
       fits: memory_bytes === 0 || peak <= memory_bytes,
     };

@@ -17,14 +17,17 @@ export interface TimeEstimate {
   training_seconds?: number | null;
   overhead_seconds?: number | null;
   wall_seconds?: number | null;
+  chat_ready_seconds?: number | null;
 }
 
-/** A worker's pre-flight estimate as a person reads it: the time from start to completed, and what it is made of. */
+/** A worker's pre-flight estimate as a person reads it: the time from start to completed, what it is made of, and when
+ *  the model is ready for chat after that. */
 export function estimatedTime(e: TimeEstimate): string {
   if (e.training_seconds === null || e.training_seconds === undefined) return 'speed not measured yet';
   const steps = `${formatDuration(e.training_seconds)} of steps at ${readableNumber(Math.round(e.tokens_per_second ?? 0))} tokens/s`;
   if (e.overhead_seconds === null || e.overhead_seconds === undefined) return `${steps}, plus loading and saving (not measured on this host yet)`;
-  return `about ${formatDuration(e.wall_seconds ?? e.training_seconds + e.overhead_seconds)} from start to completed: ${steps}, ${formatDuration(e.overhead_seconds)} loading, preparing and saving`;
+  const wall = `about ${formatDuration(e.wall_seconds ?? e.training_seconds + e.overhead_seconds)} from start to completed: ${steps}, ${formatDuration(e.overhead_seconds)} loading, preparing and saving`;
+  return e.chat_ready_seconds === null || e.chat_ready_seconds === undefined ? wall : `${wall}; ready for chat on the fast engine about ${formatDuration(e.chat_ready_seconds)} after`;
 }
 
 /** Bytes in the largest binary unit that keeps the number at least 1: 512 B, 2.5 MiB, 12 GiB. */

@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ThroughputRow, WorkerRow } from '@ftp/platform';
 import { overheadSeconds, trainingDevice, withEstimates, type CoreReport } from '../src/preflight.ts';
+import { estimatedTime } from '../src/readable.ts';
 
 const GIB = 1024 ** 3;
 
@@ -20,8 +21,9 @@ const worker = (id: string, host: string, devices: WorkerRow['devices'], queues 
 });
 const cpu = (gib: number) => ({ kind: 'cpu' as const, name: 'Xeon × 2', memory_bytes: gib * GIB });
 const gpu = (gib: number) => ({ kind: 'cuda' as const, name: 'H100', memory_bytes: gib * GIB });
-const measured = (host: string, device: string, tps: number, overhead: number | null = null): ThroughputRow => ({
-  host, device, base_model_id: 'm', method: 'LoRA', trainer_type: 'sft', tokens_per_second: tps, measured_by: overhead === null ? 'probe' : 'job', overhead_seconds: overhead, measured_at: new Date(),
+const measured = (host: string, device: string, tps: number, overhead: number | null = null, chatReady: number | null = null): ThroughputRow => ({
+  host, device, base_model_id: 'm', method: 'LoRA', trainer_type: 'sft', tokens_per_second: tps, measured_by: overhead === null ? 'probe' : 'job', overhead_seconds: overhead,
+  chat_ready_seconds: chatReady, measured_at: new Date(),
 });
 
 describe('pre-flight estimates', () => {
@@ -44,6 +46,15 @@ describe('pre-flight estimates', () => {
     expect(overhead).toBeCloseTo(31.4, 5);
     const out = withEstimates(report(GIB), [worker('w1', 'laptop', [cpu(24)]), worker('w2', 'new-box', [cpu(24)])], [measured('laptop', 'cpu:Xeon × 2', 3750, overhead), measured('new-box', 'cpu:Xeon × 2', 3000)]);
     expect(out.estimates.map((e) => [e.training_seconds, e.overhead_seconds, e.wall_seconds])).toEqual([[1.6, 31.4, 33], [2, null, 2]]);
+  });
+
+  it('says when the model is ready for chat after completed, on a worker that serves chat (#39)', () => {
+    const workers = [worker('w1', 'laptop', [cpu(24)], ['train', 'infer']), worker('w2', 'trainer', [cpu(24)]), worker('w3', 'new-box', [cpu(24)], ['train', 'infer'])];
+    const rows = [measured('laptop', 'cpu:Xeon × 2', 3750, 31.4, 42.04), measured('trainer', 'cpu:Xeon × 2', 3750, 31.4, 42), measured('new-box', 'cpu:Xeon × 2', 3000, 20)];
+    const out = withEstimates(report(GIB), workers, rows);
+    expect(out.estimates.map((e) => [e.worker_id, e.wall_seconds, e.chat_ready_seconds])).toEqual([['w1', 33, 42], ['w2', 33, null], ['w3', 22, null]]);
+    expect(estimatedTime(out.estimates[0]!)).toBe('about 33 s from start to completed: 2 s of steps at 3,750 tokens/s, 31 s loading, preparing and saving; ready for chat on the fast engine about 42 s after');
+    expect(estimatedTime(out.estimates[1]!)).toBe('about 33 s from start to completed: 2 s of steps at 3,750 tokens/s, 31 s loading, preparing and saving');
   });
 
   it('warns when the job fits no worker, or no worker trains', () => {

@@ -151,6 +151,12 @@ describe.each(drivers)('metadata store contract: $name', (driver) => {
     expect(rows.map((r) => [r.host, r.tokens_per_second, r.measured_by, r.overhead_seconds])).toEqual([['a', 120, 'job', 31.5], ['b', 50, 'probe', null]]);
     expect(rows[0]!.measured_at).toBeInstanceOf(Date);
     expect(await workers.throughput({ ...key, method: 'Full' })).toEqual([]);
+    // After completed, what preparing the model for chat took is kept beside the job's speed (#39); a probe keeps it.
+    expect(rows.map((r) => r.chat_ready_seconds)).toEqual([null, null]);
+    await workers.recordChatReady({ host: 'a', device: 'cpu:X × 2', ...key, chat_ready_seconds: 12.25 });
+    await workers.recordChatReady({ host: 'nowhere', device: 'cpu:X × 2', ...key, chat_ready_seconds: 3 });
+    await workers.recordThroughput(at('a', 999, 'probe'));
+    expect((await workers.throughput(key)).map((r) => [r.host, r.chat_ready_seconds])).toEqual([['a', 12.25], ['b', null]]);
   });
 
   it('commits a transaction that resolves and rolls back one that throws', async () => {

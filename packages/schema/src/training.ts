@@ -356,6 +356,9 @@ export const PreflightEstimate = z
       'What the last job of this model, method and trainer spent on this host around its steps: loading, preparing the data, evaluating, saving and storing (null until one ran)',
     ),
     wall_seconds: maybe(z.number().nonnegative()).describe('From start to completed: training_seconds + overhead_seconds (the steps alone while overhead_seconds is null)'),
+    chat_ready_seconds: maybe(z.number().nonnegative()).describe(
+      'After completed, on a worker that serves chat (the infer queue): the time its model takes to be prepared in the background for the fast engine (the GGUF files /v1 chat and the playground run), as the last job of this model, method and trainer took on this host; the first chat waits for what is left of it (null: not prepared there yet, or the worker serves no chat)',
+    ),
     memory_bytes: count.describe('The device memory (GPU) or RAM of the worker'),
     fits: z.boolean().describe('estimated_peak_bytes fits in memory_bytes'),
   })

@@ -87,7 +87,7 @@ export async function startWorker(platform: Platform, options: WorkerOptions = {
     consumers.push(platform.queue.process(queue, handler, concurrency === undefined ? {} : { concurrency }));
   };
 
-  const preparation = platform.config.PREPARE_GGUF_AFTER_TRAINING && queues.includes('infer') ? new BackgroundPreparation(work) : undefined;
+  const preparation = platform.config.PREPARE_GGUF_AFTER_TRAINING && queues.includes('infer') ? new BackgroundPreparation(work, machine) : undefined;
   const jobContext = async (id: string, signal: AbortSignal): Promise<JobContext> => {
     const secrets = await work.secrets.open(id);
     return { platform: work, workerId, machine, trainProcesses, signal, ...(secrets ? { secrets } : {}) };

@@ -36,7 +36,7 @@ it('reads the job and writes its outcome through a database outage: one event sa
   await platform.jobs.update(jobId, { status: 'completed', adapter_path: adapter, artifacts: { file: {}, raw: { adapter }, hub: {} } });
   const db = downFor(platform.db, 3);
   const work = withOutageRetries({ ...platform, db });
-  const preparation = new BackgroundPreparation(work);
+  const preparation = new BackgroundPreparation(work, { host: 'test-host', device: 'cpu:test' });
   preparation.afterTraining(jobId);
   await preparation.idle();
   expect(db.failed()).toBe(3);

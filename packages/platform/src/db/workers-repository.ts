@@ -33,6 +33,9 @@ export interface ThroughputRow {
   measured_by: 'probe' | 'job';
   /** What the last real job spent around its steps (loading, preparing, evaluating, saving); null before one ran. */
   overhead_seconds: number | null;
+  /** After completed, on a worker serving chat: what preparing the last job's model for the fast engine took (its
+   *  adapter's GGUF conversion, or a whole model's GGUF); null before one was prepared there. */
+  chat_ready_seconds: number | null;
   measured_at: Date;
 }
 
@@ -78,7 +81,7 @@ export class WorkersRepository {
 
   /** Records a measurement; a job's figure replaces a probe's, a probe never replaces a job's. A probe has no
    *  overhead to tell (it leaves the row's as it is). */
-  async recordThroughput(row: Omit<ThroughputRow, 'measured_at' | 'overhead_seconds'> & { overhead_seconds?: number | null }): Promise<void> {
+  async recordThroughput(row: Omit<ThroughputRow, 'measured_at' | 'overhead_seconds' | 'chat_ready_seconds'> & { overhead_seconds?: number | null }): Promise<void> {
     await this.db.query(
       `INSERT INTO throughput (host, device, base_model_id, method, trainer_type, tokens_per_second, measured_by, overhead_seconds)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
@@ -87,6 +90,15 @@ export class WorkersRepository {
              overhead_seconds = COALESCE(EXCLUDED.overhead_seconds, throughput.overhead_seconds)
          WHERE EXCLUDED.measured_by = 'job' OR throughput.measured_by = 'probe'`,
       [row.host, row.device, row.base_model_id, row.method, row.trainer_type, row.tokens_per_second, row.measured_by, row.overhead_seconds ?? null],
+    );
+  }
+
+  /** Records what preparing a completed job's model for the fast engine took on this host (the job's row, written when
+   *  it completed; nothing when there is none). */
+  async recordChatReady(row: Pick<ThroughputRow, 'host' | 'device' | 'chat_ready_seconds'> & ThroughputKey): Promise<void> {
+    await this.db.query(
+      'UPDATE throughput SET chat_ready_seconds = $6 WHERE host = $1 AND device = $2 AND base_model_id = $3 AND method = $4 AND trainer_type = $5',
+      [row.host, row.device, row.base_model_id, row.method, row.trainer_type, row.chat_ready_seconds],
     );
   }
 

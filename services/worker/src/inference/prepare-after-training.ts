@@ -4,15 +4,21 @@
 // worker that serves the infer queue (the files are this worker's cache), unless PREPARE_GGUF_AFTER_TRAINING is false.
 // Each build is told in the job's event log while it runs (build-progress.ts); a chat that comes meanwhile joins it.
 import type { Platform } from '@ftp/platform';
-import { trainsWholeModel } from '@ftp/jobs';
+import { throughputKey, trainerOf, trainsWholeModel } from '@ftp/jobs';
+import type { TrainingConfig } from '@ftp/schema';
 import { JobModels } from '../models/job-models.ts';
+import type { Machine } from '../training/preflight.ts';
 
 export class BackgroundPreparation {
   private readonly controller = new AbortController();
   private readonly running = new Set<Promise<void>>();
 
-  /** `platform` is the worker's retrying one (withOutageRetries): every read and write here waits out an outage. */
-  constructor(private readonly platform: Platform) {}
+  /** `platform` is the worker's retrying one (withOutageRetries): every read and write here waits out an outage.
+   *  `machine` is where the time it takes is recorded: dry runs add it to their estimate (#39). */
+  constructor(
+    private readonly platform: Platform,
+    private readonly machine: Machine,
+  ) {}
 
   /** Starts preparing the job's model when the job completed (a failed or handed-back job has none); returns at once.
    *  The job's history gets one event with the outcome: ready, or failed with the reason. */
@@ -49,14 +55,23 @@ export class BackgroundPreparation {
     const models = new JobModels(this.platform, job, { signal: this.controller.signal, background: true });
     const quantization = this.platform.config.FAST_ENGINE_QUANTIZATION;
     const started = Date.now();
-    if (trainsWholeModel(job)) await models.gguf(quantization);
-    else {
+    // What the next job of this model, method and trainer will wait here: its own conversion. The base's GGUF is
+    // built once per worker and then cached, so it is not counted.
+    let ownSeconds: number;
+    if (trainsWholeModel(job)) {
+      await models.gguf(quantization);
+      ownSeconds = (Date.now() - started) / 1000;
+    } else {
       // One conversion at a time: each is a process of its own, and the machine may be a laptop.
       await models.adapterGguf();
+      ownSeconds = (Date.now() - started) / 1000;
       await models.baseGguf(quantization);
     }
     const message = `the model is ready for chat on the fast engine (prepared after training in ${Math.round((Date.now() - started) / 1000)} s)`;
     await this.platform.jobs.appendEvent(jobId, 'log', { level: 'info', message, about: 'model' });
     this.platform.logger.info({ jobId }, message);
+    // The key the job's speed was recorded under when it completed (run-training-job.ts).
+    const key = throughputKey({ ...(job.training_config as unknown as TrainingConfig), trainer_type: trainerOf(job) });
+    await this.platform.workers.recordChatReady({ ...this.machine, ...key, chat_ready_seconds: ownSeconds });
   }
 }

@@ -319,6 +319,8 @@ describe('the web console', () => {
     expect(label).toBe(await page.locator('label', { hasText: /^Max samples$/ }).evaluate(fontFamily));
     expect(await page.getByLabel('Graders').evaluate(fontFamily)).not.toBe(label);
     await page.getByRole('button', { name: 'Run evaluation' }).click();
+    // While it runs, the page says for how long (and what it waits for, when the worker tells the job's log, #39).
+    await page.getByText(/^Evaluating: \d+ s so far/).waitFor({ timeout: 30_000 });
     const result = page.getByRole('region', { name: 'Evaluation result' });
     await result.waitFor({ timeout: 300_000 });
     const metrics = result.getByRole('table', { name: 'Metrics compared' });

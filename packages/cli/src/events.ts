@@ -60,3 +60,73 @@ export async function* jobEvents(api: Api, jobId: string): AsyncGenerator<JobEve
     await new Promise((resolve) => setTimeout(resolve, Math.min(500 * failures, 5_000)));
   }
 }
+
+/** The id of the last event in the job's log now (undefined when it has none): where watchJobLog starts. A finished
+ *  job's stream ends after its log; a running job's goes on, so what came within `withinMs` is taken as the log. */
+export async function jobLogEnd(api: Api, jobId: string, withinMs = 3_000): Promise<string | undefined> {
+  const controller = new AbortController();
+  const cut = setTimeout(() => controller.abort(), withinMs);
+  let lastId: string | undefined;
+  let answered = false;
+  try {
+    const res = await api.send('training', 'GET', `/jobs/${segment(jobId)}/events`, { kind: 'stream', headers: { accept: 'text/event-stream' }, signal: controller.signal });
+    answered = true;
+    for await (const message of parseSse(res.body!)) {
+      if (message.event === 'end') break;
+      if (message.id !== undefined) lastId = message.id;
+    }
+  } catch (err) {
+    // Cut while the log streamed in: what came is the log. Cut before any answer: the log was not read.
+    if (!controller.signal.aborted || !answered) throw err;
+  } finally {
+    clearTimeout(cut);
+    controller.abort();
+  }
+  return lastId;
+}
+
+/** While `until` is pending, hands `onMessage` each `log` message the job's log gets after the event `from` (see
+ *  jobLogEnd) that `wanted` keeps, read again every `everyMs` (a finished job's stream replays what is new and ends;
+ *  a running job's is cut after a while and picked up where it stopped). For commands that wait on one request about
+ *  a job's model: the worker tells the job's log what the request waits for, a cold model loading (#39). Best effort:
+ *  the request's answer is what counts, so a read that fails is tried again at the next turn, and nothing is thrown. */
+export async function watchJobLog(
+  api: Api,
+  jobId: string,
+  from: string | undefined,
+  wanted: (message: string) => boolean,
+  onMessage: (message: string) => void,
+  until: Promise<unknown>,
+  everyMs = 2_000,
+): Promise<void> {
+  let done = false;
+  const settled = until.then(
+    () => (done = true),
+    () => (done = true),
+  );
+  let lastId = from;
+  while (!done) {
+    const controller = new AbortController();
+    const cut = setTimeout(() => controller.abort(), 2 * everyMs);
+    try {
+      const res = await api.send('training', 'GET', `/jobs/${segment(jobId)}/events`, {
+        kind: 'stream',
+        headers: { accept: 'text/event-stream', ...(lastId !== undefined ? { 'last-event-id': lastId } : {}) },
+        signal: controller.signal,
+      });
+      for await (const message of parseSse(res.body!)) {
+        if (message.event === 'end' || done) break;
+        if (message.id !== undefined) lastId = message.id;
+        if (message.event !== 'log') continue;
+        const text = (JSON.parse(message.data) as { message?: string }).message;
+        if (text !== undefined && wanted(text)) onMessage(text);
+      }
+    } catch {
+      // read again at the next turn
+    } finally {
+      clearTimeout(cut);
+      controller.abort();
+    }
+    await Promise.race([settled, new Promise((resolve) => setTimeout(resolve, everyMs))]);
+  }
+}

@@ -222,6 +222,24 @@ describe('POST /evaluation', () => {
     }
   });
 
+  it('an evaluation that waits for a cold model says so in the job\'s log while it waits (#39)', async () => {
+    // The ML core held 3 s in its model load, heartbeating every second: what `ftune eval` and the console read.
+    const engines = new InferenceEngines(h.platform, { core: new CoreServer({ env: { FTCORE_TEST_HOLD: 'load=3', FTCORE_PROGRESS_INTERVAL: '1' } }) });
+    const after = (await h.platform.jobs.events(jobId)).at(-1)!.seq;
+    try {
+      const request = { dataset_id: dataset, job_id: jobId, model_source: 'adapter' as const, use_fast_engine: false, metrics: ['exact_match' as const], max_new_tokens: 4, temperature: 0, num_sample_results: 0 };
+      await runEvaluation(h.platform, engines, { userId: 'alice', request }, new AbortController().signal);
+    } finally {
+      await engines.close();
+    }
+    const told = (await h.platform.jobs.events(jobId, after)).map((e) => e.data as { about?: string; message?: string }).filter((d) => d.about === 'model');
+    const loading = told.map((d) => /^an evaluation waits: loading .*: (\d+) s so far$/.exec(d.message ?? '')?.[1]).filter((s) => s !== undefined).map(Number);
+    expect(loading.length, JSON.stringify(told)).toBeGreaterThanOrEqual(3);
+    expect(loading).toEqual([...loading].sort((a, b) => a - b));
+    expect(loading.at(-1)!).toBeGreaterThan(loading[0]!);
+    expect(told.some((d) => /^an evaluation waits: starting the ML core/.test(d.message ?? '')), JSON.stringify(told)).toBe(true);
+  });
+
   it('max_samples above MAX_EVAL_SAMPLES is a 422; metrics with task_type is a 422', async () => {
     const over = await evaluate({ dataset_id: dataset, job_id: jobId, max_samples: 7 });
     expect(over.statusCode).toBe(422);

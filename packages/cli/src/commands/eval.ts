@@ -4,7 +4,9 @@
 import { Command, InvalidArgumentError, Option, type CommandUnknownOpts } from '@commander-js/extra-typings';
 import type { ChatMessage, EvaluationMetric, EvaluationRequest, EvaluationResult } from '@ftp/schema';
 import { UsageError } from '../errors.ts';
-import { printJson, printKeyValue, printTable } from '../output.ts';
+import { jobLogEnd, watchJobLog } from '../events.ts';
+import type { Api } from '../http.ts';
+import { formatDuration, printJson, printKeyValue, printTable } from '../output.ts';
 import { context } from './context.ts';
 import { numberFrom, positiveInt } from './option-values.ts';
 
@@ -57,6 +59,31 @@ function cut(text: string, width: number): string {
   return line.length > width ? `${line.slice(0, width - 1)}…` : line;
 }
 
+/** What a job's evaluation waits for, as the worker tells the job's log ("an evaluation waits: loading …: 15 s so
+ *  far"), on stderr while it waits; on a terminal, the time so far when nothing was said for 10 s (#39: a first
+ *  evaluation waited 30-55 s on a cold model with one line said). */
+async function waitSaying<T>(api: Api, job: { jobId: string; from: string | undefined } | undefined, answer: Promise<T>, interactive: boolean): Promise<T> {
+  const started = Date.now();
+  let said = Date.now();
+  const say = (text: string) => {
+    process.stderr.write(`(${text})\n`);
+    said = Date.now();
+  };
+  const ticker = interactive
+    ? setInterval(() => {
+        if (Date.now() - said >= 10_000) say(`still evaluating: ${formatDuration((Date.now() - started) / 1000)} so far`);
+      }, 1_000)
+    : undefined;
+  const WAITS = 'an evaluation waits: ';
+  const watch = job ? watchJobLog(api, job.jobId, job.from, (m) => m.startsWith(WAITS), (m) => say(`waiting: ${m.slice(WAITS.length)}`), answer) : Promise.resolve();
+  try {
+    return await answer;
+  } finally {
+    clearInterval(ticker);
+    await watch;
+  }
+}
+
 export function evalCommand(): CommandUnknownOpts {
   return new Command('eval')
     .description('evaluate a trained job’s model (or a base model with --base) on a processed dataset’s test split and print the metrics')
@@ -96,7 +123,11 @@ export function evalCommand(): CommandUnknownOpts {
         ...(hubToken ? { hub_token: hubToken } : {}),
       };
       if (interactive) process.stderr.write(`evaluating ${jobId ?? options.base} on ${options.dataset}; the answer comes once every sample is scored…\n`);
-      const result = await api.json<EvaluationResult>('inference', 'POST', '/evaluation', { kind: 'work', json: request });
+      // Where the job's log is now: what it gets after that is what this evaluation waits for. A job the log cannot be
+      // read of is not watched; the evaluation's own answer says what is wrong with it.
+      const watched = jobId === undefined ? undefined : await jobLogEnd(api, jobId).then((from) => ({ jobId, from }), () => undefined);
+      const answer = api.json<EvaluationResult>('inference', 'POST', '/evaluation', { kind: 'work', json: request });
+      const result = await waitSaying(api, watched, answer, interactive);
       if (json) return printJson(result);
       printResult(result, options.samples);
     });

@@ -53,3 +53,18 @@ export async function resolveModel(
     throw err;
   }
 }
+
+/** Who hears what a request waits for on its model's first use (an engine starting, the model loading: tens of seconds
+ *  on a CPU): `relay` (a streamed chat's ': preparing' lines) and, when the model is a job's, the job's event log, where
+ *  `ftune eval`, `ftune jobs logs` and the console read it while the answer is not there yet (#39). Builds tell the job
+ *  themselves (build-progress.ts); this is for the engines' news only. `what` names the request: "an evaluation". */
+export function engineNews(platform: Platform, model: CheckedModel, what: string, relay?: (message: string) => void): ((message: string) => void) | undefined {
+  const jobId = model.job?.job_id;
+  if (!jobId) return relay;
+  return (message) => {
+    relay?.(message);
+    platform.jobs
+      .appendEvent(jobId, 'log', { level: 'info', message: `${what} waits: ${message}`, about: 'model' })
+      .catch((err: unknown) => platform.logger.warn({ err, jobId }, 'what a request waits for could not be added to its job\'s log'));
+  };
+}

@@ -6,7 +6,7 @@ import { numberedLines } from '@ftp/datasets';
 import { plainConversation, promptAndReference, type EvaluatePayload } from '@ftp/jobs';
 import { namedGraders, type ChatMessage, type EvaluationResult, type Grader } from '@ftp/schema';
 import type { InferenceEngines } from './engines.ts';
-import { resolveModel } from './model-files.ts';
+import { engineNews, resolveModel } from './model-files.ts';
 import { measuredGeneration } from './generation-metrics.ts';
 
 interface EvaluationRow {
@@ -95,6 +95,8 @@ export async function runEvaluation(platform: Platform, engines: InferenceEngine
     data.rows.map((row) => plainConversation(row.prompt)),
     { max_new_tokens: request.max_new_tokens, temperature: request.temperature, top_p: request.top_p },
     signal,
+    undefined,
+    engineNews(platform, model, 'an evaluation'),
   ));
   // Metrics unless only graders were asked for (neither metrics, task_type nor graders: the general suite).
   const wantsMetrics = request.metrics !== undefined || request.task_type !== undefined || request.graders === undefined;

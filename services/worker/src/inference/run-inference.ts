@@ -5,7 +5,7 @@
 import type { Platform } from '@ftp/platform';
 import type { InferPayload, InferResult, PreparingReport, StreamDelta } from '@ftp/jobs';
 import type { InferenceEngines } from './engines.ts';
-import { resolveModel } from './model-files.ts';
+import { engineNews, resolveModel } from './model-files.ts';
 import { DeltaBatcher } from './stream-deltas.ts';
 import { measuredGeneration } from './generation-metrics.ts';
 
@@ -22,7 +22,7 @@ export async function runInference(
   const stream = payload.generation.stream && report ? new DeltaBatcher(report) : undefined;
   try {
     return await measuredGeneration(platform, 'inference', model.files.engine, (onText) =>
-      engines.generate(model.files, payload.conversations, payload.generation, signal, onText, preparing), stream?.add);
+      engines.generate(model.files, payload.conversations, payload.generation, signal, onText, engineNews(platform, model, 'a chat or batch inference', preparing)), stream?.add);
   } finally {
     stream?.flush(); // before the answer: the queue delivers no report after it
   }

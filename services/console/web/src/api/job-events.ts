@@ -36,3 +36,34 @@ export async function followJobEvents(jobId: string, signal: AbortSignal, onUpda
   if (!signal.aborted) publish();
 }
 
+
+/** Until `signal` aborts: each `log` message the job's log gets from now on, as it comes (read again every
+ *  `everyMs`: a finished job's stream replays what is new and ends). The Evaluation page shows what an evaluation
+ *  waits for while it waits, which the worker tells the job's log: a cold model loading (#39). Best effort: a read that
+ *  fails is tried again at the next turn; the request's own answer is what counts. */
+export async function watchJobLog(jobId: string, signal: AbortSignal, onMessage: (message: string) => void, everyMs = 2_000): Promise<void> {
+  let lastId: string | undefined;
+  let replayed = false; // the log as it was when the watch began is not news
+  while (!signal.aborted) {
+    const turn = new AbortController();
+    const stop = () => turn.abort();
+    signal.addEventListener('abort', stop);
+    const cut = setTimeout(stop, 2 * everyMs); // a running job's stream does not end
+    try {
+      const events = serverSentEvents('training', `/jobs/${encodeURIComponent(jobId)}/events`, { signal: turn.signal, headers: lastId ? { 'last-event-id': lastId } : {} });
+      for await (const message of events) {
+        if (message.event === 'end') break;
+        if (message.id) lastId = message.id;
+        const text = message.event === 'log' ? (JSON.parse(message.data) as { message?: string }).message : undefined;
+        if (replayed && text !== undefined) onMessage(text);
+      }
+      replayed = true;
+    } catch {
+      // read again at the next turn
+    } finally {
+      clearTimeout(cut);
+      signal.removeEventListener('abort', stop);
+    }
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+}

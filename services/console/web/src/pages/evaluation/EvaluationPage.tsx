@@ -1,12 +1,14 @@
 // Evaluate a model (a job's adapter or merged model, or a base model) on a processed dataset, by default beside the
 // job's base model on the same samples: the metrics (graders' means among them) and the per-sample table of prompt,
 // reference and predictions with their grades.
-import { useRef, useState, type FormEvent } from 'react';
-import { Button, Card, Group, MultiSelect, NativeSelect, NumberInput, SimpleGrid, Stack, Switch, Textarea, Title } from '@mantine/core';
+import { useEffect, useRef, useState, type FormEvent } from 'react';
+import { Button, Card, Group, MultiSelect, NativeSelect, NumberInput, SimpleGrid, Stack, Switch, Text, Textarea, Title } from '@mantine/core';
 import { useSearch } from 'wouter';
 import { api } from '../../api/client.ts';
 import type { DatasetList, EvaluationResult, JobList } from '../../api/types.ts';
+import { watchJobLog } from '../../api/job-events.ts';
 import { useLoad } from '../../api/use-load.ts';
+import { formatDuration } from '../../components/format.ts';
 import { ErrorAlert } from '../../components/ErrorAlert.tsx';
 import { CODE_INPUT } from '../../components/code-input.ts';
 import { EvaluationView, type EvaluationRun } from './EvaluationView.tsx';
@@ -24,6 +26,30 @@ function parseGraders(text: string): { graders?: unknown[]; error?: string } {
   } catch (err) {
     return { error: `Graders are not JSON: ${(err as Error).message}` };
   }
+}
+
+const WAITS = 'an evaluation waits: ';
+
+/** While `busy`: the time so far and what the evaluation waits for, as the worker tells the job's log (a cold model
+ *  loading: tens of seconds on a CPU, #39). */
+function useWaitNews(busy: boolean, jobId: string | undefined): string | undefined {
+  const [news, setNews] = useState<string>();
+  const [seconds, setSeconds] = useState(0);
+  useEffect(() => {
+    setNews(undefined);
+    setSeconds(0);
+    if (!busy) return;
+    const started = Date.now();
+    const ticker = setInterval(() => setSeconds(Math.round((Date.now() - started) / 1000)), 1000);
+    const controller = new AbortController();
+    if (jobId) void watchJobLog(jobId, controller.signal, (message) => message.startsWith(WAITS) && setNews(message.slice(WAITS.length)));
+    return () => {
+      clearInterval(ticker);
+      controller.abort();
+    };
+  }, [busy, jobId]);
+  if (!busy) return undefined;
+  return `Evaluating: ${formatDuration(seconds)} so far${news ? `; waiting for ${news}` : ''}`;
 }
 
 export function EvaluationPage() {
@@ -48,6 +74,7 @@ export function EvaluationPage() {
 
   const completed = (jobs.data?.jobs ?? []).filter((j) => j.status === 'completed');
   const job = completed.find((j) => j.job_id === jobId) ?? (source !== 'base' ? completed[0] : undefined);
+  const waiting = useWaitNews(busy, source === 'base' ? undefined : job?.job_id);
   const ready = (datasets.data?.datasets ?? []).filter((d) => d.status === 'ready');
   const dataset = datasetId || job?.processed_dataset_id || ready[0]?.processed_dataset_id || '';
 
@@ -134,6 +161,11 @@ export function EvaluationPage() {
           <ErrorAlert message={error} title="The evaluation failed" />
           <ErrorAlert message={baseError} title="The base model’s evaluation failed" />
           <Group justify="flex-end">
+            {waiting && (
+              <Text size="sm" c="dimmed" aria-live="polite">
+                {waiting}
+              </Text>
+            )}
             <Button type="submit" loading={busy} disabled={!job || !dataset}>
               Run evaluation
             </Button>

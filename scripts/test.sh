@@ -13,6 +13,13 @@ command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
 # Prometheus scrapes the stack's /metrics in test/metrics.test.ts (its own process on a free port, not the service).
 [ -x /usr/bin/prometheus ] || missing+=(prometheus)
+# README.md's scaled-out recipe runs as written in namespaces of its own (test/scaling-out-readme.test.ts): sudo (as the
+# postgres user), ip and ss (iproute2), pkill (procps), openssl and curl, as its lines use them.
+command -v sudo >/dev/null 2>&1 || missing+=(sudo)
+command -v ip >/dev/null 2>&1 && command -v ss >/dev/null 2>&1 || missing+=(iproute2)
+command -v pkill >/dev/null 2>&1 || missing+=(procps)
+command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+command -v curl >/dev/null 2>&1 || missing+=(curl)
 # Go renders Ollama Modelfile templates as Ollama does (test/tools/ollama-template, standard library only).
 [ -x /usr/local/go/bin/go ] && export PATH="$PATH:/usr/local/go/bin"
 command -v go >/dev/null 2>&1 || missing+=(golang-go)

@@ -207,6 +207,17 @@ describe('delimited text as people write it (#38)', () => {
     expect(listed).toMatchObject({ delimiter: ',', warnings: body.warnings });
   });
 
+  it('lists training data only: a /v1 batch\'s input and output files are no dataset upload', async () => {
+    const body = await upload('train.csv', 'question,answer\nWhy?,Because.\n');
+    const base = { user_id: 'local', format: 'jsonl', size_bytes: 2, num_examples: 1, columns: ['custom_id'], sample: [] };
+    for (const purpose of ['batch', 'batch_output'] as const) {
+      await svc.platform.datasets.insertRaw({ ...base, dataset_id: `file-${purpose}`, filename: `${purpose}.jsonl`, blob_key: `uploads/local/${purpose}.jsonl`, purpose });
+    }
+    const listed = (await svc.call({ method: 'GET', url: '/datasets/uploads' })).json().uploads.map((u: { dataset_id: string }) => u.dataset_id);
+    expect(listed).toContain(body.dataset_id);
+    expect(listed.filter((id: string) => id.startsWith('file-'))).toEqual([]);
+  });
+
   it('reports no delimiter for JSON, and says a delimiter sent with it was not used', async () => {
     const body = await upload('rows.json', '[{"q": "a;b"}]', { fields: { delimiter: ';' } });
     expect(body).toMatchObject({ delimiter: null, warnings: ['The delimiter ";" was not used: the file is JSON, not delimited text.'] });

@@ -100,8 +100,12 @@ export class DatasetsRepository {
   }
 
   /** The caller's uploads, newest first. */
-  async listRaw(userId: string): Promise<RawDatasetRow[]> {
-    return this.db.query<RawDatasetRow>('SELECT * FROM raw_datasets WHERE user_id = $1 ORDER BY created_at DESC, dataset_id DESC', [userId]);
+  /** The user's uploads, newest first; with `purpose`, only those for it. */
+  async listRaw(userId: string, purpose?: FilePurposeColumn): Promise<RawDatasetRow[]> {
+    return this.db.query<RawDatasetRow>(
+      'SELECT * FROM raw_datasets WHERE user_id = $1 AND ($2::text IS NULL OR purpose = $2) ORDER BY created_at DESC, dataset_id DESC',
+      [userId, purpose ?? null],
+    );
   }
 
   /** Removes the row of an upload (its blob is the caller's to delete); false when it is not the caller's. */

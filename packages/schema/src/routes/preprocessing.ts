@@ -102,7 +102,7 @@ export const preprocessingRoutes = {
     schema: {
       operationId: 'listUploads',
       summary: 'List the caller’s uploaded files',
-      description: 'Every file the caller uploaded (POST /datasets/upload, or /v1/files), newest first, processed or not: its dataset_id is what POST /datasets/process takes.',
+      description: 'Every file of training data the caller uploaded (POST /datasets/upload, or /v1/files with purpose fine-tune), newest first, processed or not: its dataset_id is what POST /datasets/process takes. A /v1 batch\'s input and output files are not listed here (GET /v1/files lists them).',
       tags,
       security: bearerOptional,
       response: {

@@ -51,7 +51,8 @@ export async function datasetRoutes(app: FastifyInstance): Promise<void> {
 
   routes.route({
     ...preprocessingRoutes.listUploads,
-    handler: async (request) => presentUploadList(await platform.datasets.listRaw(request.userId), platform.blobs),
+    // Training data only: a /v1 batch's input and output files are no dataset (/v1/files lists them).
+    handler: async (request) => presentUploadList(await platform.datasets.listRaw(request.userId, 'fine-tune'), platform.blobs),
   });
 
   routes.route({

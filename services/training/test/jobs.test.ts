@@ -380,6 +380,26 @@ describe('POST /train checks before queueing', () => {
   });
 });
 
+describe('a dry run while it measures this host', () => {
+  it('says in the worker\'s log what the probe does and for how long, at every interval (#39)', async () => {
+    // A first dry run on this host (no speed measured) runs the one-shot core's probe; held 3 s in its first stage,
+    // the interval 1 s: three or more growing updates reach the log a person watches before the answer comes.
+    await h.platform.db.query('DELETE FROM throughput');
+    const before = h.platform.logText().length;
+    process.env.FTCORE_TEST_HOLD = 'preflight=3';
+    try {
+      const res = await submit({ ...loraRequest(dataset, { max_steps: 2 }), dry_run: true });
+      expect(res.statusCode, res.body).toBe(200);
+    } finally {
+      delete process.env.FTCORE_TEST_HOLD;
+    }
+    const said = h.platform.logText().slice(before).split('\n').flatMap((line) => /pre-flight probe: loading the ML libraries: (\d+) s so far/.exec(line)?.[1] ?? []).map(Number);
+    expect(said.length, h.platform.logText().slice(before).slice(-4000)).toBeGreaterThanOrEqual(3);
+    expect(said).toEqual([...said].sort((a, b) => a - b));
+    expect(said.at(-1)!).toBeGreaterThan(said[0]!);
+  }, 300_000);
+});
+
 describe('a job while it prepares', () => {
   it('while preparing, the job\'s events say what the core does and for how long, at every interval (#39)', async () => {
     // The core held 4 s in its first stage (its test hook), the interval 1 s: three or more growing updates, all

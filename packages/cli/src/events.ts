@@ -61,35 +61,48 @@ export async function* jobEvents(api: Api, jobId: string): AsyncGenerator<JobEve
   }
 }
 
-/** The id of the last event in the job's log now (undefined when it has none): where watchJobLog starts. A finished
- *  job's stream ends after its log; a running job's goes on, so what came within `withinMs` is taken as the log. */
-export async function jobLogEnd(api: Api, jobId: string, withinMs = 3_000): Promise<string | undefined> {
+/** Reads the job's log after `cursor.lastId` for at most `withinMs` (a finished job's stream ends after it; a running
+ *  job's goes on, and what came by then is taken as read), moving the cursor past each event and handing each `log`
+ *  message to `onLog`. Throws when the log could not be read at all (no answer, or not a 2xx). */
+async function readJobLog(api: Api, jobId: string, cursor: { lastId?: string | undefined }, withinMs: number, onLog?: (message: string) => void): Promise<void> {
   const controller = new AbortController();
   const cut = setTimeout(() => controller.abort(), withinMs);
-  let lastId: string | undefined;
   let answered = false;
   try {
-    const res = await api.send('training', 'GET', `/jobs/${segment(jobId)}/events`, { kind: 'stream', headers: { accept: 'text/event-stream' }, signal: controller.signal });
+    const res = await api.send('training', 'GET', `/jobs/${segment(jobId)}/events`, {
+      kind: 'stream',
+      headers: { accept: 'text/event-stream', ...(cursor.lastId !== undefined ? { 'last-event-id': cursor.lastId } : {}) },
+      signal: controller.signal,
+    });
     answered = true;
     for await (const message of parseSse(res.body!)) {
       if (message.event === 'end') break;
-      if (message.id !== undefined) lastId = message.id;
+      if (message.id !== undefined) cursor.lastId = message.id;
+      if (onLog && message.event === 'log') {
+        const text = (JSON.parse(message.data) as { message?: string }).message;
+        if (text !== undefined) onLog(text);
+      }
     }
   } catch (err) {
-    // Cut while the log streamed in: what came is the log. Cut before any answer: the log was not read.
+    // Cut while the log streamed in: what came is what was read. Cut before any answer: the log was not read.
     if (!controller.signal.aborted || !answered) throw err;
   } finally {
     clearTimeout(cut);
     controller.abort();
   }
-  return lastId;
+}
+
+/** The id of the last event in the job's log now (undefined when it has none): where watchJobLog starts. */
+export async function jobLogEnd(api: Api, jobId: string, withinMs = 3_000): Promise<string | undefined> {
+  const cursor: { lastId?: string } = {};
+  await readJobLog(api, jobId, cursor, withinMs);
+  return cursor.lastId;
 }
 
 /** While `until` is pending, hands `onMessage` each `log` message the job's log gets after the event `from` (see
- *  jobLogEnd) that `wanted` keeps, read again every `everyMs` (a finished job's stream replays what is new and ends;
- *  a running job's is cut after a while and picked up where it stopped). For commands that wait on one request about
- *  a job's model: the worker tells the job's log what the request waits for, a cold model loading (#39). Best effort:
- *  the request's answer is what counts, so a read that fails is tried again at the next turn, and nothing is thrown. */
+ *  jobLogEnd) that `wanted` keeps, read again every `everyMs`. For commands that wait on one request about a job's
+ *  model: the worker tells the job's log what the request waits for, a cold model loading (#39). Best effort: the
+ *  request's answer is what counts, so a read that fails is tried again at the next turn, and nothing is thrown. */
 export async function watchJobLog(
   api: Api,
   jobId: string,
@@ -104,29 +117,11 @@ export async function watchJobLog(
     () => (done = true),
     () => (done = true),
   );
-  let lastId = from;
+  const cursor = { lastId: from };
   while (!done) {
-    const controller = new AbortController();
-    const cut = setTimeout(() => controller.abort(), 2 * everyMs);
-    try {
-      const res = await api.send('training', 'GET', `/jobs/${segment(jobId)}/events`, {
-        kind: 'stream',
-        headers: { accept: 'text/event-stream', ...(lastId !== undefined ? { 'last-event-id': lastId } : {}) },
-        signal: controller.signal,
-      });
-      for await (const message of parseSse(res.body!)) {
-        if (message.event === 'end' || done) break;
-        if (message.id !== undefined) lastId = message.id;
-        if (message.event !== 'log') continue;
-        const text = (JSON.parse(message.data) as { message?: string }).message;
-        if (text !== undefined && wanted(text)) onMessage(text);
-      }
-    } catch {
-      // read again at the next turn
-    } finally {
-      clearTimeout(cut);
-      controller.abort();
-    }
+    await readJobLog(api, jobId, cursor, 2 * everyMs, (text) => {
+      if (!done && wanted(text)) onMessage(text);
+    }).catch(() => {}); // read again at the next turn
     await Promise.race([settled, new Promise((resolve) => setTimeout(resolve, everyMs))]);
   }
 }

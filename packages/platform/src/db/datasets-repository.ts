@@ -99,9 +99,8 @@ export class DatasetsRepository {
     return row;
   }
 
-  /** The caller's uploads, newest first. */
-  /** The user's uploads, newest first; with `purpose`, only those for it. */
-  async listRaw(userId: string, purpose?: FilePurposeColumn): Promise<RawDatasetRow[]> {
+  /** The user's uploads, newest first; with `purpose`, only those for it (a purpose no file has lists none). */
+  async listRaw(userId: string, purpose?: string): Promise<RawDatasetRow[]> {
     return this.db.query<RawDatasetRow>(
       'SELECT * FROM raw_datasets WHERE user_id = $1 AND ($2::text IS NULL OR purpose = $2) ORDER BY created_at DESC, dataset_id DESC',
       [userId, purpose ?? null],

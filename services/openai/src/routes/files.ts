@@ -61,7 +61,7 @@ export async function fileRoutes(app: FastifyInstance): Promise<void> {
     ...openaiRoutes.listFiles,
     handler: async (request) => {
       const { after, limit, order, purpose } = request.query;
-      let rows = (await platform.datasets.listRaw(request.userId)).filter((row) => purpose === undefined || row.purpose === purpose);
+      let rows = await platform.datasets.listRaw(request.userId, purpose);
       if (order === 'asc') rows = rows.reverse();
       return listPage(rows.map(presentFile), after, limit);
     },

@@ -4,7 +4,7 @@
 // worker that serves the infer queue (the files are this worker's cache), unless PREPARE_GGUF_AFTER_TRAINING is false.
 // Each build is told in the job's event log while it runs (build-progress.ts); a chat that comes meanwhile joins it.
 import type { Platform } from '@ftp/platform';
-import { throughputKey, trainerOf, trainsWholeModel } from '@ftp/jobs';
+import { throughputKey, trainsWholeModel } from '@ftp/jobs';
 import type { TrainingConfig } from '@ftp/schema';
 import { JobModels } from '../models/job-models.ts';
 import type { Machine } from '../training/preflight.ts';
@@ -70,8 +70,8 @@ export class BackgroundPreparation {
     const message = `the model is ready for chat on the fast engine (prepared after training in ${Math.round((Date.now() - started) / 1000)} s)`;
     await this.platform.jobs.appendEvent(jobId, 'log', { level: 'info', message, about: 'model' });
     this.platform.logger.info({ jobId }, message);
-    // The key the job's speed was recorded under when it completed (run-training-job.ts).
-    const key = throughputKey({ ...(job.training_config as unknown as TrainingConfig), trainer_type: trainerOf(job) });
+    // The key the job's speed was recorded under when it completed, derived as run-training-job.ts derives it.
+    const key = throughputKey(job.training_config as unknown as TrainingConfig);
     await this.platform.workers.recordChatReady({ ...this.machine, ...key, chat_ready_seconds: ownSeconds });
   }
 }

@@ -3,13 +3,17 @@
 // progress bar reaches 100%) → process with a live chat-bubble preview; a file uploaded elsewhere is listed → launch a
 // job after its pre-flight report → watch the loss curve grow over server-sent events (meanwhile, GRPO rewards composed
 // in the launch form on a second tab) → playground answer → the model prepared for chat in the job's events →
-// evaluation beside the base model → export and download through a one-time link → compare two jobs. Every page is
+// evaluation beside the base model → export and download through a one-time link → compare two jobs → a webhook endpoint
+// added, sent a sample, then the cancel of a job delivered to it and sent again. Every page is
 // photographed (1280 px wide, and the key ones at 390 px) into test/.artifacts/console/, which git ignores. Without
 // Chromium the file fails; it does not skip.
 import fs from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import OpenAI from 'openai';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from './servers/servers.ts';
@@ -43,6 +47,19 @@ let otherJobId: string;
 let datasetId: string;
 
 const { ok } = apiClient(() => ({ authorization: `Bearer ${key}` }));
+
+/** A webhook receiver on loopback: what it was sent, each verified by the official SDK's unwrap with the secret the
+ *  console showed. */
+const hooks = {
+  server: undefined as http.Server | undefined,
+  url: '',
+  secret: '',
+  requests: [] as Array<{ body: string; headers: Record<string, string> }>,
+  async events() {
+    const client = new OpenAI({ apiKey: 'unused', baseURL: 'http://127.0.0.1:9' });
+    return Promise.all(this.requests.map((r) => client.webhooks.unwrap(r.body, r.headers, this.secret)));
+  },
+};
 
 async function shot(name: string, width = 1280): Promise<void> {
   if (page.viewportSize()?.width !== width) await page.setViewportSize({ width, height: width < 600 ? 844 : 900 });
@@ -152,9 +169,20 @@ beforeAll(async () => {
   context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
   page = await context.newPage();
   page.on('request', (request) => requested.push(request.url()));
+  hooks.server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    req.on('end', () => {
+      hooks.requests.push({ body, headers: req.headers as Record<string, string> });
+      res.writeHead(200).end();
+    });
+  });
+  await new Promise<void>((resolve) => hooks.server!.listen(0, '127.0.0.1', resolve));
+  hooks.url = `http://127.0.0.1:${(hooks.server.address() as AddressInfo).port}/hooks`;
 }, 180_000);
 
 afterAll(async () => {
+  hooks.server?.close();
   await browser?.close();
   if (scratch) await fs.rm(scratch, { recursive: true, force: true });
 });
@@ -391,6 +419,23 @@ describe('the web console', () => {
     expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
   }, 240_000);
 
+  it('adds a webhook endpoint (its secret shown once) and sends it a sample that unwrap verifies', async () => {
+    await page.goto(`${consoleUrl}/webhooks`);
+    const form = page.getByRole('form', { name: 'Add a webhook endpoint' });
+    await form.getByLabel('Name').fill('console-hooks');
+    await form.getByLabel('URL').fill(hooks.url);
+    await form.getByRole('button', { name: 'Add endpoint' }).click();
+    hooks.secret = (await page.getByTestId('signing-secret').textContent())!;
+    expect(hooks.secret).toMatch(/^whsec_/);
+    const card = page.getByLabel('Webhook endpoint console-hooks');
+    await card.getByLabel('Event type to send').selectOption('fine_tuning.job.succeeded');
+    await card.getByRole('button', { name: 'Send a sample' }).click();
+    await expect.poll(() => card.getByTestId('test-result').textContent()).toBe('fine_tuning.job.succeeded: it answered 200');
+    const [sample] = await hooks.events();
+    expect(sample).toMatchObject({ object: 'event', type: 'fine_tuning.job.succeeded' });
+    await shot('webhooks');
+  });
+
   it('pauses a job that has not ended, resumes it, cancels it, then deletes it after asking', async () => {
     const { job_id: doomed } = await submitJob('console-c', { max_steps: 5000 });
     await page.goto(`${consoleUrl}/training/${doomed}`);
@@ -408,6 +453,28 @@ describe('the web console', () => {
     expect(await page.getByRole('table', { name: 'Training jobs' }).textContent()).not.toContain('console-c');
     await shot('training');
   }, 120_000);
+
+  it('lists the cancel’s delivery to the endpoint, sends it again on request, and removes the endpoint', async () => {
+    await page.goto(`${consoleUrl}/webhooks`);
+    const card = page.getByLabel('Webhook endpoint console-hooks');
+    await card.getByRole('button', { name: 'Deliveries' }).click();
+    const table = card.getByRole('table', { name: 'Deliveries to console-hooks' });
+    const cancelled = table.getByRole('row').filter({ hasText: 'fine_tuning.job.cancelled' });
+    await expect.poll(async () => {
+      await card.getByRole('button', { name: 'Refresh' }).click();
+      return cancelled.first().textContent();
+    }, { timeout: 30_000 }).toMatch(/delivered.*200/);
+    await shot('webhook-deliveries');
+    const before = (await hooks.events()).filter((e) => e.type === 'fine_tuning.job.cancelled');
+    expect(before).toHaveLength(1);
+    await cancelled.first().getByRole('button', { name: 'Send again' }).click();
+    await expect.poll(async () => (await hooks.events()).filter((e) => e.type === 'fine_tuning.job.cancelled').length, { timeout: 30_000 }).toBe(2);
+    const [first, again] = (await hooks.events()).filter((e) => e.type === 'fine_tuning.job.cancelled');
+    expect(again!.id).toBe(first!.id); // the same webhook-id: a receiver de-duplicates
+    await card.getByRole('button', { name: 'Remove' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Remove' }).click();
+    await expect.poll(() => page.getByText('No endpoint yet.').isVisible()).toBe(true);
+  });
 
   it('shows the live worker with its devices and every queue lane with who serves it', async () => {
     await page.goto(`${consoleUrl}/workers`);

@@ -1,7 +1,7 @@
 // Isolation between users, over every operation of every service: the embedded stack in JWT mode with two users, A
 // and B. A creates one of everything that has an id and can exist without a worker (an upload, a processed dataset,
 // a training job, /v1 files, a fine-tuning job and a failed one, with the processed dataset it made, an upload in parts,
-// a batch); then B calls
+// a batch, a webhook endpoint and the delivery of the failed job's event to it); then B calls
 // every operation read from openapi/*.json (so a new endpoint cannot be forgotten) with A's ids in its path and body:
 // 404 everywhere (on /v1 OpenAI's error body), and no answer of B's, whatever its status, holds any of A's ids or
 // strings beyond what B's own request sent. Then every request again with no credential: 401 (but /health), no blob
@@ -34,6 +34,8 @@ const A_TEXT = {
   chatLine: `${MARK} says hello`,
   suffix: `${MARK}-ft`,
   badFileName: `${MARK}-bad.jsonl`,
+  webhookName: `${MARK}-hooks`,
+  webhookUrl: `https://hooks.example.com/${MARK}`,
 };
 
 type Json = Record<string, any>;
@@ -62,6 +64,9 @@ interface AIds {
   parts: string[];
   /** A's batch, validating (no worker takes it). */
   batches: string[];
+  /** A's webhook endpoint, and the delivery of its failed job's event to it. */
+  webhooks: string[];
+  deliveries: string[];
 }
 
 /** B's own resources, for requests that must name one of B's besides one of A's. */
@@ -94,6 +99,8 @@ const pathValues = (a: AIds): Record<string, string[]> => ({
   // shares a stored one between users); B is still refused at names of A's jobs.
   fine_tuned_model_checkpoint: a.models.map((model) => `${model}:ckpt-step-1`),
   permission_id: ['cp_000000000000000000000000'],
+  webhook_endpoint_id: a.webhooks,
+  delivery_id: a.deliveries,
 });
 
 /** Required query parameter name → the value sent (no id is taken by query). */
@@ -148,6 +155,10 @@ const BODIES: Record<string, (a: AIds, b: BIds) => Variant[]> = {
   'POST /v1/uploads/{upload_id}/complete': (a) => [{ body: { part_ids: a.parts }, status: 404 }],
   'POST /v1/batches': (a) => a.raw.map((input_file_id) => ({ body: { input_file_id, endpoint: '/v1/chat/completions', completion_window: '24h' }, status: 404 })),
   'POST /v1/fine_tuning/checkpoints/{fine_tuned_model_checkpoint}/permissions': () => [{ body: { project_ids: ['b'] }, status: 404 }],
+  'POST /v1/webhook_endpoints': () => [{ body: { name: 'b-hooks', url: 'https://hooks.example.com/b', event_types: ['fine_tuning.job.succeeded'] }, status: 200 }],
+  'POST /v1/webhook_endpoints/{webhook_endpoint_id}': () => [{ body: { name: 'b-hooks' }, status: 404 }],
+  'POST /v1/webhook_endpoints/{webhook_endpoint_id}/rotate_secret': () => [{ body: {}, status: 404 }],
+  'POST /v1/webhook_endpoints/{webhook_endpoint_id}/test': () => [{ body: { event_type: 'fine_tuning.job.succeeded' }, status: 404 }],
   'POST /v1/fine_tuning/jobs': (a, b) => [
     ...a.raw.map((training_file) => ({ body: { model: TINY_MODEL, training_file }, ...fileNotFound('training_file') })),
     ...a.raw.map((validation_file) => ({ body: { model: TINY_MODEL, training_file: b.fileId, validation_file }, ...fileNotFound('validation_file') })),
@@ -296,7 +307,9 @@ afterAll(async () => {
 
 describe('isolation between two users, over every operation of every OpenAPI document', () => {
   it('answers B 404 for every one of A’s ids, leaks none of A’s data, and leaves A’s resources as they were', { timeout: 120_000 }, async () => {
-    // 1. A: one of everything with an id that exists without a worker.
+    // 1. A: one of everything with an id that exists without a worker; first a webhook endpoint, which the failed job's
+    //    event below is delivered to (tried: hooks.example.com is not reached from here).
+    const hooks = await ok(`${urls.openai}/v1/webhook_endpoints`, tokenA, { method: 'POST', json: { name: A_TEXT.webhookName, url: A_TEXT.webhookUrl, event_types: ['fine_tuning.job.failed'] } });
     const upload = await ok(`${urls.preprocessing}/datasets/upload`, tokenA, {
       method: 'POST',
       form: form({}, { text: csvOf(Array.from({ length: 4 }, (_, i) => [`${A_TEXT.question} ${i}`, 'blue'])), name: A_TEXT.uploadName })(),
@@ -336,6 +349,8 @@ describe('isolation between two users, over every operation of every OpenAPI doc
       form: form({ purpose: 'batch' }, { text: JSON.stringify({ custom_id: `${MARK}-line`, method: 'POST', url: '/v1/chat/completions', body: { model: TINY_MODEL, messages: [{ role: 'user', content: A_TEXT.chatLine }] } }), name: A_TEXT.fileName })(),
     });
     const aBatch = await ok(`${urls.openai}/v1/batches`, tokenA, { method: 'POST', json: { input_file_id: batchFile.id, endpoint: '/v1/chat/completions', completion_window: '24h', metadata: { note: MARK } } });
+    const deliveries = await ok(`${urls.openai}/v1/webhook_endpoints/${hooks.id}/deliveries`, tokenA, { method: 'GET' });
+    expect(deliveries.data.map((d: { event_type: string }) => d.event_type)).toEqual(['fine_tuning.job.failed']);
     const a: AIds = {
       raw: [upload.dataset_id, file.id, badFile.id, batchFile.id],
       processed: [processed.processed_dataset_id, ftJob.processed_dataset_id],
@@ -349,10 +364,12 @@ describe('isolation between two users, over every operation of every OpenAPI doc
       uploads: [aUpload.id],
       parts: [aPart.id],
       batches: [aBatch.id],
+      webhooks: [hooks.id],
+      deliveries: (deliveries.data as Array<{ id: string }>).map((d) => d.id),
     };
     expect(a.events.length).toBeGreaterThan(0);
     /** Nothing of these may reach B, unless B's own request sent it (a 404 may name the id asked for). */
-    const secrets = [...new Set([...a.raw, ...a.processed, ...a.jobs, ...a.models, ...a.events, ...a.uploads, ...a.parts, ...a.batches, USER_A, ...Object.values(A_TEXT)])];
+    const secrets = [...new Set([...a.raw, ...a.processed, ...a.jobs, ...a.models, ...a.events, ...a.uploads, ...a.parts, ...a.batches, ...a.webhooks, ...a.deliveries, hooks.signing_secret, USER_A, ...Object.values(A_TEXT)])];
 
     // 2. B's own: a processed dataset and a file, for the requests that name one of B's besides one of A's.
     const bUpload = await ok(`${urls.preprocessing}/datasets/upload`, tokenB, { method: 'POST', form: form({}, B_CSV)() });
@@ -478,7 +495,12 @@ describe('isolation between two users, over every operation of every OpenAPI doc
     expect(after.size).toBe(before.size);
     // (The deployment's own state is nobody's: the queue lanes in GET /workers count B's queued jobs too.)
     const deploymentWide = new Set(['GET /workers', 'GET /metrics']);
-    for (const [url, got] of before) if (!deploymentWide.has(got.key)) expect(after.get(url), `A: GET ${url}`).toEqual(got);
+    // A's deliveries go on being tried meanwhile (hooks.example.com is not reached from here): which events went to
+    // which endpoint is what B must not change, not how their attempts went.
+    const steady = (got: { key: string; status: number; body: unknown } | undefined) =>
+      got?.key !== 'GET /v1/webhook_endpoints/{webhook_endpoint_id}/deliveries' ? got
+      : { ...got, body: (got.body as { data: Json[] }).data.map(({ id, event_id, event_type, created_at }) => ({ id, event_id, event_type, created_at })) };
+    for (const [url, got] of before) if (!deploymentWide.has(got.key)) expect(steady(after.get(url)), `A: GET ${url}`).toEqual(steady(got));
     // A's upload in parts has no GET: B's parts, completions and cancels left it open with its one part.
     const completed = await ok(`${urls.openai}/v1/uploads/${aUpload.id}/complete`, tokenA, { method: 'POST', json: { part_ids: [aPart.id] } });
     expect(completed).toMatchObject({ status: 'completed', file: { bytes: Buffer.byteLength(aLines), filename: A_TEXT.fileName } });

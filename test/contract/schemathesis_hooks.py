@@ -187,6 +187,11 @@ def _explained(method, path, status, body):
     # refused), more metadata pairs than OpenAI takes, and an input file uploaded for another purpose.
     if (method, path, status) == ("POST", "/v1/batches", 400):
         return _field_rule(error, _BATCH_RULES)
+    # POST /v1/webhook_endpoints (and its update, and test): a URL events may not go to, as the operation's 400 says:
+    # not https, or a private, loopback or link-local address, unless the operator set WEBHOOK_ALLOW_PRIVATE (a setting,
+    # so not in the document). The URL is checked before the endpoint is looked up.
+    if method == "POST" and path.startswith("/v1/webhook_endpoints") and status == 400:
+        return _field_rule(error, _WEBHOOK_RULES)
     return False
 
 
@@ -206,6 +211,12 @@ _BATCH_RULES = (
     (r"output_expires_after", "output files are kept until deleted"),
     (r"metadata", "metadata holds at most"),
     (r"input_file_id", "upload the batch's input with purpose"),
+)
+
+_WEBHOOK_RULES = (
+    (r"url", "events go to https URLs only"),
+    (r"url", "is a private, loopback or link-local address"),
+    (r"url", "is not a URL"),
 )
 
 _COMPLETE_RULES = (

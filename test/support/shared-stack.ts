@@ -61,6 +61,8 @@ function sharedEnv(urls: StackUrls, jwtSecret: string, metricsToken: string): Re
     LLM_MODEL: TINY_MODEL,
     // A closed port: the hub is out of reach at once (no test may reach the internet).
     HF_ENDPOINT: 'http://127.0.0.1:9',
+    // The console test's webhook receiver listens on loopback, which events are otherwise never sent to.
+    WEBHOOK_ALLOW_PRIVATE: 'true',
   };
 }
 

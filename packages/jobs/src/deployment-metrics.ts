@@ -1,6 +1,6 @@
 // What a deployment holds, read from its stores at each scrape of a service's /metrics: training jobs by status and
 // trainer, each queue lane's entries (BullMQ's own exporter scaled out; the in-process queue's counts under the same
-// name) and its oldest waiting entry's age, and the live workers with their devices. Every service
+// name) and its oldest waiting entry's age, the live workers with their devices, and the webhook deliveries pending. Every service
 // process reports the same numbers (query them with max by (…)); workers leave them to the services.
 import type { Platform, QueueDefinition, TrainingJobRow, WorkerRow } from '@ftp/platform';
 import { QUEUES } from './queues.ts';
@@ -49,6 +49,13 @@ export function registerDeploymentMetrics(platform: Platform): void {
   });
   metrics.gaugeAtScrape({ name: 'ftp_workers_alive', help: 'Workers whose heartbeat is recent (WORKER_TIMEOUT_S), by queue lane they serve', labelNames: ['queue'] }, async (gauge) => {
     for (const lane of await lanes()) gauge.set({ queue: lane.name }, lane.workers);
+  });
+  const webhooks = metrics.perScrape(() => platform.webhooks.pendingSummary());
+  metrics.gaugeAtScrape({ name: 'ftp_webhook_deliveries_pending', help: 'Webhook deliveries not yet delivered nor given up (each event once per endpoint)', labelNames: [] }, async (gauge) => {
+    gauge.set((await webhooks()).count);
+  });
+  metrics.gaugeAtScrape({ name: 'ftp_webhook_oldest_pending_seconds', help: 'Age of the oldest webhook delivery still pending (0 when none)', labelNames: [] }, async (gauge) => {
+    gauge.set((await webhooks()).oldestSeconds);
   });
   metrics.gaugeAtScrape({ name: 'ftp_worker_devices', help: 'Devices of the live workers, by kind (cuda: each GPU; cpu: each machine)', labelNames: ['kind'] }, async (gauge) => {
     const { live } = await reading();

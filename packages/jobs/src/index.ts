@@ -28,3 +28,4 @@ export * from './grading.ts';
 export * from './preflight.ts';
 export * from './submit.ts';
 export * from './job-lifecycle.ts';
+export * from './webhooks.ts';

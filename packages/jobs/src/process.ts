@@ -1,10 +1,12 @@
 // One long-lived process of a deployment (an HTTP service, a worker, or the embedded default holding all of
 // them): configuration parsed once (a bad setting stops the start naming it), the platform opened with the
 // drivers the environment chooses, the watchdog that fails or re-queues the work of dead workers and
-// reconciles rows with the queue (every long-lived process runs it), and an orderly stop on SIGTERM/SIGINT.
+// reconciles rows with the queue, the deliverer of webhook events (every long-lived process runs both), and an
+// orderly stop on SIGTERM/SIGINT.
 import type { FastifyInstance } from 'fastify';
 import { ConfigError, guardProcess, loadConfig, openPlatform, type Platform } from '@ftp/platform';
 import { startWatchdog } from './watchdog.ts';
+import { startWebhookDeliverer } from './webhooks.ts';
 import { registerDeploymentMetrics } from './deployment-metrics.ts';
 
 /** Starts what the process is for; returns how to stop it (before the platform closes). */
@@ -32,6 +34,7 @@ export async function runProcess(name: string, start: StartProcess): Promise<voi
   guardProcess(platform.logger);
   const stopWork = await start(platform);
   const watchdog = startWatchdog(platform);
+  const deliverer = startWebhookDeliverer(platform);
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -41,6 +44,7 @@ export async function runProcess(name: string, start: StartProcess): Promise<voi
     try {
       await stopWork();
       await watchdog.stop();
+      await deliverer.stop();
       await platform.close();
     } catch (err) {
       platform.logger.error({ err }, `${name} did not stop cleanly`);

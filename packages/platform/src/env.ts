@@ -99,6 +99,21 @@ const EnvSchema = z
     CORE_PYTHON: z.string().min(1).optional().describe('python of the ML core (default core/.venv/bin/python)'),
     MODELS_DIR: z.string().min(1).optional().describe('local model store (default DATA_DIR/models)'),
     MLFLOW_TRACKING_URI: z.url().optional().describe('MLflow server: the default experiment tracker when set'),
+    WEBHOOK_URL: z.url().optional().describe("the operator's webhook endpoint: every user's events go there too, signed with WEBHOOK_SECRET"),
+    WEBHOOK_SECRET: z
+      .string()
+      .regex(/^whsec_[A-Za-z0-9+/]+={0,2}$/, 'must be whsec_ and base64 (a Standard Webhooks secret: whsec_$(openssl rand -base64 32))')
+      .optional()
+      .describe('the signing secret of WEBHOOK_URL'),
+    WEBHOOK_ALLOW_PRIVATE: boolFromEnv
+      .default(false)
+      .describe('let webhook endpoints be private, loopback or link-local addresses and plain http (refused otherwise, checked on the resolved address at every attempt)'),
+    WEBHOOK_BACKOFF_S: z
+      .string()
+      .regex(/^\s*\d+(\.\d+)?(\s*,\s*\d+(\.\d+)?)*\s*$/, 'must be a comma-separated list of seconds')
+      .default('5,300,1800,7200,18000,36000,36000')
+      .transform((v) => v.split(',').map(Number))
+      .describe('the waits between the attempts of a webhook delivery, in seconds (the default, Standard Webhooks’ schedule, retries for 27.6 h); after the last, it failed'),
   })
   .superRefine((env, ctx) => {
     if (env.AUTH_MODE === 'jwt' && !env.JWT_SECRET && !env.JWT_PUBLIC_KEY) {
@@ -115,6 +130,9 @@ const EnvSchema = z
         path: ['SECRETS_KEY'],
         message: 'is required with DATABASE_URL: every process must share it (make one with: openssl rand -base64 32)',
       });
+    }
+    if ((env.WEBHOOK_URL === undefined) !== (env.WEBHOOK_SECRET === undefined)) {
+      ctx.addIssue({ code: 'custom', path: [env.WEBHOOK_URL === undefined ? 'WEBHOOK_URL' : 'WEBHOOK_SECRET'], message: 'WEBHOOK_URL and WEBHOOK_SECRET go together' });
     }
     if (env.S3_ACCESS_KEY_ID !== undefined && env.S3_SECRET_ACCESS_KEY === undefined) {
       ctx.addIssue({ code: 'custom', path: ['S3_SECRET_ACCESS_KEY'], message: 'is required with S3_ACCESS_KEY_ID' });

@@ -18,6 +18,7 @@ export * from './db/evaluations-repository.ts';
 export * from './db/workers-repository.ts';
 export * from './db/uploads-repository.ts';
 export * from './db/batches-repository.ts';
+export * from './db/webhooks-repository.ts';
 export * from './db/work-rows.ts';
 export * from './secrets.ts';
 export * from './queue.ts';

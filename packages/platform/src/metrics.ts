@@ -101,6 +101,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly webhookAttempts = new Counter({
+    name: 'ftp_webhook_attempts_total',
+    help: 'Webhook delivery attempts this process made, by outcome (delivered; retried: failed, tried again later; failed: its last attempt failed)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
   private readonly collectors: Array<() => Promise<void>> = [];
   private readonly texts: Array<() => Promise<string | null>> = [];
   /** Counts renders: what perScrape keys its one reading on. */
@@ -111,6 +118,7 @@ export class Metrics {
     // "none yet" rather than no series.
     for (const repair of REPAIRS) this.repairs.inc({ repair }, 0);
     for (const store of ['database', 'storage']) this.retriedCalls.inc({ store }, 0);
+    for (const outcome of ['delivered', 'retried', 'failed']) this.webhookAttempts.inc({ outcome }, 0);
   }
 
   /** A gauge whose values are read at each scrape by `read` (it sets them; a failed read leaves the series out). */

@@ -15,6 +15,7 @@ import { EvaluationsRepository } from './db/evaluations-repository.ts';
 import { WorkersRepository } from './db/workers-repository.ts';
 import { UploadsRepository } from './db/uploads-repository.ts';
 import { BatchesRepository } from './db/batches-repository.ts';
+import { WebhooksRepository } from './db/webhooks-repository.ts';
 import { loadSecretsKey, SealedSecrets } from './secrets.ts';
 import type { BlobStore } from './blobs/blob-store.ts';
 import { FolderBlobStore } from './blobs/folder-store.ts';
@@ -40,6 +41,7 @@ export interface Platform {
   workers: WorkersRepository;
   uploads: UploadsRepository;
   batches: BatchesRepository;
+  webhooks: WebhooksRepository;
   secrets: SealedSecrets;
   apiKeys: ApiKeysRepository;
   /** This process's Prometheus metrics (every service and worker on the platform feeds the same registry). */
@@ -103,15 +105,18 @@ function openQueue(config: Config, logger: Logger): JobQueue {
   });
 }
 
-function repositories(db: Database) {
+function repositories(db: Database, config: Config) {
+  // The repositories whose state changes are told to webhooks record their events through it, in their transactions.
+  const webhooks = new WebhooksRepository(db, config.WEBHOOK_URL !== undefined);
   return {
     datasets: new DatasetsRepository(db),
-    jobs: new JobsRepository(db),
-    exports: new ExportsRepository(db),
-    evaluations: new EvaluationsRepository(db),
+    jobs: new JobsRepository(db, webhooks),
+    exports: new ExportsRepository(db, webhooks),
+    evaluations: new EvaluationsRepository(db, webhooks),
     workers: new WorkersRepository(db),
     uploads: new UploadsRepository(db),
-    batches: new BatchesRepository(db),
+    batches: new BatchesRepository(db, webhooks),
+    webhooks,
   };
 }
 
@@ -124,7 +129,7 @@ export function withOutageRetries(platform: Platform): Platform {
     ...platform,
     db,
     blobs: retryingBlobStore(platform.blobs, retry),
-    ...repositories(db),
+    ...repositories(db, platform.config),
     secrets: platform.secrets.withDatabase(db),
     outages: retry,
     async close() {},
@@ -161,7 +166,7 @@ export async function openPlatform(config: Config, options: OpenPlatformOptions 
     blobs,
     queue,
     authenticate,
-    ...repositories(db),
+    ...repositories(db, config),
     secrets: new SealedSecrets(db, secretsKey, config.SECRET_TTL_S),
     apiKeys,
     metrics: new Metrics(),

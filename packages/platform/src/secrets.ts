@@ -72,6 +72,17 @@ export class SealedSecrets {
     private readonly ttlSeconds: number,
   ) {}
 
+  /** `plaintext` sealed for `ownerId`, to be kept in a row of its own (a webhook endpoint's signing secret, which
+   *  never expires): this key, no table. */
+  sealValue(ownerId: string, plaintext: string): string {
+    return seal(this.key, ownerId, plaintext);
+  }
+
+  /** What sealValue sealed for `ownerId`. */
+  openValue(ownerId: string, sealed: string): string {
+    return unseal(this.key, ownerId, sealed);
+  }
+
   /** The same secrets read and written through `db` (a worker's database that waits out outages). */
   withDatabase(db: Database): SealedSecrets {
     return new SealedSecrets(db, this.key, this.ttlSeconds);

@@ -12,6 +12,7 @@ import {
   DatasetsRepository,
   EvaluationsRepository,
   JobsRepository,
+  WebhooksRepository,
   newId,
   openEmbeddedDatabase,
   openPostgresDatabase,
@@ -103,7 +104,7 @@ describe.each(drivers)('metadata store contract: $name', (driver) => {
     expect(inserted).toEqual({ ...raw, purpose: 'fine-tune', created_at: expect.any(Date) });
     expect(await datasets.getRaw(user, raw.dataset_id)).toEqual(inserted);
 
-    const jobs = new JobsRepository(db);
+    const jobs = new JobsRepository(db, new WebhooksRepository(db, false));
     const job = await jobs.insert({
       job_id: newId('job'), user_id: user, job_name: 'j', processed_dataset_id: 'pd_1', base_model_id: 'tiny',
       modality: 'text', training_config: { epochs: 2, lr: 0.0002 }, blob_prefix: `jobs/${user}/`, tracker_url: null,
@@ -118,7 +119,7 @@ describe.each(drivers)('metadata store contract: $name', (driver) => {
     expect(events.map((e) => [e.seq, e.kind, e.data])).toEqual([[1, 'status', { status: 'queued' }], [2, 'status', { status: 'training' }]]);
     expect(events[0]!.created_at).toBeInstanceOf(Date);
 
-    const evaluations = new EvaluationsRepository(db);
+    const evaluations = new EvaluationsRepository(db, new WebhooksRepository(db, false));
     const evaluation = {
       evaluation_id: newId('eval'), user_id: user, processed_dataset_id: 'pd_1', split: 'test', job_id: job.job_id,
       model_source: 'adapter' as const, base_model_id: 'tiny', use_fast_engine: false, request: { max_samples: 2 },
@@ -128,7 +129,7 @@ describe.each(drivers)('metadata store contract: $name', (driver) => {
   });
 
   it('numbers the events of one job in order when several writers add them at once', async () => {
-    const jobs = new JobsRepository(db);
+    const jobs = new JobsRepository(db, new WebhooksRepository(db, false));
     const job = await jobs.insert({
       job_id: newId('job'), user_id: 'u', job_name: 'j', processed_dataset_id: 'pd_1', base_model_id: 'tiny',
       modality: 'text', training_config: {}, blob_prefix: 'jobs/u/', tracker_url: null,

@@ -14,6 +14,7 @@ import { responseRoutes } from './routes/responses.ts';
 import { uploadRoutes } from './routes/uploads.ts';
 import { batchRoutes } from './routes/batches.ts';
 import { checkpointRoutes } from './routes/checkpoints.ts';
+import { webhookRoutes } from './routes/webhooks.ts';
 
 export async function buildOpenAiApp(platform: Platform): Promise<FastifyInstance> {
   const app = createServiceApp({ platform, errorStyle: 'openai', service: 'openai' });
@@ -28,6 +29,7 @@ export async function buildOpenAiApp(platform: Platform): Promise<FastifyInstanc
   await app.register(batchRoutes);
   await app.register(fineTuningRoutes);
   await app.register(checkpointRoutes);
+  await app.register(webhookRoutes);
   await app.register(graderRoutes);
   await app.register(modelRoutes);
   await app.register(chatRoutes);

@@ -1,7 +1,8 @@
 // Batches (/v1/batches, OpenAI's Batch API): the batch row, taken by a worker as an export is (claim, release when its
 // worker is gone), and one batch_results row per line answered. A line's row is written once (its primary key is the
 // line), so a batch resumed on another worker, or one whose results were written twice, never answers a line twice.
-import type { Database } from './database.ts';
+import type { Database, Queryable } from './database.ts';
+import type { WebhooksRepository } from './webhooks-repository.ts';
 import { guardedUpdate, type Bind } from './guarded-update.ts';
 import { holdLost, listLostHolds, type LostHold, type WorkTable } from './work-rows.ts';
 
@@ -66,7 +67,10 @@ const WITH_COUNTS = `SELECT b.*,
   FROM batches b`;
 
 export class BatchesRepository {
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    private readonly webhooks: WebhooksRepository,
+  ) {}
 
   async insert(row: Pick<BatchRow, 'batch_id' | 'user_id' | 'endpoint' | 'input_file_id' | 'completion_window' | 'metadata' | 'expires_at'>): Promise<BatchWithCounts> {
     const [created] = await this.db.query<BatchRow>(
@@ -151,10 +155,20 @@ export class BatchesRepository {
     return this.apply(row.batch_id, { worker_id: null }, (bind) => [`worker_id = ${bind(row.worker_id)}`, holdLost(BATCH_WORK, lost, bind)]);
   }
 
+  /** The update; a batch's end (completed, failed, expired, cancelled) also writes OpenAI's webhook event for it
+   *  (batch.<status>) in the same transaction (#42). */
   private apply(batchId: string, update: BatchUpdate, where: (bind: Bind) => string[]): Promise<BatchRow | undefined> {
-    return guardedUpdate<BatchRow>(this.db, {
-      table: 'batches', idColumn: 'batch_id', id: batchId, set: update, jsonColumns: JSON_COLUMNS,
-      where: (bind) => [UNFINISHED_SQL, ...where(bind)],
+    const run = (db: Queryable) =>
+      guardedUpdate<BatchRow>(db, {
+        table: 'batches', idColumn: 'batch_id', id: batchId, set: update, jsonColumns: JSON_COLUMNS,
+        where: (bind) => [UNFINISHED_SQL, ...where(bind)],
+      });
+    const status = update.status;
+    if (status === undefined || UNFINISHED_BATCH.includes(status)) return run(this.db);
+    return this.db.transaction(async (tx) => {
+      const row = await run(tx);
+      if (row) await this.webhooks.recordEvent(tx, row.user_id, `batch.${status}`, { id: row.batch_id });
+      return row;
     });
   }
 }

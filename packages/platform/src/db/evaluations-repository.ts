@@ -1,6 +1,7 @@
 // Rows of evaluations (POST /evaluation): what was scored with which model, and the result. Every method takes
 // the caller's user_id and filters on it, so another user's evaluation reads exactly like an unknown one.
 import type { Database } from './database.ts';
+import type { WebhooksRepository } from './webhooks-repository.ts';
 
 export interface EvaluationRow {
   evaluation_id: string;
@@ -22,18 +23,25 @@ export interface EvaluationRow {
 }
 
 export class EvaluationsRepository {
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    private readonly webhooks: WebhooksRepository,
+  ) {}
 
+  /** Records a finished evaluation and its webhook event (evaluation.completed, #42) in one transaction. */
   async insert(row: Omit<EvaluationRow, 'created_at'>): Promise<EvaluationRow> {
-    const [created] = await this.db.query<EvaluationRow>(
+    return this.db.transaction(async (tx) => {
+      const [created] = await tx.query<EvaluationRow>(
       `INSERT INTO evaluations (evaluation_id, user_id, processed_dataset_id, split, job_id, model_source, base_model_id,
          use_fast_engine, request, metrics, num_samples, samples, warnings, elapsed_seconds)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::json, $10::json, $11, $12::json, $13::json, $14) RETURNING *`,
       [row.evaluation_id, row.user_id, row.processed_dataset_id, row.split, row.job_id, row.model_source, row.base_model_id,
         row.use_fast_engine, JSON.stringify(row.request), JSON.stringify(row.metrics), row.num_samples,
         JSON.stringify(row.samples), JSON.stringify(row.warnings), row.elapsed_seconds],
-    );
-    return created!;
+      );
+      await this.webhooks.recordEvent(tx, row.user_id, 'evaluation.completed', { id: row.evaluation_id, job_id: row.job_id });
+      return created!;
+    });
   }
 
   async get(userId: string, evaluationId: string): Promise<EvaluationRow | undefined> {

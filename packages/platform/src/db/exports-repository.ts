@@ -1,7 +1,8 @@
 // Export rows: one per POST /exports. Reads by job filter on user_id; the worker-side methods (claim,
 // finish, recovery) act on the export the queue named, by id alone.
-import type { Database } from './database.ts';
+import type { Database, Queryable } from './database.ts';
 import { guardedUpdate, type Bind } from './guarded-update.ts';
+import type { WebhooksRepository } from './webhooks-repository.ts';
 import { EXPORT_WORK, holdLost, listLostHolds, type LostHold } from './work-rows.ts';
 
 export type ExportStatus = 'running' | 'completed' | 'failed';
@@ -44,7 +45,10 @@ type ExportUpdate = Partial<Pick<ExportRow, 'status' | 'message' | 'progress' | 
 const JSON_COLUMNS = new Set(['artifacts', 'progress']);
 
 export class ExportsRepository {
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    private readonly webhooks: WebhooksRepository,
+  ) {}
 
   async insert(row: Pick<ExportRow, 'export_id' | 'job_id' | 'user_id' | 'type' | 'destination' | 'hub_repo_id' | 'gguf_quantization' | 'message'> & Partial<Pick<ExportRow, 'checkpoint_step'>>): Promise<ExportRow> {
     const [created] = await this.db.query<ExportRow>(
@@ -119,10 +123,19 @@ export class ExportsRepository {
     return this.apply(exportId, update, (bind) => (onlyWorker === undefined ? [] : [`worker_id = ${bind(onlyWorker)}`]));
   }
 
+  /** The update; an export's end (completed, failed) also writes its webhook event in the same transaction (#42). */
   private apply(exportId: string, update: ExportUpdate, where: (bind: Bind) => string[]): Promise<ExportRow | undefined> {
-    return guardedUpdate<ExportRow>(this.db, {
-      table: 'exports', idColumn: 'export_id', id: exportId, set: update, jsonColumns: JSON_COLUMNS,
-      where: (bind) => ["status = 'running'", ...where(bind)],
+    const run = (db: Queryable) =>
+      guardedUpdate<ExportRow>(db, {
+        table: 'exports', idColumn: 'export_id', id: exportId, set: update, jsonColumns: JSON_COLUMNS,
+        where: (bind) => ["status = 'running'", ...where(bind)],
+      });
+    const status = update.status;
+    if (status !== 'completed' && status !== 'failed') return run(this.db);
+    return this.db.transaction(async (tx) => {
+      const row = await run(tx);
+      if (row) await this.webhooks.recordEvent(tx, row.user_id, `export.${status}`, { id: row.export_id, job_id: row.job_id, type: row.type });
+      return row;
     });
   }
 }

@@ -1,12 +1,13 @@
 // Training job rows and their event log. Reads by id filter on user_id; the worker-side methods (claim,
 // progress, finish) act on a job the queue handed over, by id alone; the recovery methods act on jobs whose
 // worker went silent (workers-repository.ts holds the heartbeats).
-import type { Database } from './database.ts';
+import type { Database, Queryable } from './database.ts';
 import { NotFound } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { guardedUpdate, type Bind } from './guarded-update.ts';
 import type { ExportRow } from './exports-repository.ts';
 import { holdLost, listLostHolds, TRAINING_WORK, type LostHold } from './work-rows.ts';
+import type { WebhooksRepository } from './webhooks-repository.ts';
 
 export type JobStatus = 'queued' | 'preparing' | 'training' | 'paused' | 'completed' | 'failed';
 export const RUNNING_STATUSES: readonly JobStatus[] = ['queued', 'preparing', 'training'];
@@ -105,12 +106,28 @@ export type NewJobRow = Pick<TrainingJobRow, 'job_id' | 'user_id' | 'job_name' |
     /** Log lines of what happened before the row existed (a /v1 job's file validation), logged before its status. */
     earlier?: string[];
   };
+/** The webhook event a job's new status is (#42): OpenAI's for its ends, ours for its start; none for the rest. A
+ *  cancelled job is failed with cancelled_at. */
+export function jobEventType(status: JobStatus, row: Pick<TrainingJobRow, 'cancelled_at'>): string | undefined {
+  if (status === 'completed') return 'fine_tuning.job.succeeded';
+  if (status === 'failed') return row.cancelled_at ? 'fine_tuning.job.cancelled' : 'fine_tuning.job.failed';
+  if (status === 'preparing') return 'fine_tuning.job.started';
+  return undefined;
+}
+
 export class JobsRepository {
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    private readonly webhooks: WebhooksRepository,
+  ) {}
 
   async insert(row: NewJobRow): Promise<TrainingJobRow> {
+    return this.db.transaction((tx) => this.insertIn(tx, row));
+  }
+
+  private async insertIn(tx: Queryable, row: NewJobRow): Promise<TrainingJobRow> {
     const status = row.failed ? 'failed' : 'queued';
-    const [created] = await this.db.query<TrainingJobRow>(
+    const [created] = await tx.query<TrainingJobRow>(
       `INSERT INTO training_jobs (job_id, user_id, job_name, status, processed_dataset_id, base_model_id, modality, training_config, blob_prefix, tracker_url,
          parent_job_id, parent_checkpoint_step, openai, error, finished_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8::json, $9, $10, $11, $12, $13::json, $14, $15) RETURNING *`,
@@ -118,8 +135,10 @@ export class JobsRepository {
         JSON.stringify(row.training_config), row.blob_prefix, row.tracker_url, row.parent_job_id ?? null, row.parent_checkpoint_step ?? null,
         row.openai ? JSON.stringify(row.openai) : null, row.failed?.error ?? null, row.failed ? new Date() : null],
     );
-    for (const message of row.earlier ?? []) await this.appendEvent(row.job_id, 'log', { level: 'info', message });
-    await this.appendEvent(row.job_id, 'status', { status, ...(row.failed ? { error: row.failed.error } : {}) });
+    for (const message of row.earlier ?? []) await appendEventIn(tx, row.job_id, 'log', { level: 'info', message });
+    await appendEventIn(tx, row.job_id, 'status', { status, ...(row.failed ? { error: row.failed.error } : {}) });
+    // A /v1 job refused at once (its file failed validation) ended: its webhook goes out like any other end's.
+    if (row.failed) await this.webhooks.recordEvent(tx, row.user_id, jobEventType('failed', created!)!, { id: row.job_id });
     return created!;
   }
 
@@ -216,10 +235,20 @@ export class JobsRepository {
     ]);
   }
 
+  /** The update; a status change also writes its event to the job's log and its webhook event (#42), in the same
+   *  transaction, so every path that moves a job (the worker, a cancel, the reconciler, recovery) tells it once. */
   private async apply(jobId: string, update: JobUpdate, where: (bind: Bind) => string[]): Promise<TrainingJobRow | undefined> {
-    const row = await guardedUpdate<TrainingJobRow>(this.db, { table: 'training_jobs', idColumn: 'job_id', id: jobId, set: update, jsonColumns: JSON_COLUMNS, where });
-    if (row && update.status) await this.appendEvent(jobId, 'status', { status: update.status, ...(update.error ? { error: update.error } : {}) });
-    return row;
+    const run = (db: Queryable) => guardedUpdate<TrainingJobRow>(db, { table: 'training_jobs', idColumn: 'job_id', id: jobId, set: update, jsonColumns: JSON_COLUMNS, where });
+    const status = update.status;
+    if (!status) return run(this.db);
+    return this.db.transaction(async (tx) => {
+      const row = await run(tx);
+      if (!row) return undefined;
+      await appendEventIn(tx, jobId, 'status', { status, ...(update.error ? { error: update.error } : {}) });
+      const type = jobEventType(status, row);
+      if (type) await this.webhooks.recordEvent(tx, row.user_id, type, { id: jobId });
+      return row;
+    });
   }
 
   /** Asks the worker of a preparing or training job to pause it; undefined when it is not running there. */
@@ -313,15 +342,20 @@ export class JobsRepository {
   /** Adds an event after the job's last. Writers of one job (a worker's core events, its outage notes, the reconciler)
    *  can read the same last number at once on a server: the one whose number was taken takes the next. */
   async appendEvent(jobId: string, kind: JobEventRow['kind'], data: Record<string, unknown>): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      const added = await this.db.query(
-        `INSERT INTO job_events (job_id, seq, kind, data)
-         VALUES ($1, (SELECT coalesce(max(seq), 0) + 1 FROM job_events WHERE job_id = $1), $2, $3::json)
-         ON CONFLICT (job_id, seq) DO NOTHING RETURNING seq`,
-        [jobId, kind, JSON.stringify(data)],
-      );
-      if (added.length > 0) return;
-      if (attempt === 100) throw new Error(`job ${jobId}: 100 writers took the next event number before this one`);
-    }
+    await appendEventIn(this.db, jobId, kind, data);
+  }
+}
+
+/** Adds an event to a job's log through `db` (a transaction's, or the repository's). */
+async function appendEventIn(db: Queryable, jobId: string, kind: JobEventRow['kind'], data: Record<string, unknown>): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    const added = await db.query(
+      `INSERT INTO job_events (job_id, seq, kind, data)
+       VALUES ($1, (SELECT coalesce(max(seq), 0) + 1 FROM job_events WHERE job_id = $1), $2, $3::json)
+       ON CONFLICT (job_id, seq) DO NOTHING RETURNING seq`,
+      [jobId, kind, JSON.stringify(data)],
+    );
+    if (added.length > 0) return;
+    if (attempt === 100) throw new Error(`job ${jobId}: 100 writers took the next event number before this one`);
   }
 }

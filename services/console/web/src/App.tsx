@@ -12,6 +12,7 @@ import { PlaygroundPage } from './pages/playground/PlaygroundPage.tsx';
 import { EvaluationPage } from './pages/evaluation/EvaluationPage.tsx';
 import { ExportsPage } from './pages/exports/ExportsPage.tsx';
 import { WorkersPage } from './pages/workers/WorkersPage.tsx';
+import { WebhooksPage } from './pages/webhooks/WebhooksPage.tsx';
 
 export function App() {
   const { auth, signIn, signOut } = useAuth();
@@ -33,6 +34,7 @@ export function App() {
         <Route path="/evaluation" component={EvaluationPage} />
         <Route path="/exports" component={ExportsPage} />
         <Route path="/workers" component={WorkersPage} />
+        <Route path="/webhooks" component={WebhooksPage} />
         <Route>
           <Redirect to="/datasets" />
         </Route>

@@ -13,6 +13,7 @@ const SECTIONS = [
   { href: '/evaluation', label: 'Evaluation' },
   { href: '/exports', label: 'Exports' },
   { href: '/workers', label: 'Workers' },
+  { href: '/webhooks', label: 'Webhooks' },
 ];
 
 export function Shell({ children, onSignOut }: { children: ReactNode; onSignOut?: (() => void) | undefined }) {

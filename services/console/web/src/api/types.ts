@@ -21,6 +21,12 @@ export type {
   TrainingJob,
   UploadList,
   UploadResult,
+  WebhookDeliveryList,
+  WebhookEndpoint,
+  WebhookEndpointList,
+  WebhookEndpointTestResult,
+  WebhookEndpointWithSecret,
+  WebhookEventTypeList,
   WorkerList,
 } from '@ftp/schema';
 

@@ -30,6 +30,12 @@ const ENDPOINTS: Record<ServiceName, string[]> = {
     'POST /v1/batches', 'GET /v1/batches', 'GET /v1/batches/{batch_id}', 'POST /v1/batches/{batch_id}/cancel',
     'POST /v1/fine_tuning/checkpoints/{fine_tuned_model_checkpoint}/permissions', 'GET /v1/fine_tuning/checkpoints/{fine_tuned_model_checkpoint}/permissions',
     'DELETE /v1/fine_tuning/checkpoints/{fine_tuned_model_checkpoint}/permissions/{permission_id}',
+    // Webhooks (#42): OpenAI's endpoint management, and ours beside it (deliveries, redelivery, the event types)
+    'POST /v1/webhook_endpoints', 'GET /v1/webhook_endpoints', 'GET /v1/webhook_endpoints/{webhook_endpoint_id}',
+    'POST /v1/webhook_endpoints/{webhook_endpoint_id}', 'DELETE /v1/webhook_endpoints/{webhook_endpoint_id}',
+    'POST /v1/webhook_endpoints/{webhook_endpoint_id}/rotate_secret', 'POST /v1/webhook_endpoints/{webhook_endpoint_id}/test',
+    'GET /v1/webhook_endpoints/{webhook_endpoint_id}/deliveries', 'POST /v1/webhook_endpoints/{webhook_endpoint_id}/deliveries/{delivery_id}/redeliver',
+    'GET /v1/webhook_event_types',
   ],
 };
 

@@ -29,6 +29,7 @@ COMMANDS = {
     "merge": "ftcore.merge",
     "generate": "ftcore.generate",
     "gguf": "ftcore.gguf_export",
+    "onnx": "ftcore.onnx_export",
     "evaluate": "ftcore.evaluate",
     "serve": "ftcore.serve",
 }

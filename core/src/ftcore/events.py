@@ -58,7 +58,7 @@ class Checkpoint:
     event: Literal["checkpoint"] = "checkpoint"
 
 
-ArtifactKind = Literal["model", "adapter", "merged", "tokenizer", "generations", "gguf"]
+ArtifactKind = Literal["model", "adapter", "merged", "tokenizer", "generations", "gguf", "onnx"]
 
 
 @dataclass

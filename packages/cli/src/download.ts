@@ -6,7 +6,7 @@ import path from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import cliProgress from 'cli-progress';
-import type { ExportType } from '@ftp/schema';
+import type { ExportType, OnnxVariant } from '@ftp/schema';
 import { CliError } from './errors.ts';
 import { segment, type Api } from './http.ts';
 import { formatBytes, printLine } from './output.ts';
@@ -14,6 +14,8 @@ import { formatBytes, printLine } from './output.ts';
 export interface DownloadRequest {
   jobId: string;
   type: ExportType;
+  /** type onnx: one model file instead of the folder's archive. */
+  variant?: OnnxVariant | undefined;
   checkpointStep?: number | undefined;
   /** The folder the file goes into; made when missing. */
   dir: string;
@@ -51,6 +53,7 @@ function progressBar(mode: DownloadMode, name: string, size: number): { update(b
 export async function downloadExport(api: Api, request: DownloadRequest, mode: DownloadMode): Promise<Downloaded> {
   const query = new URLSearchParams({ type: request.type });
   if (request.checkpointStep !== undefined) query.set('checkpoint_step', String(request.checkpointStep));
+  if (request.variant !== undefined) query.set('variant', request.variant);
   const controller = new AbortController();
   const res = await api.send('export', 'GET', `/exports/${segment(request.jobId)}/download?${query}`, { kind: 'transfer', signal: controller.signal });
   const length = Number(res.headers.get('content-length'));

@@ -43,7 +43,7 @@ export const CheckpointEvent = z.strictObject({
 
 export const ArtifactEvent = z.strictObject({
   event: z.literal('artifact'),
-  kind: z.enum(['model', 'adapter', 'merged', 'tokenizer', 'generations', 'gguf']),
+  kind: z.enum(['model', 'adapter', 'merged', 'tokenizer', 'generations', 'gguf', 'onnx']),
   path: z.string(),
 });
 

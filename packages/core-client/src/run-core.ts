@@ -13,7 +13,7 @@ import { parseCoreEventLine, type CoreEvent } from './events.ts';
 export const DEFAULT_CORE_PYTHON = fileURLToPath(new URL('../../../core/.venv/bin/python', import.meta.url));
 const CORE_DIR = fileURLToPath(new URL('../../../core/', import.meta.url));
 
-export type CoreCommand = 'train' | 'preflight' | 'merge' | 'generate' | 'make-tiny-model' | 'import-model' | 'gguf';
+export type CoreCommand = 'train' | 'preflight' | 'merge' | 'generate' | 'make-tiny-model' | 'import-model' | 'gguf' | 'onnx';
 
 export interface RunCoreOptions {
   command: CoreCommand;

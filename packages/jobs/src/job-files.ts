@@ -1,7 +1,7 @@
 // Where a training job's files live in the blob store and what they are called: training writes them, the
 // export worker and the inference worker read them, the API presents and deletes them. Named once here.
 import type { TrainingJobRow } from '@ftp/platform';
-import type { GgufQuantization } from '@ftp/schema';
+import type { GgufQuantization, OnnxVariant } from '@ftp/schema';
 
 export interface JobPrefixes {
   adapter: string;
@@ -19,6 +19,9 @@ export function jobPrefixes(job: Pick<TrainingJobRow, 'blob_prefix'>): JobPrefix
 
 /** The name a GGUF of the whole model has wherever it is stored: training's `gguf/`, exports, caches. */
 export const ggufFileName = (quantization: GgufQuantization): string => `model-${quantization}.gguf`;
+
+/** An ONNX variant's file in the export folder's onnx/ (transformers.js's names: its `dtype` option picks them). */
+export const onnxModelFile = (variant: OnnxVariant): string => (variant === 'fp32' ? 'model.onnx' : `model_${variant}.onnx`);
 
 /** True for LoRA/QLoRA jobs (an adapter over the base); false for Full jobs (a whole model). */
 export function hasAdapter(job: Pick<TrainingJobRow, 'artifacts'>): boolean {

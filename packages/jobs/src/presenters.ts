@@ -24,6 +24,7 @@ export function presentExportRecord(row: ExportRow): ExportRecord {
     message: row.message,
     progress: row.status === 'running' ? row.progress : null,
     artifacts: row.artifacts,
+    parity: row.parity,
     finished_at: row.finished_at ? iso(row.finished_at) : null,
     updated_at: iso(row.updated_at),
   };

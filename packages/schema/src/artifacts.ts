@@ -9,8 +9,8 @@ export const GgufQuantization = z
 export type GgufQuantization = z.infer<typeof GgufQuantization>;
 
 export const ExportType = z
-  .enum(['adapter', 'merged', 'gguf'])
-  .describe('adapter: the LoRA adapter; merged: base with adapter merged in; gguf: a llama.cpp file')
+  .enum(['adapter', 'merged', 'gguf', 'onnx'])
+  .describe('adapter: the LoRA adapter; merged: base with adapter merged in; gguf: a llama.cpp file; onnx: the merged model for ONNX Runtime and transformers.js (fp32, fp16, q4, q4f16)')
   .meta({ id: 'ExportType' });
 export type ExportType = z.infer<typeof ExportType>;
 
@@ -30,13 +30,13 @@ const BlobUri = z.string().describe('Blob URI (file://… or s3://bucket/key) or
 export const ArtifactGroups = z
   .object({
     file: z
-      .object({ adapter: maybe(BlobUri), merged: maybe(BlobUri), gguf: maybe(BlobUri) })
+      .object({ adapter: maybe(BlobUri), merged: maybe(BlobUri), gguf: maybe(BlobUri), onnx: maybe(BlobUri) })
       .describe('Single downloadable files or archives (GET /exports/{job_id}/download)'),
     raw: z
-      .object({ adapter: maybe(BlobUri), merged: maybe(BlobUri) })
-      .describe('Folders of model files as training wrote them'),
+      .object({ adapter: maybe(BlobUri), merged: maybe(BlobUri), onnx: maybe(BlobUri) })
+      .describe('Folders of model files as training wrote them (onnx: the export’s folder, transformers.js’s layout)'),
     hub: z
-      .object({ adapter: maybe(BlobUri), merged: maybe(BlobUri), gguf: maybe(BlobUri) })
+      .object({ adapter: maybe(BlobUri), merged: maybe(BlobUri), gguf: maybe(BlobUri), onnx: maybe(BlobUri) })
       .describe('Model-hub repository URLs'),
   })
   .meta({ id: 'ArtifactGroups', description: 'Artifact locations by variant; absent or null when not produced' });
@@ -48,6 +48,22 @@ export const ExportArtifact = z.object({
   variant: z.enum(['file', 'raw', 'hub']).describe('file: one downloadable file; raw: a folder; hub: a repo URL'),
 });
 export type ExportArtifact = z.infer<typeof ExportArtifact>;
+
+export const OnnxVariant = z.enum(['fp32', 'fp16', 'q4', 'q4f16']).describe('fp32: onnx/model.onnx; fp16, q4 (4-bit MatMul weights), q4f16: onnx/model_<variant>.onnx');
+export type OnnxVariant = z.infer<typeof OnnxVariant>;
+
+export const OnnxVariantParity = z
+  .object({
+    variant: OnnxVariant,
+    agreement: z.number().min(0).max(1).describe('Mean over the prompts of the share of greedy tokens before the first divergence from transformers'),
+    first_divergence: maybe(z.object({ prompt: z.number().int().min(0), token: z.number().int().min(0) })).describe('Where the first prompt that diverged did so; null: every token equal'),
+    prompts: z.number().int().min(1),
+    tokens_per_prompt: z.number().int().min(1),
+    execution_provider: z.string().describe('Where onnxruntime-node ran it: cpu'),
+    usable: z.boolean().describe('false below 50% agreement: kept, but not to be used'),
+  })
+  .meta({ id: 'OnnxVariantParity', description: 'One ONNX variant run in onnxruntime-node against transformers, greedy, through the job’s chat template' });
+export type OnnxVariantParity = z.infer<typeof OnnxVariantParity>;
 
 export const ExportStatus = z.enum(['running', 'completed', 'failed']);
 export type ExportStatus = z.infer<typeof ExportStatus>;
@@ -70,6 +86,7 @@ export const ExportRecord = z
       }),
     ).describe('While running: the stage and its time so far, updated every PROGRESS_INTERVAL_S (5 s); null between stages and once ended'),
     artifacts: z.array(ExportArtifact),
+    parity: maybe(z.array(OnnxVariantParity)).describe('export_type onnx: each variant’s agreement with transformers, measured at export (fp32 must be exact, else the export failed)'),
     finished_at: maybe(Timestamp).describe('Set once the export completed or failed'),
     updated_at: Timestamp,
   })

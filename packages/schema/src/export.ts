@@ -1,7 +1,7 @@
 // Export service schemas: publishing a completed job's artifacts (interface.md 2.15, 2.16, 4.3;
 // decisions.md "Export").
 import { z } from 'zod';
-import { ArtifactGroups, ExportDestination, ExportRecord, ExportType, GgufQuantization, HubRepoId } from './artifacts.ts';
+import { ArtifactGroups, ExportDestination, ExportRecord, ExportType, GgufQuantization, HubRepoId, OnnxVariant } from './artifacts.ts';
 import { CheckpointStep, documentedRules, MAX_INT32, Identifier, Modality, Secret, maybe } from './common.ts';
 import { exportRequest } from './examples.ts';
 
@@ -71,5 +71,10 @@ export const ExportParams = z.object({ job_id: Identifier.describe('Training job
 export const DownloadQuery = z.object({
   type: z.enum(ExportType.options).describe('Which file artifact to stream'),
   checkpoint_step: z.coerce.number().int().min(1).max(MAX_INT32).optional().describe('The file of an export of this checkpoint'),
+  variant: OnnxVariant.optional().describe('type onnx only: one model file (onnx/model_<variant>.onnx) instead of the whole folder as onnx.tar.gz'),
+}).superRefine((query, ctx) => {
+  if (query.variant !== undefined && query.type !== 'onnx') {
+    ctx.addIssue({ code: 'custom', path: ['variant'], message: 'variant picks one model file of an onnx export; leave it out for other types' });
+  }
 });
 export type DownloadQuery = z.infer<typeof DownloadQuery>;

@@ -119,7 +119,7 @@ const cases: InvalidCase[] = [
   exporting('hub destination with an empty token', { ...exportRequest, destination: ['hub'], hub_token: '' }, ['hub_token'], 'missing'),
   exporting('unknown destination', { ...exportRequest, destination: ['cloud', 's3'] }, ['destination', '1'], 'invalid_value'),
   exporting('no destination', { ...exportRequest, destination: [] }, ['destination'], 'too_small'),
-  exporting('unknown export_type', { ...exportRequest, export_type: 'onnx' }, ['export_type'], 'invalid_value'),
+  exporting('unknown export_type', { ...exportRequest, export_type: 'safetensors' }, ['export_type'], 'invalid_value'),
   exporting('hub_repo_id without owner', { ...exportRequest, destination: ['hub'], hub_repo_id: 'gemma-support' }, ['hub_repo_id'], 'invalid_format'),
   {
     name: 'download without type',

@@ -75,7 +75,7 @@ describe('route contracts in fastify', () => {
       routes.route({
         ...exportRoutes.downloadExport,
         handler: (request, reply) => {
-          expectTypeOf(request.query.type).toEqualTypeOf<'adapter' | 'merged' | 'gguf'>();
+          expectTypeOf(request.query.type).toEqualTypeOf<'adapter' | 'merged' | 'gguf' | 'onnx'>();
           reply.type('application/octet-stream').send(Buffer.from('GGUF'));
         },
       });

@@ -6,7 +6,7 @@ import type { ExportCreateResult, ExportRequest } from '@ftp/schema';
 import { checkCheckpoint, queueExport, trainsWholeModel } from '@ftp/jobs';
 
 /** What an export_type exports, as a sentence names it (#39: "export of the merged of job …"). */
-const EXPORTED: Record<ExportRequest['export_type'], string> = { adapter: 'adapter', merged: 'merged model', gguf: 'GGUF file' };
+const EXPORTED: Record<ExportRequest['export_type'], string> = { adapter: 'adapter', merged: 'merged model', gguf: 'GGUF file', onnx: 'ONNX model' };
 
 export async function startExport(platform: Platform, userId: string, request: ExportRequest): Promise<ExportCreateResult> {
   const job = await platform.jobs.getOwn(userId, request.job_id);
@@ -17,6 +17,9 @@ export async function startExport(platform: Platform, userId: string, request: E
   }
   if (request.export_type === 'gguf' && job.modality === 'vision') {
     throw new Conflict(`training job ${job.job_id} trained a vision model; GGUF export covers text models only (the image encoder would need a separate llama.cpp mmproj file), use export_type adapter or merged`);
+  }
+  if (request.export_type === 'onnx' && job.modality === 'vision') {
+    throw new Conflict(`training job ${job.job_id} trained a vision model; ONNX export covers text models only (transformers.js would need the image encoder as a model of its own), use export_type adapter or merged`);
   }
   if (request.export_type === 'adapter' && trainsWholeModel(job)) {
     throw new Conflict(`training job ${job.job_id} trained the whole model, so it has no adapter; use export_type merged or gguf`);

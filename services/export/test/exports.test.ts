@@ -1,9 +1,13 @@
 // Exports end to end on the embedded pieces: a tiny LoRA job trained for real, then its adapter, merged
 // model and GGUF exported by the real worker to blob storage and to the hub stand-in, downloaded and
 // compared byte for byte; plus every check POST /exports makes, ownership, auth, and what DELETE removes.
+import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import * as ort from 'onnxruntime-node';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { extract as extractTar, list as listTar } from 'tar';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +16,12 @@ import { checkedInject } from '../../../test/contract/openapi-contract.ts';
 import { startHubStandin, type HubStandin } from '../../../test/hub-standin/server.ts';
 import { loraRequest, qaCsv, startTrainingHarness, type TrainingHarness } from '../../training/test/support.ts';
 import { buildExportApp } from '../src/app.ts';
+
+/** Runs Python in the ML core's environment (where onnx is). */
+async function coreScript(script: string, ...args: string[]): Promise<void> {
+  const python = fileURLToPath(new URL('../../../core/.venv/bin/python', import.meta.url));
+  await promisify(execFile)(python, ['-c', script, ...args]);
+}
 
 const HUB_TOKEN = 'standin-hub-token-9182';
 let hub: HubStandin;
@@ -58,7 +68,7 @@ async function exportAndWait(body: Json, headers = alice): Promise<Json> {
   expect(success).toBe(true);
   expect(message).toMatch(/started; follow it in latest_export/);
   // it names what it exports (#39: "export of the merged of job …")
-  expect(message).toMatch(/^export of the (adapter|merged model|GGUF file) of job /);
+  expect(message).toMatch(/^export of the (adapter|merged model|GGUF file|ONNX model) of job /);
   const deadline = Date.now() + 180_000;
   for (;;) {
     const latest = (await ex({ url: `/exports/${jobId}`, headers })).json().latest_export;
@@ -82,8 +92,8 @@ async function storedAdapter(): Promise<Map<string, Buffer>> {
 }
 
 /** Downloads a file artifact through the API. */
-async function download(type: string, headers = alice) {
-  return ex({ url: `/exports/${jobId}/download?type=${type}`, headers });
+async function download(type: string, headers = alice, variant?: string) {
+  return ex({ url: `/exports/${jobId}/download?type=${type}${variant ? `&variant=${variant}` : ''}`, headers });
 }
 
 describe('exports of a trained LoRA job', () => {
@@ -191,6 +201,95 @@ describe('exports of a trained LoRA job', () => {
     expect(entries.sort()).toEqual(stored.map((f) => `${jobId}-merged/${f}`).sort());
   }, 240_000);
 
+  it('onnx → cloud: transformers.js’s layout; fp32 gives transformers’ tokens in onnxruntime-node, each variant’s agreement is on the record; one variant downloads alone', async () => {
+    const record = await exportAndWait({ export_type: 'onnx' });
+    expect(record.status, record.message).toBe('completed');
+    const rawKey = `jobs/alice/${jobId}/exports/onnx`;
+    expect(record.artifacts).toEqual([
+      { type: 'onnx', variant: 'raw', path: h.platform.blobs.uri(rawKey) },
+      { type: 'onnx', variant: 'file', path: h.platform.blobs.uri(`jobs/alice/${jobId}/exports/onnx.tar.gz`) },
+    ]);
+    const stored = (await h.platform.blobs.list(`${rawKey}/`)).map((b) => b.key.slice(rawKey.length + 1));
+    expect(stored).toEqual(expect.arrayContaining([
+      'onnx/model.onnx', 'onnx/model_fp16.onnx', 'onnx/model_q4.onnx', 'onnx/model_q4f16.onnx',
+      'config.json', 'generation_config.json', 'tokenizer.json', 'tokenizer_config.json', 'chat_template.jinja',
+    ]));
+    expect(record.parity.map((p: Json) => p.variant)).toEqual(['fp32', 'fp16', 'q4', 'q4f16']);
+    expect(record.parity[0]).toEqual({ variant: 'fp32', agreement: 1, first_divergence: null, prompts: 4, tokens_per_prompt: 32, execution_provider: 'cpu', usable: true });
+    for (const p of record.parity) expect(p.usable).toBe(p.agreement >= 0.5);
+    expect(record.message).toMatch(/^onnx exported to cloud storage \(folder and onnx\.tar\.gz\); greedy agreement with transformers: fp32 100%, fp16 \d+%/);
+
+    const q4 = await download('onnx', alice, 'q4');
+    expect(q4.statusCode, q4.body).toBe(200);
+    expect(q4.headers['content-disposition']).toBe(`attachment; filename="${jobId}-model_q4.onnx"`);
+    expect(Buffer.compare(q4.rawPayload, await blobBytes(`${rawKey}/onnx/model_q4.onnx`))).toBe(0);
+    const session = await ort.InferenceSession.create(q4.rawPayload);
+    expect(session.inputNames.slice(0, 2)).toEqual(['input_ids', 'attention_mask']);
+    await session.release();
+    const archive = path.join(scratch, 'onnx.tar.gz');
+    await fs.writeFile(archive, (await download('onnx')).rawPayload);
+    const entries: string[] = [];
+    await listTar({ file: archive, onReadEntry: (e) => void entries.push(e.path) });
+    expect(entries.sort()).toEqual(stored.map((f) => `${jobId}-onnx/${f}`).sort());
+    expect((await download('merged', alice, 'q4')).statusCode).toBe(422);
+  }, 240_000);
+
+  it('transformers.js loads the ONNX export on its own (no hub) and gives transformers’ ids and greedy tokens', async () => {
+    // The worker's copy of the export, with the reference beside it: transformers' ids through the job's chat
+    // template, and its greedy tokens (end-of-turn not stopping it; transformers.js stops there, so up to it).
+    const folder = path.join(h.platform.config.dataDir, 'work', jobId, 'models', 'onnx');
+    const reference = JSON.parse(await fs.readFile(path.join(folder, 'reference.json'), 'utf8')) as { prompts: Array<{ messages: Json[]; prompt_ids: number[]; tokens: number[] }> };
+    const { AutoModelForCausalLM, AutoTokenizer, env } = await import('@huggingface/transformers');
+    env.allowRemoteModels = false;
+    env.localModelPath = `${folder}/`;
+    const tokenizer = await AutoTokenizer.from_pretrained('model');
+    const model = await AutoModelForCausalLM.from_pretrained('model', { dtype: 'fp32', device: 'cpu' });
+    const eos = [JSON.parse(await fs.readFile(path.join(folder, 'model', 'generation_config.json'), 'utf8')).eos_token_id].flat();
+    expect(reference.prompts).toHaveLength(4);
+    for (const prompt of reference.prompts) {
+      const input = tokenizer.apply_chat_template(prompt.messages as never, { add_generation_prompt: true, return_dict: true }) as unknown as { input_ids: { dims: number[]; tolist(): number[][] } };
+      expect(input.input_ids.tolist()[0]!.map(Number)).toEqual(prompt.prompt_ids);
+      const out = (await model.generate({ ...(input as object), max_new_tokens: 32, do_sample: false })) as unknown as { tolist(): bigint[][] };
+      const tokens = out.tolist()[0]!.slice(prompt.prompt_ids.length).map(Number);
+      expect(tokens).toEqual(prompt.tokens.slice(0, tokens.length));
+      expect(tokens.length === 32 || eos.includes(tokens.at(-1)), `stopped after ${tokens.length} tokens at ${tokens.at(-1)}`).toBe(true);
+    }
+    await model.dispose();
+  }, 120_000);
+
+  it('onnx → hub: the repository gets the same layout, read back byte for byte', async () => {
+    const before = hub.store.commits.length;
+    const record = await exportAndWait({ export_type: 'onnx', destination: ['hub'], hub_repo_id: 'alice/tiny-onnx', hub_token: HUB_TOKEN });
+    expect(record.status, record.message).toBe('completed');
+    const url = `${hub.url}/alice/tiny-onnx`;
+    expect(record.artifacts).toEqual([{ type: 'onnx', variant: 'hub', path: url }]);
+    const rawKey = `jobs/alice/${jobId}/exports/onnx`;
+    const stored = (await h.platform.blobs.list(`${rawKey}/`)).map((b) => b.key.slice(rawKey.length + 1)).sort();
+    expect(hub.store.commits.slice(before)).toEqual([expect.objectContaining({ id: 'alice/tiny-onnx', paths: stored })]);
+    const res = await fetch(`${url}/resolve/main/onnx/model_q4.onnx`, { headers: { authorization: `Bearer ${HUB_TOKEN}` } });
+    expect(Buffer.compare(Buffer.from(await res.arrayBuffer()), await blobBytes(`${rawKey}/onnx/model_q4.onnx`))).toBe(0);
+  }, 120_000);
+
+  it('an ONNX export whose fp32 model does not give transformers’ tokens fails, saying where, and stores nothing', async () => {
+    // The worker keeps the export it made; one weight tensor of it changed (the token embedding, scaled by 0.5), the
+    // next export of the job reuses that file and must catch it.
+    const cached = path.join(h.platform.config.dataDir, 'work', jobId, 'models', 'onnx', 'model', 'onnx', 'model.onnx');
+    await coreScript(`
+import onnx, sys
+from onnx import numpy_helper
+model = onnx.load(sys.argv[1])
+weight = next(t for t in model.graph.initializer if t.name.endswith('embed_tokens.weight'))
+weight.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(weight) * 0.5, weight.name))
+onnx.save(model, sys.argv[1])
+`, cached);
+    const record = await exportAndWait({ export_type: 'onnx' });
+    expect(record.status).toBe('failed');
+    expect(record.message).toMatch(/^the fp32 ONNX model does not give transformers' greedy tokens \(it diverges at prompt \d, token \d+\), so the export is not stored/);
+    expect(record.parity[0]).toMatchObject({ variant: 'fp32', first_divergence: { prompt: expect.any(Number), token: expect.any(Number) } });
+    expect(record.parity[0].agreement).toBeLessThan(1);
+    expect(record.artifacts).toEqual([]);
+  }, 240_000);
+
   it('adapter → hub: creates the repo, one commit, the files read back from the hub are the stored ones', async () => {
     const before = hub.store.commits.length;
     const record = await exportAndWait({ export_type: 'adapter', destination: ['hub'], hub_repo_id: 'alice/tiny-adapter', hub_token: HUB_TOKEN });
@@ -242,10 +341,10 @@ describe('exports of a trained LoRA job', () => {
 });
 
 /** A training job row of alice's in a given state, without training anything. */
-async function fakeJob(status: 'queued' | 'failed' | 'completed', artifacts?: Json): Promise<string> {
+async function fakeJob(status: 'queued' | 'failed' | 'completed', artifacts?: Json, modality: 'text' | 'vision' = 'text'): Promise<string> {
   const id = newId('job');
   await h.platform.jobs.insert({
-    job_id: id, user_id: 'alice', job_name: 'fake', processed_dataset_id: 'pd_x', base_model_id: 'tiny', modality: 'text',
+    job_id: id, user_id: 'alice', job_name: 'fake', processed_dataset_id: 'pd_x', base_model_id: 'tiny', modality,
     training_config: { method: 'Full', provider: 'local', base_model_id: 'tiny' }, blob_prefix: `jobs/${userKeySegment('alice')}/${id}/`, tracker_url: null,
   });
   if (status !== 'queued') await h.platform.jobs.update(id, { status, ...(artifacts ? { artifacts: artifacts as never } : {}) });
@@ -273,6 +372,15 @@ describe('POST /exports checks, ownership and auth', () => {
     const res = await post({ job_id: full, export_type: 'adapter' });
     expect(res.statusCode).toBe(409);
     expect(res.json().detail).toMatch(/trained the whole model, so it has no adapter; use export_type merged or gguf/);
+  });
+
+  it('gguf or onnx of a vision job → 409 saying what covers it', async () => {
+    const vision = await fakeJob('completed', { file: {}, raw: { merged: 'file:///x' }, hub: {} }, 'vision');
+    for (const [type, name] of [['gguf', 'GGUF'], ['onnx', 'ONNX']] as const) {
+      const res = await post({ job_id: vision, export_type: type });
+      expect(res.statusCode).toBe(409);
+      expect(res.json().detail).toMatch(new RegExp(`trained a vision model; ${name} export covers text models only .*use export_type adapter or merged`));
+    }
   });
 
   it('GET /exports leaves out completed jobs that exported nothing (training\'s own folders are no download)', async () => {

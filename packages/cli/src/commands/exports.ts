@@ -12,7 +12,8 @@ import { formatBytes, printJson, printKeyValue, printLine, printTable } from '..
 import { context, JSON_HELP } from './context.ts';
 import { positiveInt } from './option-values.ts';
 
-const EXPORT_TYPES = ['adapter', 'merged', 'gguf'] as const;
+const EXPORT_TYPES = ['adapter', 'merged', 'gguf', 'onnx'] as const;
+const ONNX_VARIANTS = ['fp32', 'fp16', 'q4', 'q4f16'] as const;
 const QUANTIZATIONS = ['f16', 'bf16', 'q8_0', 'q4_k_m'] as const;
 
 /** Every artifact location of a job, one row per (type, variant). */
@@ -36,6 +37,8 @@ function printExportRecord(record: ExportRecord, more: ReadonlyArray<readonly [s
     ['message', record.message ?? undefined],
     ['started_at', record.started_at],
     ['finished_at', record.finished_at ?? undefined],
+    // an ONNX export's agreement with transformers, per variant: "fp32 100%, fp16 100%, q4 41% (not usable), …"
+    ['parity', record.parity?.map((p) => `${p.variant} ${Math.round(p.agreement * 100)}%${p.usable ? '' : ' (not usable)'}`).join(', ')],
     ...more,
   ]);
 }
@@ -62,7 +65,7 @@ function progressMode(json: boolean, interactive: boolean): DownloadMode {
 
 export function exportCommand(): CommandUnknownOpts {
   return new Command('export')
-    .description('export a trained job’s model (adapter, merged model or GGUF) to cloud storage and/or a model-hub repository')
+    .description('export a trained job’s model (adapter, merged model, GGUF or ONNX) to cloud storage and/or a model-hub repository')
     .argument('<job>', 'job_id of a completed training job (any job, with --checkpoint)')
     .addOption(new Option('--type <type>', 'what to export (service default: adapter)').choices(EXPORT_TYPES))
     .addOption(new Option('--quantization <type>', 'GGUF tensor type, with --type gguf (service default: q8_0)').choices(QUANTIZATIONS))
@@ -70,11 +73,13 @@ export function exportCommand(): CommandUnknownOpts {
     .option('--hub <repo>', `also publish to this model-hub repository (owner/name); the token comes from ${ENV_NAMES.hubToken} or the config file`)
     .option('--no-cloud', 'with --hub: publish to the hub only, not to cloud storage')
     .option('--download <dir>', 'wait for the export and download its file into this folder (made when missing)')
+    .addOption(new Option('--variant <variant>', 'with --type onnx and --download: one model file instead of the folder’s archive').choices(ONNX_VARIANTS))
     .option('--follow', 'wait until the export ends; exit 0 only when it completed')
     .option('--json', 'print the API’s JSON document (when waiting: GET /exports/{job_id} at the end, with `downloaded` files)')
     .action(async (jobId, options, command) => {
       const { api, json, interactive } = context(command);
       if (options.quantization && options.type !== 'gguf') throw new UsageError('--quantization goes with --type gguf');
+      if (options.variant && (options.type !== 'onnx' || options.download === undefined)) throw new UsageError('--variant goes with --type onnx and --download');
       if (!options.cloud && !options.hub) throw new UsageError('--no-cloud leaves no destination; add --hub owner/name');
       if (options.download !== undefined && !options.cloud) throw new UsageError('--download needs the cloud copy; leave out --no-cloud');
       const hubToken = api.settings.hubToken;
@@ -101,7 +106,7 @@ export function exportCommand(): CommandUnknownOpts {
       const record = details.latest_export!;
       const downloaded: Downloaded[] = [];
       if (record.status === 'completed' && options.download !== undefined) {
-        downloaded.push(await downloadExport(api, { jobId, type, checkpointStep: options.checkpoint, dir: options.download }, mode));
+        downloaded.push(await downloadExport(api, { jobId, type, variant: options.variant, checkpointStep: options.checkpoint, dir: options.download }, mode));
       }
       if (json) printJson(options.download === undefined ? details : { ...details, downloaded });
       else printExportRecord(record, downloaded.map((file) => ['downloaded', `${file.path} (${formatBytes(file.size_bytes)})`] as const));
@@ -146,15 +151,17 @@ export function exportsCommand(): Command {
 
   exports
     .command('download')
-    .description('download a job’s exported file (the adapter or merged archive, or the GGUF file)')
+    .description('download a job’s exported file (the adapter, merged or ONNX archive, the GGUF file, or one ONNX model)')
     .argument('<job>', 'job_id')
     .addOption(new Option('--type <type>', 'which file').choices(EXPORT_TYPES).makeOptionMandatory())
+    .addOption(new Option('--variant <variant>', 'with --type onnx: one model file (onnx/model_<variant>.onnx) instead of the folder’s archive').choices(ONNX_VARIANTS))
     .option('--checkpoint <step>', 'the file of an export of this checkpoint', positiveInt)
     .option('--dir <dir>', 'the folder to write into (made when missing)', '.')
     .option('--json', 'print {path, size_bytes} of the file written')
     .action(async (jobId, options, command) => {
       const { api, json, interactive } = context(command);
-      const file = await downloadExport(api, { jobId, type: options.type, checkpointStep: options.checkpoint, dir: options.dir }, progressMode(json, interactive));
+      if (options.variant && options.type !== 'onnx') throw new UsageError('--variant goes with --type onnx');
+      const file = await downloadExport(api, { jobId, type: options.type, variant: options.variant, checkpointStep: options.checkpoint, dir: options.dir }, progressMode(json, interactive));
       if (json) return printJson(file);
       printKeyValue([['downloaded', `${file.path} (${formatBytes(file.size_bytes)})`]]);
     });

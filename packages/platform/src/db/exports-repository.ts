@@ -6,7 +6,21 @@ import type { WebhooksRepository } from './webhooks-repository.ts';
 import { EXPORT_WORK, holdLost, listLostHolds, type LostHold } from './work-rows.ts';
 
 export type ExportStatus = 'running' | 'completed' | 'failed';
-export type ExportKind = 'adapter' | 'merged' | 'gguf';
+export type ExportKind = 'adapter' | 'merged' | 'gguf' | 'onnx';
+
+/** What an ONNX export measured of one variant against transformers' greedy tokens (#43). */
+export interface OnnxVariantParity {
+  variant: 'fp32' | 'fp16' | 'q4' | 'q4f16';
+  /** Mean over the prompts of the share of tokens before the first divergence (1: every token equal). */
+  agreement: number;
+  /** Where the first prompt that diverged did so, or null when none did. */
+  first_divergence: { prompt: number; token: number } | null;
+  prompts: number;
+  tokens_per_prompt: number;
+  execution_provider: string;
+  /** false below 50% agreement: the variant is kept but says it should not be used. */
+  usable: boolean;
+}
 
 export interface ExportArtifactRow {
   type: ExportKind;
@@ -30,6 +44,8 @@ export interface ExportRow {
   /** While it runs: the stage its worker is at and for how long (null before the first and once it ended). */
   progress: ExportProgress | null;
   artifacts: ExportArtifactRow[];
+  /** An ONNX export's measured agreement per variant; null for other types and until measured. */
+  parity: OnnxVariantParity[] | null;
   worker_id: string | null;
   started_at: Date;
   finished_at: Date | null;
@@ -41,8 +57,8 @@ export interface ExportProgress {
   elapsed_seconds: number;
 }
 
-type ExportUpdate = Partial<Pick<ExportRow, 'status' | 'message' | 'progress' | 'artifacts' | 'worker_id' | 'finished_at'>>;
-const JSON_COLUMNS = new Set(['artifacts', 'progress']);
+type ExportUpdate = Partial<Pick<ExportRow, 'status' | 'message' | 'progress' | 'artifacts' | 'parity' | 'worker_id' | 'finished_at'>>;
+const JSON_COLUMNS = new Set(['artifacts', 'progress', 'parity']);
 
 export class ExportsRepository {
   constructor(

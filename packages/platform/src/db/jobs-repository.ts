@@ -13,9 +13,9 @@ export type JobStatus = 'queued' | 'preparing' | 'training' | 'paused' | 'comple
 export const RUNNING_STATUSES: readonly JobStatus[] = ['queued', 'preparing', 'training'];
 
 export interface ArtifactGroupsRow {
-  file: Partial<Record<'adapter' | 'merged' | 'gguf', string>>;
-  raw: Partial<Record<'adapter' | 'merged', string>>;
-  hub: Partial<Record<'adapter' | 'merged' | 'gguf', string>>;
+  file: Partial<Record<'adapter' | 'merged' | 'gguf' | 'onnx', string>>;
+  raw: Partial<Record<'adapter' | 'merged' | 'onnx', string>>;
+  hub: Partial<Record<'adapter' | 'merged' | 'gguf' | 'onnx', string>>;
 }
 
 export interface JobProgressRow {

@@ -89,7 +89,7 @@ export const exportRoutes = {
     schema: {
       operationId: 'downloadExport',
       summary: 'Download a file artifact',
-      description: 'Streams the `file` variant of the chosen artifact type (adapter or merged archive, or the GGUF file).',
+      description: 'Streams the `file` variant of the chosen artifact type (adapter, merged or onnx archive, or the GGUF file); with type onnx and variant, one ONNX model file.',
       tags,
       security: bearerRequired,
       params: ExportParams,
@@ -97,6 +97,7 @@ export const exportRoutes = {
       response: {
         200: mediaResponse('application/octet-stream', 'The artifact file', BinaryFile),
         404: notFound('file artifact of this type for a training job'),
+        409: conflict('The ONNX variant keeps its weights in a second file (a model over 2 GB): download the folder'),
         422: invalidRequest,
         ...serviceErrors,
       },

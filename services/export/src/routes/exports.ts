@@ -3,9 +3,9 @@
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { NotFound } from '@ftp/platform';
+import { Conflict, NotFound } from '@ftp/platform';
 import { exportRoutes as contracts } from '@ftp/schema';
-import { hasExports, presentExportDetails, presentExportSummary } from '@ftp/jobs';
+import { hasExports, onnxModelFile, presentExportDetails, presentExportSummary } from '@ftp/jobs';
 import { startExport } from '../start-export.ts';
 
 export async function exportRoutes(app: FastifyInstance): Promise<void> {
@@ -34,16 +34,24 @@ export async function exportRoutes(app: FastifyInstance): Promise<void> {
     ...contracts.downloadExport,
     handler: async (request, reply) => {
       const job = await platform.jobs.getOwn(request.userId, request.params.job_id);
-      const { type, checkpoint_step: step } = request.query;
-      // The final model's file is in the job's artifact groups; a checkpoint's, in its latest completed export.
+      const { type, checkpoint_step: step, variant } = request.query;
+      // The final model's file is in the job's artifact groups; a checkpoint's, in its latest completed export. One
+      // ONNX variant is a file of the export's folder (its raw artifact).
+      const group = variant === undefined ? 'file' : 'raw';
       const uri = step === undefined
-        ? job.artifacts.file[type]
-        : (await platform.exports.latestOfCheckpoint(request.userId, job.job_id, type, step))?.artifacts.find((a) => a.variant === 'file')?.path;
-      const key = uri ? platform.blobs.keyFromUri(uri) : undefined;
+        ? job.artifacts[group][type as 'onnx']
+        : (await platform.exports.latestOfCheckpoint(request.userId, job.job_id, type, step))?.artifacts.find((a) => a.variant === group)?.path;
+      let key = uri ? platform.blobs.keyFromUri(uri) : undefined;
+      if (key && variant !== undefined) {
+        key = `${key}/onnx/${onnxModelFile(variant)}`;
+        if (await platform.blobs.stat(`${key}_data`)) {
+          throw new Conflict(`the ${variant} model of training job ${job.job_id} keeps its weights in a second file (over 2 GB); download the whole folder: leave variant out`);
+        }
+      }
       const info = key ? await platform.blobs.stat(key) : undefined;
       if (!key || !info) {
         const of = step === undefined ? '' : ` at checkpoint ${step}`;
-        const error = new NotFound(`${type} file${of} of training job`, job.job_id);
+        const error = new NotFound(`${type}${variant === undefined ? '' : ` ${variant}`} file${of} of training job`, job.job_id);
         error.message += `; make one with POST /exports {"job_id": "${job.job_id}", "export_type": "${type}"${step === undefined ? '' : `, "checkpoint_step": ${step}`}}`;
         throw error;
       }

@@ -8,7 +8,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { create as createTar } from 'tar';
-import { AppError, type ArtifactGroupsRow, type ExportArtifactRow, type ExportRow, type Platform, type TrainingJobRow } from '@ftp/platform';
+import { AppError, type ArtifactGroupsRow, type ExportArtifactRow, type ExportRow, type OnnxVariantParity, type Platform, type TrainingJobRow } from '@ftp/platform';
 import { exportQueue, ggufFileName, HUB_TOKEN_LOST } from '@ftp/jobs';
 import type { GgufQuantization } from '@ftp/schema';
 import { JobModels } from '../models/job-models.ts';
@@ -17,6 +17,7 @@ import { ModelBuildError } from '../models/base-models.ts';
 import { listFolderFiles, uploadFolder } from '../models/blob-folders.ts';
 import { SHUTDOWN, type JobContext } from '../training/job-context.ts';
 import { HubPublishError, publishToHub, type HubFile } from './hub-publish.ts';
+import { measureOnnxParity, type OnnxReference } from './onnx-verify.ts';
 
 class ExportFailure extends Error {}
 
@@ -31,6 +32,14 @@ interface ExportPlan {
   storeInCloud(stage: Stage): Promise<ExportArtifactRow[]>;
   /** How the cloud copy reads in the export's message. */
   cloudDescription: string;
+  /** What the export measured of its files before they are stored (ONNX: each variant against transformers). */
+  verify?(stage: Stage): Promise<OnnxVariantParity[]>;
+}
+
+class ParityFailure extends ExportFailure {
+  constructor(message: string, readonly parity: OnnxVariantParity[]) {
+    super(message);
+  }
 }
 
 export async function runExportJob(ctx: JobContext, exportId: string): Promise<void> {
@@ -53,6 +62,7 @@ export async function runExportJob(ctx: JobContext, exportId: string): Promise<v
     const models = new JobModels(platform, job, { ...(hubToken ? { secrets: { hubToken } } : {}), signal: ctx.signal, progress: say }, step);
     const plan = exportPlan(platform, job, models, row);
     const stage = <T>(what: string, run: () => Promise<T>) => timedStage({ what, heartbeatMs: platform.config.PROGRESS_INTERVAL_S * 1000 }, say, run);
+    const parity = plan.verify ? await plan.verify(stage) : null;
     const done: string[] = [];
     if (row.destination.includes('cloud')) {
       produced.push(...(await plan.storeInCloud(stage)));
@@ -67,7 +77,7 @@ export async function runExportJob(ctx: JobContext, exportId: string): Promise<v
     }
     // The job's artifact groups name its final model; a checkpoint's exports are in their export record only.
     if (step === undefined) await recordOnJob(platform, job.job_id, produced);
-    await platform.exports.update(exportId, { status: 'completed', message: `${row.type} exported to ${done.join(' and ')}`, progress: null, artifacts: produced, finished_at: new Date() }, ctx.workerId);
+    await platform.exports.update(exportId, { status: 'completed', message: `${row.type} exported to ${done.join(' and ')}${parityNote(parity)}`, progress: null, artifacts: produced, parity, finished_at: new Date() }, ctx.workerId);
     await platform.secrets.drop(exportId);
     log.info({ artifacts: produced.length }, 'export completed');
   } catch (err) {
@@ -84,7 +94,8 @@ export async function runExportJob(ctx: JobContext, exportId: string): Promise<v
     let message = known ? err.message : `the export worker failed: ${(err as Error).message}`;
     if (produced.length > 0) message = `stored in cloud storage, but ${message}`;
     if (row.checkpoint_step === null) await recordOnJob(platform, row.job_id, produced).catch((e: unknown) => log.warn({ err: e }, 'could not record the partial export'));
-    await platform.exports.update(exportId, { status: 'failed', message, progress: null, artifacts: produced, finished_at: new Date() }, ctx.workerId);
+    const parity = err instanceof ParityFailure ? err.parity : null;
+    await platform.exports.update(exportId, { status: 'failed', message, progress: null, artifacts: produced, parity, finished_at: new Date() }, ctx.workerId);
     await platform.secrets.drop(exportId);
   }
 }
@@ -121,15 +132,17 @@ function exportPlan(platform: Platform, job: TrainingJobRow, models: JobModels, 
   }
 
   const kind = row.type;
-  const localFolder = () => (kind === 'adapter' ? models.adapter() : models.merged());
+  const localFolder = async () => (kind === 'adapter' ? models.adapter() : kind === 'onnx' ? (await models.onnx(ONNX_CHECK_PROMPTS)).model : models.merged());
   return {
     cloudDescription: `folder and ${kind}.tar.gz`,
     hubFiles: async () => folderFiles(await localFolder()),
+    ...(kind === 'onnx' ? { verify: (stage: Stage) => verifyOnnx(models, stage) } : {}),
     async storeInCloud(stage) {
       const folder = await localFolder();
       // The raw folder: training stored the adapter (and a merged model when asked); a merge made now is stored
-      // where training would have put it, so the next JobModels downloads it instead of merging again.
-      const raw = ofCheckpoint
+      // where training would have put it, so the next JobModels downloads it instead of merging again. An ONNX
+      // export's folder goes beside the other exports.
+      const raw = ofCheckpoint || kind === 'onnx'
         ? await uploadFolder(platform, folder, `${exportsPrefix}/${kind}`)
         : (job.artifacts.raw[kind] ?? (await uploadFolder(platform, folder, models.prefixes.merged.replace(/\/$/, ''))));
       const archiveKey = `${exportsPrefix}/${kind}.tar.gz`;
@@ -137,7 +150,9 @@ function exportPlan(platform: Platform, job: TrainingJobRow, models: JobModels, 
       const archive = path.join(platform.config.dataDir, 'tmp', `${row.export_id}-${kind}.tar.gz`);
       await fs.mkdir(path.dirname(archive), { recursive: true });
       try {
-        await stage(`packing ${kind}.tar.gz`, async () => pipeline(createTar({ gzip: true, portable: true, cwd: folder, prefix: `${job.job_id}-${kind}` }, await listFolderFiles(folder)), createWriteStream(archive)));
+        // ONNX weights hardly compress (gzip -6 keeps 74% of a q4 model, at ~11 MB/s on a busy core): level 1 for them.
+        const gzip = kind === 'onnx' ? { level: 1 } : true;
+        await stage(`packing ${kind}.tar.gz`, async () => pipeline(createTar({ gzip, portable: true, cwd: folder, prefix: `${job.job_id}-${kind}` }, await listFolderFiles(folder)), createWriteStream(archive)));
         await stage(`storing ${kind}.tar.gz in cloud storage`, () => platform.blobs.put(archiveKey, createReadStream(archive)));
       } finally {
         await fs.rm(archive, { force: true });
@@ -148,6 +163,38 @@ function exportPlan(platform: Platform, job: TrainingJobRow, models: JobModels, 
       ];
     },
   };
+}
+
+/** What the ONNX export's reference is generated from: varied enough that a repeated token would not pass (the core
+ *  keeps the first 4 whose 32-token continuations hold 8 or more different tokens). */
+export const ONNX_CHECK_PROMPTS = [
+  'Write a short poem about the sea.',
+  'Explain in two sentences what a neural network is.',
+  'List three fruits and their colours.',
+  'Tell me a short story about a robot who learns to paint.',
+  'How do I boil an egg?',
+  'Name the planets of the solar system in order.',
+  'What is the capital of France?',
+  'Translate "good morning" into Spanish, French and German.',
+].map((content) => ({ messages: [{ role: 'user', content }] }));
+
+/** Runs every ONNX variant in onnxruntime-node against transformers' tokens; fp32 must give all of them. */
+async function verifyOnnx(models: JobModels, stage: Stage): Promise<OnnxVariantParity[]> {
+  const { model, reference } = await models.onnx(ONNX_CHECK_PROMPTS);
+  const parity = await stage('checking each ONNX model in onnxruntime-node against transformers (greedy, 4 prompts × 32 tokens)', async () =>
+    measureOnnxParity(model, JSON.parse(await fs.readFile(reference, 'utf8')) as OnnxReference));
+  const fp32 = parity.find((p) => p.variant === 'fp32');
+  if (!fp32 || fp32.first_divergence) {
+    const where = fp32?.first_divergence ? `at prompt ${fp32.first_divergence.prompt + 1}, token ${fp32.first_divergence.token + 1}` : 'at all (no model.onnx)';
+    throw new ParityFailure(`the fp32 ONNX model does not give transformers' greedy tokens (it diverges ${where}), so the export is not stored; this is a defect of the exporter for this model: export merged or gguf meanwhile`, parity);
+  }
+  return parity;
+}
+
+/** The export's message beside an ONNX export's figures: "; agreement with transformers: fp32 100%, q4 62% …". */
+function parityNote(parity: OnnxVariantParity[] | null): string {
+  if (!parity) return '';
+  return `; greedy agreement with transformers: ${parity.map((p) => `${p.variant} ${Math.round(p.agreement * 100)}%${p.usable ? '' : ' (not usable)'}`).join(', ')}`;
 }
 
 /** Merges the export's artifacts into the job's groups (and gguf_path), so GET /jobs and /exports show them. */

@@ -1,8 +1,9 @@
 // A trained job's models as local files on this worker, made from what training left in blob storage and cached
 // under the job's work folder: the adapter folder, the merged model (downloaded, or merged here when training
-// did not keep one), and GGUF files (converted here when missing); of the final model, or of one of the job's
+// did not keep one), GGUF files (converted here when missing) and the ONNX export; of the final model, or of one of the job's
 // stored checkpoints. The export and inference processors both stand on it; concurrent asks for the same file
 // share one build, and each build is told in the worker's log and the job's event log as it runs.
+import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Conflict, type Platform, type TrainingJobRow } from '@ftp/platform';
 import { ggufFileName, jobPrefixes, trainsWholeModel, type JobPrefixes } from '@ftp/jobs';
@@ -106,6 +107,25 @@ export class JobModels {
       await buildFolder(folder, (temp) =>
         runCoreStep(this.platform, 'gguf', { model: merged, output_file: path.join(temp, name), quantization }, path.join(this.dir, `gguf-${quantization}.json`), this.options));
     }, this.step(`making the GGUF (${quantization}) of {job} for llama.cpp`), this.options.progress);
+  }
+
+  /** The merged model in transformers.js's layout (`<folder>/model`: onnx/ with fp32, fp16, q4 and q4f16, config,
+   *  tokenizer, chat template) and beside it transformers' greedy tokens for `prompts` (`<folder>/reference.json`),
+   *  which the export verifies the ONNX models against. */
+  async onnx(prompts: ReadonlyArray<{ messages: unknown[] }>): Promise<{ model: string; reference: string }> {
+    const folder = path.join(this.dir, 'onnx');
+    const paths = { model: path.join(folder, 'model'), reference: path.join(folder, 'reference.json') };
+    await once(paths.reference, () => isFile(paths.reference), async () => {
+      const merged = await this.merged();
+      await buildFolder(folder, async (temp) => {
+        await fs.mkdir(temp, { recursive: true });
+        await fs.writeFile(path.join(temp, 'prompts.json'), JSON.stringify(prompts));
+        await runCoreStep(this.platform, 'onnx', {
+          model: merged, output_dir: path.join(temp, 'model'), prompts_file: path.join(temp, 'prompts.json'), reference_file: path.join(temp, 'reference.json'),
+        }, path.join(this.dir, 'onnx.json'), this.options);
+      });
+    }, this.step('exporting {job} to ONNX (fp32, fp16, q4, q4f16) for ONNX Runtime and transformers.js'), this.options.progress);
+    return paths;
   }
 
   /** The LoRA adapter as a GGUF LoRA file, for llama.cpp to apply over the base model's GGUF. */

@@ -1,5 +1,5 @@
-// Exports: publish a completed job's adapter, merged model or GGUF (to the blob store, or a hub repository), follow
-// the export until it ends, and download the files.
+// Exports: publish a completed job's adapter, merged model, GGUF or ONNX (to the blob store, or a hub repository), follow
+// the export until it ends (an ONNX export's agreement with transformers per variant), and download the files.
 import { useEffect, useState, type FormEvent } from 'react';
 import { Badge, Button, Card, Group, MultiSelect, NativeSelect, PasswordInput, SimpleGrid, Stack, Table, Text, TextInput, Title } from '@mantine/core';
 import { useSearch } from 'wouter';
@@ -11,7 +11,9 @@ import { formatTime } from '../../components/format.ts';
 import { ScrollTable } from '../../components/ScrollTable.tsx';
 import { StatusBadge } from '../../components/StatusBadge.tsx';
 
-const FILE_TYPES = ['adapter', 'merged', 'gguf'] as const;
+const FILE_TYPES = ['adapter', 'merged', 'gguf', 'onnx'] as const;
+/** One ONNX model file each, beside the folder's archive. */
+const ONNX_VARIANTS = ['fp32', 'fp16', 'q4', 'q4f16'] as const;
 
 export function ExportsPage() {
   const fromJob = new URLSearchParams(useSearch()).get('job') ?? '';
@@ -86,7 +88,7 @@ export function ExportsPage() {
           </Title>
           <SimpleGrid cols={{ base: 1, sm: 2, md: 3 }}>
             <NativeSelect label="Job" value={job} data={[{ value: '', label: completed.length ? '— choose —' : 'no completed job yet' }, ...completed.map((j) => ({ value: j.job_id, label: j.job_name }))]} onChange={(e) => setJobId(e.currentTarget.value)} />
-            <NativeSelect label="What" value={type} data={[{ value: 'adapter', label: 'adapter' }, { value: 'merged', label: 'merged model' }, { value: 'gguf', label: 'GGUF (llama.cpp, Ollama)' }]} onChange={(e) => setType(e.currentTarget.value)} />
+            <NativeSelect label="What" value={type} data={[{ value: 'adapter', label: 'adapter' }, { value: 'merged', label: 'merged model' }, { value: 'gguf', label: 'GGUF (llama.cpp, Ollama)' }, { value: 'onnx', label: 'ONNX (ONNX Runtime, transformers.js)' }]} onChange={(e) => setType(e.currentTarget.value)} />
             {type === 'gguf' && <NativeSelect label="GGUF quantization" value={quantization} data={['q8_0', 'q4_k_m', 'f16', 'bf16']} onChange={(e) => setQuantization(e.currentTarget.value)} />}
             <MultiSelect label="Destination" data={['cloud', 'hub']} value={destination} onChange={setDestination} />
             {destination.includes('hub') && (
@@ -111,6 +113,20 @@ export function ExportsPage() {
               Export
             </Button>
           </Group>
+          {record?.parity && (
+            <ScrollTable label="ONNX agreement with transformers" minWidth={420} headers={['Variant', 'Greedy tokens equal to transformers', 'First divergence', 'Use']}>
+              {record.parity.map((p) => (
+                <Table.Tr key={p.variant}>
+                  <Table.Td>{p.variant}</Table.Td>
+                  <Table.Td>{Math.round(p.agreement * 100)}% of {p.prompts} × {p.tokens_per_prompt} ({p.execution_provider})</Table.Td>
+                  <Table.Td>{p.first_divergence ? `prompt ${p.first_divergence.prompt + 1}, token ${p.first_divergence.token + 1}` : 'none'}</Table.Td>
+                  <Table.Td>
+                    <Badge color={p.usable ? 'green' : 'red'}>{p.usable ? 'usable' : 'not usable'}</Badge>
+                  </Table.Td>
+                </Table.Tr>
+              ))}
+            </ScrollTable>
+          )}
         </Stack>
       </Card>
       <Card withBorder padding="lg">
@@ -131,6 +147,12 @@ export function ExportsPage() {
                             Download {t}
                           </Button>
                         ))}
+                        {entry.artifacts.raw.onnx &&
+                          ONNX_VARIANTS.map((v) => (
+                            <Button key={v} size="compact-sm" variant="subtle" onClick={() => void downloadFile('export', `/exports/${encodeURIComponent(entry.job_id)}/download?type=onnx&variant=${v}`).catch((err: Error) => setError(err.message))}>
+                              onnx {v}
+                            </Button>
+                          ))}
                       </Group>
                     </Table.Td>
                     <Table.Td>

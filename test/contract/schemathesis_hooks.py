@@ -113,6 +113,12 @@ def _reward_rule(entry):
     return "reward_config" in loc and ("passing_labels" in loc or "used twice" in entry.get("msg", ""))
 
 
+def _variant_rule(entry):
+    """GET /exports/{job_id}/download: variant picks one file of an onnx export (#43); a query's parameters cannot
+    depend on one another in the document, which says so in variant's description."""
+    return entry.get("loc") == ["query", "variant"] and "variant picks one model file of an onnx export" in entry.get("msg", "")
+
+
 def _unknown_model(entry):
     """A base model that is nowhere is a 422 at base_model_id (decisions.md); this stack has no model at all, on purpose."""
     return entry.get("type") == "unknown_model"
@@ -152,7 +158,7 @@ def _openai_grader_rule(error):
 
 
 def _explained(method, path, status, body):
-    if status == 422 and _all_entries(body, lambda e: _reward_rule(e) or _grader_rule(e) or _unknown_model(e) or _other_base(e)):
+    if status == 422 and _all_entries(body, lambda e: _reward_rule(e) or _grader_rule(e) or _unknown_model(e) or _other_base(e) or _variant_rule(e)):
         return True
     error = body.get("error") if isinstance(body, dict) else None
     if status == 400 and path.startswith("/v1/fine_tuning") and isinstance(error, dict) and _openai_grader_rule(error):

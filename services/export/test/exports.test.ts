@@ -15,6 +15,7 @@ import { newId, userKeySegment } from '@ftp/platform';
 import { checkedInject } from '../../../test/contract/openapi-contract.ts';
 import { startHubStandin, type HubStandin } from '../../../test/hub-standin/server.ts';
 import { loraRequest, qaCsv, startTrainingHarness, type TrainingHarness } from '../../training/test/support.ts';
+import { buildInferenceApp } from '../../inference/src/app.ts';
 import { buildExportApp } from '../src/app.ts';
 
 /** Runs Python in the ML core's environment (where onnx is). */
@@ -234,7 +235,7 @@ describe('exports of a trained LoRA job', () => {
     expect((await download('merged', alice, 'q4')).statusCode).toBe(422);
   }, 240_000);
 
-  it('transformers.js loads the ONNX export on its own (no hub) and gives transformers’ ids and greedy tokens', async () => {
+  it('transformers.js loads the ONNX export on its own (no hub): transformers’ ids and greedy tokens, the server’s batch inference text', async () => {
     // The worker's copy of the export, with the reference beside it: transformers' ids through the job's chat
     // template, and its greedy tokens (end-of-turn not stopping it; transformers.js stops there, so up to it).
     const folder = path.join(h.platform.config.dataDir, 'work', jobId, 'models', 'onnx');
@@ -246,13 +247,23 @@ describe('exports of a trained LoRA job', () => {
     const model = await AutoModelForCausalLM.from_pretrained('model', { dtype: 'fp32', device: 'cpu' });
     const eos = [JSON.parse(await fs.readFile(path.join(folder, 'model', 'generation_config.json'), 'utf8')).eos_token_id].flat();
     expect(reference.prompts).toHaveLength(4);
-    for (const prompt of reference.prompts) {
+    // What the server answers for the same conversations, on transformers (the merged model, greedy)
+    const inference = await buildInferenceApp(h.platform);
+    const batch = await inference.inject({
+      method: 'POST', url: '/inference/batch', headers: alice,
+      payload: { model_source: 'merged', job_id: jobId, use_fast_engine: false, max_new_tokens: 32, temperature: 0, messages: reference.prompts.map((p) => p.messages) },
+    });
+    await inference.close();
+    expect(batch.statusCode, batch.body).toBe(200);
+    const served = (batch.json() as { results: string[] }).results;
+    for (const [index, prompt] of reference.prompts.entries()) {
       const input = tokenizer.apply_chat_template(prompt.messages as never, { add_generation_prompt: true, return_dict: true }) as unknown as { input_ids: { dims: number[]; tolist(): number[][] } };
       expect(input.input_ids.tolist()[0]!.map(Number)).toEqual(prompt.prompt_ids);
       const out = (await model.generate({ ...(input as object), max_new_tokens: 32, do_sample: false })) as unknown as { tolist(): bigint[][] };
       const tokens = out.tolist()[0]!.slice(prompt.prompt_ids.length).map(Number);
       expect(tokens).toEqual(prompt.tokens.slice(0, tokens.length));
       expect(tokens.length === 32 || eos.includes(tokens.at(-1)), `stopped after ${tokens.length} tokens at ${tokens.at(-1)}`).toBe(true);
+      expect(tokenizer.decode(tokens, { skip_special_tokens: true }).trim(), `prompt ${index + 1}`).toBe(served[index]!.trim());
     }
     await model.dispose();
   }, 120_000);

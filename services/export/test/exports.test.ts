@@ -282,17 +282,20 @@ describe('exports of a trained LoRA job', () => {
   }, 120_000);
 
   it('an ONNX export whose fp32 model does not give transformers’ tokens fails, saying where, and stores nothing', async () => {
-    // The worker keeps the export it made; one weight tensor of it changed (the token embedding, scaled by 0.5), the
-    // next export of the job reuses that file and must catch it.
-    const cached = path.join(h.platform.config.dataDir, 'work', jobId, 'models', 'onnx', 'model', 'onnx', 'model.onnx');
+    // The worker keeps the export it made; one weight of it changed (one number of the embedding of the token every
+    // check prompt starts with), the next export of the job reuses that file and must catch it.
+    const folder = path.join(h.platform.config.dataDir, 'work', jobId, 'models', 'onnx');
+    const firstToken = (JSON.parse(await fs.readFile(path.join(folder, 'reference.json'), 'utf8')) as { prompts: Array<{ prompt_ids: number[] }> }).prompts[0]!.prompt_ids[0]!;
     await coreScript(`
 import onnx, sys
 from onnx import numpy_helper
 model = onnx.load(sys.argv[1])
 weight = next(t for t in model.graph.initializer if t.name.endswith('embed_tokens.weight'))
-weight.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(weight) * 0.5, weight.name))
+values = numpy_helper.to_array(weight).copy()
+values[int(sys.argv[2]), 0] = 1000.0
+weight.CopyFrom(numpy_helper.from_array(values, weight.name))
 onnx.save(model, sys.argv[1])
-`, cached);
+`, path.join(folder, 'model', 'onnx', 'model.onnx'), String(firstToken));
     const record = await exportAndWait({ export_type: 'onnx' });
     expect(record.status).toBe('failed');
     expect(record.message).toMatch(/^the fp32 ONNX model does not give transformers' greedy tokens \(it diverges at prompt \d, token \d+\), so the export is not stored/);

@@ -205,12 +205,15 @@ export class WebhooksRepository {
     );
   }
 
-  /** Sends a delivery again now (a manual redelivery), whatever its status; undefined when it is not the user's. */
-  async redeliver(userId: string, deliveryId: string): Promise<WebhookDeliveryRow | undefined> {
-    const [row] = await this.db.query<WebhookDeliveryRow>(
-      `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = now(), claimed_until = NULL, updated_at = now()
-       WHERE user_id = $1 AND delivery_id = $2 RETURNING *`,
-      [userId, deliveryId],
+  /** Sends a delivery again now (a manual redelivery), whatever its status, with its event's type; undefined when it
+   *  is not a delivery of the user's endpoint. */
+  async redeliver(userId: string, endpointId: string, deliveryId: string): Promise<(WebhookDeliveryRow & { type: string }) | undefined> {
+    const [row] = await this.db.query<WebhookDeliveryRow & { type: string }>(
+      `UPDATE webhook_deliveries d SET status = 'pending', next_attempt_at = now(), claimed_until = NULL, updated_at = now()
+       FROM webhook_events e
+       WHERE d.user_id = $1 AND d.endpoint_id = $2 AND d.delivery_id = $3 AND e.event_id = d.event_id
+       RETURNING d.*, e.type`,
+      [userId, endpointId, deliveryId],
     );
     return row;
   }

@@ -148,9 +148,9 @@ export async function webhookRoutes(app: FastifyInstance): Promise<void> {
     handler: async (request) => {
       const { webhook_endpoint_id: endpointId, delivery_id: deliveryId } = request.params;
       await own(request.userId, endpointId);
-      const known = (await platform.webhooks.deliveries(request.userId, endpointId, 10_000)).find((d) => d.delivery_id === deliveryId);
-      if (!known || !(await platform.webhooks.redeliver(request.userId, deliveryId))) throw new NotFound('delivery', deliveryId);
-      return presentDelivery({ ...known, status: 'pending', next_attempt_at: new Date() });
+      const row = await platform.webhooks.redeliver(request.userId, endpointId, deliveryId);
+      if (!row) throw new NotFound('delivery', deliveryId);
+      return presentDelivery(row);
     },
   });
 

@@ -48,7 +48,7 @@ class Options:
 
 def run(options: Options) -> None:
     events.stage(f"writing the GGUF ({'LoRA adapter' if options.adapter else options.quantization})")
-    config = _read_config(Path(options.model))
+    config = read_config(Path(options.model))
     arch = _architecture(config)
     out = Path(options.output_file)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -64,7 +64,8 @@ def run(options: Options) -> None:
     events.emit(events.Artifact(kind="gguf", path=str(out)))
 
 
-def _read_config(model_dir: Path) -> dict:
+def read_config(model_dir: Path) -> dict:
+    """An HF model folder's config.json (gguf and onnx exports)."""
     if not (model_dir / "config.json").is_file():
         raise SpecError(f"model {model_dir} is not an HF model folder (no config.json)")
     return json.loads((model_dir / "config.json").read_text())

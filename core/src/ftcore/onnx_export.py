@@ -25,6 +25,7 @@ from typing import Literal
 
 from . import events
 from .errors import SpecError
+from .gguf_export import read_config
 
 # What Optimum's text-generation-with-past export is tested on here (tests/test_onnx_export.py).
 ARCHITECTURES = ("LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM", "Gemma3ForCausalLM")
@@ -63,7 +64,7 @@ class Options:
 
 def run(options: Options) -> None:
     model_dir = Path(options.model)
-    config = _read_config(model_dir)
+    architecture = _architecture(read_config(model_dir))
     out = Path(options.output_dir)
     (out / "onnx").mkdir(parents=True, exist_ok=True)
     events.stage("exporting to ONNX (fp32, with the KV cache)")
@@ -71,7 +72,6 @@ def run(options: Options) -> None:
     _write_generation_config(model_dir, out)
     _chat_template_in_tokenizer_config(out)
     fp32 = out / "onnx" / "model.onnx"
-    architecture = config["architectures"][0]
     for variant in options.variants:
         if variant in ("fp16", "q4f16") and architecture in NO_FP16:
             events.emit(events.Log(level="warning", message=f"the {variant} variant is not written: {NO_FP16[architecture]}"))
@@ -94,27 +94,24 @@ def run(options: Options) -> None:
         events.stage("generating the reference with transformers")
         conversations = json.loads(Path(options.prompts_file).read_text())
         generated = reference_generations(model_dir, conversations, options.max_new_tokens)
-        varied = [g for g in generated if len(set(g["tokens"])) >= options.min_distinct]
-        rest = sorted((g for g in generated if g not in varied), key=lambda g: -len(set(g["tokens"])))
+        varied = [g for g in generated if g["distinct"] >= options.min_distinct]
+        rest = sorted((g for g in generated if g["distinct"] < options.min_distinct), key=lambda g: -g["distinct"])
         kept = [*varied, *rest][:options.prompts]
         Path(options.reference_file).write_text(json.dumps({"architecture": architecture, "prompts": kept}))
     events.emit(events.Artifact(kind="onnx", path=str(out)))
 
 
-def _read_config(model_dir: Path) -> dict:
-    if not (model_dir / "config.json").is_file():
-        raise SpecError(f"model {model_dir} is not an HF model folder (no config.json)")
-    config = json.loads((model_dir / "config.json").read_text())
+def _architecture(config: dict) -> str:
+    """The supported architecture the model folder names; a vision or other model is refused."""
     names = config.get("architectures") or []
     if "vision_config" in config or any("ConditionalGeneration" in n or "Vision" in n for n in names):
         raise SpecError("a vision model cannot be exported to ONNX here (only its text generation would be); export it "
                         "as merged or GGUF")
-    names = [n for n in names if n in ARCHITECTURES] or names
-    config["architectures"] = names
-    if not any(n in ARCHITECTURES for n in names):
+    supported = [n for n in names if n in ARCHITECTURES]
+    if not supported:
         raise SpecError(f"architecture {names or config.get('model_type')} cannot be exported to ONNX; supported: "
                         f"{', '.join(ARCHITECTURES)}")
-    return config
+    return supported[0]
 
 
 def _export_fp32(model_dir: Path, out: Path) -> None:

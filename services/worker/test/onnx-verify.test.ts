@@ -10,8 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_CORE_PYTHON } from '@ftp/core-client';
-import { agreement, halfToNumber, measureOnnxParity, type OnnxReference } from '../src/export/onnx-verify.ts';
-import { ONNX_CHECK_PROMPTS } from '../src/export/run-export-job.ts';
+import { agreement, halfToNumber, measureOnnxParity, ONNX_CHECK_PROMPTS, type OnnxReference } from '../src/export/onnx-verify.ts';
 
 const CORE = fileURLToPath(new URL('../../../core/', import.meta.url));
 let scratch: string;

@@ -3,9 +3,11 @@
 // transformers.js decodes, the prompt and then one token a step over the KV cache the model returns, and its tokens
 // are compared with transformers' for the same prompt ids (the reference the core wrote at export, rendered through
 // the job's chat template). fp32 must give every token; the other variants report how far they agree.
+// onnxruntime-node is loaded when an export is checked, not when the worker starts (its native library would
+// otherwise sit in every worker process, the embedded stack's included, for an export most never run).
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import * as ort from 'onnxruntime-node';
+import type * as Ort from 'onnxruntime-node';
 import type { OnnxVariantParity } from '@ftp/platform';
 import { onnxModelFile } from '@ftp/jobs';
 
@@ -14,15 +16,29 @@ export interface OnnxReference {
   prompts: Array<{ prompt_ids: number[]; tokens: number[] }>;
 }
 
+/** What the ONNX export's reference is generated from: varied enough that a repeated token would not pass (the core
+ *  keeps the first 4 whose 32-token continuations hold 8 or more different tokens). */
+export const ONNX_CHECK_PROMPTS = [
+  'Write a short poem about the sea.',
+  'Explain in two sentences what a neural network is.',
+  'List three fruits and their colours.',
+  'Tell me a short story about a robot who learns to paint.',
+  'How do I boil an egg?',
+  'Name the planets of the solar system in order.',
+  'What is the capital of France?',
+  'Translate "good morning" into Spanish, French and German.',
+].map((content) => ({ messages: [{ role: 'user', content }] }));
+
 /** Below this a variant is kept but marked not to be used. */
 export const USABLE_AGREEMENT = 0.5;
 const EXECUTION_PROVIDER = 'cpu';
 
 /** Greedy tokens of one ONNX causal LM with KV cache (Optimum's text-generation-with-past layout). */
-export async function greedyTokens(session: ort.InferenceSession, promptIds: readonly number[], count: number): Promise<number[]> {
+export async function greedyTokens(session: Ort.InferenceSession, promptIds: readonly number[], count: number): Promise<number[]> {
+  const ort = await import('onnxruntime-node');
   const inputs = new Map(session.inputMetadata.map((m) => [m.name, m]));
   // The cache starts empty: [batch, kv heads, 0, head dim], in the type the model takes (fp16 in fp16 models).
-  let past: Record<string, ort.Tensor> = {};
+  let past: Record<string, Ort.Tensor> = {};
   for (const meta of session.inputMetadata) {
     if (!meta.name.startsWith('past_key_values.') || !meta.isTensor) continue;
     const [, heads, , dim] = meta.shape as Array<number | string>;
@@ -34,7 +50,7 @@ export async function greedyTokens(session: ort.InferenceSession, promptIds: rea
   let step: readonly number[] = promptIds;
   const tokens: number[] = [];
   for (let i = 0; i < count; i++) {
-    const feeds: Record<string, ort.Tensor> = { input_ids: int64(step), attention_mask: int64(new Array<number>(length).fill(1)), ...past };
+    const feeds: Record<string, Ort.Tensor> = { input_ids: int64(step), attention_mask: int64(new Array<number>(length).fill(1)), ...past };
     if (inputs.has('position_ids')) feeds.position_ids = int64(Array.from({ length: step.length }, (_, j) => length - step.length + j));
     const results = await session.run(feeds);
     const logits = results.logits!;
@@ -75,6 +91,7 @@ export function agreement(got: readonly number[], expected: readonly number[]): 
 
 /** Every variant present in `folder`/onnx, run against the reference; fp32 first. */
 export async function measureOnnxParity(folder: string, reference: OnnxReference): Promise<OnnxVariantParity[]> {
+  const ort = await import('onnxruntime-node');
   const out: OnnxVariantParity[] = [];
   for (const variant of ['fp32', 'fp16', 'q4', 'q4f16'] as const) {
     const file = path.join(folder, 'onnx', onnxModelFile(variant));

@@ -132,7 +132,7 @@ function exportPlan(platform: Platform, job: TrainingJobRow, models: JobModels, 
   }
 
   const kind = row.type;
-  const localFolder = async () => (kind === 'adapter' ? models.adapter() : kind === 'onnx' ? (await models.onnx(ONNX_CHECK_PROMPTS)).model : models.merged());
+  const localFolder = async () => (kind === 'adapter' ? models.adapter() : kind === 'onnx' ? (await models.onnx()).model : models.merged());
   return {
     cloudDescription: `folder and ${kind}.tar.gz`,
     hubFiles: async () => folderFiles(await localFolder()),
@@ -165,22 +165,9 @@ function exportPlan(platform: Platform, job: TrainingJobRow, models: JobModels, 
   };
 }
 
-/** What the ONNX export's reference is generated from: varied enough that a repeated token would not pass (the core
- *  keeps the first 4 whose 32-token continuations hold 8 or more different tokens). */
-export const ONNX_CHECK_PROMPTS = [
-  'Write a short poem about the sea.',
-  'Explain in two sentences what a neural network is.',
-  'List three fruits and their colours.',
-  'Tell me a short story about a robot who learns to paint.',
-  'How do I boil an egg?',
-  'Name the planets of the solar system in order.',
-  'What is the capital of France?',
-  'Translate "good morning" into Spanish, French and German.',
-].map((content) => ({ messages: [{ role: 'user', content }] }));
-
 /** Runs every ONNX variant in onnxruntime-node against transformers' tokens; fp32 must give all of them. */
 async function verifyOnnx(models: JobModels, stage: Stage): Promise<OnnxVariantParity[]> {
-  const { model, reference } = await models.onnx(ONNX_CHECK_PROMPTS);
+  const { model, reference } = await models.onnx();
   const parity = await stage('checking each ONNX model in onnxruntime-node against transformers (greedy, 4 prompts × 32 tokens)', async () =>
     measureOnnxParity(model, JSON.parse(await fs.readFile(reference, 'utf8')) as OnnxReference));
   const fp32 = parity.find((p) => p.variant === 'fp32');

@@ -9,6 +9,7 @@ import { Conflict, type Platform, type TrainingJobRow } from '@ftp/platform';
 import { ggufFileName, jobPrefixes, trainsWholeModel, type JobPrefixes } from '@ftp/jobs';
 import type { GgufQuantization, TrainingConfig } from '@ftp/schema';
 import { baseModelGguf, downloadModel, ensureBaseModel, isFile, runCoreStep, type ModelBuildOptions } from './base-models.ts';
+import { ONNX_CHECK_PROMPTS } from '../export/onnx-verify.ts';
 import { buildFolder } from './blob-folders.ts';
 import { once, type BuildStep } from './build-progress.ts';
 
@@ -110,16 +111,16 @@ export class JobModels {
   }
 
   /** The merged model in transformers.js's layout (`<folder>/model`: onnx/ with fp32, fp16, q4 and q4f16, config,
-   *  tokenizer, chat template) and beside it transformers' greedy tokens for `prompts` (`<folder>/reference.json`),
-   *  which the export verifies the ONNX models against. */
-  async onnx(prompts: ReadonlyArray<{ messages: unknown[] }>): Promise<{ model: string; reference: string }> {
+   *  tokenizer, chat template) and beside it transformers' greedy tokens for the check prompts
+   *  (`<folder>/reference.json`), which the export verifies the ONNX models against. */
+  async onnx(): Promise<{ model: string; reference: string }> {
     const folder = path.join(this.dir, 'onnx');
     const paths = { model: path.join(folder, 'model'), reference: path.join(folder, 'reference.json') };
     await once(paths.reference, () => isFile(paths.reference), async () => {
       const merged = await this.merged();
       await buildFolder(folder, async (temp) => {
         await fs.mkdir(temp, { recursive: true });
-        await fs.writeFile(path.join(temp, 'prompts.json'), JSON.stringify(prompts));
+        await fs.writeFile(path.join(temp, 'prompts.json'), JSON.stringify(ONNX_CHECK_PROMPTS));
         await runCoreStep(this.platform, 'onnx', {
           model: merged, output_dir: path.join(temp, 'model'), prompts_file: path.join(temp, 'prompts.json'), reference_file: path.join(temp, 'reference.json'),
         }, path.join(this.dir, 'onnx.json'), this.options);

@@ -53,6 +53,8 @@ const EnvSchema = z
       .default('f16')
       .describe('GGUF type the fast engine runs: f16 gives transformers’ greedy text, q8_0 is faster'),
     FAST_ENGINE_THREADS: positiveInt.optional().describe('CPU threads per llama.cpp context (default one per core); 1 suits tiny models on a busy machine'),
+    FAST_ENGINE_SEQUENCES: positiveInt.default(16).describe('conversations of one model and adapter the fast engine decodes at once, whichever requests they come from (others wait for a free one); fewer when their KV caches would not fit'),
+    FAST_ENGINE_SEQUENCES_PER_CONTEXT: positiveInt.optional().describe('of those, how many share one llama.cpp context (decoded together): default all on a GPU, 1 on a CPU, where batched decoding measured slower than contexts side by side'),
     LLM_API_BASE: z.url().optional().describe('OpenAI-compatible API root (…/v1) the LLM augmentation methods call, and score_model graders whose judge is not one of this stack’s models'),
     LLM_MODEL: z.string().min(1).optional().describe('the model LLM augmentation asks at LLM_API_BASE'),
     LLM_CONCURRENCY: positiveInt.default(4).describe('requests to LLM_API_BASE one dataset has in flight at once'),

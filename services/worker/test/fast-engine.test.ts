@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { GgmlType, GgufFileType, readGgufFileInfo } from 'node-llama-cpp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FastEngine, promptText, UnsupportedSchemaError, type ChatMessage, type GenerateRequest, type GenerationOptions } from '../src/fast-engine/index.ts';
+import { capacityFor } from '../src/fast-engine/shared-context.ts';
 import { agreement, buildTinyFixtures, TINY_ARCHITECTURES, type TinyFixtures } from './fast-engine-fixtures/fixtures.ts';
 
 const MAX_NEW_TOKENS = 40; // as build_tiny.py
@@ -222,6 +223,91 @@ describe('fast engine', () => {
     await expect(
       engine.generate({ modelPath: join(llama(), 'tiny-f16', 'model.gguf'), loraPath: join(llama(), 'nope.gguf'), conversations: fx.prompts }),
     ).rejects.toThrow(/ENOENT/);
+  });
+});
+
+describe('fast engine: concurrent requests share warm contexts', () => {
+  const llama = () => fx.architectures.llama;
+  const taught = () => join(llama().dir, 'tiny-f16', 'model.gguf');
+  const options = { maxNewTokens: MAX_NEW_TOKENS };
+  const state = (e: FastEngine, modelPath = taught()) => e.models.with(modelPath, async (_model, contexts) => contexts.state);
+  /** The context size of short chats: 1024, or the model's own when it is smaller (the tiny models': 512). */
+  const chatContext = () => engine.models.with(taught(), async (model) => Math.min(1024, model.trainContextSize));
+
+  it('requests that come together are decoded as sequences of one context, each with the answer it gets alone', async () => {
+    const shared = await FastEngine.create({ gpu: false, threads: 1, maxParallel: 4, sequencesPerContext: 4 });
+    try {
+      const alone = [];
+      for (const prompt of fx.prompts) alone.push(...(await shared.generate({ modelPath: taught(), conversations: [prompt], options })));
+      let lent = 0;
+      const together = await Promise.all(fx.prompts.map(async (prompt) => {
+        const [generation] = await shared.generate({
+          modelPath: taught(),
+          conversations: [prompt],
+          options,
+          onText: () => void state(shared).then(([group]) => { lent = Math.max(lent, group!.lent); }),
+        });
+        return generation!;
+      }));
+      expect(together.map((g) => g.tokens)).toEqual(alone.map((g) => g.tokens));
+      expect(together.map((g) => g.tokens)).toEqual(llama().hf.base.map((g) => g.token_ids)); // and transformers' own
+      expect(lent).toBe(4); // all four at once, on the one context
+      expect(await state(shared)).toEqual([{ contextSize: await chatContext(), contexts: 1, sequences: 4, lent: 0, waiting: 0 }]);
+    } finally {
+      await shared.dispose();
+    }
+  });
+
+  it('on a CPU a context holds one sequence; requests beyond the limit wait their turn, and one waiting can be cancelled', async () => {
+    const two = await FastEngine.create({ gpu: false, threads: 1, maxParallel: 2 });
+    try {
+      const controller = new AbortController();
+      let seen: Awaited<ReturnType<typeof state>> | undefined;
+      // While answers stream: once both sequences are lent and two requests wait, the last one is cancelled.
+      const onText = () => void state(two).then((s) => {
+        if (seen || s[0]?.lent !== 2 || s[0].waiting !== 2) return;
+        seen = s;
+        controller.abort(new Error('the request timed out'));
+      });
+      const running = fx.prompts.slice(0, 3).map((prompt) => two.generate({ modelPath: taught(), conversations: [prompt], options, onText }));
+      const cancelled = two.generate({ modelPath: taught(), conversations: [fx.prompts[3]!], options, signal: controller.signal });
+      await expect(cancelled).rejects.toThrow('the request timed out');
+      expect(seen).toEqual([{ contextSize: await chatContext(), contexts: 2, sequences: 2, lent: 2, waiting: 2 }]);
+      const answers = (await Promise.all(running)).flat();
+      expect(answers.map((g) => g.tokens)).toEqual(llama().hf.base.slice(0, 3).map((g) => g.token_ids));
+      expect(await state(two)).toEqual([{ contextSize: await chatContext(), contexts: 2, sequences: 2, lent: 0, waiting: 0 }]);
+    } finally {
+      await two.dispose();
+    }
+  });
+
+  it("an adapter's requests and the base model's at the same time each get their own answers", async () => {
+    const lora = join(llama().dir, 'lora', 'adapter.gguf');
+    const [base, adapted] = await Promise.all([
+      engine.generate({ modelPath: taught(), conversations: fx.prompts, options }),
+      engine.generate({ modelPath: taught(), loraPath: lora, conversations: fx.prompts, options }),
+    ]);
+    expect(base.map((g) => g.tokens)).toEqual(llama().hf.base.map((g) => g.token_ids));
+    expect(adapted.map((g) => g.tokens)).toEqual(llama().hf.merged.map((g) => g.token_ids));
+    expect((await state(engine)).map((g) => g.loraPath ?? 'base').sort()).toEqual([lora, 'base'].sort());
+  });
+
+  it('sizes the sequences from memory: fewer when their contexts would not fit, never none', async () => {
+    const spec = { contextSize: 1024, sequencesPerContext: 8, maxSequences: 8 };
+    await engine.models.with(taught(), async (model) => {
+      const need = (sequences: number) => {
+        const r = model.fileInsights.estimateContextResourceRequirements({ contextSize: 1024, sequences, modelGpuLayers: 0 });
+        return r.cpuRam + r.gpuVram;
+      };
+      expect(capacityFor(model, { ...spec, memoryBytes: 2 ** 40 })).toEqual({ perContext: 8, limit: 8 });
+      expect(capacityFor(model, { ...spec, memoryBytes: need(3) })).toEqual({ perContext: 3, limit: 3 });
+      expect(capacityFor(model, { ...spec, sequencesPerContext: 1, memoryBytes: 8 * need(1) })).toEqual({ perContext: 1, limit: 8 });
+      // Room for 3 contexts of one: contexts of more sequences, as many as fit, rather than requests waiting.
+      const tight = capacityFor(model, { ...spec, sequencesPerContext: 1, memoryBytes: 3 * need(1) });
+      expect(tight.limit).toBeGreaterThanOrEqual(3);
+      expect(Math.ceil(tight.limit / tight.perContext) * need(tight.perContext)).toBeLessThanOrEqual(3 * need(1));
+      expect(capacityFor(model, { ...spec, memoryBytes: 1 })).toEqual({ perContext: 1, limit: 1 });
+    });
   });
 });
 

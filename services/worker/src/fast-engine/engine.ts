@@ -7,14 +7,22 @@ import { promptTokens, type ChatMessage } from './chat-prompt.ts';
 import { GeneratedText, type TextEnding } from './generated-text.ts';
 import { grammarSchema, UnsupportedSchemaError } from './json-schema.ts';
 import { ModelCache } from './model-cache.ts';
+import { contextSizeFor } from './shared-context.ts';
 
 export interface FastEngineOptions {
   /** Total size of loaded model weights kept warm; least recently used models are unloaded above it. */
   memoryBudgetBytes?: number;
   /** `auto` uses CUDA/Vulkan/Metal when present; `false` forces CPU. */
   gpu?: 'auto' | false;
-  /** Conversations generated in parallel on one context (llama.cpp batches their tokens together). */
+  /** Conversations of one model and adapter decoded at the same time, whichever requests they come from (the
+   *  sequences of its warm contexts; 1: one at a time). Others wait for a free one. */
   maxParallel?: number;
+  /** Sequences of one context, whose tokens llama.cpp decodes together. Default: all of them on a GPU, 1 on a CPU
+   *  (shared-context.ts says why). */
+  sequencesPerContext?: number;
+  /** What a model's warm contexts (KV caches and compute buffers) may take (default half the memory budget); fewer
+   *  sequences when they would not fit. */
+  contextMemoryBytes?: number;
   /** CPU threads per context (default: one per core). 1 suits tiny models on a busy machine, where
    * llama.cpp's spinning thread barrier loses more to contention than a second thread gains. */
   threads?: number;
@@ -66,6 +74,8 @@ export class FastEngine {
     readonly llama: Llama,
     readonly models: ModelCache,
     private readonly maxParallel: number,
+    private readonly sequencesPerContext: number,
+    private readonly contextMemoryBytes: number,
     private readonly threads: number | undefined,
   ) {}
 
@@ -74,47 +84,41 @@ export class FastEngine {
     // On CPU node-llama-cpp lets contexts use max(4, cores) threads; on a 2-core machine that oversubscribes
     // the cores and llama.cpp's spinning barrier loses 2-3x decode speed. One thread per core, at most.
     if (llama.gpu === false) llama.maxThreads = Math.min(llama.maxThreads || Infinity, availableParallelism());
-    const cache = new ModelCache(llama, options.memoryBudgetBytes ?? 8 * 2 ** 30);
-    return new FastEngine(llama, cache, options.maxParallel ?? 16, options.threads);
+    const memoryBudgetBytes = options.memoryBudgetBytes ?? 8 * 2 ** 30;
+    const cache = new ModelCache(llama, memoryBudgetBytes);
+    const maxParallel = options.maxParallel ?? 16;
+    const perContext = options.sequencesPerContext ?? (llama.gpu === false ? 1 : maxParallel);
+    return new FastEngine(llama, cache, maxParallel, perContext, options.contextMemoryBytes ?? memoryBudgetBytes / 2, options.threads);
   }
 
   async generate(request: GenerateRequest): Promise<Generation[]> {
     const options = resolveOptions(request.options);
     if (request.loraPath) await stat(request.loraPath); // a clear ENOENT instead of a native load failure
-    return this.models.with(request.modelPath, async (model) => {
+    return this.models.with(request.modelPath, async (model, contexts) => {
       const grammar = options.grammar ? await this.grammarFor(options.grammar) : undefined;
       const ending = textEnding(options.stop, grammar);
       const prompts = request.conversations.map((c) => promptTokens(model, c, request.tools));
       if (prompts.length === 0) return [];
       const longest = Math.max(...prompts.map((p) => p.length));
-      const parallel = Math.min(this.maxParallel, prompts.length);
-      const contextSize = Math.min(model.trainContextSize, longest + options.maxNewTokens + 1);
-      if (longest + 1 > contextSize) {
+      if (longest + 1 > model.trainContextSize) {
         throw new Error(`prompt of ${longest} tokens does not fit the model's ${model.trainContextSize}-token context`);
       }
-      const context = await model.createContext({
-        sequences: parallel,
-        contextSize,
+      // Every conversation takes a sequence of the model's warm contexts for this adapter and size, as a request that
+      // came alone would: conversations of one request and of requests running at the same time share their decodes.
+      const spec = {
+        ...(request.loraPath ? { loraPath: request.loraPath } : {}),
+        contextSize: contextSizeFor(model, longest + options.maxNewTokens + 1),
+        sequencesPerContext: this.sequencesPerContext,
+        maxSequences: this.maxParallel,
+        memoryBytes: this.contextMemoryBytes,
         ...(this.threads ? { threads: this.threads } : {}),
-        ...(request.loraPath ? { lora: { adapters: [{ filePath: request.loraPath }] } } : {}),
-      });
-      try {
-        const results: Generation[] = new Array(prompts.length);
-        let next = 0;
-        const onText = request.onText;
-        const worker = async (sequence: LlamaContextSequence) => {
-          for (let i = next++; i < prompts.length; i = next++) {
-            await sequence.clearHistory();
-            const text = new GeneratedText(model, ending, onText && ((delta) => onText(i, delta)));
-            const sampling = { seed: options.seed + i, ...(grammar ? { grammar } : {}) };
-            results[i] = await generateOne(model, sequence, prompts[i]!, options, sampling, text, request.signal);
-          }
-        };
-        await Promise.all(Array.from({ length: parallel }, () => worker(context.getSequence())));
-        return results;
-      } finally {
-        await context.dispose();
-      }
+      };
+      const onText = request.onText;
+      return Promise.all(prompts.map((prompt, i) => contexts.with(spec, (sequence) => {
+        const text = new GeneratedText(model, ending, onText && ((delta) => onText(i, delta)));
+        const sampling = { seed: options.seed + i, ...(grammar ? { grammar } : {}) };
+        return generateOne(model, sequence, prompt, options, sampling, text, request.signal);
+      }, request.signal)));
     });
   }
 

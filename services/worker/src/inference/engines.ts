@@ -155,8 +155,13 @@ export class InferenceEngines {
     this.fast ??= (
       this.options.createFastEngine ??
       (async () => {
-        const { INFERENCE_MEMORY_BYTES, FAST_ENGINE_THREADS } = this.platform.config;
-        return new EngineProcess({ memoryBudgetBytes: INFERENCE_MEMORY_BYTES, ...(FAST_ENGINE_THREADS ? { threads: FAST_ENGINE_THREADS } : {}) });
+        const { INFERENCE_MEMORY_BYTES, FAST_ENGINE_THREADS, FAST_ENGINE_SEQUENCES, FAST_ENGINE_SEQUENCES_PER_CONTEXT } = this.platform.config;
+        return new EngineProcess({
+          memoryBudgetBytes: INFERENCE_MEMORY_BYTES,
+          maxParallel: FAST_ENGINE_SEQUENCES,
+          ...(FAST_ENGINE_SEQUENCES_PER_CONTEXT ? { sequencesPerContext: FAST_ENGINE_SEQUENCES_PER_CONTEXT } : {}),
+          ...(FAST_ENGINE_THREADS ? { threads: FAST_ENGINE_THREADS } : {}),
+        });
       })
     )().catch((err: unknown) => {
       this.fast = undefined;

@@ -3,13 +3,17 @@
 // transformers.js decodes, the prompt and then one token a step over the KV cache the model returns, and its tokens
 // are compared with transformers' for the same prompt ids (the reference the core wrote at export, rendered through
 // the job's chat template). fp32 must give every token; the other variants report how far they agree.
-// onnxruntime-node is loaded when an export is checked, not when the worker starts (its native library would
-// otherwise sit in every worker process, the embedded stack's included, for an export most never run).
+// The check runs in a child process (measureOnnxParityApart, onnx-verify-main.ts): ONNX Runtime's native library is
+// never loaded into the worker's process, which in the embedded default is the whole stack.
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type * as Ort from 'onnxruntime-node';
 import type { OnnxVariantParity } from '@ftp/platform';
 import { onnxModelFile } from '@ftp/jobs';
+import { ended, ending, forkTypeScript, why } from '../child-process.ts';
+
+const MAIN = fileURLToPath(new URL('./onnx-verify-main.ts', import.meta.url));
 
 /** What the core's onnx step wrote beside the export: per prompt, its ids and transformers' greedy tokens. */
 export interface OnnxReference {
@@ -115,4 +119,21 @@ export async function measureOnnxParity(folder: string, reference: OnnxReference
     }
   }
   return out;
+}
+
+/** measureOnnxParity in a child process of its own; a crash there fails the check with the way it ended. */
+export function measureOnnxParityApart(folder: string, referenceFile: string): Promise<OnnxVariantParity[]> {
+  return new Promise((resolve, reject) => {
+    const { child, stderr } = forkTypeScript(MAIN, [folder, referenceFile]);
+    let answer: { parity: OnnxVariantParity[] } | { error: string } | undefined;
+    child.on('message', (message: typeof answer) => {
+      answer = message;
+    });
+    child.once('error', reject);
+    ended(child, (code, signal) => {
+      if (answer && 'parity' in answer && code === 0) resolve(answer.parity);
+      else if (answer && 'error' in answer) reject(new Error(`the ONNX check failed: ${answer.error}`));
+      else reject(new Error(`the ONNX check's process ${ending(code, signal)}${why(stderr)}`));
+    });
+  });
 }

@@ -17,7 +17,7 @@ import { ModelBuildError } from '../models/base-models.ts';
 import { listFolderFiles, uploadFolder } from '../models/blob-folders.ts';
 import { SHUTDOWN, type JobContext } from '../training/job-context.ts';
 import { HubPublishError, publishToHub, type HubFile } from './hub-publish.ts';
-import { measureOnnxParity, type OnnxReference } from './onnx-verify.ts';
+import { measureOnnxParityApart } from './onnx-verify.ts';
 
 class ExportFailure extends Error {}
 
@@ -165,11 +165,12 @@ function exportPlan(platform: Platform, job: TrainingJobRow, models: JobModels, 
   };
 }
 
-/** Runs every ONNX variant in onnxruntime-node against transformers' tokens; fp32 must give all of them. */
+/** Runs every ONNX variant in onnxruntime-node (in a process of its own) against transformers' tokens; fp32 must give
+ *  all of them. */
 async function verifyOnnx(models: JobModels, stage: Stage): Promise<OnnxVariantParity[]> {
   const { model, reference } = await models.onnx();
   const parity = await stage('checking each ONNX model in onnxruntime-node against transformers (greedy, 4 prompts × 32 tokens)', async () =>
-    measureOnnxParity(model, JSON.parse(await fs.readFile(reference, 'utf8')) as OnnxReference));
+    measureOnnxParityApart(model, reference));
   const fp32 = parity.find((p) => p.variant === 'fp32');
   if (!fp32 || fp32.first_divergence) {
     const where = fp32?.first_divergence ? `at prompt ${fp32.first_divergence.prompt + 1}, token ${fp32.first_divergence.token + 1}` : 'at all (no model.onnx)';

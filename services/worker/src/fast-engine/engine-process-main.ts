@@ -2,18 +2,13 @@
 // requests over IPC with a FastEngine that keeps models warm; `engine-process-main.ts --probe '{"model","lora"?}'`
 // loads a model (and a LoRA adapter over it) and exits 0, or dies as llama.cpp makes it die. Either exits when the
 // worker goes (its IPC channel closes). The kernel is asked to kill it before anything else when memory runs out.
-import { writeFileSync } from 'node:fs';
 import { getLlama, LlamaLogLevel } from 'node-llama-cpp';
+import { childOfWorker } from '../child-process.ts';
 import { FastEngine, type FastEngineOptions } from './engine.ts';
 import type { EngineMessage, EngineRequest } from './engine-process.ts';
 import { UnsupportedSchemaError } from './json-schema.ts';
 
-try {
-  writeFileSync('/proc/self/oom_score_adj', '1000');
-} catch {
-  // not Linux, or not allowed: the process is still apart from the worker
-}
-process.on('disconnect', () => process.exit(0));
+childOfWorker();
 
 const send = (message: EngineMessage) => process.send?.(message);
 

@@ -5,18 +5,15 @@
 // engine process loads only files that passed. When the engine process dies, what it was decoding fails with "the
 // engine restarted: …" (a request that had streamed nothing yet is tried once more on a new one), and the next request
 // starts a new one. Both processes ask the kernel to kill them before anything else (oom_score_adj 1000).
-import { fork, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { stat } from 'node:fs/promises';
-import { createRequire } from 'node:module';
-import { createInterface } from 'node:readline';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
+import { ended, ending, forkTypeScript, why } from '../child-process.ts';
 import type { FastEngineOptions, GenerateRequest, Generation } from './engine.ts';
 import { UnsupportedSchemaError } from './json-schema.ts';
 
 const MAIN = fileURLToPath(new URL('./engine-process-main.ts', import.meta.url));
-/** tsx's loader (its package's one export), by path: the child runs TypeScript whatever runs this process. */
-const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
-const STDERR_TAIL = 20;
+const start = (args: string[]) => forkTypeScript(MAIN, args);
 
 /** What the inference worker needs of a fast engine: FastEngine in this process (tests) or EngineProcess. */
 export interface FastGenerator {
@@ -57,41 +54,6 @@ interface Running {
   child: ChildProcess;
   ready: Promise<void>;
   stderr: string[];
-}
-
-/** How a child process ended, in words. */
-function ending(code: number | null, signal: NodeJS.Signals | null): string {
-  return signal ? `was killed by ${signal}` : `exited with code ${code}`;
-}
-
-/** Starts engine-process-main.ts with `args`; its stderr's last lines are kept for the reason it ends with. */
-function start(args: string[]): { child: ChildProcess; stderr: string[] } {
-  const child = fork(MAIN, args, {
-    execArgv: ['--import', TSX],
-    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
-  });
-  const stderr: string[] = [];
-  createInterface({ input: child.stderr! }).on('line', (line) => {
-    if (line.trim() === '') return;
-    stderr.push(line);
-    if (stderr.length > STDERR_TAIL) stderr.shift();
-  });
-  return { child, stderr };
-}
-
-const why = (stderr: readonly string[]) => (stderr.length ? `: ${stderr.slice(-3).join(' | ')}` : '');
-
-/** Calls `then(code, signal)` once the child has exited and its stderr has been read: at its 'close', or 200 ms after
- *  its 'exit' (a process it started may hold the pipe open, and then 'close' never comes). */
-function ended(child: ChildProcess, then: (code: number | null, signal: NodeJS.Signals | null) => void): void {
-  let done = false;
-  const once = (code: number | null, signal: NodeJS.Signals | null) => {
-    if (done) return;
-    done = true;
-    then(code, signal);
-  };
-  child.once('close', once);
-  child.once('exit', (code, signal) => setTimeout(() => once(code, signal), 200).unref());
 }
 
 export class EngineProcess implements FastGenerator {

@@ -281,6 +281,19 @@ describe('fast engine: concurrent requests share warm contexts', () => {
     }
   });
 
+  it('gives the contexts back when requests stop, and keeps the model loaded', async () => {
+    const brief = await FastEngine.create({ gpu: false, threads: 1, contextIdleMs: 50 });
+    try {
+      await brief.generate({ modelPath: taught(), conversations: fx.prompts, options: { maxNewTokens: 4 } });
+      await expect.poll(() => state(brief)).toEqual([]);
+      expect(brief.models.paths).toEqual([taught()]);
+      const [again] = await brief.generate({ modelPath: taught(), conversations: [fx.prompts[0]!], options });
+      expect(again!.tokens).toEqual(llama().hf.base[0]!.token_ids);
+    } finally {
+      await brief.dispose();
+    }
+  });
+
   it("an adapter's requests and the base model's at the same time each get their own answers", async () => {
     const lora = join(llama().dir, 'lora', 'adapter.gguf');
     const [base, adapted] = await Promise.all([

@@ -23,6 +23,8 @@ export interface FastEngineOptions {
   /** What a model's warm contexts (KV caches and compute buffers) may take (default half the memory budget); fewer
    *  sequences when they would not fit. */
   contextMemoryBytes?: number;
+  /** How long a model's contexts stay warm after its last request (default 60 s); the model itself stays loaded. */
+  contextIdleMs?: number;
   /** CPU threads per context (default: one per core). 1 suits tiny models on a busy machine, where
    * llama.cpp's spinning thread barrier loses more to contention than a second thread gains. */
   threads?: number;
@@ -85,7 +87,7 @@ export class FastEngine {
     // the cores and llama.cpp's spinning barrier loses 2-3x decode speed. One thread per core, at most.
     if (llama.gpu === false) llama.maxThreads = Math.min(llama.maxThreads || Infinity, availableParallelism());
     const memoryBudgetBytes = options.memoryBudgetBytes ?? 8 * 2 ** 30;
-    const cache = new ModelCache(llama, memoryBudgetBytes);
+    const cache = new ModelCache(llama, memoryBudgetBytes, options.contextIdleMs ?? 60_000);
     const maxParallel = options.maxParallel ?? 16;
     const perContext = options.sequencesPerContext ?? (llama.gpu === false ? 1 : maxParallel);
     return new FastEngine(llama, cache, maxParallel, perContext, options.contextMemoryBytes ?? memoryBudgetBytes / 2, options.threads);

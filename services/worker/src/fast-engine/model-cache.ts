@@ -17,6 +17,8 @@ export class ModelCache {
   constructor(
     private readonly llama: Llama,
     readonly memoryBudgetBytes: number,
+    /** How long a model's contexts stay warm after its last request. */
+    private readonly contextIdleMs: number,
   ) {}
 
   /** The loaded paths, least recently used first. */
@@ -48,7 +50,7 @@ export class ModelCache {
       // hold the weights several times, and their sequences would not share contexts).
       let loading = this.loading.get(modelPath);
       if (!loading) {
-        loading = this.llama.loadModel({ modelPath }).then((model) => ({ model, contexts: new SharedContexts(model), bytes: model.size, users: 0 }));
+        loading = this.llama.loadModel({ modelPath }).then((model) => ({ model, contexts: new SharedContexts(model, this.contextIdleMs), bytes: model.size, users: 0 }));
         this.loading.set(modelPath, loading);
         const forget = () => void this.loading.delete(modelPath);
         loading.then(forget, forget);

@@ -37,8 +37,12 @@ export function contextSizeFor(model: LlamaModel, tokens: number): number {
  *  holds more sequences (each costs far less than a context's compute buffers) rather than requests waiting. */
 export function capacityFor(model: LlamaModel, spec: SharedContextSpec): { perContext: number; limit: number } {
   const bytes = (sequences: number) => {
-    const need = model.fileInsights.estimateContextResourceRequirements({ contextSize: spec.contextSize, sequences, modelGpuLayers: model.gpuLayers });
-    return need.cpuRam + need.gpuVram;
+    try {
+      const need = model.fileInsights.estimateContextResourceRequirements({ contextSize: spec.contextSize, sequences, modelGpuLayers: model.gpuLayers });
+      return need.cpuRam + need.gpuVram;
+    } catch {
+      return 0; // an architecture the estimate does not know: the settings alone decide
+    }
   };
   let perContext = Math.max(1, Math.min(spec.sequencesPerContext, spec.maxSequences));
   while (perContext > 1 && bytes(perContext) > spec.memoryBytes) perContext--;
@@ -175,13 +179,18 @@ class ContextGroup {
 }
 
 /** A model's warm contexts, a group per (adapter, context size). Making a group disposes the model's others that
- *  nobody uses or waits for, so a model keeps at most one idle group. */
+ *  nobody uses or waits for, so a model keeps at most one idle group, and that one only for `idleMs`: the contexts'
+ *  memory comes back once requests stop (the next one makes a context again, milliseconds on a CPU). */
 export class SharedContexts {
   private readonly groups = new Map<string, ContextGroup>();
   /** Requests using or about to use each group, counted before any await so that none is disposed under them. */
   private readonly users = new Map<string, number>();
+  private readonly idleTimers = new Map<string, NodeJS.Timeout>();
 
-  constructor(private readonly model: LlamaModel) {}
+  constructor(
+    private readonly model: LlamaModel,
+    private readonly idleMs: number,
+  ) {}
 
   get state(): ContextsState[] {
     return [...this.groups.values()].map((g) => g.state);
@@ -190,6 +199,7 @@ export class SharedContexts {
   async with<T>(spec: SharedContextSpec, use: (sequence: LlamaContextSequence) => Promise<T>, signal?: AbortSignal): Promise<T> {
     const key = `${spec.loraPath ?? ''}\0${spec.contextSize}`;
     this.users.set(key, (this.users.get(key) ?? 0) + 1);
+    clearTimeout(this.idleTimers.get(key));
     try {
       let group = this.groups.get(key);
       if (!group) {
@@ -200,10 +210,25 @@ export class SharedContexts {
       return await group.with(use, signal);
     } finally {
       this.users.set(key, this.users.get(key)! - 1);
+      if (!this.users.get(key)) this.releaseWhenIdle(key);
     }
   }
 
+  private releaseWhenIdle(key: string): void {
+    const timer = setTimeout(() => {
+      this.idleTimers.delete(key);
+      const group = this.groups.get(key);
+      if (!group || this.users.get(key)) return;
+      this.groups.delete(key);
+      void group.dispose();
+    }, this.idleMs);
+    timer.unref();
+    this.idleTimers.set(key, timer);
+  }
+
   async dispose(): Promise<void> {
+    for (const timer of this.idleTimers.values()) clearTimeout(timer);
+    this.idleTimers.clear();
     const groups = [...this.groups.values()];
     this.groups.clear();
     await Promise.all(groups.map((g) => g.dispose()));

@@ -1,7 +1,7 @@
 // Worker code that loads a model runs in a child process (#45): a native abort or an out-of-memory kill there ends
 // the child, not the worker, whose process in the embedded default is the whole stack. These start such a child (one
 // of the worker's TypeScript files, under tsx's loader whatever runs this process) and say how it ended. The child
-// asks the kernel to take it first when memory runs out (`preferOomKill`).
+// asks the kernel to take it first when memory runs out (`childOfWorker`).
 import { fork, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';

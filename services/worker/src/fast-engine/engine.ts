@@ -7,7 +7,7 @@ import { promptTokens, type ChatMessage } from './chat-prompt.ts';
 import { GeneratedText, type TextEnding } from './generated-text.ts';
 import { grammarSchema, UnsupportedSchemaError } from './json-schema.ts';
 import { ModelCache } from './model-cache.ts';
-import { contextSizeFor } from './shared-context.ts';
+import { contextSizeFor, type SharedContextSpec } from './shared-context.ts';
 
 export interface FastEngineOptions {
   /** Total size of loaded model weights kept warm; least recently used models are unloaded above it. */
@@ -75,10 +75,8 @@ export class FastEngine {
   private constructor(
     readonly llama: Llama,
     readonly models: ModelCache,
-    private readonly maxParallel: number,
-    private readonly sequencesPerContext: number,
-    private readonly contextMemoryBytes: number,
-    private readonly threads: number | undefined,
+    /** What every shared context is made with, but for its adapter and size. */
+    private readonly contextSettings: Omit<SharedContextSpec, 'loraPath' | 'contextSize'>,
   ) {}
 
   static async create(options: FastEngineOptions = {}): Promise<FastEngine> {
@@ -88,9 +86,13 @@ export class FastEngine {
     if (llama.gpu === false) llama.maxThreads = Math.min(llama.maxThreads || Infinity, availableParallelism());
     const memoryBudgetBytes = options.memoryBudgetBytes ?? 8 * 2 ** 30;
     const cache = new ModelCache(llama, memoryBudgetBytes, options.contextIdleMs ?? 60_000);
-    const maxParallel = options.maxParallel ?? 16;
-    const perContext = options.sequencesPerContext ?? (llama.gpu === false ? 1 : maxParallel);
-    return new FastEngine(llama, cache, maxParallel, perContext, options.contextMemoryBytes ?? memoryBudgetBytes / 2, options.threads);
+    const maxSequences = options.maxParallel ?? 16;
+    return new FastEngine(llama, cache, {
+      sequencesPerContext: options.sequencesPerContext ?? (llama.gpu === false ? 1 : maxSequences),
+      maxSequences,
+      memoryBytes: options.contextMemoryBytes ?? memoryBudgetBytes / 2,
+      ...(options.threads ? { threads: options.threads } : {}),
+    });
   }
 
   async generate(request: GenerateRequest): Promise<Generation[]> {
@@ -108,12 +110,9 @@ export class FastEngine {
       // Every conversation takes a sequence of the model's warm contexts for this adapter and size, as a request that
       // came alone would: conversations of one request and of requests running at the same time share their decodes.
       const spec = {
+        ...this.contextSettings,
         ...(request.loraPath ? { loraPath: request.loraPath } : {}),
         contextSize: contextSizeFor(model, longest + options.maxNewTokens + 1),
-        sequencesPerContext: this.sequencesPerContext,
-        maxSequences: this.maxParallel,
-        memoryBytes: this.contextMemoryBytes,
-        ...(this.threads ? { threads: this.threads } : {}),
       };
       const onText = request.onText;
       return Promise.all(prompts.map((prompt, i) => contexts.with(spec, (sequence) => {

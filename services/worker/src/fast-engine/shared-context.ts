@@ -5,9 +5,9 @@
 // waits for the first one given back, in the order requests came.
 //
 // How many sequences one context holds is the engine's `sequencesPerContext`: all of them on a GPU, where a decode of
-// 8 tokens costs about what one costs; one on a CPU, where bench/generate/concurrency.ts measured llama.cpp's batched
-// decode at 8–11 ms a token against 6.5 ms for a single one (2 cores, SmolLM2-135M q8_0: the CPU is compute-bound,
-// so batching saves nothing), and 8 concurrent chats at 103 tokens/s on one context of 8 against 213 on 8 contexts.
+// 8 tokens costs about what one costs; one on a CPU, where llama.cpp's batched decode measured 8–11 ms a token
+// against 6.3 ms for a single one (2 cores, SmolLM2-135M q8_0: the CPU is compute-bound, so batching saves nothing),
+// and bench/generate/concurrency.ts 8 concurrent chats at 108 tokens/s on one context of 8 against 205 on 8 contexts.
 import type { LlamaContext, LlamaContextSequence, LlamaModel } from 'node-llama-cpp';
 
 export interface SharedContextSpec {
@@ -65,7 +65,7 @@ export interface ContextsState {
 }
 
 /** The warm contexts of one (model, adapter, context size): made when every sequence is lent and there is room for
- *  more, kept until the model's next group is made or the model is unloaded. */
+ *  more, kept until SharedContexts disposes the group (idle, another group made, or the model unloaded). */
 class ContextGroup {
   private readonly contexts: LlamaContext[] = [];
   private readonly free: LlamaContextSequence[] = []; // lowest rank first

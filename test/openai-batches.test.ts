@@ -178,11 +178,13 @@ describe('a batch (Python SDK)', () => {
       '    time.sleep(0.25)',
       '    b = client.batches.retrieve(b.id)',
       'out = [json.loads(l) for l in client.files.content(b.output_file_id).text.splitlines()]',
-      'print(json.dumps({"status": b.status, "counts": b.request_counts.model_dump(), "ids": [o["custom_id"] for o in out], "listed": b.id in [x.id for x in client.batches.list()]}))',
+      // cancel goes as a POST with an empty JSON body
+      'c = client.batches.cancel(client.batches.create(input_file_id=f.id, endpoint="/v1/chat/completions", completion_window="24h").id)',
+      'print(json.dumps({"status": b.status, "counts": b.request_counts.model_dump(), "ids": [o["custom_id"] for o in out], "listed": b.id in [x.id for x in client.batches.list()], "cancelled": c.status}))',
     ].join('\n');
     const { stdout } = await promisify(execFile)(process.env.CORE_PYTHON ?? DEFAULT_CORE_PYTHON, ['-c', script, TINY_MODEL], {
       env: { ...process.env, OPENAI_BASE_URL: client.baseURL, OPENAI_API_KEY: 'unused' }, timeout: 240_000,
     });
-    expect(JSON.parse(stdout.trim().split('\n').pop()!)).toEqual({ status: 'completed', counts: { total: 3, completed: 3, failed: 0 }, ids: ['py-0', 'py-1', 'py-2'], listed: true });
+    expect(JSON.parse(stdout.trim().split('\n').pop()!)).toEqual({ status: 'completed', counts: { total: 3, completed: 3, failed: 0 }, ids: ['py-0', 'py-1', 'py-2'], listed: true, cancelled: expect.stringMatching(/^(cancelling|cancelled)$/) });
   }, 300_000);
 });

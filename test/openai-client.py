@@ -1,6 +1,6 @@
 """The script a user coming from OpenAI fine-tuning runs, with the official `openai` Python package, unchanged but for
 OPENAI_BASE_URL: upload, fine-tune, follow, read events and checkpoints, chat (plain and streaming), the same question
-through the Responses API; then a malformed
+through the Responses API; a second job paused, resumed and cancelled; then a malformed
 file and another user's view. test/openai-compat.test.ts runs it against the embedded stack and reads the JSON report
 it prints last."""
 
@@ -45,6 +45,21 @@ response = client.responses.create(model=job.fine_tuned_model, input=messages, t
 bad_file = client.files.create(file=("bad.jsonl", io.BytesIO(b'{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]}\nnot json\n')), purpose="fine-tune")
 bad = client.fine_tuning.jobs.create(model="tiny", training_file=bad_file.id)
 
+# Pause, resume and cancel, as most fine-tuning scripts call them: the SDK sends each as a POST with
+# `Content-Type: application/json` and an empty body.
+second = client.fine_tuning.jobs.create(model="tiny", training_file=file.id, suffix="py2", method={"type": "supervised", "supervised": {"hyperparameters": hyperparameters}})
+lifecycle = [client.fine_tuning.jobs.pause(second.id).status]
+while second.status != "paused":  # a queued job pauses at once, a running one at its next step
+    time.sleep(0.2)
+    second = client.fine_tuning.jobs.retrieve(second.id)
+lifecycle.append(second.status)
+lifecycle.append(client.fine_tuning.jobs.resume(second.id).status)
+client.fine_tuning.jobs.cancel(second.id)
+while second.status not in ("succeeded", "failed", "cancelled"):
+    time.sleep(0.2)
+    second = client.fine_tuning.jobs.retrieve(second.id)
+lifecycle.append(second.status)
+
 other = OpenAI(api_key=os.environ["OTHER_API_KEY"])
 try:
     other.fine_tuning.jobs.retrieve(job.id)
@@ -64,4 +79,5 @@ print(json.dumps({
     "bad_status": bad.status,
     "bad_message": bad.error.message if bad.error else None,
     "other_user": other_user,
+    "lifecycle": lifecycle,
 }))

@@ -283,6 +283,8 @@ describe('the /v1 surface with the official npm client', { timeout: 300_000 }, (
     expect(report['fine_tuned_model']).toMatch(new RegExp(`^ft:${TINY_MODEL}:py:job_`));
     expect(report['bad_message']).toMatch(/line 2/);
     expect(report['events']).toBeGreaterThan(5);
+    // pause answers at once (paused when it was still queued, running until its next step otherwise)
+    expect(report['lifecycle']).toEqual([expect.stringMatching(/^(paused|running|validating_files|queued)$/), 'paused', 'queued', 'cancelled']);
   }, 600_000);
 });
 

@@ -166,15 +166,17 @@ describe('an upload in parts (Python SDK)', () => {
       'from openai import OpenAI',
       'client = OpenAI()',
       'upload = client.uploads.upload_file_chunked(file=Path(sys.argv[1]), mime_type="application/jsonl", purpose="fine-tune", part_size=int(sys.argv[2]))',
-      'print(json.dumps({"status": upload.status, "file": upload.file.id, "bytes": upload.file.bytes}))',
+      // cancel goes as a POST with an empty JSON body
+      'dropped = client.uploads.create(bytes=10, filename="x.jsonl", mime_type="application/jsonl", purpose="fine-tune")',
+      'print(json.dumps({"status": upload.status, "file": upload.file.id, "bytes": upload.file.bytes, "cancelled": client.uploads.cancel(dropped.id).status}))',
     ].join('\n');
     const partSize = Math.ceil(bytes.length / 4);
     const { stdout } = await promisify(execFile)(process.env.CORE_PYTHON ?? DEFAULT_CORE_PYTHON, ['-c', script, file, String(partSize)], {
       env: { ...process.env, OPENAI_BASE_URL: client.baseURL, OPENAI_API_KEY: 'unused' },
     });
     await fs.rm(dir, { recursive: true, force: true });
-    const result = JSON.parse(stdout.trim().split('\n').pop()!) as { status: string; file: string; bytes: number };
-    expect(result).toMatchObject({ status: 'completed', bytes: bytes.length });
+    const result = JSON.parse(stdout.trim().split('\n').pop()!) as { status: string; file: string; bytes: number; cancelled: string };
+    expect(result).toMatchObject({ status: 'completed', bytes: bytes.length, cancelled: 'cancelled' });
     expect(Buffer.from(await (await client.files.content(result.file)).arrayBuffer()).equals(bytes)).toBe(true);
   }, 120_000);
 });

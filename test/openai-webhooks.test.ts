@@ -191,6 +191,9 @@ assert endpoint.signing_secret.startswith("whsec_"), endpoint
 assert client.webhooks.retrieve(endpoint.id).name == "py"
 assert client.webhooks.update(endpoint.id, name="python").name == "python"
 assert endpoint.id in [e.id for e in client.webhooks.list()]
+rotated = client.webhooks.rotate_secret(endpoint.id)
+assert rotated.signing_secret.startswith("whsec_") and rotated.signing_secret != endpoint.signing_secret, rotated
+endpoint = rotated
 result = client.webhooks.test(endpoint.id, event_type="fine_tuning.job.failed")
 print(json.dumps({"id": endpoint.id, "secret": endpoint.signing_secret, "status": result.status_code}))
 `;

@@ -32,6 +32,7 @@ async function appWith(env: Record<string, string> = {}): Promise<FastifyInstanc
     async (req) => ({ ok: true, params: req.params }),
   );
   app.delete('/things/special', async () => ({ ok: true }));
+  app.post('/things/:thing_id/cancel', { schema: { params: z.object({ thing_id: z.string() }) } }, async (req) => ({ cancelled: true, body: req.body ?? null }));
   app.get('/fail/:kind', async (req) => {
     const kind = (req.params as { kind: string }).kind;
     if (kind === 'bad') throw new BadRequest('row 3 has 2 fields, expected 3');
@@ -146,6 +147,31 @@ describe('error bodies', () => {
     const [head, body] = answer.split('\r\n\r\n');
     expect(head).toMatch(/^HTTP\/1.1 400 Bad Request/);
     expect(JSON.parse(body!)).toEqual({ detail: 'the request ended before its body was complete (fewer bytes than its Content-Length); send the whole body' });
+  });
+
+  it('an empty body with a JSON content type, byte for byte as the openai Python SDK sends it: no body where none is needed, a 422 naming each missing field where one is', async () => {
+    const app = await appWith();
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = app.server.address() as { port: number };
+    // The request line and headers openai 3.57's jobs.cancel, pause and resume, batches.cancel and uploads.cancel send
+    // (captured from the SDK; its other headers change nothing here): no body after `Content-Length: 0`.
+    const send = async (path: string) => {
+      const socket = net.connect(port, '127.0.0.1');
+      await once(socket, 'connect');
+      let answer = '';
+      socket.on('data', (chunk) => (answer += chunk.toString()));
+      socket.end(`POST ${path} HTTP/1.1\r\nHost: x\r\nAccept: application/json\r\nContent-Length: 0\r\ncontent-type: application/json\r\nConnection: close\r\n\r\n`);
+      await once(socket, 'close');
+      const [head, body] = answer.split('\r\n\r\n');
+      return { status: Number(head!.split(' ')[1]), body: JSON.parse(body!) };
+    };
+    expect(await send('/things/t_1/cancel')).toEqual({ status: 200, body: { cancelled: true, body: null } });
+    const needed = await send('/things/t_1');
+    expect(needed.status).toBe(422);
+    expect(needed.body.detail.map((d: { loc: string[] }) => d.loc)).toEqual([['body', 'name']]);
+    // The same without a content type (the npm SDK): no parser runs, the same answers.
+    expect((await app.inject({ method: 'POST', url: '/things/t_1/cancel' })).json()).toEqual({ cancelled: true, body: null });
+    expect((await app.inject({ method: 'POST', url: '/things/t_1' })).json().detail.map((d: { loc: string[] }) => d.loc)).toEqual([['body', 'name']]);
   });
 
   it('400 for malformed JSON, 404/409/503 from typed errors, 500 without internals', async () => {

@@ -41,10 +41,10 @@ export function registerDownloads(app: FastifyInstance, upstreams: Readonly<Reco
   app.post<{ Body: { service?: unknown; path?: unknown } }>('/downloads', async (req, reply) => {
     const { service, path } = req.body ?? {};
     const upstream = typeof service === 'string' && Object.hasOwn(upstreams, service) ? upstreams[service] : undefined;
-    if (!upstream) return reply.code(422).send({ detail: `service must be one of ${Object.keys(upstreams).join(', ')}` });
+    if (!upstream) return refuse(reply, 'service', `service must be one of ${Object.keys(upstreams).join(', ')}`, 'enum');
     const downloadable = Object.hasOwn(DOWNLOADABLE, service as string) ? DOWNLOADABLE[service as string] : undefined;
     if (typeof path !== 'string' || !downloadable?.test(path)) {
-      return reply.code(422).send({ detail: 'path must be a download endpoint of the service, e.g. /exports/<job_id>/download?type=gguf on export' });
+      return refuse(reply, 'path', 'path must be a download endpoint of the service, e.g. /exports/<job_id>/download?type=gguf on export', 'value_error');
     }
     const authorization = req.headers.authorization;
     const owner = createHash('sha256').update(authorization ?? '').digest('base64url');
@@ -99,4 +99,9 @@ function tooMany(reply: FastifyReply) {
 function forget(entry: Waiting): void {
   clearTimeout(entry.timer);
   entry.body.destroy();
+}
+
+/** A field of the request refused, in the 422 body every service answers (decisions.md: `[{loc, msg, type}]`). */
+function refuse(reply: FastifyReply, field: string, msg: string, type: string): FastifyReply {
+  return reply.code(422).send({ detail: [{ loc: ['body', field], msg, type }] });
 }

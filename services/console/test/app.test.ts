@@ -49,14 +49,16 @@ describe('the console app', () => {
 
   it('mints download links only for a path of a known service, and says why not otherwise', async () => {
     const mint = (body: unknown) => app.inject({ method: 'POST', url: '/downloads', payload: body as object });
-    expect((await mint({ service: 'nowhere', path: '/x' })).json().detail).toMatch(/^service must be one of preprocessing, training, export/);
+    expect((await mint({ service: 'nowhere', path: '/x' })).json().detail).toEqual([
+      { loc: ['body', 'service'], msg: expect.stringMatching(/^service must be one of preprocessing, training, export/), type: 'enum' },
+    ]);
     const elsewhere = await mint({ service: 'export', path: '//elsewhere.example/file' });
     expect(elsewhere.statusCode).toBe(422);
     // Only download endpoints: what anyone may read (/health, /docs) would let a link be minted without a key.
     for (const [service, path] of [['preprocessing', '/health'], ['export', '/health'], ['export', '/docs/json'], ['training', '/jobs/job_1/dashboard']]) {
       const refused = await mint({ service, path });
       expect(refused.statusCode, `${service} ${path}`).toBe(422);
-      expect(refused.json().detail).toMatch(/^path must be a download endpoint of the service/);
+      expect(refused.json().detail).toEqual([{ loc: ['body', 'path'], msg: expect.stringMatching(/^path must be a download endpoint of the service/), type: 'value_error' }]);
     }
     const down = await mint({ service: 'export', path: '/exports/job_1/download?type=gguf' });
     expect(down.statusCode).toBe(503);

@@ -11,7 +11,6 @@ import { locationOf, RequestValidationError } from './validation.ts';
 /** Fastify's own client-error codes, with the sentence a client can act on. */
 const FASTIFY_CLIENT_ERRORS: Record<string, (err: FastifyError) => [number, string]> = {
   FST_ERR_CTP_INVALID_JSON_BODY: (err) => [400, `the request body is not valid JSON: ${err.message.replace(/^.*?JSON[^:]*: /, '')}`],
-  FST_ERR_CTP_EMPTY_JSON_BODY: () => [400, 'the request body is empty; send a JSON object'],
   FST_ERR_CTP_BODY_TOO_LARGE: () => [413, 'the request body is larger than this endpoint accepts'],
   FST_ERR_CTP_INVALID_MEDIA_TYPE: (err) => [415, `${err.message}; send application/json (or multipart/form-data for uploads)`],
   FST_REQ_FILE_TOO_LARGE: () => [413, 'the uploaded file is larger than MAX_UPLOAD_BYTES'],

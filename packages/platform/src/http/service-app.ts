@@ -53,12 +53,14 @@ export function createServiceApp({ platform, bodyLimit = JSON_BODY_LIMIT, errorS
     // Routes carry their own time limits where a request waits on a job; the server only needs a guard.
     requestTimeout: 0,
   });
-  // A DELETE carries no body, but the Python SDK sends some (checkpoint permissions) with Content-Type application/json
-  // and nothing after it, which Fastify's JSON parser refuses as an empty body (a 400): read as no body instead.
+  // The Python SDK sends `Content-Type: application/json` with nothing after it on every POST and DELETE without a body
+  // (a job's cancel, pause and resume, a batch's or an upload's cancel, checkpoint permissions), which Fastify's JSON
+  // parser refuses as an empty body (a 400): read as no body instead. A route that needs one then answers 422 naming
+  // the missing fields (validation.ts reads an absent body as `{}`).
   const parseJson = app.getDefaultJsonParser('remove', 'remove');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if (request.method === 'DELETE' && body === '') return done(null, undefined);
+    if (body === '') return done(null, undefined);
     parseJson(request, body as string, done);
   });
   app.setValidatorCompiler(zodValidatorCompiler);

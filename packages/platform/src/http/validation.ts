@@ -14,7 +14,10 @@ export class RequestValidationError extends Error {
   }
 }
 
-export const zodValidatorCompiler: FastifySchemaCompiler<z.ZodType> = ({ schema }) => (data) => {
+export const zodValidatorCompiler: FastifySchemaCompiler<z.ZodType> = ({ schema, httpPart }) => (input) => {
+  // An absent body (Fastify hands validators null for it) is checked as an empty object, so a route that needs one
+  // names each missing field (a body that may be left out is an optional object, which an empty one satisfies too).
+  const data = httpPart === 'body' && (input === undefined || input === null) ? {} : input;
   const deep = tooDeep(data);
   if (deep) return { error: new RequestValidationError([deep], data) };
   const result = schema.safeParse(data);

@@ -64,7 +64,10 @@ async function deleteUpload(platform: Platform, userId: string, row: RawDatasetR
   const kept = (await platform.datasets.listProcessedFrom(userId, id)).map((d) => d.processed_dataset_id);
   await platform.datasets.deleteRaw(userId, id);
   await platform.blobs.delete(row.blob_key);
-  const keptSentence = kept.length === 0 ? 'no processed dataset was made from it' : `the ${kept.length} processed datasets made from it were kept`;
+  const keptSentence =
+    kept.length === 0 ? 'no processed dataset was made from it'
+    : kept.length === 1 ? `the processed dataset made from it, ${kept[0]}, was kept`
+    : `the ${kept.length} processed datasets made from it were kept`;
   return {
     dataset_name: row.filename,
     deleted: true,

@@ -38,7 +38,9 @@ export async function deleteDataset(platform: Platform, userId: string, dataset:
     const them = named.length > 1 ? 'them' : 'it';
     throw new Conflict(`${kindName(dataset)} ${id} is still needed by ${named.join('; ')}. ${advice(dependants)}, or send ?cancel_jobs=true to cancel ${them} and delete the dataset`);
   }
-  const cancelled = named.length > 0 ? ` (cancelled first: ${named.join('; ')})` : '';
+  // A running evaluation and a finalizing batch no longer read it: they finish, and are not said to be cancelled.
+  const stopped = describe({ ...dependants, evaluations: dependants.evaluations.filter((w) => w.state === 'waiting'), batches: dependants.batches.filter((b) => b.status !== 'finalizing') });
+  const cancelled = stopped.length > 0 ? ` (cancelled first: ${stopped.join('; ')})` : '';
   await cancel(platform, userId, dataset, dependants);
   return dataset.kind === 'processed' ? deleteProcessed(platform, userId, dataset.row, cancelled) : deleteUpload(platform, userId, dataset.row, cancelled);
 }

@@ -3,13 +3,23 @@
 // completions or responses: the same checks, the same model names), and each line's outcome written as OpenAI's
 // output-file object: the response with status 200, or the error the endpoint would have answered. A line that fails
 // is an error line, never a failed batch. Lines asking for the same model with the same settings run together.
-import { newId, openAiErrorOf, UnprocessableEntity, type BatchError, type BatchResultRow } from '@ftp/platform';
+import { Conflict, newId, NotFound, openAiErrorOf, UnprocessableEntity, type BatchError, type BatchResultRow } from '@ftp/platform';
 import { BATCH_MAX_LINES, BatchInputLine, ChatCompletionRequest, CreateResponseRequest, validationDetail } from '@ftp/schema';
 import type { Platform } from '@ftp/platform';
 import { chatUsage, prepareChat, readAnswers, type ChatAnswer, type ChatRun } from './chat-requests.ts';
 import { refuseUnsupported, toChatRequest } from './responses-input.ts';
 import { finished, outputItems, responseFrame } from './responses-output.ts';
 import type { GenerationDetail } from './queues.ts';
+
+/** Asks the caller's batch to stop (POST /v1/batches/{id}/cancel, or deleting its input file with cancel_jobs): it is
+ *  `cancelling` until its worker writes what was answered. Already cancelling is fine; an ended batch is a 409. */
+export async function cancelBatch(platform: Platform, userId: string, batchId: string): Promise<void> {
+  const row = await platform.batches.get(userId, batchId);
+  if (!row) throw new NotFound('batch', batchId);
+  if (row.status !== 'cancelling' && !(await platform.batches.requestCancel(userId, batchId))) {
+    throw new Conflict(`batch ${batchId} is ${(await platform.batches.get(userId, batchId))?.status ?? 'deleted'}; only a batch validating or in progress can be cancelled`);
+  }
+}
 
 /** The endpoints a batch's lines may call. */
 export const BATCH_ENDPOINTS = ['/v1/chat/completions', '/v1/responses'] as const;

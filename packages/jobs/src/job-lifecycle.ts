@@ -6,16 +6,16 @@
 // flagged, and its worker has the core checkpoint at its next step, stores the checkpoint and leaves the job paused.
 // Resume queues a paused job again; whichever worker takes it continues from its last stored checkpoint, with the
 // same step count, data order and learning-rate schedule.
-import { Conflict, RUNNING_STATUSES, type Platform, type TrainingJobRow } from '@ftp/platform';
+import { Conflict, RUNNING_STATUSES, type JobStatus, type Platform, type TrainingJobRow } from '@ftp/platform';
 import { CANCELLED_BY_USER } from './messages.ts';
 import { trainingQueue } from './queues.ts';
 
-/** Statuses a user's cancel ends: running ones and a paused job. */
-const CANCELLABLE = [...RUNNING_STATUSES, 'paused' as const];
+/** Statuses a user's cancel ends: running ones and a paused job (each still needs its dataset). */
+export const CANCELLABLE_STATUSES: readonly JobStatus[] = [...RUNNING_STATUSES, 'paused'];
 
 export async function cancelTrainingJob(platform: Platform, userId: string, jobId: string): Promise<void> {
   const job: TrainingJobRow = await platform.jobs.getOwn(userId, jobId);
-  if (!CANCELLABLE.includes(job.status)) throw new Conflict(`job ${job.job_id} is already ${job.status}; only queued, preparing, training or paused jobs can be cancelled`);
+  if (!CANCELLABLE_STATUSES.includes(job.status)) throw new Conflict(`job ${job.job_id} is already ${job.status}; only queued, preparing, training or paused jobs can be cancelled`);
   await platform.jobs.requestCancel(userId, job.job_id);
   const now = new Date();
   if (await platform.jobs.update(job.job_id, { status: 'failed', error: CANCELLED_BY_USER, finished_at: now, cancelled_at: now }, ['queued', 'paused'])) {

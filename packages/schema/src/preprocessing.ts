@@ -275,7 +275,13 @@ export const DatasetDeleteResult = z
     deleted: z.boolean(),
     message: z.string(),
     deleted_files_count: z.number().int().nonnegative(),
-    deleted_resources: maybe(z.array(z.string())).describe('Every blob and row removed; raw uploads are never removed'),
+    deleted_resources: maybe(z.array(z.string())).describe(
+      'Every blob and row removed. Deleting a processed dataset never removes the upload it was made from; deleting an upload removes only the upload',
+    ),
+    kept_processed_datasets: z
+      .array(z.string())
+      .optional()
+      .describe('Deleting an upload (ds_…): the processed datasets made from it, which keep their rows and files and can still be trained on'),
   })
   .meta({ id: 'DatasetDeleteResult' });
 export type DatasetDeleteResult = z.infer<typeof DatasetDeleteResult>;
@@ -283,3 +289,15 @@ export type DatasetDeleteResult = z.infer<typeof DatasetDeleteResult>;
 export const ProcessedDatasetParams = z.object({
   processed_dataset_id: Identifier.describe('From POST /datasets/process'),
 });
+
+export const DatasetDeleteParams = z.object({
+  processed_dataset_id: Identifier.describe('A processed dataset (pd_…, from POST /datasets/process) or an upload (ds_…, the dataset_id of POST /datasets/upload)'),
+});
+
+export const DatasetDeleteQuery = z.object({
+  cancel_jobs: z
+    .enum(['true', 'false'])
+    .default('false')
+    .describe('true: cancel the training jobs and batches that still need the dataset, drop the evaluations waiting for it, and delete it; false: 409 naming them'),
+});
+export type DatasetDeleteQuery = z.infer<typeof DatasetDeleteQuery>;

@@ -6,7 +6,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Conflict, type ProcessedDatasetRow } from '@ftp/platform';
-import { readyDataset } from '@ftp/jobs';
+import { augmentQueue, readyDataset } from '@ftp/jobs';
 import { csv, readSplit, startService, type TestService } from '../../preprocessing/test/support.ts';
 import { startWorker, type WorkerHandle } from '../src/index.ts';
 
@@ -190,5 +190,34 @@ describe('a dataset augmented by a language model on a worker', () => {
     const done = await until(() => dataset(id), (row) => row.status !== 'processing');
     expect(done.status, done.error ?? '').toBe('ready');
     expect(done.augmentation).toEqual({ paraphrasing: { added: 4, dropped: 0 } });
+  });
+
+  it('fails when its upload is deleted with cancel_jobs=true (a 409 without), and its worker stops and keeps nothing', async () => {
+    requests = [];
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    reply = async (body, res, n) => {
+      if (n === 1) await held;
+      sensible(body, res, n);
+    };
+    const rows = [['question', 'answer'], ...Array.from({ length: 6 }, (_, i) => [`Which brook runs under the bridge number ${i}?`, `The cold brook ${i}.`])];
+    const uploadId = (await svc.upload('brooks.csv', csv(rows))).json().dataset_id as string;
+    const res = await svc.process({ ...request({ augmentation_factor: 2, use_paraphrasing: true }), dataset_id: uploadId });
+    const id = res.json().processed_dataset_id as string;
+    await until(() => Promise.resolve(requests.length), (n) => n >= 1);
+
+    const refused = await svc.call({ method: 'DELETE', url: `/datasets/${uploadId}` });
+    expect(refused.statusCode).toBe(409);
+    expect(refused.json().detail).toContain(`processed dataset ${id}, still being made from it`);
+    const deleted = await svc.call({ method: 'DELETE', url: `/datasets/${uploadId}?cancel_jobs=true` });
+    expect(deleted.statusCode).toBe(200);
+    expect(deleted.json().kept_processed_datasets).toEqual([id]);
+    expect(await dataset(id)).toMatchObject({ status: 'failed', error: `cancelled by user: its upload ${uploadId} was deleted while it was processed` });
+    expect(await svc.platform.secrets.open(id)).toBeUndefined();
+
+    release();
+    await until(() => svc.platform.queue.pending(augmentQueue), (pending) => pending.length === 0);
+    expect(await svc.platform.blobs.list((await dataset(id)).blob_prefix)).toEqual([]);
+    expect(await dataset(id)).toMatchObject({ status: 'failed', worker_id: null });
   });
 });

@@ -192,12 +192,14 @@ export function datasetsCommand(): Command {
 
   datasets
     .command('rm')
-    .description('delete a processed dataset (the uploaded file is kept)')
-    .argument('<id>', 'processed_dataset_id')
+    .description('delete a processed dataset (pd_…; its upload is kept) or an upload (ds_…; the datasets processed from it are kept)')
+    .argument('<id>', 'processed_dataset_id, or an upload’s dataset_id')
+    .option('--cancel-jobs', 'cancel the jobs and batches that still need it (else the API refuses, naming them)')
     .option('--json', JSON_HELP)
-    .action(async (id, _options, command) => {
+    .action(async (id, options: { cancelJobs?: boolean }, command) => {
       const { api, json } = context(command);
-      const result = await api.json<DatasetDeleteResult>('preprocessing', 'DELETE', `/datasets/${segment(id)}`);
+      const query = options.cancelJobs ? '?cancel_jobs=true' : '';
+      const result = await api.json<DatasetDeleteResult>('preprocessing', 'DELETE', `/datasets/${segment(id)}${query}`);
       if (json) return printJson(result);
       printLine(result.message);
     });

@@ -92,6 +92,14 @@ export class BatchesRepository {
     return this.db.query<BatchWithCounts>(`${WITH_COUNTS} WHERE b.user_id = $1 ORDER BY b.created_at DESC, b.batch_id DESC`, [userId]);
   }
 
+  /** The caller's unfinished batches whose input is file `fileId`, oldest first (a worker may still read it). */
+  async listUnfinishedReading(userId: string, fileId: string): Promise<BatchRow[]> {
+    return this.db.query<BatchRow>(
+      `SELECT * FROM batches WHERE user_id = $1 AND input_file_id = $2 AND ${UNFINISHED_SQL} ORDER BY created_at, batch_id`,
+      [userId, fileId],
+    );
+  }
+
   /** Worker side: the batch the queue named, whoever owns it. */
   async getForWorker(batchId: string): Promise<BatchRow | undefined> {
     const [row] = await this.db.query<BatchRow>('SELECT * FROM batches WHERE batch_id = $1', [batchId]);

@@ -142,6 +142,14 @@ export class DatasetsRepository {
     );
   }
 
+  /** The caller's processed datasets made from upload `datasetId`, oldest first. */
+  async listProcessedFrom(userId: string, datasetId: string): Promise<ProcessedDatasetRow[]> {
+    return this.db.query<ProcessedDatasetRow>(
+      "SELECT * FROM processed_datasets WHERE user_id = $1 AND dataset_id = $2 AND dataset_source = 'upload' ORDER BY created_at, processed_dataset_id",
+      [userId, datasetId],
+    );
+  }
+
   async deleteProcessed(userId: string, processedDatasetId: string): Promise<boolean> {
     const rows = await this.db.query(
       'DELETE FROM processed_datasets WHERE user_id = $1 AND processed_dataset_id = $2 RETURNING processed_dataset_id',

@@ -203,6 +203,15 @@ export class JobsRepository {
     );
   }
 
+  /** The caller's jobs on processed dataset `processedDatasetId` in one of `statuses`, oldest first (what a dataset's
+   *  deletion must not pull from under them). */
+  async listOnDataset(userId: string, processedDatasetId: string, statuses: readonly JobStatus[]): Promise<TrainingJobRow[]> {
+    return this.db.query<TrainingJobRow>(
+      'SELECT * FROM training_jobs WHERE user_id = $1 AND processed_dataset_id = $2 AND status = ANY($3) ORDER BY created_at, job_id',
+      [userId, processedDatasetId, statuses],
+    );
+  }
+
   async listByStatus(statuses: readonly JobStatus[]): Promise<TrainingJobRow[]> {
     return this.db.query<TrainingJobRow>('SELECT * FROM training_jobs WHERE status = ANY($1) ORDER BY created_at, job_id', [statuses]);
   }

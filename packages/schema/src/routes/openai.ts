@@ -3,6 +3,7 @@
 // 400 invalid_request_error naming the field in `param` (not our 422), 401, 404, 409, 413, 500, 503, 504.
 import { z } from 'zod';
 import { BinaryFile } from './export.ts';
+import { DatasetDeleteQuery } from '../preprocessing.ts';
 import {
   BatchList,
   BatchObject,
@@ -139,11 +140,15 @@ export const openaiRoutes = {
     schema: {
       operationId: 'deleteFile',
       summary: 'Delete a file',
-      description: 'Removes the upload and its stored bytes. Datasets and jobs made from it keep their own copy.',
+      description:
+        'Removes the upload and its stored bytes. Datasets and jobs made from it keep their own copy. A file a batch not yet ended reads as its input, ' +
+        'or that a processed dataset is still being made from, is a 409 naming them, unless cancel_jobs=true (an addition of this server): then the ' +
+        'batches are cancelled, the datasets being made fail, and the file is deleted.',
       tags: ['files'],
       security: bearerRequired,
       params: FileId,
-      response: { 200: FileDeleted, 400: invalid, 404: notFound('file'), ...common },
+      querystring: DatasetDeleteQuery,
+      response: { 200: FileDeleted, 400: invalid, 404: notFound('file'), 409: error('A batch or a dataset being processed still reads the file; message names them'), ...common },
     },
   }),
 

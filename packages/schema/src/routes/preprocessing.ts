@@ -2,6 +2,8 @@
 // uploads (decisions.md adds it: an upload not processed yet is otherwise invisible).
 import { ErrorBody } from '../common.ts';
 import {
+  DatasetDeleteParams,
+  DatasetDeleteQuery,
   DatasetDeleteResult,
   DatasetList,
   ProcessDatasetRequest,
@@ -13,6 +15,7 @@ import {
 } from '../preprocessing.ts';
 import {
   bearerOptional,
+  conflict,
   defineRoute,
   healthRoute,
   metricsRoute,
@@ -136,14 +139,22 @@ export const preprocessingRoutes = {
     url: '/datasets/:processed_dataset_id',
     schema: {
       operationId: 'deleteDataset',
-      summary: 'Delete a processed dataset',
-      description: 'Removes the processed data and its files; the raw uploaded file is never deleted.',
+      summary: 'Delete a processed dataset or an upload',
+      description:
+        'A processed dataset (pd_…): removes its rows, files and stored evaluations; the upload it was made from is never deleted. ' +
+        'An upload (ds_…): removes the uploaded file; the processed datasets made from it keep their rows and files (kept_processed_datasets). ' +
+        'A dataset something still needs is a 409 naming it: for a processed dataset, a training job queued, preparing, training or paused on it, ' +
+        'or an evaluation of it waiting or running; for an upload, a /v1 batch not finished whose input it is, or a processed dataset still being ' +
+        'made from it (augmentation). With cancel_jobs=true those jobs and batches are cancelled (as POST /jobs/{job_id}/cancel and ' +
+        'POST /v1/batches/{batch_id}/cancel do), waiting evaluations are dropped, datasets still processing fail, and the dataset is deleted.',
       tags,
       security: bearerOptional,
-      params: ProcessedDatasetParams,
+      params: DatasetDeleteParams,
+      querystring: DatasetDeleteQuery,
       response: {
         200: DatasetDeleteResult.describe('What was removed'),
-        404: notFound('processed dataset'),
+        404: notFound('processed dataset or upload'),
+        409: conflict('A training job, batch, evaluation or processing still needs the dataset; detail names them. Cancel them, or send cancel_jobs=true'),
         422: invalidRequest,
         ...serviceErrors,
       },

@@ -3,8 +3,8 @@
 // error files (@ftp/jobs batches.ts, the worker's run-batch.ts). Cancel flags it; its worker stops between lines.
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { Conflict, invalidField, newId, NotFound } from '@ftp/platform';
-import { BATCH_ENDPOINTS, batchQueue } from '@ftp/jobs';
+import { invalidField, newId, NotFound } from '@ftp/platform';
+import { BATCH_ENDPOINTS, batchQueue, cancelBatch } from '@ftp/jobs';
 import { openaiRoutes } from '@ftp/schema';
 import { listPage, presentBatch } from '../presenters.ts';
 
@@ -58,12 +58,8 @@ export async function batchRoutes(app: FastifyInstance): Promise<void> {
   routes.route({
     ...openaiRoutes.cancelBatch,
     handler: async (request) => {
-      const { batch_id } = request.params;
-      const row = await ownBatch(request.userId, batch_id);
-      if (row.status !== 'cancelling' && !(await platform.batches.requestCancel(request.userId, batch_id))) {
-        throw new Conflict(`batch ${batch_id} is ${(await ownBatch(request.userId, batch_id)).status}; only a batch validating or in progress can be cancelled`);
-      }
-      return presentBatch(await ownBatch(request.userId, batch_id));
+      await cancelBatch(platform, request.userId, request.params.batch_id);
+      return presentBatch(await ownBatch(request.userId, request.params.batch_id));
     },
   });
 }

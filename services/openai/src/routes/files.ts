@@ -1,11 +1,11 @@
 // /v1/files: an uploaded file is an upload here (the same path and limits as POST /datasets/upload), listed, read
-// back as uploaded, and deleted with its stored bytes. Its lines are checked when a job (or a batch) uses it. A batch's
+// back as uploaded, and deleted with its stored bytes (not while a batch or a dataset being processed still reads it). Its lines are checked when a job (or a batch) uses it. A batch's
 // output and error files are files too (purpose batch_output), read back the same way.
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { BadRequest, invalidField, NotFound, PayloadTooLarge } from '@ftp/platform';
 import { MULTIPART_LIMITS, openaiRoutes } from '@ftp/schema';
-import { storeUploadPart } from '@ftp/datasets';
+import { deleteDataset, storeUploadPart } from '@ftp/datasets';
 import { listPage, presentFile } from '../presenters.ts';
 
 export async function fileRoutes(app: FastifyInstance): Promise<void> {
@@ -87,9 +87,8 @@ export async function fileRoutes(app: FastifyInstance): Promise<void> {
     ...openaiRoutes.deleteFile,
     handler: async (request) => {
       const row = await ownFile(request.userId, request.params.file_id);
-      // Row first: if removing the bytes fails, nothing points at them and a retry is harmless.
-      await platform.datasets.deleteRaw(request.userId, row.dataset_id);
-      await platform.blobs.delete(row.blob_key);
+      // The upload's deletion (what still needs the file is a 409, or cancelled with cancel_jobs=true).
+      await deleteDataset(platform, request.userId, { kind: 'upload', row }, { cancelJobs: request.query.cancel_jobs === 'true' });
       return { id: row.dataset_id, object: 'file' as const, deleted: true as const };
     },
   });

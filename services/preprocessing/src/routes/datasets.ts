@@ -1,11 +1,12 @@
-// /datasets: upload a raw file and list uploads, process one into ChatML splits, list, read and delete processed datasets.
+// /datasets: upload a raw file and list uploads, process one into ChatML splits, list and read processed datasets, and
+// delete a processed dataset or an upload.
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { invalidField, NotFound, PayloadTooLarge } from '@ftp/platform';
 import { MULTIPART_LIMITS, preprocessingRoutes, type Delimiter } from '@ftp/schema';
 import { queueProcessing } from '@ftp/jobs';
 import {
-  beginProcessing, datasetSource, discardUpload, needsWorker, parseDelimiterField, presentDatasetSummary, presentProcessedDataset, presentProcessingResult,
+  beginProcessing, datasetSource, deleteDataset, discardUpload, findOwnDataset, needsWorker, parseDelimiterField, presentDatasetSummary, presentProcessedDataset, presentProcessingResult,
   presentUpload, presentUploadList, processDataset, receiveUploadPart, recordUpload, type ReceivedUpload,
 } from '@ftp/datasets';
 
@@ -88,23 +89,9 @@ export async function datasetRoutes(app: FastifyInstance): Promise<void> {
     ...preprocessingRoutes.deleteDataset,
     handler: async (request) => {
       const id = request.params.processed_dataset_id;
-      const row = await platform.datasets.getProcessed(request.userId, id);
-      if (!row) throw new NotFound('processed dataset', id);
-      // Row first: if removing files fails part-way, nothing points at the rest and a retry is harmless.
-      await platform.datasets.deleteProcessed(request.userId, id);
-      const evaluations = await platform.evaluations.deleteFor(request.userId, { processedDatasetId: id });
-      const files = await platform.blobs.deletePrefix(row.blob_prefix);
-      return {
-        dataset_name: row.dataset_name,
-        deleted: true,
-        message: `processed dataset ${id} and its ${files.length} files were deleted; the raw dataset ${row.dataset_id} was kept`,
-        deleted_files_count: files.length,
-        deleted_resources: [
-          `processed_datasets/${id}`,
-          ...files.map((key) => platform.blobs.uri(key)),
-          ...evaluations.map((e) => `evaluations/${e}`),
-        ],
-      };
+      const dataset = await findOwnDataset(platform, request.userId, id);
+      if (!dataset) throw new NotFound('processed dataset or upload', id, 'a processed dataset id (pd_…) from GET /datasets, or an upload’s dataset_id (ds_…) from GET /datasets/uploads');
+      return deleteDataset(platform, request.userId, dataset, { cancelJobs: request.query.cancel_jobs === 'true' });
     },
   });
 }

@@ -62,12 +62,14 @@ export async function runProcessingJob(ctx: ProcessingContext, processedDatasetI
       return;
     }
     if (err instanceof NotOurs) {
-      // Deleted: nothing may stay under its prefix. Taken by another worker: that one writes there now.
-      if (!(await platform.datasets.getForWorker(processedDatasetId))) {
+      // Deleted, or failed by someone else (its upload deleted with cancel_jobs): nothing may stay under its prefix.
+      // Taken by another worker: that one writes there now.
+      const now = await platform.datasets.getForWorker(processedDatasetId);
+      if (!now || now.status === 'failed') {
         await platform.blobs.deletePrefix(row.blob_prefix);
         await platform.secrets.drop(processedDatasetId);
       }
-      log.warn('dataset deleted or taken from this worker while processing; stopped');
+      log.warn('dataset deleted, failed or taken from this worker while processing; stopped');
       return;
     }
     const known = err instanceof ProcessingFailure || err instanceof LlmUnavailable || err instanceof AppError;

@@ -68,9 +68,14 @@ export async function runBatch(ctx: BatchContext, engines: InferenceEngines, bat
   }
 }
 
-/** The input file's lines; undefined when the batch failed for it (recorded). */
+/** The input file's lines; undefined when the batch ended for it (recorded). */
 async function readInput(platform: Platform, row: BatchRow): Promise<BatchLine[] | undefined> {
   const file = await platform.datasets.getRaw(row.user_id, row.input_file_id);
+  if (!file && row.status === 'cancelling') {
+    // Cancelled, then its input deleted (DELETE /v1/files/{id}?cancel_jobs=true): it ends cancelled, not failed.
+    await finalize(platform, row, row.worker_id!, 'cancelled');
+    return undefined;
+  }
   const read = file
     ? readBatchInput(await text(await platform.blobs.get(file.blob_key)), row.endpoint)
     : { errors: [{ code: 'file_not_found', message: `the input file ${row.input_file_id} was deleted before the batch ran`, param: 'input_file_id', line: null }] };

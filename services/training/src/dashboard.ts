@@ -2,7 +2,7 @@
 // rendered HTML: status, the loss curve (GRPO: the reward) with its evaluations as inline SVG from the stored events,
 // the pre-flight report, metrics and hyperparameters, figures as the console writes them (readable.ts); it reloads
 // itself every few seconds while the job runs. No script, no external asset (the icon is inline).
-import { RUNNING_STATUSES, type JobEventRow, type TrainingJobRow } from '@ftp/platform';
+import { RUNNING_STATUSES, type JobEventRow, type Platform, type TrainingJobRow } from '@ftp/platform';
 import type { PreflightReport } from '@ftp/schema';
 import { appliedTrainingConfig, estimatedTime, formatBytes, formatTicks, niceTicks, readableNumber } from '@ftp/jobs';
 
@@ -141,5 +141,17 @@ ${table([['step', progress ? `${count(progress.step)} / ${progress.total_steps =
 ${table(Object.entries(job.metrics ?? {}))}
 <h2>Hyperparameters</h2>
 ${table(Object.entries(config.hyperparameters ?? {}))}
+</body></html>`;
+}
+
+/** The dashboard's answer to a browser without an API key (token and jwt modes): a browser cannot send one with a
+ *  link, so the page names the console's page of the job, which signs in with the key. */
+export function signInPage(platform: Platform, jobId: string): string {
+  const consolePage = `http://${platform.config.HOST}:${platform.config.CONSOLE_PORT}/training/${encodeURIComponent(jobId)}`;
+  return `<!doctype html><html><head><meta charset="utf-8"><title>Sign in to see this job</title></head><body>
+<h1>This job's page needs your API key</h1>
+<p>A browser sends no key with a link. Open the job in the web console, which signs in with your key:
+<a href="${escape(consolePage)}">${escape(consolePage)}</a>.</p>
+<p>Or save this page with the key: <code>curl -H 'Authorization: Bearer &lt;your key&gt;' ${escape(`http://${platform.config.HOST}:${platform.config.TRAINING_PORT}/jobs/${encodeURIComponent(jobId)}/dashboard`)} &gt; job.html</code></p>
 </body></html>`;
 }

@@ -108,6 +108,16 @@ describe('a LoRA SFT job on the tiny model', () => {
     expect(res.body).toContain('id="status">completed<');
   });
 
+  it('a browser opening tracker_url without a key is told where to sign in, in HTML; other clients keep the JSON 401', async () => {
+    const browser = await h.train({ url: `/jobs/${jobId}/dashboard`, headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } });
+    expect(browser.statusCode).toBe(401);
+    expect(browser.headers['content-type']).toMatch(/text\/html/);
+    expect(browser.body).toContain(`/training/${jobId}"`);
+    expect(browser.body).not.toContain('loss-curve');
+    const client = await h.train({ url: `/jobs/${jobId}/dashboard` });
+    expect([client.statusCode, typeof client.json().detail]).toEqual([401, 'string']);
+  });
+
   it('keeps the pre-flight report its worker made before training, and shows it on its page', async () => {
     const report = finished.preflight as PreflightReport;
     expect(report).toMatchObject({ trainer_type: 'sft', method: 'LoRA', max_length: 64, steps: { total: 30, effective_batch_size: 4 } });

@@ -4,7 +4,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Platform } from '@ftp/platform';
 import { trainingRoutes } from '@ftp/schema';
 import { cancelTrainingJob, deleteTrainingJob, laneStates, pauseTrainingJob, preflightTrainingJob, presentCheckpoint, presentJob, presentLane, presentWorker, resumeTrainingJob, submitTrainingJob } from '@ftp/jobs';
-import { renderDashboard } from '../dashboard.ts';
+import { renderDashboard, signInPage } from '../dashboard.ts';
 import { streamJobEvents } from '../job-events.ts';
 
 /** The caller's job as GET /jobs/{id} shows it, with its latest export (404 when it is not theirs). */
@@ -93,6 +93,14 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
 
   routes.route({
     ...trainingRoutes.getJobDashboard,
+    // A browser opening tracker_url sends no API key: in token and jwt modes it gets a page that says where to look
+    // (the console, which signs in with the key), not a JSON 401. Every other error, and other clients, as usual.
+    errorHandler: (error, request, reply) => {
+      if ((error as { statusCode?: number }).statusCode === 401 && request.headers.accept?.includes('text/html')) {
+        return reply.code(401).type('text/html; charset=utf-8').send(signInPage(platform, (request.params as { job_id?: string }).job_id ?? ''));
+      }
+      return app.errorHandler(error, request, reply);
+    },
     handler: async (request, reply) => {
       const job = await platform.jobs.getOwn(request.userId, request.params.job_id);
       const events = await platform.jobs.events(job.job_id);

@@ -340,7 +340,7 @@ export type TrainResponse = z.infer<typeof TrainResponse>;
 const count = z.number().int().nonnegative();
 
 export const PreflightWarning = z.object({
-  code: z.string().describe('no_end_of_turn, no_assistant_turn, train_test_duplicates, truncated, few_steps, no_evaluation, equal_rewards, dpo_no_end_of_turn, does_not_fit, …'),
+  code: z.string().describe('no_end_of_turn, no_assistant_turn, train_test_duplicates, truncated, batch_larger_than_split, few_steps, no_evaluation, equal_rewards, dpo_no_end_of_turn, does_not_fit, …'),
   message: z.string().describe('What is wrong and what to change'),
 });
 

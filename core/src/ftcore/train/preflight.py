@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import statistics
 import sys
 from dataclasses import dataclass, field
@@ -470,6 +471,9 @@ def _warnings(spec: TrainOptions, rows: list[_Row], train_records, test_records,
     truncated = result["truncated"]
     if truncated["examples"]:
         warn("truncated", _truncation_message(spec, rows, result, text_tokenizer))
+    batch = _batch_larger_than_split(spec, rows)
+    if batch:
+        warn("batch_larger_than_split", batch)
     total = result["steps"]["total"]
     if total < FEW_STEPS:
         hp = spec.hyperparameters
@@ -486,6 +490,32 @@ def _warnings(spec: TrainOptions, rows: list[_Row], train_records, test_records,
                               f"{_evaluation_needs(ev)}: lower eval_steps to at most {total} (e.g. "
                               f"{max(total // 3, 1)}), or set eval_strategy epoch")
     return warnings
+
+
+def _batch_larger_than_split(spec: TrainOptions, rows: list[_Row]) -> str | None:
+    """An optimizer step that asks for more rows than the train split has (#54: 6 rows with batch_size 4 ×
+    gradient_accumulation_steps 4 took 190 s where a batch that fits took 83 s). Devices: WORLD_SIZE, which torchrun
+    sets for a real job on several; a dry run counts one."""
+    hp = spec.hyperparameters
+    devices = int(os.environ.get("WORLD_SIZE", "1"))
+    effective = hp.batch_size * hp.gradient_accumulation_steps * devices
+    if spec.trainer_type == "grpo":  # a step takes `effective` completions, num_generations of them per prompt
+        have = len(rows) * hp.num_generations
+        unit = f"completions: {len(rows)} prompts × num_generations {hp.num_generations}"
+    elif spec.trainer_type == "sft" and hp.packing:
+        have, unit = _packed_sequences([r.kept for r in rows], hp.max_length), "packed sequences"
+    else:
+        have, unit = len(rows), "rows"
+    if effective <= have:
+        return None
+    on_devices = f" × {devices} devices" if devices > 1 else ""
+    lower = [f"gradient_accumulation_steps to {max(have // (hp.batch_size * devices), 1)}"]
+    if hp.gradient_accumulation_steps * devices <= have:
+        lower.append(f"batch_size to {have // (hp.gradient_accumulation_steps * devices)}")
+    return (f"the effective batch (batch_size {hp.batch_size} × gradient_accumulation_steps "
+            f"{hp.gradient_accumulation_steps}{on_devices} = {effective}) is larger than the train split ({have} "
+            f"{unit}), so each epoch is a single optimizer step that never fills it: lower {' or '.join(lower)}, "
+            "or add rows")
 
 
 def _evaluation_needs(ev) -> str:

@@ -61,6 +61,8 @@ export function presentJob(job: TrainingJobRow, latestExport?: ExportRow): Train
     error: job.error,
     created_at: iso(job.created_at),
     updated_at: iso(job.updated_at),
+    started_at: job.started_at ? iso(job.started_at) : null,
+    finished_at: job.finished_at ? iso(job.finished_at) : null,
     progress,
     artifacts: job.artifacts,
     latest_export: latestExport ? presentExportRecord(latestExport) : null,

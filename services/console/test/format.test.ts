@@ -1,7 +1,7 @@
 // How numbers read in the console: a chart's axis labels keep every tick apart with as few digits as they need (a
 // learning-rate curve around 2e-4 read "0 / 0 / 0" under uPlot's own labels), and counts agree with their noun.
 import { describe, expect, it } from 'vitest';
-import { formatTicks, plural } from '../web/src/components/format.ts';
+import { formatTicks, plural, runSeconds } from '../web/src/components/format.ts';
 
 describe('formatTicks', () => {
   it('labels small rates in exponent form, each tick its own label', () => {
@@ -21,5 +21,14 @@ describe('plural', () => {
     expect(plural(1, 'sample')).toBe('1 sample');
     expect(plural(2, 'sample')).toBe('2 samples');
     expect(plural(0, 'sample')).toBe('0 samples');
+  });
+});
+
+describe('runSeconds', () => {
+  it('is finished_at − started_at, whatever updated_at says (an export later moves it), and nothing before the end (#54)', () => {
+    const job = { created_at: '2026-11-28T09:59:00Z', started_at: '2026-11-28T10:00:00Z', finished_at: '2026-11-28T10:01:23Z', updated_at: '2026-11-28T12:00:00Z' };
+    expect(runSeconds(job)).toBe(83);
+    expect(runSeconds({ ...job, started_at: null })).toBe(143); // cancelled before a worker took it
+    expect(runSeconds({ ...job, finished_at: null })).toBeNull();
   });
 });

@@ -35,6 +35,8 @@ export function printJob(job: TrainingJob): void {
     ['gguf_path', job.gguf_path ?? undefined],
     ['tracker_url', job.tracker_url ?? undefined],
     ['created_at', job.created_at],
+    ['started_at', job.started_at ?? undefined],
+    ['finished_at', job.finished_at ?? undefined],
     ['updated_at', job.updated_at],
   ]);
 }

@@ -217,6 +217,16 @@ export class JobsRepository {
     ]);
   }
 
+  /** Records on a completed job what an export of it produced (its artifact groups, gguf_path). updated_at stays: the
+   *  export is its own record with its own times, and the job did not change (#54: a console that read a run's time
+   *  from updated_at saw it grow with every export). */
+  async recordExported(jobId: string, exported: Pick<JobUpdate, 'artifacts' | 'gguf_path'>): Promise<TrainingJobRow | undefined> {
+    return guardedUpdate<TrainingJobRow>(this.db, {
+      table: 'training_jobs', idColumn: 'job_id', id: jobId, set: exported, jsonColumns: JSON_COLUMNS, touch: false,
+      where: (bind) => [`status = ${bind('completed')}`],
+    });
+  }
+
   /** Running jobs (preparing, training) whose worker's hold is lost (work-rows.ts): it is silent, or let go of them. */
   async listOrphaned(lost: LostHold): Promise<TrainingJobRow[]> {
     return listLostHolds<TrainingJobRow>(this.db, TRAINING_WORK, lost);

@@ -19,6 +19,13 @@ export function formatTime(iso: string | null | undefined): string {
   return Number.isNaN(date.getTime()) ? iso : date.toLocaleString('en-GB', { dateStyle: 'short', timeStyle: 'medium' });
 }
 
+/** How long a job ran: from a worker taking it (or, for one that never started, its submission) to its end; null
+ *  until it has ended. Never from updated_at, which moved with every later export of the job (#54). */
+export function runSeconds(job: { created_at: string; started_at?: string | null; finished_at?: string | null }): number | null {
+  if (!job.finished_at) return null;
+  return Math.max(0, (Date.parse(job.finished_at) - Date.parse(job.started_at ?? job.created_at)) / 1000);
+}
+
 /** The time of day of an event, to the second (a job's events happen within hours of one another). */
 export function formatClock(iso: string): string {
   const date = new Date(iso);

@@ -9,7 +9,7 @@ import type { JobDeleteResult, TrainingJob } from '../../api/types.ts';
 import { useLoad } from '../../api/use-load.ts';
 import { ConfirmButton } from '../../components/ConfirmButton.tsx';
 import { ErrorAlert } from '../../components/ErrorAlert.tsx';
-import { formatClock, formatDuration, formatNumber, formatTime } from '../../components/format.ts';
+import { formatClock, formatDuration, formatNumber, formatTime, runSeconds } from '../../components/format.ts';
 import { StatusBadge } from '../../components/StatusBadge.tsx';
 import { TimeSeriesChart } from '../../components/TimeSeriesChart.tsx';
 import { PreflightView } from './PreflightView.tsx';
@@ -136,7 +136,7 @@ export function JobPage({ id }: { id: string }) {
             <Stat label={grpo ? 'reward' : 'loss'} value={formatNumber(grpo ? lastFigure?.reward : lastFigure?.loss)} />
             <Stat label="learning rate" value={formatNumber(last?.learning_rate, 3)} />
             <Stat label="tokens/s" value={formatNumber(last?.tokens_per_second === null || last?.tokens_per_second === undefined ? undefined : Math.round(last.tokens_per_second))} />
-            <Stat label="ETA" value={running ? formatDuration(last?.eta_seconds) : '—'} />
+            {running ? <Stat label="ETA" value={formatDuration(last?.eta_seconds)} /> : <Stat label="ran for" value={formatDuration(runSeconds(job))} />}
           </SimpleGrid>
           {warnings.length > 0 && (
             <Alert color="yellow" title={warnings.length === 1 ? 'Warning' : `${warnings.length} warnings`} aria-label="Job warnings">

@@ -4,6 +4,7 @@ export * from './common.ts';
 export * from './artifacts.ts';
 export * from './preprocessing.ts';
 export * from './training.ts';
+export * from './setting-scope.ts';
 export * from './graders.ts';
 export * from './export.ts';
 export * from './inference.ts';

@@ -5,6 +5,7 @@ import { ArtifactGroups, ExportRecord, GgufQuantization, HubRepoId } from './art
 import { boundedInt, CheckpointStep, contentSchemaOf, documentedRules, Identifier, Modality, Secret, Timestamp, maybe } from './common.ts';
 import { trainRequest } from './examples.ts';
 import { graderProblems, JudgeMessages, JudgeSampling, SampleResponseFormat, SIMILARITY_METRICS } from './graders.ts';
+import { settingApplies, type SettingScope } from './setting-scope.ts';
 
 export const TrainerType = z
   .enum(['sft', 'dpo', 'orpo', 'grpo'])
@@ -38,6 +39,12 @@ const LOSSES: Record<string, readonly string[]> = { grpo: GRPO_LOSS_TYPES, dpo: 
 export const DEFAULT_MAX_LENGTH = 1024;
 const Fraction = z.number().min(0).lt(1);
 
+/** A setting that only some trainers read (`x-trainers` in the OpenAPI document): the one statement of it, which the
+ *  applied config, the console's launch form and the core's notes (held to it by a test) all follow. */
+const onlyFor = (...trainers: Array<'sft' | 'dpo' | 'orpo' | 'grpo'>) => ({ 'x-trainers': trainers });
+/** A setting only the LoRA methods read (`x-methods`): Full training has no adapter. */
+const LORA_METHODS = { 'x-methods': ['LoRA', 'QLoRA'] };
+
 export const Hyperparameters = z
   .strictObject({
     learning_rate: z.number().positive().default(0.0002),
@@ -45,8 +52,8 @@ export const Hyperparameters = z
     gradient_accumulation_steps: boundedInt(1, 4096).default(4),
     epochs: boundedInt(1, 10_000).default(3),
     max_steps: boundedInt(-1).default(-1).describe('-1: train for `epochs`; otherwise stop after this many steps'),
-    packing: z.boolean().default(false).describe('Pack several short examples into one sequence'),
-    padding_free: z.boolean().default(false),
+    packing: z.boolean().default(false).describe('Pack several short examples into one sequence').meta(onlyFor('sft')),
+    padding_free: z.boolean().default(false).meta(onlyFor('sft', 'dpo')),
     use_fast_attention: z.boolean().default(false).describe('Use the best attention kernel the hardware has'),
     max_length: boundedInt(1, 1 << 20)
       .optional()
@@ -55,33 +62,39 @@ export const Hyperparameters = z
     save_strategy: IntervalStrategy.default('epoch'),
     save_steps: boundedInt(1).optional().describe('save_strategy steps: save every this many steps (default logging_steps × 10)'),
     logging_steps: boundedInt(1).default(10),
-    lora_rank: boundedInt(1, 4096).default(16),
-    lora_alpha: boundedInt(1, 65_536).default(16),
-    lora_dropout: Fraction.default(0.05),
-    max_prompt_length: boundedInt(1, 1 << 20).default(512).describe('dpo, orpo, grpo: tokens kept of the prompt'),
-    num_generations: boundedInt(2, 1024).default(4).describe('grpo: completions per prompt that are compared'),
-    max_completion_length: boundedInt(1, 1 << 20).default(64).describe('grpo: tokens sampled per completion'),
+    lora_rank: boundedInt(1, 4096).default(16).meta(LORA_METHODS),
+    lora_alpha: boundedInt(1, 65_536).default(16).meta(LORA_METHODS),
+    lora_dropout: Fraction.default(0.05).meta(LORA_METHODS),
+    max_prompt_length: boundedInt(1, 1 << 20).default(512).describe('dpo, orpo, grpo: tokens kept of the prompt').meta(onlyFor('dpo', 'orpo', 'grpo')),
+    num_generations: boundedInt(2, 1024).default(4).describe('grpo: completions per prompt that are compared').meta(onlyFor('grpo')),
+    max_completion_length: boundedInt(1, 1 << 20).default(64).describe('grpo: tokens sampled per completion').meta(onlyFor('grpo')),
     max_grad_norm: z.number().positive().default(0.1),
     adam_beta1: Fraction.default(0.9),
     adam_beta2: Fraction.default(0.99),
     warmup_ratio: z.number().min(0).max(1).default(0.1),
-    beta: z.number().min(0).default(0.1).describe('dpo/orpo preference strength; grpo KL weight (0 turns KL off)'),
+    beta: z.number().min(0).default(0.1).describe('dpo/orpo preference strength; grpo KL weight (0 turns KL off)').meta(onlyFor('dpo', 'orpo', 'grpo')),
     seed: boundedInt(0).default(42).describe('Random seed: data order, LoRA initialisation, sampling'),
     // The trainers' own loss and sampling knobs (decisions.md); left out, TRL's default applies.
-    loss_type: z.enum([...GRPO_LOSS_TYPES, ...DPO_LOSS_TYPES]).optional().describe(`grpo: ${GRPO_LOSS_TYPES.join(', ')} (default dapo); dpo: ${DPO_LOSS_TYPES.join(', ')} (default sigmoid)`),
-    importance_sampling_level: z.enum(['token', 'sequence']).optional().describe('grpo: importance ratios per token, or per sequence (GSPO)'),
-    epsilon: z.number().positive().max(1).optional().describe('grpo: lower clipping bound of the ratio (default 0.2)'),
-    epsilon_high: z.number().positive().max(10).optional().describe('grpo: upper clipping bound (default epsilon; DAPO recommends 0.28)'),
-    scale_rewards: z.enum(['group', 'batch', 'none']).optional().describe('grpo: advantages scaled by the group’s reward std (default), the batch’s, or not at all (Dr. GRPO)'),
-    mask_truncated_completions: z.boolean().optional().describe('grpo: completions cut at max_completion_length take no part in the loss'),
-    temperature: z.number().positive().max(10).optional().describe('grpo: sampling temperature of the answers compared (default 1.0); higher makes them differ more'),
+    loss_type: z.enum([...GRPO_LOSS_TYPES, ...DPO_LOSS_TYPES]).optional().describe(`grpo: ${GRPO_LOSS_TYPES.join(', ')} (default dapo); dpo: ${DPO_LOSS_TYPES.join(', ')} (default sigmoid)`).meta(onlyFor('dpo', 'grpo')),
+    importance_sampling_level: z.enum(['token', 'sequence']).optional().describe('grpo: importance ratios per token, or per sequence (GSPO)').meta(onlyFor('grpo')),
+    epsilon: z.number().positive().max(1).optional().describe('grpo: lower clipping bound of the ratio (default 0.2)').meta(onlyFor('grpo')),
+    epsilon_high: z.number().positive().max(10).optional().describe('grpo: upper clipping bound (default epsilon; DAPO recommends 0.28)').meta(onlyFor('grpo')),
+    scale_rewards: z.enum(['group', 'batch', 'none']).optional().describe('grpo: advantages scaled by the group’s reward std (default), the batch’s, or not at all (Dr. GRPO)').meta(onlyFor('grpo')),
+    mask_truncated_completions: z.boolean().optional().describe('grpo: completions cut at max_completion_length take no part in the loss').meta(onlyFor('grpo')),
+    temperature: z.number().positive().max(10).optional().describe('grpo: sampling temperature of the answers compared (default 1.0); higher makes them differ more').meta(onlyFor('grpo')),
     equal_reward_steps: boundedInt(0, 1_000_000)
       .default(4)
-      .describe('grpo: the job warns when every prompt’s answers all scored the same in each of its first this many steps (GRPO learns nothing then); 0: never'),
-    rpo_alpha: z.number().min(0).max(100).optional().describe('dpo: weight of the chosen answers’ likelihood added to the loss (RPO); teaches the model to end its turn'),
+      .describe('grpo: the job warns when every prompt’s answers all scored the same in each of its first this many steps (GRPO learns nothing then); 0: never').meta(onlyFor('grpo')),
+    rpo_alpha: z.number().min(0).max(100).optional().describe('dpo: weight of the chosen answers’ likelihood added to the loss (RPO); teaches the model to end its turn').meta(onlyFor('dpo')),
   })
   .meta({ id: 'Hyperparameters', description: 'Every field is applied; defaults are the interface’s sample values' });
 export type Hyperparameters = z.infer<typeof Hyperparameters>;
+
+/** Whether a run of this trainer and method reads the hyperparameter (its `x-trainers` / `x-methods`). */
+export function hyperparameterApplies(name: string, trainer: string, method: string | undefined): boolean {
+  const field = (Hyperparameters.shape as Record<string, z.ZodType>)[name];
+  return settingApplies(field?.meta() as SettingScope | undefined, trainer, method);
+}
 
 export const TrainingExportConfig = z
   .strictObject({

@@ -73,7 +73,11 @@ export function presentJob(job: TrainingJobRow, latestExport?: ExportRow): Train
   };
 }
 
-export function presentExportSummary(job: TrainingJobRow): ExportSummary {
+/** `onnxExports`: the job's completed ONNX exports, newest first (platform.exports.completedOnnxOfJobs); the one that
+ *  wrote the folder the job's artifacts name says which of its model files are usable. */
+export function presentExportSummary(job: TrainingJobRow, onnxExports: readonly ExportRow[] = []): ExportSummary {
+  const folder = job.artifacts.raw.onnx;
+  const wrote = folder ? onnxExports.find((e) => e.job_id === job.job_id && e.artifacts.some((a) => a.variant === 'raw' && a.path === folder)) : undefined;
   return {
     job_id: job.job_id,
     job_name: job.job_name,
@@ -82,11 +86,12 @@ export function presentExportSummary(job: TrainingJobRow): ExportSummary {
     base_model_id: job.base_model_id,
     modality: job.modality,
     artifacts: job.artifacts,
+    onnx_variants: wrote?.parity ?? null,
   };
 }
 
-export function presentExportDetails(job: TrainingJobRow, latest: ExportRow | undefined): ExportDetails {
-  return { ...presentExportSummary(job), latest_export: latest ? presentExportRecord(latest) : null };
+export function presentExportDetails(job: TrainingJobRow, latest: ExportRow | undefined, onnxExports: readonly ExportRow[] = []): ExportDetails {
+  return { ...presentExportSummary(job, onnxExports), latest_export: latest ? presentExportRecord(latest) : null };
 }
 
 /** Whether the job has anything exported: a file to download or a hub repo. The folders training itself leaves

@@ -1,9 +1,10 @@
-// A training job as GET /jobs/{id} answers it: the times of its run, which an export of it leaves as they were.
+// A training job as GET /jobs/{id} answers it: the times of its run, which an export of it leaves as they were; and
+// as GET /exports answers it: the ONNX files it offers, each marked usable or not as its export measured it.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { newId } from '@ftp/platform';
 import { openTestPlatform, type TestPlatform } from '@ftp/platform/testing';
-import { TrainingJob } from '@ftp/schema';
-import { presentJob } from '../src/presenters.ts';
+import { ExportSummary, TrainingJob } from '@ftp/schema';
+import { presentExportSummary, presentJob } from '../src/presenters.ts';
 
 let platform: TestPlatform;
 beforeEach(async () => {
@@ -34,5 +35,34 @@ describe('a training job', () => {
     const queued = newId('job');
     await platform.jobs.insert({ job_id: queued, user_id: 'alice', job_name: 'q', processed_dataset_id: 'pd_1', base_model_id: 'tiny', modality: 'text', training_config: {}, blob_prefix: 'x/', tracker_url: null });
     expect(await platform.jobs.recordExported(queued, { artifacts: { file: { gguf }, raw: {}, hub: {} } })).toBeUndefined();
+  });
+});
+
+describe('a job with an ONNX export', () => {
+  const parity = (variant: 'fp32' | 'q4', agreement: number) => ({
+    variant, agreement, first_divergence: agreement === 1 ? null : { prompt: 0, token: 3 }, prompts: 4, tokens_per_prompt: 16, execution_provider: 'cpu', usable: agreement >= 0.5,
+  });
+
+  it('offers the variants of the folder it names, an unusable one marked (#54)', async () => {
+    const jobId = newId('job');
+    await platform.jobs.insert({
+      job_id: jobId, user_id: 'alice', job_name: 'j', processed_dataset_id: 'pd_1', base_model_id: 'tiny', modality: 'text',
+      training_config: {}, blob_prefix: `jobs/alice/${jobId}/`, tracker_url: null,
+    });
+    await platform.jobs.update(jobId, { status: 'completed', finished_at: new Date() });
+    const folder = `blob://jobs/alice/${jobId}/exports/onnx`;
+    const exported = async (measured: ReturnType<typeof parity>[]) => {
+      const row = await platform.exports.insert({ export_id: newId('exp'), job_id: jobId, user_id: 'alice', type: 'onnx', destination: ['cloud'], hub_repo_id: null, gguf_quantization: null, message: null });
+      await platform.exports.update(row.export_id, { status: 'completed', artifacts: [{ type: 'onnx', variant: 'raw', path: folder }], parity: measured, finished_at: new Date() });
+      await new Promise((r) => setTimeout(r, 5));
+    };
+    await exported([parity('fp32', 1), parity('q4', 0.9)]);
+    await exported([parity('fp32', 1), parity('q4', 0.41)]); // the later export wrote the folder again
+    const job = (await platform.jobs.recordExported(jobId, { artifacts: { file: {}, raw: { onnx: folder }, hub: {} } }))!;
+
+    const summary = ExportSummary.parse(presentExportSummary(job, await platform.exports.completedOnnxOfJobs('alice', [jobId])));
+    expect(summary.onnx_variants?.map((p) => [p.variant, p.usable])).toEqual([['fp32', true], ['q4', false]]);
+    expect(await platform.exports.completedOnnxOfJobs('bob', [jobId])).toEqual([]);
+    expect(presentExportSummary({ ...job, artifacts: { file: {}, raw: {}, hub: {} } }, []).onnx_variants).toBeNull();
   });
 });

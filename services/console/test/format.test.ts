@@ -1,7 +1,7 @@
 // How numbers read in the console: a chart's axis labels keep every tick apart with as few digits as they need (a
 // learning-rate curve around 2e-4 read "0 / 0 / 0" under uPlot's own labels), and counts agree with their noun.
 import { describe, expect, it } from 'vitest';
-import { formatTicks, plural, runSeconds } from '../web/src/components/format.ts';
+import { formatNumber, formatTicks, plural, runSeconds } from '../web/src/components/format.ts';
 
 describe('formatTicks', () => {
   it('labels small rates in exponent form, each tick its own label', () => {
@@ -30,5 +30,13 @@ describe('runSeconds', () => {
     expect(runSeconds(job)).toBe(83);
     expect(runSeconds({ ...job, started_at: null })).toBe(143); // cancelled before a worker took it
     expect(runSeconds({ ...job, finished_at: null })).toBeNull();
+  });
+});
+
+describe('formatNumber', () => {
+  it('writes every loss alike, as the training service’s job page does: significant digits, no trailing zeros (#54)', () => {
+    expect([0.001, 0.0007, 2.34567, 0.5, 1.25e-5].map((v) => formatNumber(v))).toEqual(['0.001', '0.0007', '2.346', '0.5', '1.25e-5']);
+    expect(formatNumber(2.3333, 2)).toBe('2.3');
+    expect([12345.6, 3, null, undefined].map((v) => formatNumber(v))).toEqual(['12,346', '3', '—', '—']);
   });
 });

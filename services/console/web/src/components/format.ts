@@ -1,11 +1,13 @@
 // How numbers, sizes and times read in the console. Sizes and axis ticks read as on the training service's job page:
 // one file, which the console bundles (it imports nothing).
+import { readableNumber } from '../../../../../packages/jobs/src/readable.ts';
+
 export { estimatedTime, formatBytes, formatDuration, formatTicks } from '../../../../../packages/jobs/src/readable.ts';
 
+/** A figure as the training service's job page writes it (readableNumber: `digits` significant digits), '—' for none. */
 export function formatNumber(value: unknown, digits = 4): string {
   if (typeof value !== 'number' || !Number.isFinite(value)) return value === null || value === undefined ? '—' : String(value);
-  if (Number.isInteger(value) || Math.abs(value) >= 1000) return Math.round(value).toLocaleString('en');
-  return Math.abs(value) < 0.001 ? value.toPrecision(3) : value.toFixed(digits);
+  return readableNumber(value, digits);
 }
 
 /** "1 sample", "3 samples". */

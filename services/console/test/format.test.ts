@@ -1,7 +1,7 @@
 // How numbers read in the console: a chart's axis labels keep every tick apart with as few digits as they need (a
 // learning-rate curve around 2e-4 read "0 / 0 / 0" under uPlot's own labels), and counts agree with their noun.
 import { describe, expect, it } from 'vitest';
-import { formatNumber, formatTicks, plural, runSeconds } from '../web/src/components/format.ts';
+import { axisWidth, formatNumber, formatTicks, plural, runSeconds } from '../web/src/components/format.ts';
 
 describe('formatTicks', () => {
   it('labels small rates in exponent form, each tick its own label', () => {
@@ -38,5 +38,16 @@ describe('formatNumber', () => {
     expect([0.001, 0.0007, 2.34567, 0.5, 1.25e-5].map((v) => formatNumber(v))).toEqual(['0.001', '0.0007', '2.346', '0.5', '1.25e-5']);
     expect(formatNumber(2.3333, 2)).toBe('2.3');
     expect([12345.6, 3, null, undefined].map((v) => formatNumber(v))).toEqual(['12,346', '3', '—', '—']);
+  });
+});
+
+describe('axisWidth', () => {
+  it('makes room for the widest label: a learning rate’s 0.0008 is not cut to .0008 (#54)', () => {
+    const sevenPixels = (label: string) => 7 * label.length;
+    const labels = formatTicks([0, 0.0002, 0.0004, 0.0006, 0.0008, 0.001]);
+    expect(labels.at(-2)).toBe('0.0008');
+    expect(axisWidth(labels, sevenPixels)).toBe(6 * 7 + 15 + 2);
+    expect(axisWidth(labels, sevenPixels)).toBeGreaterThan(50); // uPlot's fixed default
+    expect(axisWidth(null, sevenPixels)).toBe(17);
   });
 });

@@ -10,6 +10,12 @@ export function formatNumber(value: unknown, digits = 4): string {
   return readableNumber(value, digits);
 }
 
+/** The width in CSS pixels a chart's y axis needs: its widest label, then the ticks and the gap beside them (uPlot's
+ *  fixed 50 px cut a learning rate's "0.0008" to ".0008", #54). */
+export function axisWidth(labels: readonly string[] | null | undefined, textWidth: (label: string) => number, ticksAndGap = 15): number {
+  return Math.ceil(Math.max(0, ...(labels ?? []).map(textWidth)) + ticksAndGap) + 2;
+}
+
 /** "1 sample", "3 samples". */
 export function plural(count: number, noun: string): string {
   return `${count.toLocaleString('en')} ${noun}${count === 1 ? '' : 's'}`;

@@ -30,8 +30,9 @@ export function presentExportRecord(row: ExportRow): ExportRecord {
   };
 }
 
-/** `latestExport`: the job's most recent export (platform.exports.latestForJob), if any. */
-export function presentJob(job: TrainingJobRow, latestExport?: ExportRow): TrainingJob {
+/** `latestExport`: the job's most recent export (platform.exports.latestForJob), if any; `jobsAhead`: for a queued
+ *  job, platform.jobs.queuedAhead's count. */
+export function presentJob(job: TrainingJobRow, latestExport?: ExportRow, jobsAhead?: number): TrainingJob {
   const progress = job.progress
     ? {
         step: job.progress.step, total_steps: job.progress.total_steps, epoch: job.progress.epoch, loss: job.progress.loss, eta_seconds: job.progress.eta_seconds,
@@ -63,6 +64,7 @@ export function presentJob(job: TrainingJobRow, latestExport?: ExportRow): Train
     updated_at: iso(job.updated_at),
     started_at: job.started_at ? iso(job.started_at) : null,
     finished_at: job.finished_at ? iso(job.finished_at) : null,
+    jobs_ahead: job.status === 'queued' ? (jobsAhead ?? null) : null,
     progress,
     artifacts: job.artifacts,
     latest_export: latestExport ? presentExportRecord(latestExport) : null,

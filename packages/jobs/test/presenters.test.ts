@@ -66,3 +66,31 @@ describe('a job with an ONNX export', () => {
     expect(presentExportSummary({ ...job, artifacts: { file: {}, raw: {}, hub: {} } }, []).onnx_variants).toBeNull();
   });
 });
+
+describe('a queued job', () => {
+  it('says how many queued jobs of its lane, any user’s, go before it (#54)', async () => {
+    const submit = async (user: string, trainer = 'sft') => {
+      const jobId = newId('job');
+      await platform.jobs.insert({
+        job_id: jobId, user_id: user, job_name: 'j', processed_dataset_id: 'pd_1', base_model_id: 'tiny', modality: 'text',
+        training_config: { trainer_type: trainer }, blob_prefix: `jobs/${user}/${jobId}/`, tracker_url: null,
+      });
+      await new Promise((r) => setTimeout(r, 5));
+      return jobId;
+    };
+    const first = await submit('bob');
+    const running = await submit('bob');
+    const session = await submit('bob', 'tinker'); // a Tinker run waits in its own lane
+    const second = await submit('alice', 'dpo');
+    const third = await submit('alice');
+    await platform.jobs.update(running, { status: 'training' }, ['queued']);
+
+    const ahead = await platform.jobs.queuedAhead([first, running, session, second, third]);
+    expect(Object.fromEntries(ahead)).toEqual({ [first]: 0, [session]: 0, [second]: 1, [third]: 2 });
+    const job = (await platform.jobs.getOwnWithLatestExport('alice', third)).job;
+    expect(TrainingJob.parse(presentJob(job, undefined, ahead.get(third))).jobs_ahead).toBe(2);
+    await platform.jobs.update(third, { status: 'training' }, ['queued']);
+    const started = (await platform.jobs.getOwnWithLatestExport('alice', third)).job;
+    expect(presentJob(started, undefined, 2).jobs_ahead).toBeNull();
+  });
+});

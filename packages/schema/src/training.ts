@@ -458,6 +458,7 @@ export const TrainingJob = z
     updated_at: Timestamp.describe('When the job itself last changed (its status, progress, results); an export of it is its own record and leaves this as it is'),
     started_at: maybe(Timestamp).describe('When a worker took the job (null while it waits)'),
     finished_at: maybe(Timestamp).describe('When it completed or failed (null while it waits or runs): a run took finished_at − started_at'),
+    jobs_ahead: maybe(z.number().int().min(0)).describe('While queued: how many queued jobs (any user’s) were submitted before it and go first; null otherwise'),
     progress: maybe(JobProgress),
     artifacts: ArtifactGroups,
     latest_export: maybe(ExportRecord),

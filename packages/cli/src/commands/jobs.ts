@@ -26,6 +26,7 @@ export function printJob(job: TrainingJob): void {
     ['job_id', job.job_id],
     ['job_name', job.job_name],
     ['status', job.status],
+    ['jobs_ahead', job.jobs_ahead ?? undefined],
     ['error', job.error ?? undefined],
     ['base_model_id', job.base_model_id],
     ['processed_dataset_id', job.processed_dataset_id],

@@ -15,6 +15,7 @@ from ftcore.errors import SpecError
 from ftcore.train import preflight
 from ftcore.train.run import load_processing_class
 from ftcore.train.spec import Hyperparameters, Options, RewardItem
+from ftcore.train.throughput import measure_throughput
 
 END = "<|im_end|>"
 
@@ -317,8 +318,8 @@ def test_throughput_is_measured_on_real_steps_silently_and_leaves_nothing_behind
     spec = spec_for(tiny_model, train, tmp_path / "run", test=test, save_strategy="steps", save_steps=1)
     spec.eval_config.eval_strategy = "steps"
     with captured_events() as cap:
-        throughput = preflight.measure_throughput(spec, read_jsonl(train, "train"), read_jsonl(test, "test"),
-                                                  "language_modeling")
+        throughput = measure_throughput(spec, read_jsonl(train, "train"), read_jsonl(test, "test"),
+                                        "language_modeling")
     assert cap.events == []
     assert throughput["tokens_per_second"] > 0 and math.isfinite(throughput["tokens_per_second"])
     assert (throughput["device"], throughput["steps"]) == ("cpu", 3)

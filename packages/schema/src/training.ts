@@ -1,19 +1,15 @@
 // Training service schemas: the job request with every hyperparameter of interface.md 2.12 (defaults
-// are the sample values shown there), reward functions for GRPO, and the job status resource.
+// are the sample values shown there) and the job status resource; GRPO's rewards and the pre-flight report have
+// their own files.
 import { z } from 'zod';
 import { ArtifactGroups, ExportRecord, GgufQuantization, HubRepoId } from './artifacts.ts';
 import { boundedInt, CheckpointStep, contentSchemaOf, documentedRules, Identifier, Modality, Secret, Timestamp, maybe } from './common.ts';
 import { trainRequest } from './examples.ts';
-import { graderProblems, JudgeMessages, JudgeSampling, SampleResponseFormat, SIMILARITY_METRICS } from './graders.ts';
+import { graderProblems, SampleResponseFormat } from './graders.ts';
+import { PreflightReport } from './preflight-report.ts';
+import { RewardConfig } from './rewards.ts';
 import { settingApplies, type SettingScope } from './setting-scope.ts';
-
-export const TrainerType = z
-  .enum(['sft', 'dpo', 'orpo', 'grpo'])
-  .describe('sft needs a language_modeling dataset, dpo/orpo a preference one, grpo a prompt_only one');
-export type TrainerType = z.infer<typeof TrainerType>;
-
-export const TrainingMethod = z.enum(['Full', 'LoRA', 'QLoRA']).describe('QLoRA needs a CUDA GPU');
-export type TrainingMethod = z.infer<typeof TrainingMethod>;
+import { TrainerType, TrainingMethod } from './trainers.ts';
 
 /** The scheduler names transformers accepts, so a typo fails at submit rather than in the worker. */
 export const LrSchedulerType = z.enum([
@@ -141,101 +137,6 @@ export const TrackerConfig = z.strictObject({
   log_model: z.enum(['false', 'checkpoint', 'end']).default('end'),
 });
 
-// GRPO reward functions, one variant per `type` (decisions.md "Training"). string_check, text_similarity, python and
-// multi are OpenAI's graders: what they grade and compare against may be templates over the training line's fields
-// ({{item.<field>}}) and the sampled answer ({{sample.output_text}}, {{sample.output_json.<field>}}).
-const rewardName = z.string().min(1).describe('Name shown in the job’s metrics');
-const referenceField = z.string().min(1).describe('Dataset column holding the reference');
-const rewardWeight = z.number().finite().optional().describe('Weight of this reward in the summed reward (default 1)');
-const template = (what: string) => z.string().min(1).max(10_000).describe(what);
-const comparedText = {
-  reference_field: referenceField.optional().describe('Dataset column holding the reference (or give reference)'),
-  reference: template('Template of the reference, e.g. {{item.answer}}, instead of reference_field').optional(),
-  input: template('Template of what is graded (default {{sample.output_text}}; {{sample.output_json.<field>}} reads a JSON answer)').optional(),
-};
-/** One of the two: where the reference comes from. */
-const referenceRule = { anyOf: [{ required: ['reference_field'] }, { required: ['reference'] }] };
-const StringCheckReward = z
-  .strictObject({ type: z.literal('string_check'), name: rewardName, weight: rewardWeight, ...comparedText, operation: z.enum(['eq', 'ne', 'like', 'ilike']).default('eq') })
-  .meta(referenceRule);
-const TextSimilarityReward = z
-  .strictObject({
-    type: z.literal('text_similarity'),
-    name: rewardName,
-    weight: rewardWeight,
-    ...comparedText,
-    evaluation_metric: z.enum(SIMILARITY_METRICS).describe('cosine: sentence embeddings of the packaged all-MiniLM-L6-v2'),
-  })
-  .meta(referenceRule);
-const PythonReward = z.strictObject({
-  type: z.literal('python'),
-  name: rewardName,
-  weight: rewardWeight,
-  source: z
-    .string()
-    .min(1)
-    .max(100_000)
-    .describe('Python source defining grade(sample, item) -> float; runs sandboxed (no network, files or environment; CPU time and memory limits), a sample it cannot grade scores 0'),
-});
-/** What a multi grader combines: the graders above, by name (a formula names them). */
-const GraderName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a grader name is a formula variable: letters, digits and _').max(64);
-const judgeFields = {
-  name: rewardName,
-  weight: rewardWeight,
-  model: z.string().min(1).describe('Judge model: one of this stack’s models (a base model, your fine-tuned model or checkpoint), run with your rights; or, with LLM_API_BASE set, a model asked there'),
-  prompt: z.string().min(1).describe('Judge instruction; may reference {completion} and {column}'),
-  reference_field: referenceField.optional(),
-};
-const ScoreModelReward = z
-  .strictObject({
-    type: z.literal('score_model'),
-    ...judgeFields,
-    prompt: judgeFields.prompt.optional().describe('The judge’s instruction; may reference {completion} and {column} (or give input)'),
-    input: JudgeMessages.optional().describe('The judge’s messages (OpenAI’s score_model), templates in their content'),
-    range: z.tuple([z.number(), z.number()]).default([0, 1]).describe('Lowest and highest score; a judge’s score outside it scores 0'),
-    sampling_params: JudgeSampling.optional().describe('The judge’s temperature, top_p, seed and max_completions_tokens'),
-  })
-  .meta({ anyOf: [{ required: ['prompt'] }, { required: ['input'] }] });
-const MultiReward = z.strictObject({
-  type: z.literal('multi'),
-  name: rewardName,
-  weight: rewardWeight,
-  graders: z
-    .record(GraderName, z.discriminatedUnion('type', [StringCheckReward, TextSimilarityReward, PythonReward, ScoreModelReward]))
-    .refine((graders) => Object.keys(graders).length > 0, 'name at least one grader')
-    .meta({ minProperties: 1 })
-    .describe('The graders combined, by name'),
-  calculate_output: z.string().min(1).max(1_000).describe('Formula over the graders’ names: numbers, + - * /, parentheses, min, max, abs'),
-});
-export const RewardConfig = z
-  .discriminatedUnion('type', [
-    StringCheckReward,
-    TextSimilarityReward,
-    z.strictObject({
-      type: z.literal('built_in'),
-      name: rewardName,
-      weight: rewardWeight,
-      function_name: z.enum(['format_reward', 'count_xml', 'numerical_accuracy']),
-      reference_field: referenceField.optional(),
-    }),
-    PythonReward,
-    MultiReward,
-    ScoreModelReward,
-    z
-      .strictObject({
-        type: z.literal('label_model'),
-        ...judgeFields,
-        prompt: judgeFields.prompt.optional().describe('The judge’s instruction; may reference {completion} and {column} (or give input)'),
-        input: JudgeMessages.optional().describe('The judge’s messages (as score_model’s), templates in their content'),
-        labels: z.array(z.string().min(1)).min(2).describe('The labels the judge chooses from (asked for as JSON, one of them)'),
-        passing_labels: z.array(z.string().min(1)).min(1).describe('Labels that earn the reward (1; any other label 0)'),
-        sampling_params: JudgeSampling.optional().describe('The judge’s temperature, top_p, seed and max_completions_tokens'),
-      })
-      .meta({ anyOf: [{ required: ['prompt'] }, { required: ['input'] }] }),
-  ])
-  .meta({ id: 'RewardConfig', description: 'One GRPO reward function' });
-export type RewardConfig = z.infer<typeof RewardConfig>;
-
 export const TrainingConfig = z
   .strictObject({
     base_model_id: z.string().min(1).describe('Hub model id (owner/name) or a name in the local model store'),
@@ -349,70 +250,6 @@ export type TrainRequest = z.infer<typeof TrainRequest>;
 
 export const TrainResponse = z.object({ job_id: Identifier }).meta({ id: 'TrainResponse' });
 export type TrainResponse = z.infer<typeof TrainResponse>;
-
-const count = z.number().int().nonnegative();
-
-export const PreflightWarning = z.object({
-  code: z.string().describe('no_end_of_turn, no_assistant_turn, train_test_duplicates, truncated, batch_larger_than_split, few_steps, no_evaluation, equal_rewards, dpo_no_end_of_turn, does_not_fit, …'),
-  message: z.string().describe('What is wrong and what to change'),
-});
-
-export const PreflightEstimate = z
-  .object({
-    worker_id: Identifier,
-    host: z.string(),
-    device: z.string().describe('cpu, or cuda:<GPU name>'),
-    tokens_per_second: maybe(z.number().positive()).describe('Measured on this host and device for this model, method and trainer (null: not yet)'),
-    measured_by: maybe(z.enum(['probe', 'job'])).describe('A timed pre-flight run of a few steps, or the last real job'),
-    training_seconds: maybe(z.number().nonnegative()).describe('The steps alone: training_tokens / tokens_per_second'),
-    overhead_seconds: maybe(z.number().nonnegative()).describe(
-      'What the last job of this model, method and trainer spent on this host around its steps: loading, preparing the data, evaluating, saving and storing (null until one ran)',
-    ),
-    wall_seconds: maybe(z.number().nonnegative()).describe('From start to completed: training_seconds + overhead_seconds (the steps alone while overhead_seconds is null)'),
-    chat_ready_seconds: maybe(z.number().nonnegative()).describe(
-      'After completed, on a worker that serves chat (the infer queue): the time its model takes to be prepared in the background for the fast engine (the GGUF files /v1 chat and the playground run), as the last job of this model, method and trainer took on this host; the first chat waits for what is left of it (null: not prepared there yet, or the worker serves no chat)',
-    ),
-    memory_bytes: count.describe('The device memory (GPU) or RAM of the worker'),
-    fits: z.boolean().describe('estimated_peak_bytes fits in memory_bytes'),
-  })
-  .meta({ id: 'PreflightEstimate' });
-
-export const PreflightReport = z
-  .object({
-    trainer_type: TrainerType,
-    method: TrainingMethod,
-    examples: z.object({ train: count, test: maybe(count) }),
-    tokens: z
-      .object({ min: count, median: z.number(), p95: z.number(), max: count, total: count })
-      .describe('Tokens per train example after the chat template, before truncation'),
-    max_length: count,
-    truncated: z.object({ examples: count, loss_tokens_lost: count.describe('Tokens that would carry loss and are cut off') }),
-    loss_token_share: maybe(z.number().min(0).max(1)).describe('Share of the kept tokens that carry loss (null for grpo: loss is on generated tokens)'),
-    samples: z
-      .array(z.object({ segments: z.array(z.object({ text: z.string(), trained: z.boolean() })) }))
-      .describe('The first two train examples as training sees them, trained spans marked'),
-    steps: z.object({ per_epoch: count, total: count, effective_batch_size: count }),
-    training_tokens: z.number().nonnegative().describe('Tokens the whole run pushes through the model (an estimate: a number, since steps × batch × tokens may pass 2^53)'),
-    model: z.object({
-      parameters: count,
-      trainable_parameters: count,
-      dtype: z.string(),
-      hidden_size: count,
-      num_layers: count,
-      vocab_size: count,
-    }),
-    memory: z
-      .object({ estimated_peak_bytes: count, weights_bytes: count, training_state_bytes: count, activations_bytes: count })
-      .describe('An estimate: weights, gradients and optimizer state of what is trained, activations of the largest micro-batch'),
-    throughput: maybe(z.object({ tokens_per_second: z.number().positive(), device: z.string(), steps: count, steps_seconds: z.number().nonnegative().optional().describe('What all the probe’s steps take at that speed (the rest of its time is loading and preparing)') })).describe('A probe this report measured, if any'),
-    estimates: z.array(PreflightEstimate).describe('Per live training worker: wall time and whether it fits'),
-    warnings: z.array(PreflightWarning),
-  })
-  .meta({ id: 'PreflightReport', description: 'What a training run will see and cost, before it runs' });
-export type PreflightReport = z.infer<typeof PreflightReport>;
-
-export const PreflightResponse = z.object({ preflight: PreflightReport }).meta({ id: 'PreflightResponse' });
-export type PreflightResponse = z.infer<typeof PreflightResponse>;
 
 export const JobStatus = z
   .enum(['queued', 'preparing', 'training', 'paused', 'completed', 'failed'])

@@ -85,10 +85,11 @@ describe('arrows go down only', async () => {
 
   it('the console’s pages reach the services only over HTTP: types from the schema, pure template code of datasets', async () => {
     // Bundled into the browser: besides npm libraries and its own files, only type imports of @ftp/schema, the committed
-    // OpenAPI document, the two dependency-free modules the preview shares with the preprocessing service and the one
-    // that makes sizes and figures read as on the training service's job page.
+    // OpenAPI document, the two dependency-free modules the preview shares with the preprocessing service, the one
+    // that makes sizes and figures read as on the training service's job page, and the one that reads which trainers
+    // and methods a setting applies to.
     const web = path.join(all.get('@ftp/console')!.dir, 'web', 'src');
-    const shared = ['packages/datasets/src/processing/templates.ts', 'packages/datasets/src/processing/normalize.ts', 'packages/jobs/src/readable.ts', 'openapi/training.json'];
+    const shared = ['packages/datasets/src/processing/templates.ts', 'packages/datasets/src/processing/normalize.ts', 'packages/jobs/src/readable.ts', 'packages/schema/src/setting-scope.ts', 'openapi/training.json'];
     const reached = (await importsUnder(web)).flatMap(({ file, specifier }) => {
       if (specifier.startsWith('.')) {
         const resolved = path.relative(ROOT, path.resolve(ROOT, path.dirname(file), specifier));

@@ -15,6 +15,7 @@ from ftcore.errors import SpecError
 from ftcore.train import preflight
 from ftcore.train.run import load_processing_class
 from ftcore.train.spec import Hyperparameters, Options, RewardItem
+from ftcore.train.throughput import measure_throughput
 
 END = "<|im_end|>"
 
@@ -317,8 +318,8 @@ def test_throughput_is_measured_on_real_steps_silently_and_leaves_nothing_behind
     spec = spec_for(tiny_model, train, tmp_path / "run", test=test, save_strategy="steps", save_steps=1)
     spec.eval_config.eval_strategy = "steps"
     with captured_events() as cap:
-        throughput = preflight.measure_throughput(spec, read_jsonl(train, "train"), read_jsonl(test, "test"),
-                                                  "language_modeling")
+        throughput = measure_throughput(spec, read_jsonl(train, "train"), read_jsonl(test, "test"),
+                                        "language_modeling")
     assert cap.events == []
     assert throughput["tokens_per_second"] > 0 and math.isfinite(throughput["tokens_per_second"])
     assert (throughput["device"], throughput["steps"]) == ("cpu", 3)
@@ -370,3 +371,22 @@ def test_evaluation_every_more_steps_than_the_run_makes_is_reported(tiny_model, 
                                   "or set eval_strategy epoch")
     spec.eval_config = EvalConfig(eval_strategy="steps", eval_steps=30)  # evaluates at the last step
     assert "no_evaluation" not in [w["code"] for w in make_report(spec)["warnings"]]
+
+
+def test_an_effective_batch_larger_than_the_train_split_is_reported(tiny_model, tmp_path, monkeypatch):
+    """#54: a 6-row dataset with batch_size 4 and gradient_accumulation_steps 4 (an effective batch of 16)."""
+    train = write_jsonl(tmp_path / "train.jsonl", [conversation(q, a) for q, a in QA] + [conversation(*QA[0])] * 2)
+    spec = spec_for(tiny_model, train, tmp_path / "run", batch_size=4, gradient_accumulation_steps=4, epochs=20)
+    warnings = {w["code"]: w["message"] for w in make_report(spec)["warnings"]}
+    assert warnings["batch_larger_than_split"] == (
+        "the effective batch (batch_size 4 × gradient_accumulation_steps 4 = 16) is larger than the train split "
+        "(6 rows), so each epoch is a single optimizer step that never fills it: lower gradient_accumulation_steps "
+        "to 1 or batch_size to 1, or add rows")
+    monkeypatch.setenv("WORLD_SIZE", "2")  # a real job under torchrun on two devices
+    spec = spec_for(tiny_model, train, tmp_path / "run", batch_size=1, gradient_accumulation_steps=4, epochs=20)
+    message = next(w["message"] for w in make_report(spec)["warnings"] if w["code"] == "batch_larger_than_split")
+    assert message.startswith("the effective batch (batch_size 1 × gradient_accumulation_steps 4 × 2 devices = 8)")
+    assert "lower gradient_accumulation_steps to 3, or add rows" in message
+    monkeypatch.delenv("WORLD_SIZE")
+    spec = spec_for(tiny_model, train, tmp_path / "run", batch_size=2, gradient_accumulation_steps=3, epochs=20)
+    assert "batch_larger_than_split" not in {w["code"] for w in make_report(spec)["warnings"]}

@@ -278,3 +278,17 @@ def test_liger_is_undone_after_training_so_a_later_cpu_model_runs_without_triton
     with torch.no_grad():
         logits = AutoModelForCausalLM.from_pretrained(tiny_model)(torch.tensor([[1, 2, 3]])).logits
     assert torch.isfinite(logits).all()
+
+
+def test_the_trainers_each_setting_applies_to_are_the_apis():
+    """Which trainer reads which setting is stated once, as `x-trainers` in the training API's schema (the console's
+    form and the applied config read it there); the notes of settings a run does not use must say the same."""
+    import json
+    import pathlib
+
+    from ftcore.train.configs import _ONLY_FOR, _ONLY_FOR_WHEN_SET
+
+    document = json.loads((pathlib.Path(__file__).parents[2] / "openapi" / "training.json").read_text())
+    fields = document["components"]["schemas"]["Hyperparameters"]["properties"]
+    stated = {name: set(field["x-trainers"]) for name, field in fields.items() if "x-trainers" in field}
+    assert stated == {**_ONLY_FOR, **_ONLY_FOR_WHEN_SET}

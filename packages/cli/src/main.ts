@@ -44,10 +44,24 @@ export function buildProgram(): Command {
   // On every command: usage errors come back to main() (which exits 2, where commander would exit 1) with a hint.
   const configure = (command: Command) => {
     command.exitOverride().showHelpAfterError('(add --help for usage)');
+    checkRequiredAfterUnknown(command);
     for (const sub of command.commands) configure(sub as unknown as Command);
   };
   configure(program);
   return program;
+}
+
+/** Commander checks required options before it looks for unknown ones, so `ftune train --datset x` said "required
+ *  option '--dataset <id>' not specified" and never that --datset is unknown (#54). Checked just before the action
+ *  instead, after the unknown options: a misspelt flag is named, with the one it resembles. */
+function checkRequiredAfterUnknown(command: Command): void {
+  const required = command.options.filter((option) => option.mandatory);
+  if (required.length === 0) return;
+  for (const option of required) option.mandatory = false;
+  command.hook('preAction', (hooked) => {
+    const missing = required.find((option) => hooked.getOptionValue(option.attributeName()) === undefined);
+    if (missing) hooked.error(`error: required option '${missing.flags}' not specified`, { code: 'commander.missingMandatoryOptionValue' });
+  });
 }
 
 function printError(message: string): void {

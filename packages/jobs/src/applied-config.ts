@@ -2,27 +2,7 @@
 // the stored config holds every default, also those its trainer or method never reads, and an `epochs` that max_steps
 // overrides. Shown as stored, an SFT job listed GRPO's num_generations and a 100-step run read "epochs 3".
 import type { TrainingJobRow } from '@ftp/platform';
-import type { PreflightReport } from '@ftp/schema';
-
-/** Hyperparameters each trainer reads beyond the common ones (decisions.md "Training"). */
-const ONLY_FOR_TRAINERS: Record<string, readonly string[]> = {
-  max_prompt_length: ['dpo', 'orpo', 'grpo'],
-  num_generations: ['grpo'],
-  max_completion_length: ['grpo'],
-  loss_type: ['dpo', 'grpo'],
-  importance_sampling_level: ['grpo'],
-  epsilon: ['grpo'],
-  epsilon_high: ['grpo'],
-  scale_rewards: ['grpo'],
-  mask_truncated_completions: ['grpo'],
-  temperature: ['grpo'],
-  equal_reward_steps: ['grpo'],
-  rpo_alpha: ['dpo'],
-  beta: ['dpo', 'orpo', 'grpo'],
-  packing: ['sft'],
-  padding_free: ['sft', 'dpo'],
-};
-const LORA_ONLY = ['lora_rank', 'lora_alpha', 'lora_dropout'];
+import { hyperparameterApplies, type PreflightReport } from '@ftp/schema';
 
 interface StoredConfig {
   method?: string;
@@ -41,8 +21,7 @@ export function appliedTrainingConfig(stored: Record<string, unknown>, preflight
   const config = stored as StoredConfig;
   const trainer = trainerOf({ training_config: stored });
   const hyperparameters = Object.fromEntries(
-    Object.entries(config.hyperparameters ?? {}).filter(([name]) =>
-      (ONLY_FOR_TRAINERS[name]?.includes(trainer) ?? true) && !(config.method === 'Full' && LORA_ONLY.includes(name))),
+    Object.entries(config.hyperparameters ?? {}).filter(([name]) => hyperparameterApplies(name, trainer, config.method)),
   );
   const maxSteps = Number(hyperparameters.max_steps ?? -1);
   if (maxSteps > 0) {

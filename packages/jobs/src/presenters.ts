@@ -30,8 +30,9 @@ export function presentExportRecord(row: ExportRow): ExportRecord {
   };
 }
 
-/** `latestExport`: the job's most recent export (platform.exports.latestForJob), if any. */
-export function presentJob(job: TrainingJobRow, latestExport?: ExportRow): TrainingJob {
+/** `latestExport`: the job's most recent export (platform.exports.latestForJob), if any; `jobsAhead`: for a queued
+ *  job, platform.jobs.queuedAhead's count. */
+export function presentJob(job: TrainingJobRow, latestExport?: ExportRow, jobsAhead?: number): TrainingJob {
   const progress = job.progress
     ? {
         step: job.progress.step, total_steps: job.progress.total_steps, epoch: job.progress.epoch, loss: job.progress.loss, eta_seconds: job.progress.eta_seconds,
@@ -61,6 +62,9 @@ export function presentJob(job: TrainingJobRow, latestExport?: ExportRow): Train
     error: job.error,
     created_at: iso(job.created_at),
     updated_at: iso(job.updated_at),
+    started_at: job.started_at ? iso(job.started_at) : null,
+    finished_at: job.finished_at ? iso(job.finished_at) : null,
+    jobs_ahead: job.status === 'queued' ? (jobsAhead ?? null) : null,
     progress,
     artifacts: job.artifacts,
     latest_export: latestExport ? presentExportRecord(latestExport) : null,
@@ -71,7 +75,11 @@ export function presentJob(job: TrainingJobRow, latestExport?: ExportRow): Train
   };
 }
 
-export function presentExportSummary(job: TrainingJobRow): ExportSummary {
+/** `onnxExports`: the job's completed ONNX exports, newest first (platform.exports.completedOnnxOfJobs); the one that
+ *  wrote the folder the job's artifacts name says which of its model files are usable. */
+export function presentExportSummary(job: TrainingJobRow, onnxExports: readonly ExportRow[] = []): ExportSummary {
+  const folder = job.artifacts.raw.onnx;
+  const wrote = folder ? onnxExports.find((e) => e.job_id === job.job_id && e.artifacts.some((a) => a.variant === 'raw' && a.path === folder)) : undefined;
   return {
     job_id: job.job_id,
     job_name: job.job_name,
@@ -80,11 +88,12 @@ export function presentExportSummary(job: TrainingJobRow): ExportSummary {
     base_model_id: job.base_model_id,
     modality: job.modality,
     artifacts: job.artifacts,
+    onnx_variants: wrote?.parity ?? null,
   };
 }
 
-export function presentExportDetails(job: TrainingJobRow, latest: ExportRow | undefined): ExportDetails {
-  return { ...presentExportSummary(job), latest_export: latest ? presentExportRecord(latest) : null };
+export function presentExportDetails(job: TrainingJobRow, latest: ExportRow | undefined, onnxExports: readonly ExportRow[] = []): ExportDetails {
+  return { ...presentExportSummary(job, onnxExports), latest_export: latest ? presentExportRecord(latest) : null };
 }
 
 /** Whether the job has anything exported: a file to download or a hub repo. The folders training itself leaves

@@ -43,12 +43,13 @@ export function formatBytes(bytes: number): string {
   return `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
 }
 
-/** A figure to four significant digits without a float's error, counts with thousands separators: 0.2, 1.235,
- *  14,304, 2e-4. */
-export function readableNumber(value: number): string {
+/** A figure to four (or `digits`) significant digits without a float's error or trailing zeros, counts with
+ *  thousands separators: 0.2, 1.235, 14,304, 0.001, 0.0007, 2e-5. Every page that shows a loss uses it, so two jobs'
+ *  losses read alike (#54: the console showed one as 0.0010, another as 0.000700). */
+export function readableNumber(value: number, digits = 4): string {
   if (!Number.isFinite(value)) return String(value);
   if (Number.isInteger(value) || Math.abs(value) >= 1000) return Math.round(value).toLocaleString('en');
-  const rounded = Number(value.toPrecision(4));
+  const rounded = Number(value.toPrecision(digits));
   return Math.abs(rounded) < 1e-4 && rounded !== 0 ? rounded.toExponential() : String(rounded);
 }
 

@@ -8,7 +8,7 @@ export * from './process-guard.ts';
 export * from './blobs/blob-store.ts';
 export { FolderBlobStore } from './blobs/folder-store.ts';
 export { S3BlobStore, type S3BlobStoreOptions } from './blobs/s3-store.ts';
-export { openEmbeddedDatabase, type Database, type Queryable } from './db/database.ts';
+export { DataFolderInUse, openEmbeddedDatabase, type Database, type Queryable } from './db/database.ts';
 export { openPostgresDatabase } from './db/postgres.ts';
 export * from './db/datasets-repository.ts';
 export * from './db/api-keys-repository.ts';

@@ -72,7 +72,8 @@ export async function openDatabase(config: Config): Promise<Database> {
       ? await openPostgresDatabase(config.DATABASE_URL, { poolSize: config.DATABASE_POOL_SIZE })
       : await openEmbeddedDatabase(path.join(config.dataDir, 'pglite'));
   } catch (err) {
-    throw new ServiceUnavailable('database', `${where} cannot be opened: ${(err as Error).message}`);
+    // the cause stays readable: a command that holds the folder briefly (pnpm keys) says what to do about an owner
+    throw Object.assign(new ServiceUnavailable('database', `${where} cannot be opened: ${(err as Error).message}`), { cause: err });
   }
 }
 

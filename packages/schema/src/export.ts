@@ -1,7 +1,7 @@
 // Export service schemas: publishing a completed job's artifacts (interface.md 2.15, 2.16, 4.3;
 // decisions.md "Export").
 import { z } from 'zod';
-import { ArtifactGroups, ExportDestination, ExportRecord, ExportType, GgufQuantization, HubRepoId, OnnxVariant } from './artifacts.ts';
+import { ArtifactGroups, ExportDestination, ExportRecord, ExportType, GgufQuantization, HubRepoId, OnnxVariant, OnnxVariantParity } from './artifacts.ts';
 import { CheckpointStep, documentedRules, MAX_INT32, Identifier, Modality, Secret, maybe } from './common.ts';
 import { exportRequest } from './examples.ts';
 
@@ -48,6 +48,7 @@ const exportSummaryFields = {
   base_model_id: z.string(),
   modality: Modality,
   artifacts: ArtifactGroups,
+  onnx_variants: maybe(z.array(OnnxVariantParity)).describe('The model files of the ONNX folder in artifacts (raw.onnx), each as its export measured it against transformers; one whose `usable` is false is kept but should not be used. Null: no ONNX folder'),
 };
 
 export const ExportSummary = z

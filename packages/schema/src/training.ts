@@ -1,18 +1,15 @@
 // Training service schemas: the job request with every hyperparameter of interface.md 2.12 (defaults
-// are the sample values shown there), reward functions for GRPO, and the job status resource.
+// are the sample values shown there) and the job status resource; GRPO's rewards and the pre-flight report have
+// their own files.
 import { z } from 'zod';
 import { ArtifactGroups, ExportRecord, GgufQuantization, HubRepoId } from './artifacts.ts';
 import { boundedInt, CheckpointStep, contentSchemaOf, documentedRules, Identifier, Modality, Secret, Timestamp, maybe } from './common.ts';
 import { trainRequest } from './examples.ts';
-import { graderProblems, JudgeMessages, JudgeSampling, SampleResponseFormat, SIMILARITY_METRICS } from './graders.ts';
-
-export const TrainerType = z
-  .enum(['sft', 'dpo', 'orpo', 'grpo'])
-  .describe('sft needs a language_modeling dataset, dpo/orpo a preference one, grpo a prompt_only one');
-export type TrainerType = z.infer<typeof TrainerType>;
-
-export const TrainingMethod = z.enum(['Full', 'LoRA', 'QLoRA']).describe('QLoRA needs a CUDA GPU');
-export type TrainingMethod = z.infer<typeof TrainingMethod>;
+import { graderProblems, SampleResponseFormat } from './graders.ts';
+import { PreflightReport } from './preflight-report.ts';
+import { RewardConfig } from './rewards.ts';
+import { settingApplies, type SettingScope } from './setting-scope.ts';
+import { TrainerType, TrainingMethod } from './trainers.ts';
 
 /** The scheduler names transformers accepts, so a typo fails at submit rather than in the worker. */
 export const LrSchedulerType = z.enum([
@@ -38,6 +35,12 @@ const LOSSES: Record<string, readonly string[]> = { grpo: GRPO_LOSS_TYPES, dpo: 
 export const DEFAULT_MAX_LENGTH = 1024;
 const Fraction = z.number().min(0).lt(1);
 
+/** A setting that only some trainers read (`x-trainers` in the OpenAPI document): the one statement of it, which the
+ *  applied config, the console's launch form and the core's notes (held to it by a test) all follow. */
+const onlyFor = (...trainers: Array<'sft' | 'dpo' | 'orpo' | 'grpo'>) => ({ 'x-trainers': trainers });
+/** A setting only the LoRA methods read (`x-methods`): Full training has no adapter. */
+const LORA_METHODS = { 'x-methods': ['LoRA', 'QLoRA'] };
+
 export const Hyperparameters = z
   .strictObject({
     learning_rate: z.number().positive().default(0.0002),
@@ -45,8 +48,8 @@ export const Hyperparameters = z
     gradient_accumulation_steps: boundedInt(1, 4096).default(4),
     epochs: boundedInt(1, 10_000).default(3),
     max_steps: boundedInt(-1).default(-1).describe('-1: train for `epochs`; otherwise stop after this many steps'),
-    packing: z.boolean().default(false).describe('Pack several short examples into one sequence'),
-    padding_free: z.boolean().default(false),
+    packing: z.boolean().default(false).describe('Pack several short examples into one sequence').meta(onlyFor('sft')),
+    padding_free: z.boolean().default(false).meta(onlyFor('sft', 'dpo')),
     use_fast_attention: z.boolean().default(false).describe('Use the best attention kernel the hardware has'),
     max_length: boundedInt(1, 1 << 20)
       .optional()
@@ -55,33 +58,39 @@ export const Hyperparameters = z
     save_strategy: IntervalStrategy.default('epoch'),
     save_steps: boundedInt(1).optional().describe('save_strategy steps: save every this many steps (default logging_steps × 10)'),
     logging_steps: boundedInt(1).default(10),
-    lora_rank: boundedInt(1, 4096).default(16),
-    lora_alpha: boundedInt(1, 65_536).default(16),
-    lora_dropout: Fraction.default(0.05),
-    max_prompt_length: boundedInt(1, 1 << 20).default(512).describe('dpo, orpo, grpo: tokens kept of the prompt'),
-    num_generations: boundedInt(2, 1024).default(4).describe('grpo: completions per prompt that are compared'),
-    max_completion_length: boundedInt(1, 1 << 20).default(64).describe('grpo: tokens sampled per completion'),
+    lora_rank: boundedInt(1, 4096).default(16).meta(LORA_METHODS),
+    lora_alpha: boundedInt(1, 65_536).default(16).meta(LORA_METHODS),
+    lora_dropout: Fraction.default(0.05).meta(LORA_METHODS),
+    max_prompt_length: boundedInt(1, 1 << 20).default(512).describe('dpo, orpo, grpo: tokens kept of the prompt').meta(onlyFor('dpo', 'orpo', 'grpo')),
+    num_generations: boundedInt(2, 1024).default(4).describe('grpo: completions per prompt that are compared').meta(onlyFor('grpo')),
+    max_completion_length: boundedInt(1, 1 << 20).default(64).describe('grpo: tokens sampled per completion').meta(onlyFor('grpo')),
     max_grad_norm: z.number().positive().default(0.1),
     adam_beta1: Fraction.default(0.9),
     adam_beta2: Fraction.default(0.99),
     warmup_ratio: z.number().min(0).max(1).default(0.1),
-    beta: z.number().min(0).default(0.1).describe('dpo/orpo preference strength; grpo KL weight (0 turns KL off)'),
+    beta: z.number().min(0).default(0.1).describe('dpo/orpo preference strength; grpo KL weight (0 turns KL off)').meta(onlyFor('dpo', 'orpo', 'grpo')),
     seed: boundedInt(0).default(42).describe('Random seed: data order, LoRA initialisation, sampling'),
     // The trainers' own loss and sampling knobs (decisions.md); left out, TRL's default applies.
-    loss_type: z.enum([...GRPO_LOSS_TYPES, ...DPO_LOSS_TYPES]).optional().describe(`grpo: ${GRPO_LOSS_TYPES.join(', ')} (default dapo); dpo: ${DPO_LOSS_TYPES.join(', ')} (default sigmoid)`),
-    importance_sampling_level: z.enum(['token', 'sequence']).optional().describe('grpo: importance ratios per token, or per sequence (GSPO)'),
-    epsilon: z.number().positive().max(1).optional().describe('grpo: lower clipping bound of the ratio (default 0.2)'),
-    epsilon_high: z.number().positive().max(10).optional().describe('grpo: upper clipping bound (default epsilon; DAPO recommends 0.28)'),
-    scale_rewards: z.enum(['group', 'batch', 'none']).optional().describe('grpo: advantages scaled by the group’s reward std (default), the batch’s, or not at all (Dr. GRPO)'),
-    mask_truncated_completions: z.boolean().optional().describe('grpo: completions cut at max_completion_length take no part in the loss'),
-    temperature: z.number().positive().max(10).optional().describe('grpo: sampling temperature of the answers compared (default 1.0); higher makes them differ more'),
+    loss_type: z.enum([...GRPO_LOSS_TYPES, ...DPO_LOSS_TYPES]).optional().describe(`grpo: ${GRPO_LOSS_TYPES.join(', ')} (default dapo); dpo: ${DPO_LOSS_TYPES.join(', ')} (default sigmoid)`).meta(onlyFor('dpo', 'grpo')),
+    importance_sampling_level: z.enum(['token', 'sequence']).optional().describe('grpo: importance ratios per token, or per sequence (GSPO)').meta(onlyFor('grpo')),
+    epsilon: z.number().positive().max(1).optional().describe('grpo: lower clipping bound of the ratio (default 0.2)').meta(onlyFor('grpo')),
+    epsilon_high: z.number().positive().max(10).optional().describe('grpo: upper clipping bound (default epsilon; DAPO recommends 0.28)').meta(onlyFor('grpo')),
+    scale_rewards: z.enum(['group', 'batch', 'none']).optional().describe('grpo: advantages scaled by the group’s reward std (default), the batch’s, or not at all (Dr. GRPO)').meta(onlyFor('grpo')),
+    mask_truncated_completions: z.boolean().optional().describe('grpo: completions cut at max_completion_length take no part in the loss').meta(onlyFor('grpo')),
+    temperature: z.number().positive().max(10).optional().describe('grpo: sampling temperature of the answers compared (default 1.0); higher makes them differ more').meta(onlyFor('grpo')),
     equal_reward_steps: boundedInt(0, 1_000_000)
       .default(4)
-      .describe('grpo: the job warns when every prompt’s answers all scored the same in each of its first this many steps (GRPO learns nothing then); 0: never'),
-    rpo_alpha: z.number().min(0).max(100).optional().describe('dpo: weight of the chosen answers’ likelihood added to the loss (RPO); teaches the model to end its turn'),
+      .describe('grpo: the job warns when every prompt’s answers all scored the same in each of its first this many steps (GRPO learns nothing then); 0: never').meta(onlyFor('grpo')),
+    rpo_alpha: z.number().min(0).max(100).optional().describe('dpo: weight of the chosen answers’ likelihood added to the loss (RPO); teaches the model to end its turn').meta(onlyFor('dpo')),
   })
   .meta({ id: 'Hyperparameters', description: 'Every field is applied; defaults are the interface’s sample values' });
 export type Hyperparameters = z.infer<typeof Hyperparameters>;
+
+/** Whether a run of this trainer and method reads the hyperparameter (its `x-trainers` / `x-methods`). */
+export function hyperparameterApplies(name: string, trainer: string, method: string | undefined): boolean {
+  const field = (Hyperparameters.shape as Record<string, z.ZodType>)[name];
+  return settingApplies(field?.meta() as SettingScope | undefined, trainer, method);
+}
 
 export const TrainingExportConfig = z
   .strictObject({
@@ -127,101 +136,6 @@ export const TrackerConfig = z.strictObject({
   project: z.string().optional().describe('Tracker project (mlflow experiment or wandb project)'),
   log_model: z.enum(['false', 'checkpoint', 'end']).default('end'),
 });
-
-// GRPO reward functions, one variant per `type` (decisions.md "Training"). string_check, text_similarity, python and
-// multi are OpenAI's graders: what they grade and compare against may be templates over the training line's fields
-// ({{item.<field>}}) and the sampled answer ({{sample.output_text}}, {{sample.output_json.<field>}}).
-const rewardName = z.string().min(1).describe('Name shown in the job’s metrics');
-const referenceField = z.string().min(1).describe('Dataset column holding the reference');
-const rewardWeight = z.number().finite().optional().describe('Weight of this reward in the summed reward (default 1)');
-const template = (what: string) => z.string().min(1).max(10_000).describe(what);
-const comparedText = {
-  reference_field: referenceField.optional().describe('Dataset column holding the reference (or give reference)'),
-  reference: template('Template of the reference, e.g. {{item.answer}}, instead of reference_field').optional(),
-  input: template('Template of what is graded (default {{sample.output_text}}; {{sample.output_json.<field>}} reads a JSON answer)').optional(),
-};
-/** One of the two: where the reference comes from. */
-const referenceRule = { anyOf: [{ required: ['reference_field'] }, { required: ['reference'] }] };
-const StringCheckReward = z
-  .strictObject({ type: z.literal('string_check'), name: rewardName, weight: rewardWeight, ...comparedText, operation: z.enum(['eq', 'ne', 'like', 'ilike']).default('eq') })
-  .meta(referenceRule);
-const TextSimilarityReward = z
-  .strictObject({
-    type: z.literal('text_similarity'),
-    name: rewardName,
-    weight: rewardWeight,
-    ...comparedText,
-    evaluation_metric: z.enum(SIMILARITY_METRICS).describe('cosine: sentence embeddings of the packaged all-MiniLM-L6-v2'),
-  })
-  .meta(referenceRule);
-const PythonReward = z.strictObject({
-  type: z.literal('python'),
-  name: rewardName,
-  weight: rewardWeight,
-  source: z
-    .string()
-    .min(1)
-    .max(100_000)
-    .describe('Python source defining grade(sample, item) -> float; runs sandboxed (no network, files or environment; CPU time and memory limits), a sample it cannot grade scores 0'),
-});
-/** What a multi grader combines: the graders above, by name (a formula names them). */
-const GraderName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a grader name is a formula variable: letters, digits and _').max(64);
-const judgeFields = {
-  name: rewardName,
-  weight: rewardWeight,
-  model: z.string().min(1).describe('Judge model: one of this stack’s models (a base model, your fine-tuned model or checkpoint), run with your rights; or, with LLM_API_BASE set, a model asked there'),
-  prompt: z.string().min(1).describe('Judge instruction; may reference {completion} and {column}'),
-  reference_field: referenceField.optional(),
-};
-const ScoreModelReward = z
-  .strictObject({
-    type: z.literal('score_model'),
-    ...judgeFields,
-    prompt: judgeFields.prompt.optional().describe('The judge’s instruction; may reference {completion} and {column} (or give input)'),
-    input: JudgeMessages.optional().describe('The judge’s messages (OpenAI’s score_model), templates in their content'),
-    range: z.tuple([z.number(), z.number()]).default([0, 1]).describe('Lowest and highest score; a judge’s score outside it scores 0'),
-    sampling_params: JudgeSampling.optional().describe('The judge’s temperature, top_p, seed and max_completions_tokens'),
-  })
-  .meta({ anyOf: [{ required: ['prompt'] }, { required: ['input'] }] });
-const MultiReward = z.strictObject({
-  type: z.literal('multi'),
-  name: rewardName,
-  weight: rewardWeight,
-  graders: z
-    .record(GraderName, z.discriminatedUnion('type', [StringCheckReward, TextSimilarityReward, PythonReward, ScoreModelReward]))
-    .refine((graders) => Object.keys(graders).length > 0, 'name at least one grader')
-    .meta({ minProperties: 1 })
-    .describe('The graders combined, by name'),
-  calculate_output: z.string().min(1).max(1_000).describe('Formula over the graders’ names: numbers, + - * /, parentheses, min, max, abs'),
-});
-export const RewardConfig = z
-  .discriminatedUnion('type', [
-    StringCheckReward,
-    TextSimilarityReward,
-    z.strictObject({
-      type: z.literal('built_in'),
-      name: rewardName,
-      weight: rewardWeight,
-      function_name: z.enum(['format_reward', 'count_xml', 'numerical_accuracy']),
-      reference_field: referenceField.optional(),
-    }),
-    PythonReward,
-    MultiReward,
-    ScoreModelReward,
-    z
-      .strictObject({
-        type: z.literal('label_model'),
-        ...judgeFields,
-        prompt: judgeFields.prompt.optional().describe('The judge’s instruction; may reference {completion} and {column} (or give input)'),
-        input: JudgeMessages.optional().describe('The judge’s messages (as score_model’s), templates in their content'),
-        labels: z.array(z.string().min(1)).min(2).describe('The labels the judge chooses from (asked for as JSON, one of them)'),
-        passing_labels: z.array(z.string().min(1)).min(1).describe('Labels that earn the reward (1; any other label 0)'),
-        sampling_params: JudgeSampling.optional().describe('The judge’s temperature, top_p, seed and max_completions_tokens'),
-      })
-      .meta({ anyOf: [{ required: ['prompt'] }, { required: ['input'] }] }),
-  ])
-  .meta({ id: 'RewardConfig', description: 'One GRPO reward function' });
-export type RewardConfig = z.infer<typeof RewardConfig>;
 
 export const TrainingConfig = z
   .strictObject({
@@ -337,70 +251,6 @@ export type TrainRequest = z.infer<typeof TrainRequest>;
 export const TrainResponse = z.object({ job_id: Identifier }).meta({ id: 'TrainResponse' });
 export type TrainResponse = z.infer<typeof TrainResponse>;
 
-const count = z.number().int().nonnegative();
-
-export const PreflightWarning = z.object({
-  code: z.string().describe('no_end_of_turn, no_assistant_turn, train_test_duplicates, truncated, few_steps, no_evaluation, equal_rewards, dpo_no_end_of_turn, does_not_fit, …'),
-  message: z.string().describe('What is wrong and what to change'),
-});
-
-export const PreflightEstimate = z
-  .object({
-    worker_id: Identifier,
-    host: z.string(),
-    device: z.string().describe('cpu, or cuda:<GPU name>'),
-    tokens_per_second: maybe(z.number().positive()).describe('Measured on this host and device for this model, method and trainer (null: not yet)'),
-    measured_by: maybe(z.enum(['probe', 'job'])).describe('A timed pre-flight run of a few steps, or the last real job'),
-    training_seconds: maybe(z.number().nonnegative()).describe('The steps alone: training_tokens / tokens_per_second'),
-    overhead_seconds: maybe(z.number().nonnegative()).describe(
-      'What the last job of this model, method and trainer spent on this host around its steps: loading, preparing the data, evaluating, saving and storing (null until one ran)',
-    ),
-    wall_seconds: maybe(z.number().nonnegative()).describe('From start to completed: training_seconds + overhead_seconds (the steps alone while overhead_seconds is null)'),
-    chat_ready_seconds: maybe(z.number().nonnegative()).describe(
-      'After completed, on a worker that serves chat (the infer queue): the time its model takes to be prepared in the background for the fast engine (the GGUF files /v1 chat and the playground run), as the last job of this model, method and trainer took on this host; the first chat waits for what is left of it (null: not prepared there yet, or the worker serves no chat)',
-    ),
-    memory_bytes: count.describe('The device memory (GPU) or RAM of the worker'),
-    fits: z.boolean().describe('estimated_peak_bytes fits in memory_bytes'),
-  })
-  .meta({ id: 'PreflightEstimate' });
-
-export const PreflightReport = z
-  .object({
-    trainer_type: TrainerType,
-    method: TrainingMethod,
-    examples: z.object({ train: count, test: maybe(count) }),
-    tokens: z
-      .object({ min: count, median: z.number(), p95: z.number(), max: count, total: count })
-      .describe('Tokens per train example after the chat template, before truncation'),
-    max_length: count,
-    truncated: z.object({ examples: count, loss_tokens_lost: count.describe('Tokens that would carry loss and are cut off') }),
-    loss_token_share: maybe(z.number().min(0).max(1)).describe('Share of the kept tokens that carry loss (null for grpo: loss is on generated tokens)'),
-    samples: z
-      .array(z.object({ segments: z.array(z.object({ text: z.string(), trained: z.boolean() })) }))
-      .describe('The first two train examples as training sees them, trained spans marked'),
-    steps: z.object({ per_epoch: count, total: count, effective_batch_size: count }),
-    training_tokens: z.number().nonnegative().describe('Tokens the whole run pushes through the model (an estimate: a number, since steps × batch × tokens may pass 2^53)'),
-    model: z.object({
-      parameters: count,
-      trainable_parameters: count,
-      dtype: z.string(),
-      hidden_size: count,
-      num_layers: count,
-      vocab_size: count,
-    }),
-    memory: z
-      .object({ estimated_peak_bytes: count, weights_bytes: count, training_state_bytes: count, activations_bytes: count })
-      .describe('An estimate: weights, gradients and optimizer state of what is trained, activations of the largest micro-batch'),
-    throughput: maybe(z.object({ tokens_per_second: z.number().positive(), device: z.string(), steps: count, steps_seconds: z.number().nonnegative().optional().describe('What all the probe’s steps take at that speed (the rest of its time is loading and preparing)') })).describe('A probe this report measured, if any'),
-    estimates: z.array(PreflightEstimate).describe('Per live training worker: wall time and whether it fits'),
-    warnings: z.array(PreflightWarning),
-  })
-  .meta({ id: 'PreflightReport', description: 'What a training run will see and cost, before it runs' });
-export type PreflightReport = z.infer<typeof PreflightReport>;
-
-export const PreflightResponse = z.object({ preflight: PreflightReport }).meta({ id: 'PreflightResponse' });
-export type PreflightResponse = z.infer<typeof PreflightResponse>;
-
 export const JobStatus = z
   .enum(['queued', 'preparing', 'training', 'paused', 'completed', 'failed'])
   .describe('queued → preparing → training → completed | failed; cancel and worker loss also end in failed; paused (POST /jobs/{id}/pause) until resumed, then queued again');
@@ -442,7 +292,10 @@ export const TrainingJob = z
     metrics: maybe(JobMetrics),
     error: maybe(z.string()).describe('Why the job failed'),
     created_at: Timestamp,
-    updated_at: Timestamp,
+    updated_at: Timestamp.describe('When the job itself last changed (its status, progress, results); an export of it is its own record and leaves this as it is'),
+    started_at: maybe(Timestamp).describe('When a worker took the job (null while it waits)'),
+    finished_at: maybe(Timestamp).describe('When it completed or failed (null while it waits or runs): a run took finished_at − started_at'),
+    jobs_ahead: maybe(z.number().int().min(0)).describe('While queued: how many queued jobs (any user’s) were submitted before it and go first; null otherwise'),
     progress: maybe(JobProgress),
     artifacts: ArtifactGroups,
     latest_export: maybe(ExportRecord),

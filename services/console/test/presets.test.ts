@@ -1,7 +1,9 @@
 // The launch form's presets: a preset that stops after a fixed number of steps evaluates within them when the user
-// turns evaluation on (#39: "Quick check" ran 30 steps with eval_steps at its default of 50, so it never evaluated).
+// turns evaluation on (#39: "Quick check" ran 30 steps with eval_steps at its default of 50, so it never evaluated);
+// and the settings the form offers and sends are those the chosen trainer and method read.
 import { describe, expect, it } from 'vitest';
-import { PRESETS, presetSettings, type PresetName } from '../web/src/pages/training/training-schema.ts';
+import { appliedTrainingConfig } from '../../../packages/jobs/src/applied-config.ts';
+import { cleanValues, fieldsFor, HYPERPARAMETERS, PRESETS, presetSettings, type PresetName } from '../web/src/pages/training/training-schema.ts';
 
 describe('presets', () => {
   for (const name of Object.keys(PRESETS) as PresetName[]) {
@@ -12,4 +14,33 @@ describe('presets', () => {
       expect(evalConfig.eval_strategy).toBe('no'); // evaluating stays the user's choice (it needs a test split)
     });
   }
+});
+
+describe('the launch form for each trainer and method', () => {
+  const trainers = ['sft', 'dpo', 'orpo', 'grpo'];
+  const methods = ['LoRA', 'QLoRA', 'Full'];
+
+  it('an SFT job shows and sends no DPO or GRPO setting, though the preset sets one (#54)', () => {
+    const { hyperparameters } = presetSettings('quick');
+    expect(hyperparameters.max_prompt_length).toBe(256);
+    const sft = fieldsFor(HYPERPARAMETERS, 'sft', 'LoRA');
+    const sent = cleanValues(sft, hyperparameters);
+    for (const name of ['max_prompt_length', 'num_generations', 'max_completion_length', 'beta', 'rpo_alpha', 'loss_type', 'equal_reward_steps']) {
+      expect(sft, name).not.toHaveProperty(name);
+      expect(sent, name).not.toHaveProperty(name);
+    }
+    expect(sent).toMatchObject({ max_steps: 30, packing: false, lora_rank: 16 });
+    expect(cleanValues(fieldsFor(HYPERPARAMETERS, 'grpo', 'LoRA'), hyperparameters)).toMatchObject({ max_prompt_length: 256, num_generations: 4 });
+    expect(fieldsFor(HYPERPARAMETERS, 'dpo', 'Full')).not.toHaveProperty('lora_rank');
+  });
+
+  it('offers exactly the settings the job’s applied config keeps (one statement of which trainer reads what)', () => {
+    for (const trainer of trainers) {
+      for (const method of methods) {
+        const every = { ...Object.fromEntries(Object.keys(HYPERPARAMETERS).map((name) => [name, 1])), max_steps: -1 };
+        const applied = appliedTrainingConfig({ trainer_type: trainer, method, hyperparameters: every }, null).hyperparameters as object;
+        expect(Object.keys(fieldsFor(HYPERPARAMETERS, trainer, method)), `${trainer} ${method}`).toEqual(Object.keys(applied));
+      }
+    }
+  });
 });

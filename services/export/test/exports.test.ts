@@ -219,6 +219,13 @@ describe('exports of a trained LoRA job', () => {
     expect(record.parity[0]).toEqual({ variant: 'fp32', agreement: 1, first_divergence: null, prompts: 4, tokens_per_prompt: 32, execution_provider: 'cpu', usable: true });
     for (const p of record.parity) expect(p.usable).toBe(p.agreement >= 0.5);
     expect(record.message).toMatch(/^onnx exported to cloud storage \(folder and onnx\.tar\.gz\); greedy agreement with transformers: fp32 100%, fp16 \d+%/);
+    // the files offered for download, each as the export measured it (#54); an export leaves the job's updated_at
+    const details = (await ex({ url: `/exports/${jobId}`, headers: alice })).json();
+    expect(details.onnx_variants).toEqual(record.parity);
+    expect((await ex({ url: '/exports', headers: alice })).json().find((j: Json) => j.job_id === jobId).onnx_variants).toEqual(record.parity);
+    const job = (await h.train({ url: `/jobs/${jobId}`, headers: alice })).json();
+    expect(Date.parse(job.updated_at)).toBeLessThan(Date.parse(record.started_at));
+    expect(Date.parse(job.finished_at)).toBeGreaterThanOrEqual(Date.parse(job.started_at));
 
     const q4 = await download('onnx', alice, 'q4');
     expect(q4.statusCode, q4.body).toBe(200);

@@ -4,12 +4,13 @@ every train run).
 Token counts come from the very masks and truncation the trainers use, so a problem in the data or the chat template
 (no end-of-turn token learned, rows cut, rows that teach nothing) shows before hours of compute are spent on it. The
 model is built on the meta device (no weights are read); memory is an estimate (see `memory`), and tokens per second
-are measured, on request, by running a few real optimizer steps (`measure_throughput`).
+are measured, on request, by running a few real optimizer steps (`throughput.measure_throughput`).
 """
 from __future__ import annotations
 
 import json
 import math
+import os
 import statistics
 import sys
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from pathlib import Path
 
 from .. import events
 from .spec import Options as TrainOptions
+from .throughput import free_memory, measure_throughput
 
 SAMPLES = 2  # rows shown with their trained spans
 END_OF_TURN_ROWS = 20  # rows whose trained tokens are searched for a stop token
@@ -58,7 +60,7 @@ def run(options: Options) -> None:
         model, tokenizer = load_for_inference(options.base_model, options.init_adapter, options.device)
         result["warnings"] += sampled_warnings(options, train_records, model, tokenizer)
         del model
-        _free_memory()
+        free_memory()
     if options.measure_throughput:
         result["throughput"] = measure_throughput(options, train_records, test_records, mode, result["memory"])
     out = Path(options.output_file)
@@ -470,6 +472,9 @@ def _warnings(spec: TrainOptions, rows: list[_Row], train_records, test_records,
     truncated = result["truncated"]
     if truncated["examples"]:
         warn("truncated", _truncation_message(spec, rows, result, text_tokenizer))
+    batch = _batch_larger_than_split(spec, rows)
+    if batch:
+        warn("batch_larger_than_split", batch)
     total = result["steps"]["total"]
     if total < FEW_STEPS:
         hp = spec.hyperparameters
@@ -486,6 +491,32 @@ def _warnings(spec: TrainOptions, rows: list[_Row], train_records, test_records,
                               f"{_evaluation_needs(ev)}: lower eval_steps to at most {total} (e.g. "
                               f"{max(total // 3, 1)}), or set eval_strategy epoch")
     return warnings
+
+
+def _batch_larger_than_split(spec: TrainOptions, rows: list[_Row]) -> str | None:
+    """An optimizer step that asks for more rows than the train split has (#54: 6 rows with batch_size 4 ×
+    gradient_accumulation_steps 4 took 190 s where a batch that fits took 83 s). Devices: WORLD_SIZE, which torchrun
+    sets for a real job on several; a dry run counts one."""
+    hp = spec.hyperparameters
+    devices = int(os.environ.get("WORLD_SIZE", "1"))
+    effective = hp.batch_size * hp.gradient_accumulation_steps * devices
+    if spec.trainer_type == "grpo":  # a step takes `effective` completions, num_generations of them per prompt
+        have = len(rows) * hp.num_generations
+        unit = f"completions: {len(rows)} prompts × num_generations {hp.num_generations}"
+    elif spec.trainer_type == "sft" and hp.packing:
+        have, unit = _packed_sequences([r.kept for r in rows], hp.max_length), "packed sequences"
+    else:
+        have, unit = len(rows), "rows"
+    if effective <= have:
+        return None
+    on_devices = f" × {devices} devices" if devices > 1 else ""
+    lower = [f"gradient_accumulation_steps to {max(have // (hp.batch_size * devices), 1)}"]
+    if hp.gradient_accumulation_steps * devices <= have:
+        lower.append(f"batch_size to {have // (hp.gradient_accumulation_steps * devices)}")
+    return (f"the effective batch (batch_size {hp.batch_size} × gradient_accumulation_steps "
+            f"{hp.gradient_accumulation_steps}{on_devices} = {effective}) is larger than the train split ({have} "
+            f"{unit}), so each epoch is a single optimizer step that never fills it: lower {' or '.join(lower)}, "
+            "or add rows")
 
 
 def _evaluation_needs(ev) -> str:
@@ -603,73 +634,3 @@ def _truncation_message(spec: TrainOptions, rows: list[_Row], result: dict, toke
     return (f"{head} are cut by max_prompt_length {hp.max_prompt_length} or max_length {hp.max_length} (prompt "
             f"and chosen answer), losing {lost} trained tokens of the chosen answers{none}: raise max_prompt_length "
             f"to {longest_prompt} and max_length to {max(len(r.ids) for r in rows)}{limit}, or shorten those rows")
-
-
-# --- tokens per second, measured ------------------------------------------------------------------------------
-
-def measure_throughput(spec: TrainOptions, train_records, test_records, mode,
-                       memory: dict | None = None) -> dict | None:
-    """Tokens per second of the real training path on this machine, with the memory plan training would take for
-    `memory` (the report's estimate; configs.memory_plan): 4 optimizer steps of a copy of the spec (no
-    checkpoints, evaluation or tracker, in a temporary folder that is removed), timed over steps 2 to 4 (step 1
-    pays for warm-up and kernel selection), tokens counted as TokenCounter counts them; and `steps_seconds`, what
-    all 4 steps would take at that speed. Its events are dropped:
-    the measurement is not the job's training. test_records are not used (no evaluation is timed)."""
-    import copy
-    import tempfile
-    import time
-
-    import torch
-    from transformers import TrainerCallback
-
-    from .configs import device_is_cuda, memory_plan
-    from .run import setup
-
-    cuda = device_is_cuda(spec)
-
-    probe = copy.deepcopy(spec)
-    probe.hyperparameters.max_steps = 4
-    probe.hyperparameters.logging_steps = 1
-    probe.hyperparameters.save_strategy = "no"
-    probe.eval_config.eval_strategy = "no"
-    probe.eval_config.early_stopping_patience = None
-    probe.eval_config.load_best_model_at_end = False
-    probe.tracker_config.provider = "none"
-    probe.resume_from_checkpoint = False
-    with tempfile.TemporaryDirectory(prefix="ftcore-throughput-") as folder, events.muted():
-        probe.output_dir = folder
-        trainer, _, protocol = setup(probe, train_records, None, mode, memory_plan(probe, memory))
-        tokens, marks = protocol.tokens, {}
-
-        class Clock(TrainerCallback):
-            def on_step_end(self, args, state, control, **kwargs):
-                if cuda:  # the step's kernels run asynchronously: time them done
-                    torch.cuda.synchronize()
-                marks[state.global_step] = (time.monotonic(), tokens.total)
-
-        trainer.add_callback(Clock())
-        # the probe times steps, it does not learn: rows that teach nothing (a NaN loss) cost the same time
-        trainer.remove_callback(protocol.diverged)
-        trainer.train()
-        del trainer
-    _free_memory()
-    steps = sorted(marks)
-    if len(steps) < 2:  # a dataset smaller than two optimizer steps: nothing to time after the warm-up step
-        return None
-    (start, before), (end, after) = marks[steps[0]], marks[steps[-1]]
-    device = f"cuda:{torch.cuda.get_device_name()}" if cuda else "cpu"
-    timed = steps[-1] - steps[0]
-    # What every step the probe ran would take at the timed speed: the rest of the probe's time (process start,
-    # loading, preparing the data, warm-up) is what a job spends around its steps, which the worker records.
-    return {"tokens_per_second": round((after - before) / max(end - start, 1e-9), 2), "device": device,
-            "steps": timed, "steps_seconds": round((end - start) / timed * steps[-1], 3)}
-
-
-def _free_memory() -> None:
-    import gc
-
-    import torch
-
-    gc.collect()
-    if torch.cuda.is_available():
-        torch.cuda.empty_cache()

@@ -25,6 +25,9 @@ function artifactRows(groups: ArtifactGroups): string[][] {
   return rows;
 }
 
+/** An ONNX export's agreement with transformers, per variant: "fp32 100%, fp16 100%, q4 41% (not usable), …". */
+const parityText = (parity: ExportRecord['parity']) => parity?.map((p) => `${p.variant} ${Math.round(p.agreement * 100)}%${p.usable ? '' : ' (not usable)'}`).join(', ');
+
 /** An export record as key/value lines, `more` rows after its own. */
 function printExportRecord(record: ExportRecord, more: ReadonlyArray<readonly [string, unknown]> = []): void {
   printKeyValue([
@@ -37,8 +40,7 @@ function printExportRecord(record: ExportRecord, more: ReadonlyArray<readonly [s
     ['message', record.message ?? undefined],
     ['started_at', record.started_at],
     ['finished_at', record.finished_at ?? undefined],
-    // an ONNX export's agreement with transformers, per variant: "fp32 100%, fp16 100%, q4 41% (not usable), …"
-    ['parity', record.parity?.map((p) => `${p.variant} ${Math.round(p.agreement * 100)}%${p.usable ? '' : ' (not usable)'}`).join(', ')],
+    ['parity', parityText(record.parity)],
     ...more,
   ]);
 }
@@ -49,6 +51,8 @@ function printExportDetails(details: ExportDetails): void {
     ['job_name', details.job_name],
     ['base_model_id', details.base_model_id],
     ['modality', details.modality],
+    // the model files `download --type onnx --variant` offers, each marked as its export measured it
+    ['onnx_variants', parityText(details.onnx_variants)],
   ]);
   const rows = artifactRows(details.artifacts);
   if (rows.length > 0) printTable(['TYPE', 'VARIANT', 'LOCATION'], rows);

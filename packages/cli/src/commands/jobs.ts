@@ -26,6 +26,7 @@ export function printJob(job: TrainingJob): void {
     ['job_id', job.job_id],
     ['job_name', job.job_name],
     ['status', job.status],
+    ['jobs_ahead', job.jobs_ahead ?? undefined],
     ['error', job.error ?? undefined],
     ['base_model_id', job.base_model_id],
     ['processed_dataset_id', job.processed_dataset_id],
@@ -35,6 +36,8 @@ export function printJob(job: TrainingJob): void {
     ['gguf_path', job.gguf_path ?? undefined],
     ['tracker_url', job.tracker_url ?? undefined],
     ['created_at', job.created_at],
+    ['started_at', job.started_at ?? undefined],
+    ['finished_at', job.finished_at ?? undefined],
     ['updated_at', job.updated_at],
   ]);
 }

@@ -33,6 +33,14 @@ async function ensureCluster(dataDir: string): Promise<void> {
   await promisify(execFile)(process.execPath, [CREATE_CLUSTER, dataDir, JSON.stringify(PGLITE_OPTIONS)], { timeout: 120_000 });
 }
 
+/** The embedded database's folder is held by another live process (the running stack, say). */
+export class DataFolderInUse extends Error {
+  constructor(readonly folder: string, readonly ownerPid: number) {
+    super(`the data folder ${folder} is in use by process ${ownerPid}; stop it first`);
+    this.name = 'DataFolderInUse';
+  }
+}
+
 /** PGlite has a single owner and nothing stops a second process from opening the same folder and
  *  corrupting it, so the owner holds `<dataDir>.lock` with its pid; a lock whose process is gone is taken over. */
 async function acquireOwnerLock(dataDir: string): Promise<() => Promise<void>> {
@@ -45,7 +53,7 @@ async function acquireOwnerLock(dataDir: string): Promise<() => Promise<void>> {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       const owner = Number(await fs.readFile(lockFile, 'utf8').catch(() => ''));
       if (owner && owner !== process.pid && isAlive(owner)) {
-        throw new Error(`the data folder ${path.dirname(dataDir)} is in use by process ${owner}; stop it first`);
+        throw new DataFolderInUse(path.dirname(dataDir), owner);
       }
       await fs.rm(lockFile, { force: true });
     }

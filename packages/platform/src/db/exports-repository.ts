@@ -106,6 +106,17 @@ export class ExportsRepository {
     return row;
   }
 
+  /** The caller's completed ONNX exports of the final models of the jobs named, newest first, for reading which of
+   *  their variants are usable (the one whose folder a job's artifacts name is the one offered for download). */
+  async completedOnnxOfJobs(userId: string, jobIds: readonly string[]): Promise<ExportRow[]> {
+    if (jobIds.length === 0) return [];
+    return this.db.query<ExportRow>(
+      `SELECT * FROM exports WHERE user_id = $1 AND job_id = ANY($2) AND type = 'onnx' AND checkpoint_step IS NULL
+         AND status = 'completed' ORDER BY finished_at DESC, export_id DESC`,
+      [userId, [...jobIds]],
+    );
+  }
+
   /** Whether any export of the job is still running (queued or at work): the job's files are in use. */
   async anyRunning(jobId: string): Promise<boolean> {
     const rows = await this.db.query("SELECT 1 FROM exports WHERE job_id = $1 AND status = 'running' LIMIT 1", [jobId]);

@@ -15,9 +15,11 @@ export interface GuardedUpdate {
   jsonColumns: ReadonlySet<string>;
   /** Extra WHERE conditions, joined with AND; `bind` adds a parameter and returns its placeholder. */
   where?: (bind: Bind) => string[];
+  /** Whether updated_at moves (default true); false for what is recorded on a row without the row itself changing. */
+  touch?: boolean;
 }
 
-/** Runs the update (touching updated_at) and returns the new row, or undefined when no row matched the guards. */
+/** Runs the update (touching updated_at unless `touch` is false) and returns the new row, or undefined when no row matched the guards. */
 export async function guardedUpdate<Row>(db: Queryable, update: GuardedUpdate): Promise<Row | undefined> {
   const entries = Object.entries(update.set).filter(([, v]) => v !== undefined);
   const json = (k: string) => update.jsonColumns.has(k);
@@ -25,6 +27,6 @@ export async function guardedUpdate<Row>(db: Queryable, update: GuardedUpdate): 
   const sets = entries.map(([k], i) => `${k} = $${i + 2}${json(k) ? '::json' : ''}`);
   const bind: Bind = (value) => `$${params.push(value)}`;
   const guards = [`${update.idColumn} = $1`, ...(update.where?.(bind) ?? [])].join(' AND ');
-  const [row] = await db.query<Row>(`UPDATE ${update.table} SET ${[...sets, 'updated_at = now()'].join(', ')} WHERE ${guards} RETURNING *`, params);
+  const [row] = await db.query<Row>(`UPDATE ${update.table} SET ${[...sets, ...(update.touch === false ? [] : ['updated_at = now()'])].join(', ')} WHERE ${guards} RETURNING *`, params);
   return row;
 }

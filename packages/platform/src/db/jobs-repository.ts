@@ -226,6 +226,31 @@ export class JobsRepository {
     ]);
   }
 
+  /** For each queued job named: how many queued jobs of its lane (train, or session for a Tinker run), any user's,
+   *  were submitted before it; the queue serves them in that order. Jobs not queued are absent. */
+  async queuedAhead(jobIds: readonly string[]): Promise<Map<string, number>> {
+    if (jobIds.length === 0) return new Map();
+    const rows = await this.db.query<{ job_id: string; ahead: number }>(
+      `SELECT job_id, ahead FROM (
+         SELECT job_id, (row_number() OVER (PARTITION BY coalesce(training_config->>'trainer_type', 'sft') = 'tinker'
+                                            ORDER BY created_at, job_id) - 1)::int AS ahead
+         FROM training_jobs WHERE status = 'queued') q
+       WHERE job_id = ANY($1)`,
+      [[...jobIds]],
+    );
+    return new Map(rows.map((r) => [r.job_id, r.ahead]));
+  }
+
+  /** Records on a completed job what an export of it produced (its artifact groups, gguf_path). updated_at stays: the
+   *  export is its own record with its own times, and the job did not change (#54: a console that read a run's time
+   *  from updated_at saw it grow with every export). */
+  async recordExported(jobId: string, exported: Pick<JobUpdate, 'artifacts' | 'gguf_path'>): Promise<TrainingJobRow | undefined> {
+    return guardedUpdate<TrainingJobRow>(this.db, {
+      table: 'training_jobs', idColumn: 'job_id', id: jobId, set: exported, jsonColumns: JSON_COLUMNS, touch: false,
+      where: (bind) => [`status = ${bind('completed')}`],
+    });
+  }
+
   /** Running jobs (preparing, training) whose worker's hold is lost (work-rows.ts): it is silent, or let go of them. */
   async listOrphaned(lost: LostHold): Promise<TrainingJobRow[]> {
     return listLostHolds<TrainingJobRow>(this.db, TRAINING_WORK, lost);

@@ -1,6 +1,7 @@
 // Route contracts of the training service (interface.md 4.2 and the extra job endpoints of decisions.md).
 import { z } from 'zod';
-import { CheckpointList, JobDeleteResult, JobList, JobParams, JobStreamEvent, PreflightResponse, TrainRequest, TrainResponse, TrainingJob, WorkerList } from '../training.ts';
+import { PreflightResponse } from '../preflight-report.ts';
+import { CheckpointList, JobDeleteResult, JobList, JobParams, JobStreamEvent, TrainRequest, TrainResponse, TrainingJob, WorkerList } from '../training.ts';
 import {
   bearerOptional,
   conflict,

@@ -19,14 +19,19 @@ export async function exportRoutes(app: FastifyInstance): Promise<void> {
 
   routes.route({
     ...contracts.listExports,
-    handler: async (request) => (await platform.jobs.list(request.userId)).filter(hasExports).map(presentExportSummary),
+    handler: async (request) => {
+      const jobs = (await platform.jobs.list(request.userId)).filter(hasExports);
+      const onnx = await platform.exports.completedOnnxOfJobs(request.userId, jobs.filter((j) => j.artifacts.raw.onnx).map((j) => j.job_id));
+      return jobs.map((job) => presentExportSummary(job, onnx));
+    },
   });
 
   routes.route({
     ...contracts.getExport,
     handler: async (request) => {
       const { job, latestExport } = await platform.jobs.getOwnWithLatestExport(request.userId, request.params.job_id);
-      return presentExportDetails(job, latestExport);
+      const onnx = job.artifacts.raw.onnx ? await platform.exports.completedOnnxOfJobs(request.userId, [job.job_id]) : [];
+      return presentExportDetails(job, latestExport, onnx);
     },
   });
 

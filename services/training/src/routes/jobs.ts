@@ -10,7 +10,8 @@ import { streamJobEvents } from '../job-events.ts';
 /** The caller's job as GET /jobs/{id} shows it, with its latest export (404 when it is not theirs). */
 async function present(platform: Platform, userId: string, jobId: string) {
   const { job, latestExport } = await platform.jobs.getOwnWithLatestExport(userId, jobId);
-  return presentJob(job, latestExport);
+  const ahead = job.status === 'queued' ? await platform.jobs.queuedAhead([job.job_id]) : undefined;
+  return presentJob(job, latestExport, ahead?.get(job.job_id));
 }
 
 export async function jobRoutes(app: FastifyInstance): Promise<void> {
@@ -30,7 +31,8 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
     handler: async (request) => {
       const jobs = await platform.jobs.list(request.userId);
       const latest = await platform.exports.latestForJobs(request.userId, jobs.map((j) => j.job_id));
-      return { jobs: jobs.map((job) => presentJob(job, latest.get(job.job_id))) };
+      const ahead = await platform.jobs.queuedAhead(jobs.filter((j) => j.status === 'queued').map((j) => j.job_id));
+      return { jobs: jobs.map((job) => presentJob(job, latest.get(job.job_id), ahead.get(job.job_id))) };
     },
   });
 

@@ -200,5 +200,5 @@ async function recordOnJob(platform: Platform, jobId: string, produced: ExportAr
     }
     if (a.variant === 'file' && a.type === 'gguf') ggufPath = a.path;
   }
-  await platform.jobs.update(jobId, { artifacts, ...(ggufPath ? { gguf_path: ggufPath } : {}) }, ['completed']);
+  await platform.jobs.recordExported(jobId, { artifacts, ...(ggufPath ? { gguf_path: ggufPath } : {}) });
 }

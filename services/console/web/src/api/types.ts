@@ -9,6 +9,7 @@ export type {
   ExportDetails,
   ExportList,
   ExportRecord,
+  ExportSummary,
   FieldMapping,
   FieldMappings,
   JobDeleteResult,

@@ -4,7 +4,10 @@
 import { useEffect, useRef } from 'react';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
-import { formatTicks } from './format.ts';
+import { axisWidth, formatTicks } from './format.ts';
+
+/** uPlot's own axis font, named so that the y axis can measure its labels in it. */
+const AXIS_FONT = '12px system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", sans-serif';
 
 export interface ChartSeries {
   label: string;
@@ -40,6 +43,12 @@ export function TimeSeriesChart({ title, xLabel = 'step', series, data, height =
       axes: [
         { label: xLabel },
         {
+          font: AXIS_FONT,
+          // as wide as its labels: they are measured in the axis's font, in CSS pixels
+          size: (u, values) => {
+            u.ctx.font = AXIS_FONT;
+            return axisWidth(values, (label) => u.ctx.measureText(label).width);
+          },
           // uPlot's own labels round to the tick spacing's decimals, which shows 0 for every tick of a 2e-4 curve.
           values: (_u, splits) => {
             const labels = formatTicks(splits);

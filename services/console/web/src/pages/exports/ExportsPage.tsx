@@ -10,10 +10,9 @@ import { ErrorAlert } from '../../components/ErrorAlert.tsx';
 import { formatTime } from '../../components/format.ts';
 import { ScrollTable } from '../../components/ScrollTable.tsx';
 import { StatusBadge } from '../../components/StatusBadge.tsx';
+import { onnxChoices } from './onnx-variants.ts';
 
 const FILE_TYPES = ['adapter', 'merged', 'gguf', 'onnx'] as const;
-/** One ONNX model file each, beside the folder's archive. */
-const ONNX_VARIANTS = ['fp32', 'fp16', 'q4', 'q4f16'] as const;
 
 export function ExportsPage() {
   const fromJob = new URLSearchParams(useSearch()).get('job') ?? '';
@@ -147,12 +146,12 @@ export function ExportsPage() {
                             Download {t}
                           </Button>
                         ))}
-                        {entry.artifacts.raw.onnx &&
-                          ONNX_VARIANTS.map((v) => (
-                            <Button key={v} size="compact-sm" variant="subtle" onClick={() => void downloadFile('export', `/exports/${encodeURIComponent(entry.job_id)}/download?type=onnx&variant=${v}`).catch((err: Error) => setError(err.message))}>
-                              onnx {v}
-                            </Button>
-                          ))}
+                        {/* one model file each, beside the folder's archive; an unusable one says so */}
+                        {onnxChoices(entry).map((c) => (
+                          <Button key={c.variant} size="compact-sm" variant="subtle" color={c.usable === false ? 'red' : undefined} title={c.hint} onClick={() => void downloadFile('export', `/exports/${encodeURIComponent(entry.job_id)}/download?type=onnx&variant=${c.variant}`).catch((err: Error) => setError(err.message))}>
+                            {c.label}
+                          </Button>
+                        ))}
                       </Group>
                     </Table.Td>
                     <Table.Td>

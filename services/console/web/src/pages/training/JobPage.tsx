@@ -9,7 +9,7 @@ import type { JobDeleteResult, TrainingJob } from '../../api/types.ts';
 import { useLoad } from '../../api/use-load.ts';
 import { ConfirmButton } from '../../components/ConfirmButton.tsx';
 import { ErrorAlert } from '../../components/ErrorAlert.tsx';
-import { formatClock, formatDuration, formatNumber, formatTime } from '../../components/format.ts';
+import { formatClock, formatDuration, formatNumber, formatTime, plural, runSeconds } from '../../components/format.ts';
 import { StatusBadge } from '../../components/StatusBadge.tsx';
 import { TimeSeriesChart } from '../../components/TimeSeriesChart.tsx';
 import { PreflightView } from './PreflightView.tsx';
@@ -34,6 +34,13 @@ export function JobPage({ id }: { id: string }) {
   useEffect(() => {
     if (history.final) reload();
   }, [history.final, reload]);
+  // While it waits, the count of jobs ahead of it is looked at again every few seconds.
+  const queued = job?.status === 'queued';
+  useEffect(() => {
+    if (!queued) return;
+    const timer = setInterval(reload, 5000);
+    return () => clearInterval(timer);
+  }, [queued, reload]);
 
   // GRPO's loss is ~0 by construction (a group's advantages sum to 0): its figure is the reward (#39).
   const grpo = trainerOf(job) === 'grpo';
@@ -136,7 +143,7 @@ export function JobPage({ id }: { id: string }) {
             <Stat label={grpo ? 'reward' : 'loss'} value={formatNumber(grpo ? lastFigure?.reward : lastFigure?.loss)} />
             <Stat label="learning rate" value={formatNumber(last?.learning_rate, 3)} />
             <Stat label="tokens/s" value={formatNumber(last?.tokens_per_second === null || last?.tokens_per_second === undefined ? undefined : Math.round(last.tokens_per_second))} />
-            <Stat label="ETA" value={running ? formatDuration(last?.eta_seconds) : '—'} />
+            {running ? <Stat label="ETA" value={formatDuration(last?.eta_seconds)} /> : <Stat label="ran for" value={formatDuration(runSeconds(job))} />}
           </SimpleGrid>
           {warnings.length > 0 && (
             <Alert color="yellow" title={warnings.length === 1 ? 'Warning' : `${warnings.length} warnings`} aria-label="Job warnings">
@@ -151,7 +158,7 @@ export function JobPage({ id }: { id: string }) {
             <Curves grpo={grpo} loss={loss} learningRate={learningRate} speed={speed} />
           ) : (
             <Card withBorder data-testid="no-curves">
-              <Text c="dimmed">{waiting(job.status, history)}</Text>
+              <Text c="dimmed">{waiting(job, history)}</Text>
             </Card>
           )}
           <Accordion variant="contained" multiple defaultValue={['events', 'metrics']}>
@@ -192,10 +199,14 @@ export function JobPage({ id }: { id: string }) {
 }
 
 /** What a job without a curve yet is doing: waiting for a worker, or preparing (with its latest word). */
-function waiting(status: TrainingJob['status'], history: JobHistory): string {
+function waiting(job: TrainingJob, history: JobHistory): string {
+  const { status } = job;
   const latest = history.log.at(-1);
   const said = latest && latest.kind === 'log' ? ` Latest: ${latest.text}` : '';
-  if (status === 'queued') return 'Queued: waiting for a worker. The curves start with the first training step.';
+  if (status === 'queued') {
+    const ahead = job.jobs_ahead ? `${plural(job.jobs_ahead, 'job')} ahead of it` : job.jobs_ahead === 0 ? 'next in line' : '';
+    return `Queued: waiting for a worker${ahead ? ` (${ahead})` : ''}. The curves start with the first training step.`;
+  }
   if (status === 'preparing') return `Preparing: loading the dataset and the base model; the curves start with the first training step.${said}`;
   return 'No training step was reported.';
 }

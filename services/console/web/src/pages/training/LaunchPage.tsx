@@ -13,7 +13,7 @@ import { PreflightView } from './PreflightView.tsx';
 import { RewardFields } from './RewardFields.tsx';
 import { initialRewards, rewardConfig, type RewardDraft } from './rewards.ts';
 import { SchemaFields } from './SchemaFields.tsx';
-import { cleanValues, defaultsOf, EVAL_CONFIG, EXPORT_CONFIG, HYPERPARAMETERS, PRESETS, presetSettings, TRACKER_CONFIG, TRAINING_FIELDS, type PresetName } from './training-schema.ts';
+import { cleanValues, defaultsOf, EVAL_CONFIG, EXPORT_CONFIG, fieldsFor, HYPERPARAMETERS, PRESETS, presetSettings, TRACKER_CONFIG, TRAINING_FIELDS, type PresetName } from './training-schema.ts';
 
 const TRAINERS_BY_MODE: Record<string, string[]> = { language_modeling: ['sft'], preference: ['dpo', 'orpo'], prompt_only: ['grpo'] };
 
@@ -48,6 +48,7 @@ export function LaunchPage() {
   const hasCuda = workers.data?.workers.some((w) => w.devices.some((d) => d.kind === 'cuda')) ?? false;
   const chosenMethod = method ?? (hasCuda ? 'QLoRA' : 'LoRA');
   const chosenTrainer = trainers.includes(trainer) ? trainer : trainers[0]!;
+  const hyperparameterFields = useMemo(() => fieldsFor(HYPERPARAMETERS, chosenTrainer, chosenMethod), [chosenTrainer, chosenMethod]);
   // A prompt_only dataset keeps its source columns beside the prompt: what a reward may compare against.
   const details = useLoad(
     (signal) => (chosenTrainer === 'grpo' && datasetId ? api<ProcessedDataset>('preprocessing', `/datasets/${encodeURIComponent(datasetId)}`, { signal }) : Promise.resolve(undefined)),
@@ -77,7 +78,7 @@ export function LaunchPage() {
         provider: models.data?.bases.includes(baseModel) ? 'local' : 'hub',
         method: chosenMethod,
         trainer_type: chosenTrainer,
-        hyperparameters: cleanValues(HYPERPARAMETERS, hyperparameters),
+        hyperparameters: cleanValues(hyperparameterFields, hyperparameters),
         eval_config: cleanValues(EVAL_CONFIG, evalConfig),
         export_config: cleanValues(EXPORT_CONFIG, exportConfig),
         ...(Object.keys(trackerValues).length > 0 ? { tracker_config: trackerValues } : {}),
@@ -154,9 +155,9 @@ export function LaunchPage() {
           {chosenTrainer === 'grpo' && <RewardFields rewards={rewards} onChange={setRewards} columns={columns} />}
           <Accordion variant="contained" multiple>
             <Accordion.Item value="hyperparameters">
-              <Accordion.Control>Advanced: every hyperparameter</Accordion.Control>
+              <Accordion.Control>Advanced: every hyperparameter {chosenTrainer} reads</Accordion.Control>
               <Accordion.Panel>
-                <SchemaFields group="hyperparameters" schema={HYPERPARAMETERS} values={hyperparameters} onChange={(k, v) => setHyperparameters((h) => ({ ...h, [k]: v }))} />
+                <SchemaFields group="hyperparameters" schema={hyperparameterFields} values={hyperparameters} onChange={(k, v) => setHyperparameters((h) => ({ ...h, [k]: v }))} />
               </Accordion.Panel>
             </Accordion.Item>
             <Accordion.Item value="eval">

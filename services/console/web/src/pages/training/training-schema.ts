@@ -2,10 +2,11 @@
 // zod schemas the service validates with): every hyperparameter of interface.md 2.12, eval, export and tracker
 // settings, with their defaults, limits and descriptions. The launch form is drawn from these, so it never lags the API.
 import trainingDocument from '../../../../../../openapi/training.json' with { type: 'json' };
+import { settingApplies, type SettingScope } from '../../../../../../packages/schema/src/setting-scope.ts';
 
 const { components } = trainingDocument;
 
-export interface FieldSchema {
+export interface FieldSchema extends SettingScope {
   type?: string;
   enum?: readonly string[];
   default?: unknown;
@@ -31,11 +32,17 @@ export function defaultsOf(schema: ObjectSchema): Record<string, unknown> {
   return Object.fromEntries(Object.entries(schema).flatMap(([name, field]) => (field.default === undefined ? [] : [[name, field.default]])));
 }
 
-/** The values to send: empty fields dropped, numbers typed in as text made numbers. */
+/** The fields a run of this trainer and method reads (the schema's `x-trainers` / `x-methods`): an SFT job is shown
+ *  and sends no DPO or GRPO setting (#54: its log said "max_prompt_length … not used by sft"). */
+export function fieldsFor(schema: ObjectSchema, trainer: string, method: string): ObjectSchema {
+  return Object.fromEntries(Object.entries(schema).filter(([, field]) => settingApplies(field, trainer, method)));
+}
+
+/** The values to send: fields the schema does not have and empty ones dropped, numbers typed in as text made numbers. */
 export function cleanValues(schema: ObjectSchema, values: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(
     Object.entries(values).flatMap(([name, value]) => {
-      if (value === '' || value === undefined || value === null) return [];
+      if (!(name in schema) || value === '' || value === undefined || value === null) return [];
       const type = schema[name]?.type;
       if ((type === 'number' || type === 'integer') && typeof value === 'string') return [[name, Number(value)]];
       return [[name, value]];

@@ -1,0 +1,32 @@
+// Usage errors, said before any service is asked: a misspelt flag is named with the one it resembles (#54: `ftune
+// train --datset x` said only that --dataset was missing), and a missing required option is still said.
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { main } from '../src/main.ts';
+
+async function ftune(args: string[]): Promise<{ code: number; stderr: string }> {
+  let stderr = '';
+  vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
+    stderr += String(chunk);
+    return true;
+  });
+  const code = await main(['node', 'ftune', ...args]);
+  vi.restoreAllMocks();
+  return { code, stderr };
+}
+
+afterEach(() => vi.restoreAllMocks());
+
+describe('usage errors', () => {
+  it('names an unknown flag and the near one, though a required option is then missing too', async () => {
+    const { code, stderr } = await ftune(['train', '--datset', 'pd_1', '--model', 'tiny']);
+    expect(code).toBe(2);
+    expect(stderr).toContain("error: unknown option '--datset'\n(Did you mean --dataset?)");
+    expect(stderr).not.toContain('not specified');
+  });
+
+  it('still says which required option is missing', async () => {
+    const { code, stderr } = await ftune(['train', '--dataset', 'pd_1']);
+    expect(code).toBe(2);
+    expect(stderr).toContain("error: required option '--model <model>' not specified");
+  });
+});

@@ -51,6 +51,22 @@ describe('once with a build step', () => {
     expect(record).toEqual(['copying…', 'copying: done in 0 s']);
   });
 
+  it('makes what a build needs before its own stage starts: one stage after the other, never interleaved, each timed alone (#54)', async () => {
+    const heard: string[] = [];
+    const listen = (message: string) => heard.push(message);
+    const gate = deferred();
+    let merged = false;
+    const merge = () => once('/tmp/target-merged', async () => merged, async () => { await gate.promise; merged = true; }, { what: 'merging', heartbeatMs: 1_000 }, listen);
+    const gguf = once('/tmp/target-gguf', async () => false, async () => { await merge(); }, { what: 'making the GGUF', heartbeatMs: 1_000, before: merge }, listen);
+    // the merge's heartbeats while the GGUF stage has not started: none of the GGUF's
+    while (heard.filter((m) => m.endsWith('s so far')).length < 2) await new Promise((r) => setTimeout(r, 100));
+    gate.resolve();
+    await gguf;
+    const firstGguf = heard.findIndex((m) => m.startsWith('making the GGUF'));
+    expect(heard.slice(0, firstGguf).every((m) => m.startsWith('merging'))).toBe(true);
+    expect(heard.slice(firstGguf)).toEqual(['making the GGUF…', 'making the GGUF: done in 0 s']);
+  });
+
   it('while a build runs, says every heartbeat how long it has run, with the stage beside each sentence (#39)', async () => {
     const heard: { message: string; progress: { stage: string; elapsed_seconds: number } | null }[] = [];
     const gate = deferred();

@@ -20,6 +20,9 @@ export interface BuildStep {
   record?: ProgressListener;
   /** Between two "… s so far" (PROGRESS_INTERVAL_S). */
   heartbeatMs: number;
+  /** What the build needs made first (a merge before a GGUF conversion), each with stages of its own: run before this
+   *  stage starts, so its sentences do not interleave with this one's and its time is not counted in this one's. */
+  before?: () => Promise<unknown>;
 }
 
 interface Build {
@@ -60,6 +63,7 @@ export async function once(target: string, exists: () => Promise<boolean>, build
       await build();
       return target;
     }
+    await step.before?.();
     entry.started = { what: step.what, at: Date.now() };
     await timedStage(step, tell, build, entry.started.at);
     return target;

@@ -48,7 +48,7 @@ export class JobModels {
 
   /** A build of this job's model, recorded in the log and in the job's event log (the console and `ftune jobs logs`
    *  show it), the request that asked for it told too. */
-  private step(what: string): BuildStep {
+  private step(what: string, before?: () => Promise<unknown>): BuildStep {
     const { platform, job } = this;
     const of = this.checkpointStep === undefined ? `job ${job.job_id}` : `checkpoint ${this.checkpointStep} of job ${job.job_id}`;
     const sentence = what.replace('{job}', of);
@@ -60,6 +60,7 @@ export class JobModels {
         void platform.jobs.appendEvent(job.job_id, 'log', { level: 'info', message, about: 'model' }).catch(() => undefined); // a deleted job
       },
       heartbeatMs: platform.config.PROGRESS_INTERVAL_S * 1000,
+      ...(before ? { before } : {}),
     };
   }
 
@@ -91,7 +92,9 @@ export class JobModels {
       const [base, adapter] = [await this.base(), await this.adapter()];
       await buildFolder(folder, (temp) =>
         runCoreStep(this.platform, 'merge', { base_model: base, adapter, output_dir: temp }, path.join(this.dir, 'merge.json'), this.options));
-    }, this.step(stored ? 'copying the model of {job} from blob storage to this worker' : 'merging the adapter of {job} into its base model'), this.options.progress);
+    }, stored
+      ? this.step('copying the model of {job} from blob storage to this worker')
+      : this.step('merging the adapter of {job} into its base model', async () => [await this.base(), await this.adapter()]), this.options.progress);
   }
 
   /** The merged model as GGUF (with its Ollama Modelfile beside it): the one training stored, or converted here.
@@ -101,13 +104,18 @@ export class JobModels {
     const folder = path.join(this.dir, `gguf-${quantization}`);
     const file = path.join(folder, name);
     return once(file, () => isFile(file), async () => {
-      if (this.checkpointStep === undefined && (await this.platform.blobs.stat(`${this.prefixes.gguf}${name}`))) {
+      if (await this.storedGguf(name)) {
         return downloadModel(this.platform, this.prefixes.gguf, folder, (file) => file === name || file === 'Modelfile');
       }
       const merged = await this.merged();
       await buildFolder(folder, (temp) =>
         runCoreStep(this.platform, 'gguf', { model: merged, output_file: path.join(temp, name), quantization }, path.join(this.dir, `gguf-${quantization}.json`), this.options));
-    }, this.step(`making the GGUF (${quantization}) of {job} for llama.cpp`), this.options.progress);
+    }, this.step(`making the GGUF (${quantization}) of {job} for llama.cpp`, async () => (await this.storedGguf(name)) || this.merged()), this.options.progress);
+  }
+
+  /** Whether training stored this GGUF (a job's own, not a checkpoint's): then it is copied, not converted. */
+  private async storedGguf(name: string): Promise<boolean> {
+    return this.checkpointStep === undefined && Boolean(await this.platform.blobs.stat(`${this.prefixes.gguf}${name}`));
   }
 
   /** The merged model in transformers.js's layout (`<folder>/model`: onnx/ with fp32, fp16, q4 and q4f16, config,
@@ -125,7 +133,7 @@ export class JobModels {
           model: merged, output_dir: path.join(temp, 'model'), prompts_file: path.join(temp, 'prompts.json'), reference_file: path.join(temp, 'reference.json'),
         }, path.join(this.dir, 'onnx.json'), this.options);
       });
-    }, this.step('exporting {job} to ONNX (fp32, fp16, q4, q4f16) for ONNX Runtime and transformers.js'), this.options.progress);
+    }, this.step('exporting {job} to ONNX (fp32, fp16, q4, q4f16) for ONNX Runtime and transformers.js', () => this.merged()), this.options.progress);
     return paths;
   }
 
@@ -137,7 +145,7 @@ export class JobModels {
       const [base, adapter] = [await this.base(), await this.adapter()];
       await buildFolder(folder, (temp) =>
         runCoreStep(this.platform, 'gguf', { model: base, adapter, output_file: path.join(temp, 'adapter.gguf') }, path.join(this.dir, 'gguf-lora.json'), this.options));
-    }, this.step('converting the adapter of {job} to a GGUF LoRA adapter for llama.cpp'), this.options.progress);
+    }, this.step('converting the adapter of {job} to a GGUF LoRA adapter for llama.cpp', async () => [await this.base(), await this.adapter()]), this.options.progress);
   }
 
   /** The base model of this job as GGUF (what a GGUF LoRA adapter applies over). */

@@ -2,7 +2,8 @@
 // cancel, events (the job's event log, newest first) and checkpoints (the stored ones, each usable as a model).
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { openaiRoutes } from '@ftp/schema';
+import { fitListItem, fitResponse } from '@ftp/platform';
+import { FineTuningJob, openaiRoutes } from '@ftp/schema';
 import { cancelTrainingJob, pauseTrainingJob, resumeTrainingJob } from '@ftp/jobs';
 import { createFineTuningJob, ownJob } from '../fine-tuning.ts';
 import { listPage, presentCheckpoint, presentEvent, presentFineTuningJob } from '../presenters.ts';
@@ -23,13 +24,18 @@ export async function fineTuningRoutes(app: FastifyInstance): Promise<void> {
     ...openaiRoutes.listFineTuningJobs,
     handler: async (request) => {
       const { rows, hasMore } = await platform.jobs.listPage(request.userId, request.query);
-      return { object: 'list' as const, data: rows.map(presentFineTuningJob), has_more: hasMore };
+      // One row that cannot be served is left out (and logged), not a 500 for the whole page (#56).
+      const data = rows.flatMap((row) => fitListItem(FineTuningJob, presentFineTuningJob(row), request.log, { jobId: row.job_id }) ?? []);
+      return { object: 'list' as const, data, has_more: hasMore };
     },
   });
 
   routes.route({
     ...openaiRoutes.retrieveFineTuningJob,
-    handler: async (request) => presentFineTuningJob(await ownJob(platform, request.userId, request.params.fine_tuning_job_id)),
+    handler: async (request) => {
+      const job = await ownJob(platform, request.userId, request.params.fine_tuning_job_id);
+      return fitResponse(FineTuningJob, presentFineTuningJob(job), request.log, { jobId: job.job_id });
+    },
   });
 
   routes.route({

@@ -1,7 +1,7 @@
 // Stored rows → the shapes the APIs answer with: a training job (interface.md 2.13 + decisions.md), export
 // details, list items and records (2.16), and a worker (decisions.md "Scaled out"). The training and export
 // services both present jobs with their latest export, so the presenters live here, once.
-import type { CheckpointRow, ExportRow, TrainingJobRow, WorkerRow } from '@ftp/platform';
+import type { CheckpointRow, ExportRow, JobProgressRow, TrainingJobRow, WorkerRow } from '@ftp/platform';
 import type { Checkpoint, ExportDetails, ExportRecord, ExportSummary, PreflightReport, QueueLane, TrainingJob, WorkerInfo } from '@ftp/schema';
 
 import { appliedTrainingConfig, trainerOf } from './applied-config.ts';
@@ -10,6 +10,27 @@ import type { LaneState } from './deployment-metrics.ts';
 export { appliedTrainingConfig, trainerOf };
 
 const iso = (value: Date | string): string => new Date(value).toISOString();
+
+/** A figure as a response may carry it: a finite number, else null (JSON has no NaN or Infinity). */
+export const finiteOrNull = (value: unknown): number | null => (typeof value === 'number' && Number.isFinite(value) ? value : null);
+
+/** A job's progress as it is served, whatever its row holds (#56: a worker killed after the last step and re-queued ran
+ *  a step 51 of 50 and stored eta -0.1): a step is never past the total (the total is at least the steps run), an ETA
+ *  never negative, a figure never NaN or infinite. */
+export function presentProgress(progress: JobProgressRow) {
+  const step = Math.max(0, Math.round(finiteOrNull(progress.step) ?? 0));
+  const total = finiteOrNull(progress.total_steps);
+  const eta = finiteOrNull(progress.eta_seconds);
+  const epoch = finiteOrNull(progress.epoch);
+  return {
+    step,
+    total_steps: total === null ? null : Math.max(Math.round(total), step),
+    epoch: epoch === null ? null : Math.max(0, epoch),
+    loss: finiteOrNull(progress.loss),
+    eta_seconds: eta === null ? null : Math.max(0, eta),
+    ...(progress.reward !== undefined ? { reward: finiteOrNull(progress.reward) } : {}),
+  };
+}
 
 export function presentExportRecord(row: ExportRow): ExportRecord {
   return {
@@ -33,19 +54,14 @@ export function presentExportRecord(row: ExportRow): ExportRecord {
 /** `latestExport`: the job's most recent export (platform.exports.latestForJob), if any; `jobsAhead`: for a queued
  *  job, platform.jobs.queuedAhead's count. */
 export function presentJob(job: TrainingJobRow, latestExport?: ExportRow, jobsAhead?: number): TrainingJob {
-  const progress = job.progress
-    ? {
-        step: job.progress.step, total_steps: job.progress.total_steps, epoch: job.progress.epoch, loss: job.progress.loss, eta_seconds: job.progress.eta_seconds,
-        ...(job.progress.reward !== undefined ? { reward: job.progress.reward } : {}),
-      }
-    : null;
+  const progress = job.progress ? presentProgress(job.progress) : null;
   const metrics = job.metrics
     ? {
-        eval_loss: job.metrics.eval_loss ?? null,
-        perplexity: job.metrics.perplexity ?? null,
-        accuracy: job.metrics.accuracy ?? null,
-        eval_runtime: job.metrics.eval_runtime ?? null,
-        ...(job.metrics.reward !== undefined ? { reward: job.metrics.reward } : {}),
+        eval_loss: finiteOrNull(job.metrics.eval_loss),
+        perplexity: finiteOrNull(job.metrics.perplexity),
+        accuracy: finiteOrNull(job.metrics.accuracy),
+        eval_runtime: finiteOrNull(job.metrics.eval_runtime),
+        ...(job.metrics.reward !== undefined ? { reward: finiteOrNull(job.metrics.reward) } : {}),
       }
     : null;
   return {
@@ -123,5 +139,5 @@ export function presentWorker(row: WorkerRow): WorkerInfo {
 }
 
 export function presentCheckpoint(row: CheckpointRow): Checkpoint {
-  return { step: row.step, epoch: row.epoch, train_loss: row.train_loss, eval_loss: row.eval_loss, created_at: iso(row.created_at), size_bytes: row.size_bytes };
+  return { step: row.step, epoch: row.epoch, train_loss: finiteOrNull(row.train_loss), eval_loss: finiteOrNull(row.eval_loss), created_at: iso(row.created_at), size_bytes: row.size_bytes };
 }

@@ -33,3 +33,4 @@ export { checkMetricsCredential, registerMetricsRoute } from './http/metrics.ts'
 export { RequestValidationError } from './http/validation.ts';
 export { openAiErrorOf } from './http/error-handler.ts';
 export { registerApiDocs } from './http/docs.ts';
+export { fitListItem, fitResponse, fitToSchema, UnservableRow, type Fitted } from './http/response-fit.ts';

@@ -2,7 +2,7 @@
 // user's cancel read from cancelled_at), its event log the job's events, its stored checkpoints OpenAI's checkpoints,
 // and model names in both directions (ft:<base>:<suffix or custom>:<job id>, a checkpoint …:ckpt-step-<n>).
 import type { BatchWithCounts, CheckpointRow, JobEventRow, RawDatasetRow, TrainingJobRow, UploadRow } from '@ftp/platform';
-import { checkpointModelName, fineTunedModelName, trainerOf } from '@ftp/jobs';
+import { checkpointModelName, finiteOrNull, fineTunedModelName, presentProgress, trainerOf } from '@ftp/jobs';
 import type { BatchObject, FileObject, FineTuningJob } from '@ftp/schema';
 import type { OpenAiJobFacts, ResolvedHyperparameters } from './fine-tuning.ts';
 
@@ -121,14 +121,15 @@ export function presentFineTuningJob(job: TrainingJobRow): FineTuningJob {
     : rft ? { type: 'reinforcement', reinforcement: { grader: rft.grader, hyperparameters: { ...plain, compute_multiplier: rft.compute_multiplier, eval_interval: rft.eval_interval, eval_samples: rft.eval_samples }, ...(rft.response_format ? { response_format: rft.response_format } : {}) } }
     : { type: trainer, hyperparameters: plain };
   const state = status(job);
-  const eta = job.progress?.eta_seconds;
-  const trained = job.metrics?.['trained_tokens'];
+  // As the training service serves it (never negative, never NaN): a worker killed after its last step left -0.1 (#56).
+  const eta = job.progress ? presentProgress(job.progress).eta_seconds : null;
+  const trained = finiteOrNull(job.metrics?.['trained_tokens']);
   return {
     id: job.job_id,
     object: 'fine_tuning.job',
     created_at: seconds(job.created_at),
     finished_at: job.finished_at ? seconds(job.finished_at) : null,
-    estimated_finish: state === 'running' && typeof eta === 'number' ? seconds(job.updated_at) + Math.round(eta) : null,
+    estimated_finish: state === 'running' && eta !== null ? seconds(job.updated_at) + Math.round(eta) : null,
     error: state === 'failed' ? { code: facts?.error?.code ?? 'training_failed', message: job.error ?? 'the job failed', param: facts?.error?.param ?? null } : null,
     fine_tuned_model: state === 'succeeded' ? fineTunedModelName(job) : null,
     model: facts?.model ?? job.base_model_id,
@@ -136,7 +137,7 @@ export function presentFineTuningJob(job: TrainingJobRow): FineTuningJob {
     result_files: [],
     seed: facts?.seed ?? (job.training_config as { hyperparameters?: { seed?: number } }).hyperparameters?.seed ?? 42,
     status: state,
-    trained_tokens: typeof trained === 'number' ? Math.round(trained) : null,
+    trained_tokens: trained === null ? null : Math.round(trained),
     training_file: facts?.training_file ?? null,
     validation_file: facts?.validation_file ?? null,
     hyperparameters: plain,
@@ -154,7 +155,7 @@ const STATUS_MESSAGES: Record<string, string> = {
   completed: 'The job has successfully completed',
 };
 
-const num = (value: unknown): number | null => (typeof value === 'number' && Number.isFinite(value) ? value : null);
+const num = finiteOrNull;
 
 /** Each grader's mean reward from the trainer's figures (TRL logs `<prefix><name>/mean`). */
 function graderMeans(figures: Record<string, unknown>, prefix: string): Record<string, number> {
@@ -231,7 +232,7 @@ export function presentCheckpoint(job: TrainingJobRow, checkpoint: CheckpointRow
   const atOrBefore = events.filter((e) => num(e.data['step']) !== null && num(e.data['step'])! <= checkpoint.step);
   const lastProgress = atOrBefore.filter((e) => e.kind === 'progress').at(-1);
   const evaluation = atOrBefore.filter((e) => e.kind === 'metrics' && num(e.data['step']) === checkpoint.step).at(-1);
-  const validLoss = checkpoint.eval_loss ?? num(evaluation?.data['eval_loss']);
+  const validLoss = num(checkpoint.eval_loss) ?? num(evaluation?.data['eval_loss']);
   const validAccuracy = num(evaluation?.data['accuracy']);
   return {
     id: `ftckpt-${job.job_id}-${checkpoint.step}`,
@@ -242,7 +243,7 @@ export function presentCheckpoint(job: TrainingJobRow, checkpoint: CheckpointRow
     step_number: checkpoint.step,
     metrics: {
       step: checkpoint.step,
-      train_loss: checkpoint.train_loss,
+      train_loss: num(checkpoint.train_loss),
       train_mean_token_accuracy: num(((lastProgress?.data['extra'] ?? {}) as Record<string, unknown>)['mean_token_accuracy']),
       valid_loss: validLoss,
       valid_mean_token_accuracy: validAccuracy,

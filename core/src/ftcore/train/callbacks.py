@@ -122,13 +122,16 @@ class ProtocolCallback(TrainerCallback):
             return  # evaluation and end-of-training summaries are reported elsewhere
         elapsed = max(time.monotonic() - self.started, 1e-9)
         done = state.global_step - self.start_step
-        eta = (state.max_steps - state.global_step) * elapsed / done if done else None
+        # A run resumed from its last checkpoint can step past max_steps (#56: a worker killed after step 50 of 50
+        # ran a step 51): the total counts every step run, and nothing is left to do, never a negative ETA.
+        total_steps = max(state.max_steps, state.global_step)
+        eta = (total_steps - state.global_step) * elapsed / done if done > 0 else None
         extra = {k: float(v) for k, v in logs.items()
                  if k not in _STANDARD_KEYS and isinstance(v, (int, float)) and math.isfinite(v)}
         total = self.tokens.global_total()
         extra["trained_tokens"] = self.tokens.before + total
         progress = events.Progress(
-            step=state.global_step, total_steps=state.max_steps, epoch=round(float(state.epoch or 0), 4),
+            step=state.global_step, total_steps=total_steps, epoch=round(float(state.epoch or 0), 4),
             loss=_finite(logs.get("loss")), learning_rate=_finite(logs.get("learning_rate")),
             tokens_per_second=round(total / elapsed, 2), eta_seconds=None if eta is None else round(eta, 2),
             extra=extra)

@@ -1,17 +1,18 @@
 // /train and /jobs: submit, read, list, cancel, delete, stream events (SSE) and the job's own page.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import type { Platform } from '@ftp/platform';
-import { trainingRoutes } from '@ftp/schema';
+import { fitListItem, fitResponse, type Platform } from '@ftp/platform';
+import { TrainingJob, trainingRoutes } from '@ftp/schema';
 import { cancelTrainingJob, deleteTrainingJob, laneStates, pauseTrainingJob, preflightTrainingJob, presentCheckpoint, presentJob, presentLane, presentWorker, resumeTrainingJob, submitTrainingJob } from '@ftp/jobs';
 import { renderDashboard, signInPage } from '../dashboard.ts';
 import { streamJobEvents } from '../job-events.ts';
 
-/** The caller's job as GET /jobs/{id} shows it, with its latest export (404 when it is not theirs). */
-async function present(platform: Platform, userId: string, jobId: string) {
-  const { job, latestExport } = await platform.jobs.getOwnWithLatestExport(userId, jobId);
+/** The caller's job as GET /jobs/{id} shows it, with its latest export (404 when it is not theirs), fitted to its
+ *  schema (a 500 naming the job in the log when its row cannot be served, #56). */
+async function present(platform: Platform, request: FastifyRequest, jobId: string) {
+  const { job, latestExport } = await platform.jobs.getOwnWithLatestExport(request.userId, jobId);
   const ahead = job.status === 'queued' ? await platform.jobs.queuedAhead([job.job_id]) : undefined;
-  return presentJob(job, latestExport, ahead?.get(job.job_id));
+  return fitResponse(TrainingJob, presentJob(job, latestExport, ahead?.get(job.job_id)), request.log, { jobId: job.job_id });
 }
 
 export async function jobRoutes(app: FastifyInstance): Promise<void> {
@@ -32,20 +33,23 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
       const jobs = await platform.jobs.list(request.userId);
       const latest = await platform.exports.latestForJobs(request.userId, jobs.map((j) => j.job_id));
       const ahead = await platform.jobs.queuedAhead(jobs.filter((j) => j.status === 'queued').map((j) => j.job_id));
-      return { jobs: jobs.map((job) => presentJob(job, latest.get(job.job_id), ahead.get(job.job_id))) };
+      // One row that cannot be served is left out (and logged), not a 500 for the whole list (#56).
+      return {
+        jobs: jobs.flatMap((job) => fitListItem(TrainingJob, presentJob(job, latest.get(job.job_id), ahead.get(job.job_id)), request.log, { jobId: job.job_id }) ?? []),
+      };
     },
   });
 
   routes.route({
     ...trainingRoutes.getJob,
-    handler: async (request) => present(platform, request.userId, request.params.job_id),
+    handler: async (request) => present(platform, request, request.params.job_id),
   });
 
   routes.route({
     ...trainingRoutes.cancelJob,
     handler: async (request) => {
       await cancelTrainingJob(platform, request.userId, request.params.job_id);
-      return present(platform, request.userId, request.params.job_id);
+      return present(platform, request, request.params.job_id);
     },
   });
 
@@ -53,7 +57,7 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
     ...trainingRoutes.pauseJob,
     handler: async (request) => {
       await pauseTrainingJob(platform, request.userId, request.params.job_id);
-      return present(platform, request.userId, request.params.job_id);
+      return present(platform, request, request.params.job_id);
     },
   });
 
@@ -61,7 +65,7 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
     ...trainingRoutes.resumeJob,
     handler: async (request) => {
       await resumeTrainingJob(platform, request.userId, request.params.job_id);
-      return present(platform, request.userId, request.params.job_id);
+      return present(platform, request, request.params.job_id);
     },
   });
 

@@ -59,9 +59,11 @@ export function recordTraining(ctx: JobContext, job: TrainingJobRow): TrainingRe
         break;
       }
       case 'progress': {
+        // A run resumed from its last step runs past its planned total (#56: step 51 of 50, eta -0.1, from a core
+        // before the fix): recorded with a total that counts every step run and an ETA of at least 0.
         const progress = {
-          step: event.step, total_steps: event.total_steps, epoch: event.epoch, loss: event.loss,
-          eta_seconds: event.eta_seconds, learning_rate: event.learning_rate, tokens_per_second: event.tokens_per_second,
+          step: event.step, total_steps: Math.max(event.total_steps, event.step), epoch: event.epoch, loss: event.loss,
+          eta_seconds: event.eta_seconds === null ? null : Math.max(0, event.eta_seconds), learning_rate: event.learning_rate, tokens_per_second: event.tokens_per_second,
           // GRPO: what the job's pages and lists show instead of its ~0 loss (#39)
           ...(event.extra.reward !== undefined ? { reward: event.extra.reward } : {}),
         };

@@ -79,6 +79,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly cancelledTokens = new Counter({
+    name: 'ftp_cancelled_generation_tokens_total',
+    help: 'Tokens generated for requests cancelled before their answer (the client went away, the time limit passed), by engine',
+    labelNames: ['engine'] as const,
+    registers: [this.registry],
+  });
+
   readonly timeToFirstToken = new Histogram({
     name: 'ftp_time_to_first_token_seconds',
     help: 'Streamed chats: time from the request taken to its first token, by engine',

@@ -79,10 +79,11 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  readonly cancelledTokens = new Counter({
-    name: 'ftp_cancelled_generation_tokens_total',
-    help: 'Tokens generated for requests cancelled before their answer (the client went away, the time limit passed), by engine',
+  readonly cancelledTokens = new Histogram({
+    name: 'ftp_cancelled_generation_tokens',
+    help: 'Generations cancelled before their answer (the client went away, the time limit passed): the tokens each had decoded when its engine stopped, by engine',
     labelNames: ['engine'] as const,
+    buckets: [0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 1024, 4096],
     registers: [this.registry],
   });
 

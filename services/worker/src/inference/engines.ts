@@ -144,7 +144,7 @@ export class InferenceEngines {
    *  stopping at the next token, it should be a few tokens past the cancel. */
   private cancelled(engine: ModelFiles['engine']): (tokens: number) => void {
     return (tokens) => {
-      this.platform.metrics.cancelledTokens.inc({ engine }, tokens);
+      this.platform.metrics.cancelledTokens.observe({ engine }, tokens);
       this.platform.logger.info({ engine, tokens }, 'generation cancelled');
     };
   }

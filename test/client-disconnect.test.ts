@@ -1,14 +1,15 @@
 // A client that goes away stops its generation (#54): on one engine sequence (FAST_ENGINE_SEQUENCES=1; the core runs
 // one request at a time anyway) a long generation whose client closes gives its place to the next request, which
 // finishes, and what the cancelled one decoded (ftp_cancelled_generation_tokens, the engines' own count) is far
-// below its max_tokens: for /v1 chat completions streamed and not (the console's playground streams them) and POST
-// /inference/batch, on llama.cpp and on transformers. Counts and order only, no clock: the machine is shared.
+// below its max_tokens: for /v1 chat completions streamed and not, the same streamed through the console (its
+// playground's way) and POST /inference/batch, on llama.cpp and on transformers. Counts and order only, no clock: the machine is shared.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { openTestPlatform, type TestPlatform } from '@ftp/platform/testing';
 import { startWorker, type WorkerHandle } from '@ftp/worker';
 import { buildOpenAiApp } from '@ftp/openai';
 import { buildInferenceApp } from '@ftp/inference';
+import { buildConsoleApp } from '@ftp/console';
 import { LONG_PROMPT, wideTinyModelsDir, WIDE_TINY_MODEL } from './support/tiny-model.ts';
 
 /** The cancelled request's max_tokens: what it would decode if nothing stopped it (the model's context is 512). */
@@ -20,6 +21,7 @@ let worker: WorkerHandle;
 let apps: FastifyInstance[] = [];
 let openai: string;
 let inference: string;
+let consoleUrl: string;
 
 beforeAll(async () => {
   // HF_ENDPOINT: a closed port, so nothing is fetched; one llama.cpp thread on a busy 2-core machine.
@@ -33,6 +35,10 @@ beforeAll(async () => {
   worker = await startWorker(platform, { queues: ['infer'] });
   apps = [await buildOpenAiApp(platform), await buildInferenceApp(platform)];
   [openai, inference] = (await Promise.all(apps.map((app) => app.listen({ host: '127.0.0.1', port: 0 })))) as [string, string];
+  const unused = 'http://127.0.0.1:9';
+  const consoleApp = await buildConsoleApp({ upstreams: { openai, inference, preprocessing: unused, training: unused, export: unused }, logLevel: 'warn' });
+  apps.push(consoleApp);
+  consoleUrl = await consoleApp.listen({ host: '127.0.0.1', port: 0 });
   // Both engines warm (a GGUF made, the core started, the model loaded): what is measured below is decoding.
   for (const fast of [true, false]) expect((await chat(fast, 4)).status).toBe(200);
 }, 300_000);
@@ -47,9 +53,9 @@ afterAll(async () => {
 
 type Engine = 'llama.cpp' | 'transformers';
 
-function chat(fast: boolean, maxTokens: number, extra: Record<string, unknown> = {}, signal?: AbortSignal): Promise<Response> {
+function chat(fast: boolean, maxTokens: number, extra: Record<string, unknown> = {}, signal?: AbortSignal, base = openai): Promise<Response> {
   const body = { model: WIDE_TINY_MODEL, messages: MESSAGES, max_tokens: maxTokens, temperature: 0, use_fast_engine: fast, ...extra };
-  return fetch(`${openai}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), ...(signal ? { signal } : {}) });
+  return fetch(`${base}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), ...(signal ? { signal } : {}) });
 }
 
 function batch(fast: boolean, maxTokens: number, signal?: AbortSignal): Promise<Response> {
@@ -92,6 +98,11 @@ const PATHS: Array<{ name: string; engine: Engine; close: (client: AbortControll
     engine: 'llama.cpp',
     close: async (client) => closeAfterFirstText(await chat(true, MAX_TOKENS, { stream: true }, client.signal), client),
   },
+  {
+    name: "a streamed chat through the console (its playground's) on llama.cpp",
+    engine: 'llama.cpp',
+    close: async (client) => closeAfterFirstText(await chat(true, MAX_TOKENS, { stream: true }, client.signal, `${consoleUrl}/api/openai`), client),
+  },
   { name: 'a chat on llama.cpp', engine: 'llama.cpp', close: (client) => closeOnceRunning(chat(true, MAX_TOKENS, {}, client.signal), client) },
   { name: 'a batch on llama.cpp', engine: 'llama.cpp', close: (client) => closeOnceRunning(batch(true, MAX_TOKENS, client.signal), client) },
   { name: 'a chat on transformers', engine: 'transformers', close: (client) => closeOnceRunning(chat(false, MAX_TOKENS, {}, client.signal), client) },
@@ -115,8 +126,8 @@ describe('a client that goes away', { timeout: 120_000 }, () => {
     expect(next.status).toBe(200);
     await expect.poll(async () => (await cancelled(engine)).count, { timeout: 30_000, interval: 20 }).toBe(before.count + 1);
     const decoded = (await cancelled(engine)).tokens - before.tokens;
-    // Measured on 2 busy cores: llama.cpp 8–24 tokens in all for the stream closed after its first chunk, 12–41 for
-    // the others closed 40 ms into decoding; transformers 1–14.
+    // Measured on 2 busy cores: llama.cpp 8–24 tokens in all for a stream closed after its first chunk (through the
+    // console too), 4–41 for the others closed 40 ms into decoding; transformers 1–14.
     expect(decoded, `${engine} decoded ${decoded} tokens (${seen} text chunks read before the close)`).toBeLessThan(MAX_TOKENS / 4);
   });
 });

@@ -182,7 +182,10 @@ export class CoreServer {
       }
       if (options.signal) {
         onAbort = () => {
-          if (sent && options.onCancelled && this.pending.has(id)) this.cancelled.set(id, options.onCancelled);
+          if (options.onCancelled && this.pending.has(id)) {
+            if (sent) this.cancelled.set(id, options.onCancelled);
+            else options.onCancelled(0); // the core never had it
+          }
           giveUp(new CoreServerError('cancelled', 'the request was cancelled'));
         };
         if (options.signal.aborted) onAbort();

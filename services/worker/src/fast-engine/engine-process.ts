@@ -140,7 +140,10 @@ export class EngineProcess implements FastGenerator {
     }
     if (this.running !== running || !this.pending.has(id)) return;
     // Cancelled while the engine started: the cancel went nowhere, so the request must not go either.
-    if (pending.request.signal?.aborted) return this.settle(id, (p) => p.reject(p.request.signal!.reason as Error));
+    if (pending.request.signal?.aborted) {
+      pending.request.onCancelled?.(0);
+      return this.settle(id, (p) => p.reject(p.request.signal!.reason as Error));
+    }
     const { onText: _onText, signal: _signal, onCancelled: _onCancelled, ...request } = pending.request;
     // Sent to a process that just died, it fails here and crashed() takes the request up when the exit is seen.
     running.child.send({ type: 'generate', id, request, stream: pending.request.onText !== undefined } satisfies EngineRequest, (err) => {

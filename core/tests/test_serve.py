@@ -290,6 +290,25 @@ def test_pipelined_requests_are_answered_in_order_and_cancel_drops_one(server, t
     assert all(len(ids) <= 3 for ids in answered.token_ids)
 
 
+def test_a_cancelled_generation_says_how_many_tokens_it_had_generated(tiny_model):
+    # What serve's cancelled error reports (generated_tokens): the worker counts what a client that went away cost.
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from ftcore.errors import Cancelled
+    from ftcore.generate import generate_answers
+
+    model, tokenizer = AutoModelForCausalLM.from_pretrained(tiny_model), AutoTokenizer.from_pretrained(tiny_model)
+    polls = []
+
+    def cancel_at_the_sixth_poll() -> bool:  # polled once a token (and once after the batch)
+        polls.append(1)
+        return len(polls) >= 6
+
+    with pytest.raises(Cancelled) as cancelled:
+        generate_answers(model, tokenizer, PROMPTS, max_new_tokens=400, batch_size=len(PROMPTS),
+                         should_stop=cancel_at_the_sixth_poll)
+    assert len(PROMPTS) <= cancelled.value.generated_tokens <= len(PROMPTS) * 6
+
+
 def test_evaluate_gives_the_metrics_functions_scores_and_keeps_the_encoder_loaded(server):
     predictions, references = ["The Eiffel Tower!", "in Paris, France", "London"], ["eiffel tower", "Paris", "Paris"]
     qa = server.ask({"id": "e1", "op": "evaluate", "predictions": predictions, "references": references, "task_type": "qa"})

@@ -41,6 +41,18 @@ export function tinyModelsDir(): Promise<string> {
   return modelsDir({ [TINY_MODEL]: {} });
 }
 
+/** A random model as tiny in every way but width and depth (about 2M parameters), so that a token takes milliseconds
+ *  rather than a fraction of one, whose greedy answer to LONG_PROMPT runs to its context's end (the seed is one that
+ *  does; most random models say their end-of-turn token sooner or later): what a test of a generation stopped mid-way
+ *  needs. */
+export const WIDE_TINY_MODEL = 'tiny-wide';
+export const LONG_PROMPT = 'Tell me a long story.';
+
+/** Returns a models folder that contains `tiny-wide/`. */
+export function wideTinyModelsDir(): Promise<string> {
+  return modelsDir({ [WIDE_TINY_MODEL]: { hidden_size: 256, intermediate_size: 512, num_layers: 4, num_heads: 8, num_kv_heads: 4, seed: 1 } });
+}
+
 /** Returns a models folder that contains `tiny/` and the tool models of TOOL_MODELS. */
 export function toolModelsDir(): Promise<string> {
   const tools = Object.entries(TOOL_MODELS).map(([name, options]) => [name, { ...TOOL_MODEL_OPTIONS, ...options }]);

@@ -77,6 +77,8 @@ class Error:
     message: str
     # serve: the request this error answers (None: the server itself, or a line that named no id).
     id: str | None = None
+    # serve, a cancelled generation: the tokens it had generated when it stopped.
+    generated_tokens: int | None = None
     event: Literal["error"] = "error"
 
 

@@ -117,6 +117,7 @@ def _generated_rows(model, tokenizer, prompts, max_new_tokens, temperature, top_
     # Compiled: every batch is padded to the call's longest prompt, so one room serves them all.
     longest = max(lengths, default=0)
     compiled_room = _room(model, longest, max_new_tokens) if engine.compiled else None
+    generated = 0  # tokens of every row so far, padding included: what a cancelled request cost
     settings = dict(do_sample=sampling, temperature=temperature if sampling else None,
                     top_p=top_p if sampling else None, top_k=None, eos_token_id=tokenizer.eos_token_id,
                     pad_token_id=tokenizer.pad_token_id, stopping_criteria=stopping, **stop_at_strings, **constrained)
@@ -134,8 +135,9 @@ def _generated_rows(model, tokenizer, prompts, max_new_tokens, temperature, top_
             else:
                 room = _room(model, encoded["input_ids"].shape[1], max_new_tokens)
                 new = model.generate(**encoded, max_new_tokens=room, **settings)[:, encoded["input_ids"].shape[1]:]
+        generated += rows * new.shape[1]
         if should_stop is not None and should_stop():
-            raise Cancelled("generation cancelled")
+            raise Cancelled("generation cancelled", generated_tokens=generated)
         prompt_lengths = encoded["attention_mask"].sum(dim=1).tolist()
         yield from zip(new[:rows].tolist(), prompt_lengths)
 

@@ -238,7 +238,8 @@ class Server:
         except SpecError as e:
             events.emit(events.Error(code="validation", message=str(e), id=request_id))
         except Cancelled as e:
-            events.emit(events.Error(code="cancelled", message=str(e) or "cancelled", id=request_id))
+            events.emit(events.Error(code="cancelled", message=str(e) or "cancelled", id=request_id,
+                                     generated_tokens=e.generated_tokens))
         except Exception as e:  # noqa: BLE001 - one failed request must not end the server
             import logging
 

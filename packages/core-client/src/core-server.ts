@@ -67,6 +67,9 @@ export interface RequestOptions {
   signal?: AbortSignal;
   /** Told what the core says while it works on this request (a cold model's load and its time so far). */
   onProgress?: (message: string) => void;
+  /** After `signal` cancelled the request (it rejects at once), told when the core stops: the tokens it had generated
+   *  (0 for a request it had not started). */
+  onCancelled?: (generatedTokens: number) => void;
 }
 
 export interface CoreServerOptions {
@@ -112,6 +115,8 @@ interface Running {
 export class CoreServer {
   private running: Running | undefined;
   private readonly pending = new Map<string, Pending>();
+  /** Requests cancelled in the core whose answer is still to come, with who wants to know what they cost. */
+  private readonly cancelled = new Map<string, (generatedTokens: number) => void>();
   private closed = false;
 
   constructor(private readonly options: CoreServerOptions = {}) {}
@@ -176,7 +181,13 @@ export class CoreServer {
         timer = setTimeout(() => giveUp(new CoreServerError('timeout', `the ML core did not answer within ${timeoutMs} ms`)), timeoutMs);
       }
       if (options.signal) {
-        onAbort = () => giveUp(new CoreServerError('cancelled', 'the request was cancelled'));
+        onAbort = () => {
+          if (options.onCancelled && this.pending.has(id)) {
+            if (sent) this.cancelled.set(id, options.onCancelled);
+            else options.onCancelled(0); // the core never had it
+          }
+          giveUp(new CoreServerError('cancelled', 'the request was cancelled'));
+        };
         if (options.signal.aborted) onAbort();
         else options.signal.addEventListener('abort', onAbort, { once: true });
       }
@@ -260,6 +271,12 @@ export class CoreServer {
     if (event.event !== 'generated' && event.event !== 'scored' && event.event !== 'graded' && event.event !== 'preflight' && event.event !== 'error') return;
     const id = event.id;
     const waiting = id ? this.pending.get(id) : undefined;
+    const cancelled = id ? this.cancelled.get(id) : undefined;
+    if (cancelled) {
+      this.cancelled.delete(id!);
+      const cost = event.event === 'error' ? (event.generated_tokens ?? 0) : event.event === 'generated' ? event.token_ids.reduce((n, ids) => n + ids.length, 0) : 0;
+      return cancelled(cost);
+    }
     if (!waiting || !id) {
       if (event.event === 'error') this.options.onLog?.({ event: 'log', level: 'error', message: event.message });
       return; // an answer nobody waits for any more (timed out), or a server-level error
@@ -272,6 +289,7 @@ export class CoreServer {
   private failAll(error: CoreServerError): void {
     const waiting = [...this.pending.values()];
     this.pending.clear();
+    this.cancelled.clear(); // the core that would have answered them is gone
     for (const p of waiting) p.reject(error);
   }
 }

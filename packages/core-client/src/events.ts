@@ -53,6 +53,8 @@ export const ErrorEvent = z.strictObject({
   message: z.string(),
   /** serve: the request this error answers (null: the server itself, or a line that named no id). */
   id: z.string().nullable().optional(),
+  /** serve, a cancelled generation: the tokens it had generated when it stopped. */
+  generated_tokens: z.number().int().nonnegative().nullable().optional(),
 });
 
 export const TrackerEvent = z.strictObject({

@@ -13,9 +13,9 @@ export async function gradeOnWorker(platform: Platform, userId: string, work: Gr
   return GradeResult.parse(await requestFromWorker(platform, evaluateQueue, { userId, grade: work }, undefined, 'the grader'));
 }
 
-/** POST /evaluation's work, answered by a worker. */
-export async function evaluateOnWorker(platform: Platform, payload: EvaluatePayload, hubToken: string | undefined): Promise<EvaluationResult> {
-  return EvaluationResult.parse(await requestFromWorker(platform, evaluateQueue, payload, hubToken, 'the evaluation'));
+/** POST /evaluation's work, answered by a worker; cancelled there when `lifetime` (the HTTP request's) aborts. */
+export async function evaluateOnWorker(platform: Platform, payload: EvaluatePayload, hubToken: string | undefined, lifetime?: AbortSignal): Promise<EvaluationResult> {
+  return EvaluationResult.parse(await requestFromWorker(platform, evaluateQueue, payload, hubToken, 'the evaluation', lifetime ? { signal: lifetime } : {}));
 }
 
 

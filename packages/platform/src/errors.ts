@@ -80,6 +80,12 @@ export class GatewayTimeout extends AppError {
   readonly statusCode = 504;
 }
 
+/** 499 (nginx's "client closed request"): the client went away before its answer was sent. Nobody reads it; it is
+ *  the reason work done for that request is cancelled (http/request-lifetime.ts). */
+export class ClientClosedRequest extends AppError {
+  readonly statusCode = 499;
+}
+
 /** Shorthand for the common one-field 422. */
 export function invalidField(loc: string[], msg: string, type = 'value_error'): UnprocessableEntity {
   return new UnprocessableEntity({ loc, msg, type });

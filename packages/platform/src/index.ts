@@ -31,6 +31,7 @@ export { createServiceApp, type ServiceAppOptions } from './http/service-app.ts'
 export { checkHealth, registerHealthRoute, type HealthReport } from './http/health.ts';
 export { checkMetricsCredential, registerMetricsRoute } from './http/metrics.ts';
 export { RequestValidationError } from './http/validation.ts';
+export { requestLifetime } from './http/request-lifetime.ts';
 export { openAiErrorOf } from './http/error-handler.ts';
 export { registerApiDocs } from './http/docs.ts';
 export { fitListItem, fitResponse, fitToSchema, UnservableRow, type Fitted } from './http/response-fit.ts';

@@ -79,6 +79,14 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly cancelledTokens = new Histogram({
+    name: 'ftp_cancelled_generation_tokens',
+    help: 'Generations cancelled before their answer (the client went away, the time limit passed): the tokens each had decoded when its engine stopped, by engine',
+    labelNames: ['engine'] as const,
+    buckets: [0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 1024, 4096],
+    registers: [this.registry],
+  });
+
   readonly timeToFirstToken = new Histogram({
     name: 'ftp_time_to_first_token_seconds',
     help: 'Streamed chats: time from the request taken to its first token, by engine',

@@ -4,9 +4,9 @@
 import type { Platform } from '@ftp/platform';
 import { inferQueue, PreparingReport, readAnswers, requestFromWorker, StreamDelta, ToolStream, type ChatAnswer, type ChatRun, type Delta, type GenerationDetail } from '@ftp/jobs';
 
-/** The answers, whole. */
-export async function runChat(platform: Platform, run: ChatRun): Promise<{ answers: ChatAnswer[]; details: GenerationDetail[] }> {
-  const { results, details } = await requestFromWorker(platform, inferQueue, run.payload, undefined, 'the chat completion');
+/** The answers, whole. `lifetime` (the HTTP request's, requestLifetime) aborted, the generation stops on the worker. */
+export async function runChat(platform: Platform, run: ChatRun, lifetime: AbortSignal): Promise<{ answers: ChatAnswer[]; details: GenerationDetail[] }> {
+  const { results, details } = await requestFromWorker(platform, inferQueue, run.payload, undefined, 'the chat completion', { signal: lifetime });
   return { answers: readAnswers(run, results, details), details };
 }
 
@@ -17,8 +17,9 @@ export interface ChatStreamListener {
   delta(index: number, delta: Delta): void;
 }
 
-/** The answers as they are generated, to `listener`; resolves when all have ended, with how each ended. */
-export async function streamChat(platform: Platform, run: ChatRun, listener: ChatStreamListener): Promise<{ details: GenerationDetail[]; finish_reasons: ChatAnswer['finish_reason'][] }> {
+/** The answers as they are generated, to `listener`; resolves when all have ended, with how each ended. `lifetime` as
+ *  runChat's: a client that stops reading the stream stops its generation. */
+export async function streamChat(platform: Platform, run: ChatRun, lifetime: AbortSignal, listener: ChatStreamListener): Promise<{ details: GenerationDetail[]; finish_reasons: ChatAnswer['finish_reason'][] }> {
   const n = run.payload.conversations.length;
   const answers = Array.from({ length: n }, () => (run.tools && run.tools.names.length > 0 ? new ToolStream(run.tools, run.parallel) : undefined));
   const onReport = (data: unknown) => {
@@ -31,7 +32,7 @@ export async function streamChat(platform: Platform, run: ChatRun, listener: Cha
     const out = tool ? tool.add(text) : { content: text };
     if (out) listener.delta(index, out);
   };
-  const { details } = await requestFromWorker(platform, inferQueue, run.payload, undefined, 'the chat completion', { onReport });
+  const { details } = await requestFromWorker(platform, inferQueue, run.payload, undefined, 'the chat completion', { onReport, signal: lifetime });
   const finish_reasons = details.map((detail, index) => {
     const ending = answers[index]?.finish() ?? { deltas: [], called: false };
     for (const delta of ending.deltas) listener.delta(index, delta);

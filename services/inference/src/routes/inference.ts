@@ -1,8 +1,9 @@
 // POST /inference/batch and POST /evaluation: limits and the model (the caller's completed job, or a base model
-// the store or hub has) are checked here, then a worker does the work and this process waits for its answer.
+// the store or hub has) are checked here, then a worker does the work and this process waits for its answer; a client
+// that goes away meanwhile cancels it there.
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { invalidField } from '@ftp/platform';
+import { invalidField, requestLifetime } from '@ftp/platform';
 import { inferenceRoutes } from '@ftp/schema';
 import { checkJudges, checkModelChoice, evaluateOnWorker, inferQueue, plainConversation, readyDataset, requestFromWorker } from '@ftp/jobs';
 
@@ -13,7 +14,8 @@ export function registerInferenceRoutes(app: FastifyInstance): void {
 
   routes.route({
     ...inferenceRoutes.runBatchInference,
-    handler: async (request) => {
+    handler: async (request, reply) => {
+      const lifetime = requestLifetime(reply); // a client gone stops its generation
       const { hub_token: hubToken, messages, model_source, job_id, checkpoint_step, base_model_id, use_fast_engine, max_new_tokens, temperature, top_p } = request.body;
       if (messages.length > MAX_BATCH) {
         throw invalidField(['body', 'messages'], `${messages.length} conversations is more than MAX_BATCH (${MAX_BATCH}); send them in smaller batches`, 'too_big');
@@ -26,14 +28,15 @@ export function registerInferenceRoutes(app: FastifyInstance): void {
         conversations: messages.map(plainConversation),
         generation: { max_new_tokens, temperature, ...(top_p !== undefined ? { top_p } : {}) },
       };
-      const { results } = await requestFromWorker(platform, inferQueue, payload, hubToken, 'batch inference');
+      const { results } = await requestFromWorker(platform, inferQueue, payload, hubToken, 'batch inference', { signal: lifetime });
       return { results };
     },
   });
 
   routes.route({
     ...inferenceRoutes.evaluateModel,
-    handler: async (request) => {
+    handler: async (request, reply) => {
+      const lifetime = requestLifetime(reply);
       const { hub_token: hubToken, ...evaluation } = request.body;
       if (evaluation.max_samples !== undefined && evaluation.max_samples > MAX_EVAL_SAMPLES) {
         throw invalidField(['body', 'max_samples'], `max_samples ${evaluation.max_samples} is more than MAX_EVAL_SAMPLES (${MAX_EVAL_SAMPLES})`, 'too_big');
@@ -41,7 +44,7 @@ export function registerInferenceRoutes(app: FastifyInstance): void {
       await readyDataset(platform, request.userId, evaluation.dataset_id, ['body', 'dataset_id']);
       await checkModelChoice(platform, request.userId, evaluation, hubToken);
       await checkJudges(platform, request.userId, evaluation.graders ?? []);
-      return evaluateOnWorker(platform, { userId: request.userId, request: evaluation }, hubToken);
+      return evaluateOnWorker(platform, { userId: request.userId, request: evaluation }, hubToken, lifetime);
     },
   });
 }

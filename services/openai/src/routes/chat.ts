@@ -7,7 +7,7 @@
 // the console show them, and the stream is open from the first one.
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { newId } from '@ftp/platform';
+import { newId, requestLifetime } from '@ftp/platform';
 import { openaiRoutes, type ChatCompletionChunk } from '@ftp/schema';
 import { chatCompletionObject, chatUsage as usage, prepareChat } from '@ftp/jobs';
 import { runChat, streamChat } from '../chat-run.ts';
@@ -21,11 +21,12 @@ export async function chatRoutes(app: FastifyInstance): Promise<void> {
     ...openaiRoutes.createChatCompletion,
     handler: async (request, reply) => {
       const body = request.body;
+      const lifetime = requestLifetime(reply); // a client gone stops its generation
       const run = await prepareChat(platform, request.userId, body);
       const frame = { id: newId('chatcmpl'), object: 'chat.completion.chunk' as const, created: Math.floor(Date.now() / 1000), model: body.model, system_fingerprint: null };
 
       if (!body.stream) {
-        const { answers, details } = await runChat(platform, run);
+        const { answers, details } = await runChat(platform, run, lifetime);
         return chatCompletionObject(frame.id, body.model, answers, details);
       }
 
@@ -38,13 +39,14 @@ export async function chatRoutes(app: FastifyInstance): Promise<void> {
         send([{ index, delta: { ...role, ...delta }, finish_reason: finish, logprobs: null }]);
       };
       try {
-        const { details, finish_reasons } = await streamChat(platform, run, { preparing: (text) => stream.comment(`preparing: ${text}`), delta });
+        const { details, finish_reasons } = await streamChat(platform, run, lifetime, { preparing: (text) => stream.comment(`preparing: ${text}`), delta });
         finish_reasons.forEach((finish, index) => delta(index, {}, finish));
         if (body.stream_options?.include_usage) send([], usage(details));
         stream.write('[DONE]');
         stream.end();
       } catch (err) {
         if (!stream.started) throw err;
+        if (lifetime.aborted) return reply; // nobody left to tell
         request.log.warn({ err }, 'chat completion stream failed after it started');
         stream.write({ error: { message: (err as Error).message, type: 'server_error', param: null, code: null } });
         stream.end();

@@ -5,6 +5,7 @@
 // preparation is said in SSE comments first, and a failure after the start is an `error` event, which the SDKs raise.
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { requestLifetime } from '@ftp/platform';
 import { openaiRoutes } from '@ftp/schema';
 import { finished, outputItems, prepareChat, refuseUnsupported, ResponseEvents, responseFrame, toChatRequest, type ResponseEvent } from '@ftp/jobs';
 import { runChat, streamChat } from '../chat-run.ts';
@@ -18,12 +19,13 @@ export async function responseRoutes(app: FastifyInstance): Promise<void> {
     ...openaiRoutes.createResponse,
     handler: async (request, reply) => {
       const body = request.body;
+      const lifetime = requestLifetime(reply); // a client gone stops its generation
       refuseUnsupported(body);
       const run = await prepareChat(platform, request.userId, toChatRequest(body), 'input');
       const frame = responseFrame(body);
 
       if (!body.stream) {
-        const { answers, details } = await runChat(platform, run);
+        const { answers, details } = await runChat(platform, run, lifetime);
         const answer = answers[0]!;
         return finished(frame, outputItems(answer), answer.finish_reason, details[0]);
       }
@@ -42,7 +44,7 @@ export async function responseRoutes(app: FastifyInstance): Promise<void> {
         emit({ type: 'response.in_progress', response: frame });
       };
       try {
-        const { details, finish_reasons } = await streamChat(platform, run, {
+        const { details, finish_reasons } = await streamChat(platform, run, lifetime, {
           preparing: (text) => stream.comment(`preparing: ${text}`),
           delta: (index, delta) => {
             if (index !== 0) return;
@@ -57,6 +59,7 @@ export async function responseRoutes(app: FastifyInstance): Promise<void> {
         stream.end();
       } catch (err) {
         if (!stream.started) throw err;
+        if (lifetime.aborted) return reply; // nobody left to tell
         request.log.warn({ err }, 'response stream failed after it started');
         emit({ type: 'error', code: 'server_error', message: (err as Error).message, param: null });
         stream.end();

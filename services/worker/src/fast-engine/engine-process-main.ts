@@ -40,6 +40,7 @@ async function serve(options: FastEngineOptions): Promise<void> {
       .generate({
         ...message.request,
         signal: controller.signal,
+        onCancelled: (decodedTokens) => send({ type: 'cancelled', id, decodedTokens }),
         ...(message.stream ? { onText: (index: number, delta: string) => send({ type: 'text', id, index, delta }) } : {}),
       })
       .then(

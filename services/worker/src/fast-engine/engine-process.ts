@@ -23,7 +23,7 @@ export interface FastGenerator {
 
 /** Parent → engine process. */
 export type EngineRequest =
-  | { type: 'generate'; id: number; request: Omit<GenerateRequest, 'onText' | 'signal'>; stream: boolean }
+  | { type: 'generate'; id: number; request: Omit<GenerateRequest, 'onText' | 'signal' | 'onCancelled'>; stream: boolean }
   | { type: 'cancel'; id: number; reason: string };
 
 /** Engine process → parent. */
@@ -31,7 +31,9 @@ export type EngineMessage =
   | { type: 'ready' }
   | { type: 'text'; id: number; index: number; delta: string }
   | { type: 'result'; id: number; generations: Generation[] }
-  | { type: 'error'; id: number; message: string; unsupportedSchema?: boolean };
+  | { type: 'error'; id: number; message: string; unsupportedSchema?: boolean }
+  /** Before the error of a request its cancel stopped: what it had decoded. */
+  | { type: 'cancelled'; id: number; decodedTokens: number };
 
 /** The engine process ended while it decoded this request (or the probe refused the model). */
 export class EngineCrashed extends Error {
@@ -137,7 +139,12 @@ export class EngineProcess implements FastGenerator {
       return; // it ended before it was ready: crashed() tried this request again or failed it
     }
     if (this.running !== running || !this.pending.has(id)) return;
-    const { onText: _onText, signal: _signal, ...request } = pending.request;
+    // Cancelled while the engine started: the cancel went nowhere, so the request must not go either.
+    if (pending.request.signal?.aborted) {
+      pending.request.onCancelled?.(0);
+      return this.settle(id, (p) => p.reject(p.request.signal!.reason as Error));
+    }
+    const { onText: _onText, signal: _signal, onCancelled: _onCancelled, ...request } = pending.request;
     // Sent to a process that just died, it fails here and crashed() takes the request up when the exit is seen.
     running.child.send({ type: 'generate', id, request, stream: pending.request.onText !== undefined } satisfies EngineRequest, (err) => {
       if (err && running.child.connected) this.settle(id, (p) => p.reject(err));
@@ -181,6 +188,8 @@ export class EngineProcess implements FastGenerator {
     if (message.type === 'text') {
       pending.streamed = true;
       pending.request.onText?.(message.index, message.delta);
+    } else if (message.type === 'cancelled') {
+      pending.request.onCancelled?.(message.decodedTokens);
     } else if (message.type === 'result') {
       this.settle(message.id, (p) => p.resolve(message.generations));
     } else {

@@ -58,8 +58,11 @@ export interface GenerateRequest {
   options?: GenerationOptions;
   /** Text of conversation `index` as it is generated; the pieces of one conversation add up to its final text. */
   onText?: (index: number, delta: string) => void;
-  /** Stops generating at the next token (the request's time limit passed); generate then rejects with its reason. */
+  /** Stops generating at the next token (the request's time limit passed, its client went away); generate then
+   *  rejects with its reason. */
   signal?: AbortSignal;
+  /** Told, when `signal` stopped it, how many tokens the request's conversations had decoded in all. */
+  onCancelled?: (decodedTokens: number) => void;
 }
 
 export interface Generation {
@@ -98,6 +101,16 @@ export class FastEngine {
   async generate(request: GenerateRequest): Promise<Generation[]> {
     const options = resolveOptions(request.options);
     if (request.loraPath) await stat(request.loraPath); // a clear ENOENT instead of a native load failure
+    const decoded = { tokens: 0 };
+    try {
+      return await this.decode(request, options, decoded);
+    } catch (err) {
+      if (request.signal?.aborted) request.onCancelled?.(decoded.tokens);
+      throw err;
+    }
+  }
+
+  private decode(request: GenerateRequest, options: ResolvedOptions, decoded: { tokens: number }): Promise<Generation[]> {
     return this.models.with(request.modelPath, async (model, contexts) => {
       const grammar = options.grammar ? await this.grammarFor(options.grammar) : undefined;
       const ending = textEnding(options.stop, grammar);
@@ -118,7 +131,7 @@ export class FastEngine {
       return Promise.all(prompts.map((prompt, i) => contexts.with(spec, (sequence) => {
         const text = new GeneratedText(model, ending, onText && ((delta) => onText(i, delta)));
         const sampling = { seed: options.seed + i, ...(grammar ? { grammar } : {}) };
-        return generateOne(model, sequence, prompt, options, sampling, text, request.signal);
+        return generateOne(model, sequence, prompt, options, sampling, text, decoded, request.signal);
       }, request.signal)));
     });
   }
@@ -184,6 +197,8 @@ async function generateOne(
   options: ResolvedOptions,
   { seed, grammar }: { seed: number; grammar?: LlamaGrammar },
   text: GeneratedText,
+  /** Every conversation of the request counts here what it decoded (what a cancelled request cost). */
+  decoded: { tokens: number },
   signal?: AbortSignal,
 ): Promise<Generation> {
   const tokens: Token[] = [];
@@ -194,6 +209,7 @@ async function generateOne(
   const constrained = grammar ? { grammarEvaluationState: new LlamaGrammarEvaluationState({ model, grammar }) } : {};
   const room = sequence.contextSize - prompt.length; // never let llama.cpp shift the prompt out of the context
   for await (const token of sequence.evaluate(prompt, { ...sampler, ...constrained, yieldEogToken: true })) {
+    decoded.tokens += 1;
     signal?.throwIfAborted();
     if (model.isEogToken(token)) {
       finishReason = 'stop';

@@ -74,7 +74,7 @@ export class InferenceEngines {
             ...(settings.tools ? { tools: settings.tools } : {}),
             ...(settings.forced_call ? { forced_call: settings.forced_call } : {}),
           },
-          { signal, ...(progress ? { onProgress: progress } : {}) },
+          { signal, onCancelled: this.cancelled('transformers'), ...(progress ? { onProgress: progress } : {}) },
         )
         .catch((err: unknown) => {
           // What the core refuses about the request itself (a prompt longer than the model's context) is the client's.
@@ -105,6 +105,7 @@ export class InferenceEngines {
         },
         ...(onText ? { onText: (index: number, text: string) => onText({ index, text: storable(text) }) } : {}),
         signal,
+        onCancelled: this.cancelled('llama.cpp'),
       })
       .catch((err: unknown) => {
         if (err instanceof UnsupportedSchemaError) throw invalidField(['body', settings.forced_call ? 'tools' : 'response_format'], err.message);
@@ -137,6 +138,15 @@ export class InferenceEngines {
         return rethrow(err, signal, 'ml core', 'the ML core could not grade');
       },
     );
+  }
+
+  /** What a cancelled generation had cost when its engine stopped it (the client went away, the time limit passed):
+   *  stopping at the next token, it should be a few tokens past the cancel. */
+  private cancelled(engine: ModelFiles['engine']): (tokens: number) => void {
+    return (tokens) => {
+      this.platform.metrics.cancelledTokens.observe({ engine }, tokens);
+      this.platform.logger.info({ engine, tokens }, 'generation cancelled');
+    };
   }
 
   /** A first use's wait, in the log and to the request that waits. */

@@ -1,6 +1,7 @@
 // Chat with a base model and one or two tuned models side by side: the same prompt goes to each, and each answer
-// streams in as the /v1 chat completions API sends it.
-import { useState, type FormEvent } from 'react';
+// streams in as the /v1 chat completions API sends it. Stop, or leaving the page, closes the streams: the service then
+// stops generating (a client gone cancels its generation), and what came so far stays in the conversation.
+import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { Button, Card, Group, MultiSelect, NumberInput, SimpleGrid, Stack, Text, Textarea, Title } from '@mantine/core';
 import { useSearch } from 'wouter';
 import { serverSentEvents } from '../../api/client.ts';
@@ -35,18 +36,23 @@ export function PlaygroundPage() {
   const tunedOfJob = models.data?.tuned.find((m) => jobIdOf(m) === job);
   const selected = chosen ?? [tunedOfJob ?? models.data?.tuned[0], models.data?.bases.find((b) => tunedOfJob?.startsWith(`ft:${b}:`)) ?? models.data?.bases[0]].filter((m): m is string => !!m);
   const busy = Object.values(columns).some((c) => c.streaming);
+  /** The streams of the prompt being answered: Stop and leaving the page abort them. */
+  const answering = useRef<AbortController | undefined>(undefined);
+  useEffect(() => () => answering.current?.abort(), []);
 
   const send = async (event: FormEvent) => {
     event.preventDefault();
     const text = prompt.trim();
     if (!text) return;
     setPrompt('');
-    await Promise.all(selected.map((model) => ask(model, text)));
+    const controller = new AbortController();
+    answering.current = controller;
+    await Promise.all(selected.map((model) => ask(model, text, controller.signal)));
   };
 
   const update = (model: string, change: (column: Column) => Column) => setColumns((all) => ({ ...all, [model]: change(all[model] ?? { messages: [], streaming: false }) }));
 
-  const ask = async (model: string, text: string) => {
+  const ask = async (model: string, text: string, signal: AbortSignal) => {
     const earlier = columns[model]?.messages ?? [];
     const history: ChatMessage[] = [...(system && earlier.length === 0 ? [{ role: 'system' as const, content: system }] : []), ...earlier, { role: 'user', content: text }];
     update(model, () => ({ messages: [...history, { role: 'assistant', content: '' }], streaming: true }));
@@ -63,6 +69,7 @@ export function PlaygroundPage() {
       };
       const stream = serverSentEvents('openai', '/v1/chat/completions', {
         json: { model, messages: history, stream: true, max_tokens: Number(maxTokens) || undefined, temperature: Number(temperature) },
+        signal,
       }, onComment);
       for await (const message of stream) {
         if (message.data === '[DONE]') break;
@@ -76,7 +83,10 @@ export function PlaygroundPage() {
       }
       update(model, (c) => ({ ...c, streaming: false, preparing: undefined }));
     } catch (err) {
-      update(model, (c) => ({ ...c, messages: c.messages.slice(0, -1), streaming: false, preparing: undefined, error: (err as Error).message }));
+      if (signal.aborted) {
+        // Stopped: the text so far stays in the conversation (an answer with none yet goes).
+        update(model, (c) => ({ ...c, messages: c.messages.at(-1)?.content === '' ? c.messages.slice(0, -1) : c.messages, streaming: false, preparing: undefined }));
+      } else update(model, (c) => ({ ...c, messages: c.messages.slice(0, -1), streaming: false, preparing: undefined, error: (err as Error).message }));
     }
   };
 
@@ -118,6 +128,11 @@ export function PlaygroundPage() {
               <Button variant="default" onClick={() => setColumns({})} disabled={busy}>
                 New conversation
               </Button>
+              {busy && (
+                <Button variant="default" onClick={() => answering.current?.abort()}>
+                  Stop
+                </Button>
+              )}
               <Button type="submit" loading={busy} disabled={selected.length === 0 || !prompt.trim()}>
                 Send
               </Button>

@@ -33,6 +33,8 @@ async function appWith(env: Record<string, string> = {}): Promise<FastifyInstanc
   );
   app.delete('/things/special', async () => ({ ok: true }));
   app.post('/things/:thing_id/cancel', { schema: { params: z.object({ thing_id: z.string() }) } }, async (req) => ({ cancelled: true, body: req.body ?? null }));
+  app.post('/things/:thing_id/rotate', { schema: { body: z.object({ keep: z.boolean().optional() }).optional() } }, async (req) => ({ body: req.body ?? null }));
+  app.post('/things/:thing_id/update', { schema: { body: z.object({ name: z.string().optional() }) } }, async (req) => ({ body: req.body }));
   app.get('/fail/:kind', async (req) => {
     const kind = (req.params as { kind: string }).kind;
     if (kind === 'bad') throw new BadRequest('row 3 has 2 fields, expected 3');
@@ -169,6 +171,13 @@ describe('error bodies', () => {
     const needed = await send('/things/t_1');
     expect(needed.status).toBe(422);
     expect(needed.body.detail.map((d: { loc: string[] }) => d.loc)).toEqual([['body', 'name']]);
+    // a body that may be left out gets none; one whose fields are all optional is still a body to send (OpenAPI: required)
+    expect(await send('/things/t_1/rotate')).toEqual({ status: 200, body: { body: null } });
+    const update = await send('/things/t_1/update');
+    expect([update.status, update.body.detail]).toEqual([422, [{ loc: ['body'], msg: 'the request has no body; send a JSON object ({} when no field is needed)', type: 'missing' }]]);
+    // a body of JSON null is no absent body: the wrong type, even where no body is needed
+    const nul = await app.inject({ method: 'POST', url: '/things/t_1/rotate', headers: { 'content-type': 'application/json' }, payload: 'null' });
+    expect([nul.statusCode, nul.json().detail[0].loc]).toEqual([422, ['body']]);
     // The same without a content type (the npm SDK): no parser runs, the same answers.
     expect((await app.inject({ method: 'POST', url: '/things/t_1/cancel' })).json()).toEqual({ cancelled: true, body: null });
     expect((await app.inject({ method: 'POST', url: '/things/t_1' })).json().detail.map((d: { loc: string[] }) => d.loc)).toEqual([['body', 'name']]);

@@ -113,9 +113,24 @@ export async function buildOpenApiDocument(name: ServiceName): Promise<OpenAPIV3
     });
   }
   await app.ready();
-  const document = app.swagger();
+  const document = JSON.parse(JSON.stringify(app.swagger())) as OpenAPIV3_1.Document;
   await app.close();
-  return JSON.parse(JSON.stringify(document)) as OpenAPIV3_1.Document;
+  markOptionalBodies(document, service.routes);
+  return document;
+}
+
+/** @fastify/swagger states every body required; a route whose body schema accepts none (the validator then gives the
+ *  route none: platform's validation.ts) says requestBody.required false. */
+function markOptionalBodies(document: OpenAPIV3_1.Document, routes: ReadonlyArray<{ method: string | string[]; url: string; schema?: { body?: unknown } }>): void {
+  for (const route of routes) {
+    const body = route.schema?.body as { safeParse?: (value: unknown) => { success: boolean } } | undefined;
+    if (!body?.safeParse?.(undefined).success) continue;
+    const path = route.url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+    for (const method of ([] as string[]).concat(route.method)) {
+      const operation = document.paths?.[path]?.[method.toLowerCase() as OpenAPIV3_1.HttpMethods];
+      if (operation?.requestBody && 'content' in operation.requestBody) operation.requestBody.required = false;
+    }
+  }
 }
 
 /** Where the committed document of a service lives (openapi/<service>.json at the repository root). */

@@ -6,7 +6,7 @@ import type { Platform } from '../platform.ts';
 import { newId } from '../ids.ts';
 import { JSON_BODY_LIMIT, MAX_PARAM_LENGTH } from '@ftp/schema';
 import { clientErrors, frameworkErrors, installErrorHandler, type ErrorStyle } from './error-handler.ts';
-import { zodValidatorCompiler } from './validation.ts';
+import { nullBody, zodValidatorCompiler } from './validation.ts';
 import { instrumentRequests } from './metrics.ts';
 
 declare module 'fastify' {
@@ -62,6 +62,11 @@ export function createServiceApp({ platform, bodyLimit = JSON_BODY_LIMIT, errorS
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     if (body === '') return done(null, undefined);
     parseJson(request, body as string, done);
+  });
+  // Validators see null for an absent body too (Fastify's way), and give it the absent body's answer: a body that is
+  // JSON null is refused here as the wrong type it is, before them.
+  app.addHook('preValidation', async (request) => {
+    if (request.body === null && request.routeOptions.schema?.body) throw nullBody();
   });
   app.setValidatorCompiler(zodValidatorCompiler);
   app.setSerializerCompiler(serializerCompiler);

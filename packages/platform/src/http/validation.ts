@@ -14,10 +14,9 @@ export class RequestValidationError extends Error {
   }
 }
 
-export const zodValidatorCompiler: FastifySchemaCompiler<z.ZodType> = ({ schema, httpPart }) => (input) => {
-  // An absent body (Fastify hands validators null for it) is checked as an empty object, so a route that needs one
-  // names each missing field (a body that may be left out is an optional object, which an empty one satisfies too).
-  const data = httpPart === 'body' && (input === undefined || input === null) ? {} : input;
+export const zodValidatorCompiler: FastifySchemaCompiler<z.ZodType> = ({ schema, httpPart }) => (data) => {
+  // An absent body (Fastify hands validators null for it; an empty JSON body is read as none, service-app.ts)
+  if (httpPart === 'body' && (data === undefined || data === null)) return absentBody(schema);
   const deep = tooDeep(data);
   if (deep) return { error: new RequestValidationError([deep], data) };
   const result = schema.safeParse(data);
@@ -26,6 +25,22 @@ export const zodValidatorCompiler: FastifySchemaCompiler<z.ZodType> = ({ schema,
   const nul = nulCharacters(result.data);
   return nul.length > 0 ? { error: new RequestValidationError(nul, data) } : { value: result.data };
 };
+
+/** A route whose body may be left out (an optional schema; its OpenAPI requestBody says so) gets none. One that needs a
+ *  body is a 422 naming each field it lacks, or, when every field is optional, saying to send an object. */
+function absentBody(schema: z.ZodType): { value?: unknown; error?: RequestValidationError } {
+  if (schema.safeParse(undefined).success) return { value: undefined };
+  const empty = schema.safeParse({});
+  if (!empty.success) return { error: new RequestValidationError(empty.error.issues, {}) };
+  const issue: z.core.$ZodIssue = { code: 'custom', path: [], message: 'the request has no body; send a JSON object ({} when no field is needed)', input: undefined, params: { type: 'missing' } };
+  return { error: new RequestValidationError([issue], undefined) };
+}
+
+/** The 422 of a body that is JSON null where an object is expected. */
+export function nullBody(): RequestValidationError {
+  const issue: z.core.$ZodIssue = { code: 'invalid_type', expected: 'object', path: [], message: 'the body is null; send a JSON object', input: null };
+  return Object.assign(new RequestValidationError([issue], null), { validationContext: 'body' });
+}
 
 /** The values of a JSON document with their paths and depths, walked with a stack of its own (a document may nest
  *  deeper than the call stack goes). `into` says whether to look inside a value. */

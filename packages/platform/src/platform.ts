@@ -103,6 +103,7 @@ function openQueue(config: Config, logger: Logger): JobQueue {
       logger.warn({ queue, work: work.id, ...work.ids, what }, `the queue lost its entry for this ${queue} work (Redis restarted without its data, or was out of reach longer than a lock lasts); the work went on, and its row says how it ended`),
     onReconnecting: (attempt, reason) => logger.warn({ attempt, reason }, 'queue unreachable, retrying: commands wait until Redis answers'),
     onReconnected: () => logger.info('queue reachable again; the commands that waited were sent'),
+    onConnectionLost: (queue, reason) => logger.warn({ queue, reason }, `the ${queue} lane lost its connection to Redis (${reason}); it connects again and its work goes on`),
   });
 }
 

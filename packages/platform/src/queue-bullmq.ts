@@ -47,6 +47,17 @@ export interface BullMqQueueOptions {
    *  the moment it is back: the commands sent meanwhile (lock renewals, fetches) wait and go then. */
   onReconnecting?: (attempt: number, reason: string) => void;
   onReconnected?: () => void;
+  /** Told when a lane's worker lost its connection to Redis mid-command (a Redis restart): news, not a handler's
+   *  failure; the connection is made again and the work goes on. */
+  onConnectionLost?: (queue: string, reason: string) => void;
+}
+
+/** Errors of a connection to Redis that went away, not of the work. BullMQ's isNotConnectionError knows a refused
+ *  connection and a closed one; a Redis restart also cuts commands in flight (`write ECONNRESET`, a broken pipe), which
+ *  it counts as other errors (seen in the soak of #56: error-level "job handler failed" lines for work that completed). */
+const CONNECTION_LOST = new Set(['ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTCONN', 'ECONNABORTED']);
+export function isConnectionError(err: Error): boolean {
+  return !isNotConnectionError(err) || CONNECTION_LOST.has((err as NodeJS.ErrnoException).code ?? '');
 }
 
 const KEEP_COMPLETED: KeepJobs = { age: 3600, count: 100 };
@@ -238,7 +249,8 @@ export class BullMqQueue implements JobQueue {
         const key = `${queue.name}/${lost.id}`;
         this.options.onLockLost(queue.name, { id: lost.id, ids: this.taken.get(key) ?? {} }, err.message);
         if (lost.finishing) this.taken.delete(key);
-      } else if (isNotConnectionError(err)) report(queue.name, err); // connection errors repeat at each reconnect
+      } else if (isConnectionError(err)) this.options.onConnectionLost?.(queue.name, err.message);
+      else report(queue.name, err);
     });
     worker.on('completed', (job) => this.taken.delete(`${queue.name}/${job.id}`));
     worker.on('failed', (job, err) => {

@@ -5,6 +5,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
+import net from 'node:net';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -13,7 +14,7 @@ import { Redis } from 'ioredis';
 import { z } from 'zod';
 import { AppError, Conflict, ServiceUnavailable, UnprocessableEntity } from '../src/errors.ts';
 import { defineQueue, InProcessQueue, type JobQueue } from '../src/queue.ts';
-import { BullMqQueue, type BullMqQueueOptions } from '../src/queue-bullmq.ts';
+import { BullMqQueue, isConnectionError, type BullMqQueueOptions } from '../src/queue-bullmq.ts';
 import { freePort } from '../../../test/servers/servers.ts';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -444,6 +445,24 @@ describe('BullMqQueue only', () => {
     expect(new Set(lost.map((l) => l.id)).size).toBe(1);
     expect(lost.every((l) => l.ids['jobId'] === 'job_lost')).toBe(true);
     expect(errors).toEqual([]);
+  });
+
+  it('counts a connection reset mid-command (a Redis restart) as a lost connection, not a handler error (#56)', async () => {
+    // The error exactly as Node raises it: a peer that resets the connection under a write.
+    const server = net.createServer((socket) => socket.resetAndDestroy());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const reset = await new Promise<Error>((resolve) => {
+      const client = net.connect((server.address() as net.AddressInfo).port, '127.0.0.1', () => {
+        const write = () => client.writable && client.write('PING\r\n', () => setTimeout(write, 5));
+        write();
+      });
+      client.on('error', resolve);
+    });
+    server.close();
+    expect((reset as NodeJS.ErrnoException).code).toBe('ECONNRESET');
+    expect(isConnectionError(reset)).toBe(true);
+    expect(isConnectionError(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }))).toBe(true);
+    expect(isConnectionError(new Error('the handler failed'))).toBe(false);
   });
 
   it('answers 503 quickly when Redis is out of reach, without showing its password', async () => {

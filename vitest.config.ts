@@ -1,14 +1,123 @@
-// One vitest run covers every workspace package; each test file makes its own temp data folder. PostgreSQL,
-// Redis and SeaweedFS start once per run (test/servers/global-setup.ts), not per file; the end-to-end files that drive
-// an embedded stack share one per worker (test/support/shared-stack.ts), stopped at the run's end.
-import { defineConfig } from 'vitest/config';
+// Three tiers, one run (README "Contributing"): `pnpm test` runs them all, `pnpm test:fast` the unit tier alone.
+// - unit: starts no child process and listens on no port (PGlite, app.inject and in-process work are fine); enforced by
+//   test/support/unit-tier.ts, so a file that needs a process fails there and names where to move it. No servers.
+// - service: one service, package or worker over real processes and sockets: PostgreSQL, Redis and SeaweedFS started
+//   once per run (test/servers/global-setup.ts), each file with its own database, key prefix or bucket.
+// - end-to-end: test/'s files that start processes (and ftune's against a stack): the stack, its scripts and documents
+//   driven from outside (HTTP, ftune, the SDKs, a browser, the README). The files that drive an embedded stack share
+//   one per worker (test/support/shared-stack.ts), stopped at the run's end; the servers as for the service tier.
+// Two workers: for most of a file's time one process is busy (a training, a service) and the other CPU idle.
+import { configDefaults, defineConfig } from 'vitest/config';
+import { longestFirst } from './test/support/sequencer.ts';
+
+const ALL = ['packages/*/test/**/*.test.ts', 'services/*/test/**/*.test.ts', 'test/**/*.test.ts'];
+
+/** Files outside test/ that start processes or listen: the service tier. */
+const SERVICE_TESTS = [
+  'packages/cli/test/eval-wait.test.ts',
+  'packages/cli/test/http.test.ts',
+  'packages/core-client/test/core-server.test.ts',
+  'packages/core-client/test/run-core.test.ts',
+  'packages/datasets/test/hub-errors.test.ts',
+  'packages/datasets/test/hub.test.ts',
+  'packages/datasets/test/llm.test.ts',
+  'packages/jobs/test/model-store.test.ts',
+  'packages/jobs/test/reconciler.test.ts',
+  'packages/jobs/test/webhook-deliverer.test.ts',
+  'packages/platform/test/blob-store-contract.test.ts',
+  'packages/platform/test/database-contract.test.ts',
+  'packages/platform/test/process-guard.test.ts',
+  'packages/platform/test/queue-contract.test.ts',
+  'packages/platform/test/request-lifetime.test.ts',
+  'packages/platform/test/service-app.test.ts',
+  'services/console/test/app.test.ts',
+  'services/export/test/exports.test.ts',
+  'services/inference/test/inference.test.ts',
+  'services/openai/test/responses.test.ts',
+  'services/preprocessing/test/hub-standin.test.ts',
+  'services/preprocessing/test/process-hub.test.ts',
+  'services/preprocessing/test/uploads.test.ts',
+  'services/stack/test/keys.test.ts',
+  'services/training/test/checkpoints.test.ts',
+  'services/training/test/jobs.test.ts',
+  'services/training/test/mlflow.test.ts',
+  'services/training/test/pause.test.ts',
+  'services/training/test/processes.test.ts',
+  'services/worker/test/augment-queue.test.ts',
+  'services/worker/test/engine-process.test.ts',
+  'services/worker/test/fast-engine-gemma.test.ts',
+  'services/worker/test/fast-engine.test.ts',
+  'services/worker/test/hub-publish.test.ts',
+  'services/worker/test/infer-queue.test.ts',
+  'services/worker/test/infer-tools.test.ts',
+  'services/worker/test/onnx-verify.test.ts',
+];
+
+/** Files under test/ (and ftune's against a stack) that start processes: the stack, its scripts and documents driven
+ *  from outside. */
+const END_TO_END_TESTS = [
+  'packages/cli/test/cli.test.ts',
+  'test/alerts.test.ts',
+  'test/client-disconnect.test.ts',
+  'test/console.test.ts',
+  'test/contract/isolation.test.ts',
+  'test/contract/schemathesis.test.ts',
+  'test/engine-isolation.test.ts',
+  'test/gpu-job-capture.test.ts',
+  'test/metrics.test.ts',
+  'test/openai-batches.test.ts',
+  'test/openai-checkpoint-permissions.test.ts',
+  'test/openai-compat.test.ts',
+  'test/openai-rft.test.ts',
+  'test/openai-tools.test.ts',
+  'test/openai-uploads.test.ts',
+  'test/openai-webhooks.test.ts',
+  'test/outages.test.ts',
+  'test/pipeline-e2e.test.ts',
+  'test/readme-files.test.ts',
+  'test/readme.test.ts',
+  'test/scaled-out.test.ts',
+  'test/scaling-out-readme.test.ts',
+  'test/setup-progress.test.ts',
+  'test/stack-crash.test.ts',
+  'test/stored-job-rows.test.ts',
+];
+
+/** The longest files (seconds on 2 cores, before this order), started first so that none is the run's tail. */
+const LONGEST_FIRST = [
+  'test/readme.test.ts', // 703
+  'test/contract/schemathesis.test.ts', // 267
+  'test/scaled-out.test.ts', // 247
+  'services/training/test/jobs.test.ts', // 191
+  'test/console.test.ts', // 169
+  'services/inference/test/inference.test.ts', // 153
+  'test/openai-rft.test.ts', // 143
+  'services/worker/test/onnx-verify.test.ts', // 133
+  'services/export/test/exports.test.ts', // 122
+  'test/outages.test.ts', // 114
+  'test/openai-compat.test.ts', // 92
+  'test/stack-crash.test.ts', // 90
+  'test/gpu-job-capture.test.ts', // 89
+  'test/pipeline-e2e.test.ts', // 86
+  'services/training/test/pause.test.ts', // 78
+  'services/training/test/checkpoints.test.ts', // 71
+];
+
 
 export default defineConfig({
   test: {
-    include: ['packages/*/test/**/*.test.ts', 'services/*/test/**/*.test.ts', 'test/**/*.test.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
-    globalSetup: ['test/servers/global-setup.ts', 'test/support/shared-stack-setup.ts'],
+    maxWorkers: 2,
+    sequence: { sequencer: longestFirst(LONGEST_FIRST) },
+    projects: [
+      {
+        extends: true,
+        test: { name: 'unit', include: ALL, exclude: [...configDefaults.exclude, ...SERVICE_TESTS, ...END_TO_END_TESTS], setupFiles: ['test/support/unit-tier.ts'] },
+      },
+      { extends: true, test: { name: 'service', include: SERVICE_TESTS, globalSetup: ['test/servers/global-setup.ts'] } },
+      { extends: true, test: { name: 'end-to-end', include: END_TO_END_TESTS, globalSetup: ['test/servers/global-setup.ts', 'test/support/shared-stack-setup.ts'] } },
+    ],
   },
 });

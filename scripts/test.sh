@@ -1,7 +1,15 @@
 #!/usr/bin/env bash
 # Installs what is missing, then runs every test: type check, OpenAPI freshness, vitest, the core's pytest.
+# `--fast` (also `pnpm test:fast`): the type check, vitest's unit tier and the core's `pytest -m "not slow"`: no test
+# that starts a process or listens on a port, no training (README "Contributing": 5 minutes; the whole suite 30).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+fast=false
+case "${1:-}" in
+  --fast) fast=true ;;
+  "") ;;
+  *) echo "usage: bash scripts/test.sh [--fast]" >&2; exit 2 ;;
+esac
 bash scripts/bootstrap.sh
 # From Debian's packages, installed when missing: Chromium (the dashboard test drives it, no browser download),
 # PostgreSQL and Redis (the scaled-out drivers are tested against the real servers, started by the tests), Go.
@@ -27,8 +35,18 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "test: installing ${missing[*]} (Debian packages)" >&2
   apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >&2
 fi
-pnpm --silent typecheck
-pnpm --silent test
-if [ -f core/pyproject.toml ]; then
-  (cd core && uv run --frozen pytest -q)
-fi
+# The core's pytest runs beside the type check and vitest, its output kept until they end: most of vitest's time is
+# spent waiting on the processes it drives, and the core's tests use the CPU time that leaves idle.
+if $fast; then vitest=(vitest run --project unit); pytest=(-m "not slow"); else vitest=(vitest run); pytest=(); fi
+pytest_log=$(mktemp -t ftp-pytest-XXXXXX.log)
+(cd core && exec uv run --frozen pytest -q "${pytest[@]}") >"$pytest_log" 2>&1 &
+pytest_pid=$!
+status=0
+pnpm --silent typecheck && pnpm --silent "${vitest[@]}" || status=$?
+pytest_status=0
+wait "$pytest_pid" || pytest_status=$?
+echo "--- the core's pytest (core/) ---"
+cat "$pytest_log"
+rm -f "$pytest_log"
+[ "$status" -ne 0 ] && exit "$status"
+exit "$pytest_status"

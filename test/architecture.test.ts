@@ -109,6 +109,20 @@ describe('arrows go down only', async () => {
     expect(await violations(pkg, [...SERVICE_PACKAGES, '@ftp/worker'])).toEqual([]);
   });
 
+  it('a package’s or service’s tests import no other one’s tests: support several folders use lives in test/support', async () => {
+    const reached: string[] = [];
+    for (const { dir } of all.values()) {
+      const tests = path.join(dir, 'test');
+      if (!(await fs.stat(tests).catch(() => undefined))) continue;
+      for (const { file, specifier } of await importsUnder(tests)) {
+        const resolved = path.resolve(ROOT, path.dirname(file), specifier);
+        const owner = [...byDir.keys()].find((d) => resolved.startsWith(d + path.sep));
+        if (specifier.startsWith('.') && owner && owner !== dir && resolved.startsWith(path.join(owner, 'test') + path.sep)) reached.push(`${file} imports ${path.relative(ROOT, resolved)}`);
+      }
+    }
+    expect(reached).toEqual([]);
+  });
+
   it('the check itself sees a violation when there is one', async () => {
     // A relative import into the worker from a service file, and a bare one, are both caught.
     const fake = path.join('services', 'inference', 'src', 'routes', 'x.ts');

@@ -27,6 +27,38 @@ def _device(request, monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
 
 
+@pytest.fixture(autouse=True)
+def _slow_marked_honestly(request, monkeypatch):
+    """`pytest -m "not slow"` is the fast tier (README "Contributing"): a test that trains, exports or starts one of the
+    core's processes (`python -m ftcore …`: a training, an export, `serve`) must be marked `slow`. One that is not
+    fails at the first such call, with what to do, so the tier stays fast as tests are added."""
+    if request.node.get_closest_marker("slow"):
+        return
+    import subprocess
+
+    import gguf
+    import torch
+    import transformers
+
+    def refuse(what: str, original=None):
+        def call(*args, **kwargs):
+            if original is not None and not _runs_core(args[1] if len(args) > 1 else kwargs.get("args")):
+                return original(*args, **kwargs)
+            raise AssertionError(f"this test {what}: mark it @pytest.mark.slow (tests/conftest.py)")
+        return call
+
+    monkeypatch.setattr(transformers.Trainer, "train", refuse("trains a model"))
+    monkeypatch.setattr(torch.onnx, "export", refuse("exports to ONNX"))
+    monkeypatch.setattr(gguf.GGUFWriter, "write_tensors_to_file", refuse("exports a GGUF file"))
+    monkeypatch.setattr(subprocess.Popen, "__init__", refuse("starts the core's CLI", subprocess.Popen.__init__))
+
+
+def _runs_core(command) -> bool:
+    """Whether a Popen command is `python -m ftcore …` (a list, or a string run by a shell)."""
+    words = command.split() if isinstance(command, str) else [str(word) for word in command or []]
+    return any(word == "-m" and after.split(".")[0] == "ftcore" for word, after in zip(words, words[1:]))
+
+
 @pytest.fixture(scope="session")
 def tiny_model(tmp_path_factory) -> str:
     from ftcore.tiny_model import Options, run

@@ -74,6 +74,7 @@ def test_the_best_checkpoint_is_the_model_and_the_step_is_reported(best_run):
     assert all((saved[k] == best[k]).all() for k in saved)
 
 
+@pytest.mark.slow
 def test_a_run_can_go_on_from_another_runs_adapter(tiny_model, sft_files, tmp_path):
     config = EvalConfig()
     first_out, second_out = tmp_path / "first", tmp_path / "second"

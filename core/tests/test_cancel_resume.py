@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from helpers import CORE, sigterm_at_step, stdout_events
 
 from ftcore import events
@@ -21,6 +23,7 @@ def _spec(tmp_path, tiny_model, train, max_steps, resume) -> str:
     return str(path)
 
 
+@pytest.mark.slow
 def test_sigterm_saves_a_checkpoint_and_resume_continues_from_its_step(tmp_path, tiny_model, sft_files):
     train, _ = sft_files
     seen, returncode = sigterm_at_step([sys.executable, "-m", "ftcore", "train", "--spec", _spec(tmp_path, tiny_model, train, 400, False)])
@@ -46,6 +49,7 @@ def test_sigterm_saves_a_checkpoint_and_resume_continues_from_its_step(tmp_path,
     assert resumed[-1].event == "done"
 
 
+@pytest.mark.slow
 def test_a_dead_worker_gets_a_checkpoint_even_when_a_library_write_to_stderr_notices_first(tmp_path, tiny_model, sft_files):
     """The worker's death closes stdin, stdout and stderr at once; the main thread may write to stderr (the
     Trainer prints each log line there) before the stdin watch detaches. That write must stop the run with a

@@ -53,6 +53,7 @@ def test_unknown_and_badly_valued_spec_fields_fail_with_the_allowed_values():
         cli.from_dict(TrainOptions, {"base_model": "m", "train_file": "t", "output_dir": "o", "method": "lora"})
 
 
+@pytest.mark.slow
 def test_qlora_on_cpu_fails_validation_with_one_error_event_and_nonzero_exit(tmp_path, tiny_model, sft_files):
     train, _ = sft_files
     result = run_cli(["train", "--base_model", tiny_model, "--train_file", train, "--output_dir", str(tmp_path / "o"),
@@ -79,6 +80,7 @@ def test_every_reward_field_the_api_takes_is_one_the_core_holds():
         assert set(kind["properties"]) <= held, (kind["properties"]["type"]["const"], set(kind["properties"]) - held)
 
 
+@pytest.mark.slow
 def test_a_slow_stage_is_said_with_its_time_so_far_at_every_interval(tmp_path):
     """#39: no wait over 10 s without a word. A command held 3.5 s in its first stage (the test hook), the interval
     1 s: at least three heartbeats, each the stage and a growing time, before the command goes on."""

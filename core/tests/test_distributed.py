@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from helpers import CORE, sigterm_at_step, stdout_events
 
 from ftcore import events
@@ -57,6 +59,7 @@ def _sizes(folder: Path) -> list[tuple[str, int]]:
     return sorted((p.name, p.stat().st_size) for p in folder.iterdir())
 
 
+@pytest.mark.slow
 def test_two_processes_train_the_same_global_batches_as_one(tmp_path, tiny_model, sft_files):
     train, _ = sft_files
     one = _run(1, _spec(tmp_path, tiny_model, train, "one", 4))
@@ -79,6 +82,7 @@ def test_two_processes_train_the_same_global_batches_as_one(tmp_path, tiny_model
     PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(tiny_model), str(_saved(two)))
 
 
+@pytest.mark.slow
 def test_full_sharded_over_two_processes_trains_and_saves_as_one(tmp_path, tiny_model, sft_files):
     """FSDP (as for a Full model too big for one device; forced here, the tiny model fits): each rank holds half of
     every weight, gradient and Adam moment, yet the run is the one-process run with the same global batch."""
@@ -111,6 +115,7 @@ def test_full_sharded_over_two_processes_trains_and_saves_as_one(tmp_path, tiny_
     assert abs(final(two) - final(one)) <= 0.02 * final(one)
 
 
+@pytest.mark.slow
 def test_sigterm_stops_every_rank_with_one_checkpoint(tmp_path, tiny_model, sft_files):
     train, _ = sft_files
     seen, _ = sigterm_at_step(_launch(2, _spec(tmp_path, tiny_model, train, "cancel", 2, max_steps=400)))
@@ -119,6 +124,7 @@ def test_sigterm_stops_every_rank_with_one_checkpoint(tmp_path, tiny_model, sft_
     assert 3 <= checkpoint.step < 400 and Path(checkpoint.path, "trainer_state.json").is_file()
 
 
+@pytest.mark.slow
 def test_sharded_run_cancelled_leaves_a_checkpoint_it_resumes_from(tmp_path, tiny_model, sft_files):
     """Under FSDP a checkpoint holds every rank's shards gathered (model and Adam moments): a SIGTERM stops both ranks
     with one, and a run resumed from it on two processes again continues at its step and saves the whole model."""

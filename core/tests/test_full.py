@@ -1,6 +1,7 @@
 """Full fine-tuning: every weight is trainable, weights change, and the saved folder reloads with its template."""
 from pathlib import Path
 
+import pytest
 import torch
 from helpers import captured_events
 
@@ -8,6 +9,7 @@ from ftcore.train.run import run
 from ftcore.train.spec import Hyperparameters, Options
 
 
+@pytest.mark.slow
 def test_full_training_changes_weights_and_the_saved_model_reloads(tiny_model, sft_files, tmp_path):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 

@@ -97,6 +97,7 @@ _OWN_TENSOR = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("architecture", sorted(_OWN_TENSOR))
 def test_every_tensor_of_each_architecture_has_its_llama_cpp_place(tiny_model_of, tmp_path, architecture):
     from gguf import GGUFReader
@@ -114,6 +115,7 @@ def test_every_tensor_of_each_architecture_has_its_llama_cpp_place(tiny_model_of
     np.testing.assert_allclose(tensors["blk.0.attn_q.weight"], hf["model.layers.0.self_attn.q_proj.weight"], atol=1e-3)
 
 
+@pytest.mark.slow
 def test_qwen_tokenizer_splits_like_qwen(tiny_model_of, tmp_path):
     from gguf import GGUFReader
 
@@ -122,6 +124,7 @@ def test_qwen_tokenizer_splits_like_qwen(tiny_model_of, tmp_path):
     assert (_field(r, "tokenizer.ggml.model"), _field(r, "tokenizer.ggml.pre")) == ("gpt2", "qwen2")
 
 
+@pytest.mark.slow
 def test_gemma3_sliding_window_sentencepiece_vocabulary_and_turns(tiny_model_of, tmp_path):
     from gguf import GGUFReader
     from transformers import AutoTokenizer
@@ -162,6 +165,7 @@ def _dequantized(tensor) -> np.ndarray:
     return dequantize(tensor.data, tensor.tensor_type)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("quantization,qtype,tolerance", [("q8_0", "Q8_0", 0.02), ("q4_0", "Q4_0", 0.1)])
 def test_quantized_types_and_values(tiny_model, tmp_path, quantization, qtype, tolerance):
     from gguf import GGUFReader
@@ -186,6 +190,7 @@ def wide_tiny_model(tmp_path_factory) -> str:
     return str(folder)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(find_libllama()[0] is None, reason=f"q4_k_m needs llama.cpp's library: {find_libllama()[1]}")
 def test_q4_k_m_is_llama_cpps_mix_of_q4_k_and_q6_k(wide_tiny_model, tmp_path):
     from gguf import GGUFReader
@@ -207,6 +212,7 @@ def test_q4_k_m_is_llama_cpps_mix_of_q4_k_and_q6_k(wide_tiny_model, tmp_path):
     assert np.abs(down - hf).max() < 0.1 * np.abs(hf).max()
 
 
+@pytest.mark.slow
 def test_q4_k_m_without_llama_cpps_library_is_q4_0_and_says_so(tiny_model, tmp_path, monkeypatch):
     from gguf import GGUFReader
 
@@ -238,6 +244,7 @@ def test_byte_fallback_without_byte_pieces_is_refused_not_a_gguf_that_aborts_lla
         _export(str(folder), tmp_path / "x.gguf")
 
 
+@pytest.mark.slow
 def test_lora_adapter_gguf(tiny_model, tmp_path):
     import torch
     from gguf import GGUFReader
@@ -268,6 +275,7 @@ def test_lora_adapter_gguf(tiny_model, tmp_path):
     assert modelfile[-1] == 'PARAMETER stop "<|im_end|>"'
 
 
+@pytest.mark.slow
 def test_lora_adapter_modelfile_names_the_base_gguf_relative_to_it(tiny_model, tmp_path):
     from peft import LoraConfig, get_peft_model
     from transformers import AutoModelForCausalLM

@@ -146,6 +146,7 @@ def test_python_graders_are_refused_where_there_is_no_sandbox(monkeypatch):
         sandbox.unavailable.cache_clear()
 
 
+@pytest.mark.slow
 @pytest.mark.sandbox
 def test_grpo_runs_on_python_and_multi_graders_and_evaluates_their_rewards(tiny_model, tmp_path):
     from test_grpo import grpo_spec
@@ -262,6 +263,7 @@ def test_a_score_model_grader_without_a_judge_relay_scores_zero_and_says_so():
     assert graded.reward == 0.0 and "judge relay" in graded.error
 
 
+@pytest.mark.slow
 def test_grpo_runs_on_a_score_model_reward_asking_the_judge_the_worker_names(tiny_model, tmp_path, judge_endpoint,
                                                                              monkeypatch):
     """Training asks the judge the worker's relay serves (FTCORE_JUDGE_URL and its token in the environment)."""
@@ -291,6 +293,7 @@ def test_grpo_runs_on_a_score_model_reward_asking_the_judge_the_worker_names(tin
     assert seen and seen[0]["response_format"]["json_schema"]["schema"]["properties"]["result"]["enum"] == ["polite", "rude"]
 
 
+@pytest.mark.slow
 def test_grpo_samples_completions_that_follow_a_response_schema_and_graders_read_them_as_json(tiny_model, tmp_path):
     """OpenAI's RFT response_format: every sampled answer is JSON of the schema (constrained decoding), so a grader
     reads {{sample.output_json.<field>}}; rewarding one of the allowed values makes it the rule."""

@@ -60,6 +60,7 @@ def grpo_spec(tiny_model, tmp_path, reward: RewardItem, steps: int, lr: float, m
                    trainer_type="grpo", hyperparameters=hp, reward_config=[reward])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", sorted(REWARDS))
 def test_grpo_runs_and_logs_rewards(kind, tiny_model, tmp_path):
     with captured_events() as cap:
@@ -76,6 +77,7 @@ def test_grpo_runs_and_logs_rewards(kind, tiny_model, tmp_path):
     {"importance_sampling_level": "sequence", "epsilon": 3e-4, "epsilon_high": 4e-4},
     {"epsilon_high": 0.28, "scale_rewards": "batch"},
 ], ids=["dapo", "grpo", "dr_grpo", "bnpo", "gspo", "dapo-clip-higher"])
+@pytest.mark.slow
 def test_grpo_raises_the_mean_reward_of_a_string_check_task(knobs, tiny_model, tmp_path):
     """Reward 1 when the completion contains "e" (ilike): the random tiny model's sampled completions do about a
     third of the time, so every group of 8 has both outcomes to learn from; full fine-tuning at a high learning rate
@@ -91,6 +93,7 @@ def test_grpo_raises_the_mean_reward_of_a_string_check_task(knobs, tiny_model, t
     assert last >= first + 0.3, rewards
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["Full", "LoRA"])
 def test_grpo_samples_through_the_compiled_engine_and_still_learns(method, tiny_model, tmp_path, monkeypatch):
     """On CUDA GRPO's completions come from the compiled engine (#31; here forced on the CPU): one shape compiled once
@@ -118,6 +121,7 @@ EQUAL_REWARDS = "learns nothing"
     (RewardItem(type="built_in", function_name="format_reward"), True),  # the tiny model never writes <think>: all 0
     (REWARDS["text_similarity"], False),  # partial credit: a group's answers differ
 ], ids=["all-or-nothing", "partial-credit"])
+@pytest.mark.slow
 def test_a_run_whose_answers_all_score_alike_says_it_cannot_learn(reward, warned, tiny_model, tmp_path):
     """#39: an RFT job whose grader scored every answer 0 ran 18 steps and said nothing. Equal rewards in a group give
     every answer an advantage of 0, so GRPO learns nothing: after equal_reward_steps steps of only that, one warning

@@ -129,6 +129,7 @@ def test_on_cuda_the_engine_compiles_work_that_pays_for_it_and_sizes_batches_fro
     assert not choose_engine(model, [40] * 256, 256, None, work=10).compiled  # GRPO: the run's work decides
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("answers", ["equal", "unequal"])
 def test_gradient_accumulation_gives_the_losses_of_one_big_batch(tiny_model, tmp_path, answers):
     # Equal: every answer the same number of tokens; unequal: answers of 1 to many tokens, where averaging each
@@ -145,6 +146,7 @@ def test_gradient_accumulation_gives_the_losses_of_one_big_batch(tiny_model, tmp
         assert runs[1][step] == pytest.approx(runs[4][step], abs=1e-3), (step, runs)
 
 
+@pytest.mark.slow
 def test_a_non_finite_loss_stops_the_run_at_once_naming_the_step_and_keeps_the_last_good_checkpoint(tiny_model, tmp_path, monkeypatch):
     from ftcore.errors import TrainingDiverged
     from ftcore.train.lean_sft import LearnedPositionsSFTTrainer
@@ -173,6 +175,7 @@ def test_a_non_finite_loss_stops_the_run_at_once_naming_the_step_and_keeps_the_l
     assert not (out / "adapter").exists()
 
 
+@pytest.mark.slow
 def test_resume_after_a_stop_continues_the_schedule_and_the_data_order(tiny_model, tmp_path):
     # Twice as many rows as a step takes, shuffled, and a decaying learning rate: a resume that restarted the
     # schedule or the data order would show in the loss and the learning rate of every step after it.

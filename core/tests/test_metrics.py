@@ -125,6 +125,7 @@ def test_bad_metric_requests_are_spec_errors():
     assert metrics.resolve_metrics(None, None) == ["rouge", "bleu"]  # neither → general
 
 
+@pytest.mark.slow
 def test_the_evaluate_command_emits_metrics_then_done(tmp_path):
     pairs = write_jsonl(tmp_path / "pairs.jsonl", [{"prediction": p, "reference": r}
                                                    for p, r in zip(QA_PREDICTIONS, QA_REFERENCES)])

@@ -51,6 +51,7 @@ def greedy(path: Path, prompt_ids: list[int], n: int) -> list[int]:
     return tokens
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("architecture", ["llama", "qwen2", "qwen3", "gemma3"])
 def test_fp32_gives_transformers_tokens(tiny_model_of, tmp_path, architecture):
     import onnx
@@ -88,6 +89,7 @@ def test_fp32_gives_transformers_tokens(tiny_model_of, tmp_path, architecture):
         assert any(i.data_type == onnx.TensorProto.FLOAT16 for i in q4f16.graph.initializer)
 
 
+@pytest.mark.slow
 def test_generation_config_stops_on_the_end_of_turn(tiny_model_of, tmp_path):
     from transformers import AutoTokenizer
 

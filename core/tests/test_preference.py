@@ -16,6 +16,7 @@ def preference_records():
 @pytest.mark.parametrize("trainer_type,knobs", [
     ("dpo", {}), ("orpo", {}), ("dpo", {"loss_type": "ipo"}), ("dpo", {"loss_type": "hinge", "rpo_alpha": 1.0}),
 ], ids=["dpo", "orpo", "dpo-ipo", "dpo-hinge-rpo"])
+@pytest.mark.slow
 def test_reward_margin_rises(trainer_type, knobs, tiny_model, tmp_path):
     train = write_jsonl(tmp_path / "train.jsonl", preference_records())
     hp = Hyperparameters(learning_rate=0.02, batch_size=4, gradient_accumulation_steps=1, max_steps=16,
@@ -36,6 +37,7 @@ def test_reward_margin_rises(trainer_type, knobs, tiny_model, tmp_path):
     assert [a.kind for a in cap.of("artifact")] == ["adapter"]
 
 
+@pytest.mark.slow
 def test_the_end_of_turn_measurement_tells_a_model_that_stops_from_one_that_does_not(tiny_model, tmp_path):
     """The pre-flight's DPO guard: the untrained tiny model ends its turn after the chosen answers with a probability
     far below the threshold (warned, naming the fixes); after 30 SFT steps on those answers it does (no warning)."""

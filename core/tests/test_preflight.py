@@ -273,6 +273,7 @@ def test_grpo_report_counts_prompts_and_completions_per_step(tiny_model, tmp_pat
     assert not any(s["trained"] for sample in report["samples"] for s in sample["segments"])
 
 
+@pytest.mark.slow
 def test_preflight_command_writes_the_report_and_emits_it(tiny_model, sft_files, tmp_path):
     train, test = sft_files
     out = tmp_path / "reports" / "preflight.json"
@@ -313,6 +314,7 @@ def test_preflight_validates_the_spec_as_train_does(tiny_model, sft_files, tmp_p
     assert not (tmp_path / "report.json").exists()
 
 
+@pytest.mark.slow
 def test_throughput_is_measured_on_real_steps_silently_and_leaves_nothing_behind(tiny_model, sft_files, tmp_path):
     train, test = sft_files
     spec = spec_for(tiny_model, train, tmp_path / "run", test=test, save_strategy="steps", save_steps=1)
@@ -328,6 +330,7 @@ def test_throughput_is_measured_on_real_steps_silently_and_leaves_nothing_behind
     assert spec.hyperparameters.save_strategy == "steps" and spec.eval_config.eval_strategy == "steps"  # a copy ran
 
 
+@pytest.mark.slow
 def test_train_emits_the_report_before_its_first_progress_event(tiny_model, sft_files, tmp_path):
     from ftcore.train.run import run
 
@@ -342,6 +345,7 @@ def test_train_emits_the_report_before_its_first_progress_event(tiny_model, sft_
     assert event.report["steps"]["total"] == max(e.step for e in cap.of("progress")) == 2
 
 
+@pytest.mark.slow
 def test_a_report_that_cannot_be_made_is_logged_and_training_goes_on(tiny_model, sft_files, tmp_path, monkeypatch):
     from ftcore.train.run import run
 

@@ -106,6 +106,7 @@ def test_generate_matches_in_process_generation_and_the_second_call_is_warm(serv
                                                             "loaded model + adapter adapter on cpu (float32)"]
 
 
+@pytest.mark.slow
 def test_a_cold_model_is_said_while_it_loads_at_every_interval(tiny_model):
     """#39: the first request for a model waits for its load (tens of seconds for a real one) and hears why: held 3.5 s
     in the load (the test hook), the interval 1 s, three or more growing heartbeats, then the load, then the answer."""
@@ -329,6 +330,7 @@ def test_evaluate_gives_the_metrics_functions_scores_and_keeps_the_encoder_loade
     assert both.event == "error" and both.code == "validation" and "either metrics or task_type" in both.message
 
 
+@pytest.mark.slow
 def test_a_metric_that_fails_is_a_warning_not_a_zero(tmp_path):
     process = ServeProcess("--bertscore_encoder", str(tmp_path / "no-encoder"))
     try:
@@ -340,6 +342,7 @@ def test_a_metric_that_fails_is_a_warning_not_a_zero(tmp_path):
         assert process.close() == 0
 
 
+@pytest.mark.slow
 def test_stdin_closing_ends_the_server_cleanly(tiny_model):
     process = ServeProcess()
     process.send({"id": "g", "op": "generate", "model": tiny_model, "conversations": PROMPTS, "max_new_tokens": 400})

@@ -86,6 +86,7 @@ def test_generation_returns_the_memorised_answers(trained, tiny_model):
     assert generate_texts(model, tokenizer, prompts, max_new_tokens=12) == [a for _, a in QA]
 
 
+@pytest.mark.slow
 def test_merged_model_gives_the_adapter_logits_and_generates_from_the_cli(trained, tiny_model, tmp_path):
     from helpers import run_cli, said, stdout_events
 
@@ -116,6 +117,7 @@ def test_merged_model_gives_the_adapter_logits_and_generates_from_the_cli(traine
     assert [r["text"] for r in rows] == [r["reference"] for r in rows] == [a for _, a in QA]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("packing", [False, True])
 def test_trained_tokens_of_the_last_progress_event_are_the_preflight_count(tiny_model, sft_files, tmp_path, packing):
     """Every token of every micro-batch of both epochs, padding left out (packed: no padding at all)."""
@@ -133,6 +135,7 @@ def test_trained_tokens_of_the_last_progress_event_are_the_preflight_count(tiny_
     assert trained[-1] == preflight.report["training_tokens"]
 
 
+@pytest.mark.slow
 def test_trained_tokens_of_a_run_max_steps_ends_are_the_preflight_count(tiny_model, sft_files, tmp_path):
     """max_steps past an epoch whose last batch is short (16 rows, 3 a batch: 6 steps, the last of 1 row): the
     preflight count is what was trained, within the spread of the rows the steps after the epoch drew."""

@@ -99,6 +99,7 @@ def test_the_preflight_report_marks_the_trained_spans_of_a_tool_conversation(too
     assert report["truncated"]["examples"] == 0
 
 
+@pytest.mark.slow
 def test_training_on_tool_conversations_learns_the_call(tool_model_of, tmp_path):
     """A short real run on the Qwen2.5-format model: the loss falls and, asked again, the model writes a call in the
     family's own format (<tool_call> … </tool_call>) to the tool, with a city (which one, a model this small need not

@@ -232,6 +232,7 @@ def test_gpu_attention_kernel_skips_the_blocks_between_packed_rows(tmp_path, mon
     assert trainer_config(_spec("sft", tmp_path, padding_free=True)).pad_to_multiple_of is None  # the CPU: no flex
 
 
+@pytest.mark.slow
 def test_packed_rows_padded_to_whole_flex_blocks_train_as_unpadded_ones(tiny_model, tmp_path, monkeypatch):
     """Packed rows on flex attention are padded to whole blocks of 128 (shorter ones have no training kernel on an
     H200, #37). The padding must change nothing: the losses of a padded and an unpadded run are the same."""

@@ -163,6 +163,7 @@ def test_merged_vision_model_keeps_the_processor_and_the_adapter_logits(trained,
         assert torch.allclose(with_adapter(**batch).logits, folded(**batch).logits, atol=1e-4)
 
 
+@pytest.mark.slow
 def test_full_training_changes_the_weights_and_saves_a_vision_model(vision_model, vision_files, tmp_path):
     from transformers import Gemma3ForConditionalGeneration
 

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId, userKeySegment } from '@ftp/platform';
 import { checkedInject } from '../../../test/contract/openapi-contract.ts';
 import { startHubStandin, type HubStandin } from '../../../test/hub-standin/server.ts';
-import { loraRequest, qaCsv, startTrainingHarness, type TrainingHarness } from '../../training/test/support.ts';
+import { loraRequest, qaCsv, startTrainingHarness, type TrainingHarness } from '../../../test/support/training.ts';
 import { buildInferenceApp } from '../../inference/src/app.ts';
 import { buildExportApp } from '../src/app.ts';
 

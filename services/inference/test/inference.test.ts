@@ -7,7 +7,7 @@ import { CoreServer } from '@ftp/core-client';
 import { newId } from '@ftp/platform';
 import { InferenceEngines, runEvaluation } from '@ftp/worker';
 import { checkedInject } from '../../../test/contract/openapi-contract.ts';
-import { loraRequest, qaCsv, startTrainingHarness, type TrainingHarness } from '../../training/test/support.ts';
+import { loraRequest, qaCsv, startTrainingHarness, type TrainingHarness } from '../../../test/support/training.ts';
 import { buildInferenceApp } from '../src/app.ts';
 
 const QA_FIELDS = { user_field: { type: 'column', value: 'question' }, assistant_field: { type: 'column', value: 'answer' } };

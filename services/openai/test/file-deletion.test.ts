@@ -5,7 +5,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { multipartBody } from '../../preprocessing/test/support.ts';
+import { multipartBody } from '../../../test/support/preprocessing.ts';
 import { openAiTestApp, uploadFineTuneFile, type OpenAiTestApp } from './support.ts';
 
 let opened: OpenAiTestApp;

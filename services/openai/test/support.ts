@@ -2,7 +2,7 @@
 // work is queued), and POST /v1/files as a client sends it.
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { openTestPlatform, type TestPlatform } from '@ftp/platform/testing';
-import { multipartBody } from '../../preprocessing/test/support.ts';
+import { multipartBody } from '../../../test/support/preprocessing.ts';
 import { buildOpenAiApp } from '../src/app.ts';
 
 export interface OpenAiTestApp {

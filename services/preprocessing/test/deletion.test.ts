@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '@ftp/platform';
 import { evaluateQueue, type EvaluatePayload } from '@ftp/jobs';
-import { csv, startService, type TestService } from './support.ts';
+import { csv, startService, type TestService } from '../../../test/support/preprocessing.ts';
 
 let svc: TestService;
 beforeAll(async () => {

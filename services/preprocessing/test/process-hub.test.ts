@@ -3,7 +3,7 @@ import { parquetWriteBuffer } from 'hyparquet-writer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHubStandin, type HubStandin } from '../../../test/hub-standin/server.ts';
 import { buildHubDatasetFixtures, SUPPORT_CHATS, type HubDatasetFixtures } from '../../../test/hub-standin/fixtures.ts';
-import { readSplit, startService, type TestService } from './support.ts';
+import { readSplit, startService, type TestService } from '../../../test/support/preprocessing.ts';
 
 let hub: HubStandin;
 let svc: TestService;

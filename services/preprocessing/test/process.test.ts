@@ -1,6 +1,6 @@
 // POST /datasets/process and the processed-dataset resources, through the real app and real storage.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { csv, PNG_1X1, readSplit, startService, type TestService } from './support.ts';
+import { csv, PNG_1X1, readSplit, startService, type TestService } from '../../../test/support/preprocessing.ts';
 
 let svc: TestService;
 let qa: string; // dataset_id of a 40-row question/answer upload

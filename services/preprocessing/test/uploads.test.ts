@@ -4,7 +4,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parquetWriteBuffer } from 'hyparquet-writer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { csv, multipartBody, startService, type TestService } from './support.ts';
+import { csv, multipartBody, startService, type TestService } from '../../../test/support/preprocessing.ts';
 
 let svc: TestService;
 beforeAll(async () => {

@@ -1,6 +1,6 @@
 // Every dataset belongs to its user: another user's ids read exactly like unknown ones (404, never 403).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { csv, startService, type TestService } from './support.ts';
+import { csv, startService, type TestService } from '../../../test/support/preprocessing.ts';
 
 let svc: TestService;
 let alice: Record<string, string>;

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildExportApp } from '@ftp/export';
 import { buildInferenceApp } from '@ftp/inference';
 import { checkedInject } from '../../../test/contract/openapi-contract.ts';
-import { loraRequest, qaCsv, startTrainingHarness, type TrainingHarness } from './support.ts';
+import { loraRequest, qaCsv, startTrainingHarness, type TrainingHarness } from '../../../test/support/training.ts';
 
 let h: TrainingHarness;
 let exportApp: FastifyInstance;

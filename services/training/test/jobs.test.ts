@@ -8,8 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jobWorkDir } from '@ftp/worker';
 import type { PreflightReport } from '@ftp/schema';
 import { launchChromium } from '../../../test/support/browser.ts';
-import { csv, multipartBody } from '../../preprocessing/test/support.ts';
-import { loraRequest, qaCsv, startTrainingHarness, type TrainingHarness } from './support.ts';
+import { csv, multipartBody } from '../../../test/support/preprocessing.ts';
+import { loraRequest, qaCsv, startTrainingHarness, type TrainingHarness } from '../../../test/support/training.ts';
 
 let h: TrainingHarness;
 let alice: Record<string, string>;

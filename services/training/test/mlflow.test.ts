@@ -8,7 +8,7 @@ import path from 'node:path';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loraRequest, qaCsv, startTrainingHarness, type TrainingHarness } from './support.ts';
+import { loraRequest, qaCsv, startTrainingHarness, type TrainingHarness } from '../../../test/support/training.ts';
 
 const MLFLOW = fileURLToPath(new URL('../../../core/.venv/bin/mlflow', import.meta.url));
 let server: ChildProcess;

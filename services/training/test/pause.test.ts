@@ -4,7 +4,7 @@
 // a queued job pauses at once and stays out of the queue; what cannot be paused or resumed is a 409; a paused job can
 // be cancelled.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loraRequest, qaCsv, startTrainingHarness, type TrainingHarness } from './support.ts';
+import { loraRequest, qaCsv, startTrainingHarness, type TrainingHarness } from '../../../test/support/training.ts';
 
 let h: TrainingHarness;
 let dataset: string;

@@ -3,7 +3,7 @@
 // adapter is stored as a one-process job's is. The core's own test (core/tests/test_distributed.py) shows that the
 // two ranks train the same global batches as one process.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { loraRequest, qaCsv, startTrainingHarness, type TrainingHarness } from './support.ts';
+import { loraRequest, qaCsv, startTrainingHarness, type TrainingHarness } from '../../../test/support/training.ts';
 
 let h: TrainingHarness;
 let dataset: string;

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Conflict, type ProcessedDatasetRow } from '@ftp/platform';
 import { augmentQueue, readyDataset } from '@ftp/jobs';
-import { csv, readSplit, startService, type TestService } from '../../preprocessing/test/support.ts';
+import { csv, readSplit, startService, type TestService } from '../../../test/support/preprocessing.ts';
 import { startWorker, type WorkerHandle } from '../src/index.ts';
 
 const KEY = 'sk-augment-SECRET-4711';

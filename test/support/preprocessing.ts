@@ -2,8 +2,8 @@
 // every request checked against openapi/preprocessing.json.
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { openTestPlatform, type TestPlatform } from '@ftp/platform/testing';
-import { checkedInject } from '../../../test/contract/openapi-contract.ts';
-import { buildPreprocessingApp } from '../src/app.ts';
+import { buildPreprocessingApp } from '@ftp/preprocessing';
+import { checkedInject } from '../contract/openapi-contract.ts';
 
 export interface TestService {
   app: FastifyInstance;

@@ -4,10 +4,10 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import { openTestPlatform, type TestPlatform } from '@ftp/platform/testing';
 import { buildPreprocessingApp } from '@ftp/preprocessing';
 import { startWorker, type WorkerHandle } from '@ftp/worker';
-import { checkedInject } from '../../../test/contract/openapi-contract.ts';
-import { tinyModelsDir } from '../../../test/support/tiny-model.ts';
-import { multipartBody } from '../../preprocessing/test/support.ts';
-import { buildTrainingApp } from '../src/app.ts';
+import { buildTrainingApp } from '@ftp/training';
+import { checkedInject } from '../contract/openapi-contract.ts';
+import { multipartBody } from './preprocessing.ts';
+import { tinyModelsDir } from './tiny-model.ts';
 
 export interface TrainingHarness {
   platform: TestPlatform;

@@ -23,6 +23,8 @@ export async function measuredGeneration(
     onText(delta);
   });
   const result = await generate(timedText);
+  // A streamed answer whose first token ended it (no text) reached its client with the last chunk: that was its first.
+  if (timedText && first) metrics.timeToFirstToken.observe({ engine }, seconds());
   metrics.generationDuration.observe({ kind, engine }, seconds());
   metrics.generatedTokens.inc({ kind, engine }, result.details.reduce((sum, detail) => sum + detail.completion_tokens, 0));
   return result;

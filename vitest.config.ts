@@ -104,7 +104,6 @@ const LONGEST_FIRST = [
   'test/gpu-job-capture.test.ts', // 51
 ];
 
-
 export default defineConfig({
   test: {
     testTimeout: 60_000,

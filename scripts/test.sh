@@ -35,8 +35,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "test: installing ${missing[*]} (Debian packages)" >&2
   apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >&2
 fi
-# The core's pytest runs beside the type check and vitest, its output kept until they end: most of vitest's time is
-# spent waiting on the processes it drives, and the core's tests use the CPU time that leaves idle.
+# The core's pytest runs beside the type check and vitest, its output kept until they end: run one after the other,
+# each left a CPU idle for much of its time (README "Contributing").
 if $fast; then vitest=(vitest run --project unit); pytest=(-m "not slow"); else vitest=(vitest run); pytest=(); fi
 pytest_log=$(mktemp -t ftp-pytest-XXXXXX.log)
 (cd core && exec uv run --frozen pytest -q "${pytest[@]}") >"$pytest_log" 2>&1 &

@@ -13,11 +13,7 @@ function refuse(what: string): never {
 }
 
 for (const name of ['spawn', 'spawnSync', 'exec', 'execSync', 'execFile', 'execFileSync', 'fork'] as const) {
-  const original = childProcess[name] as (...args: unknown[]) => unknown;
-  (childProcess as Record<string, unknown>)[name] = (...args: unknown[]) => {
-    const command = typeof args[0] === 'string' ? args[0] : String(original.name);
-    return refuse(`start a child process (${name} ${command})`);
-  };
+  (childProcess as Record<string, unknown>)[name] = (command: unknown) => refuse(`start a child process (${name} ${String(command)})`);
 }
 net.Server.prototype.listen = function listen(): never {
   return refuse('listen on a port');

@@ -10,3 +10,9 @@ import os
 # spinning threads than with 1, and the same as 1 with passive waiting (which costs nothing on an idle machine).
 # Set before torch is imported (libgomp reads it once); an explicit setting in the environment wins.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+# Before anything imports transformers or peft: keep the optional libraries they import eagerly and the core never
+# uses out of every process (lean_imports.py says which and what each cost).
+from .lean_imports import install as _install_lean_imports  # noqa: E402
+
+_install_lean_imports()

@@ -1,0 +1,73 @@
+"""Optional libraries that transformers and peft import as soon as they are installed, kept out of the core's
+processes where nothing can use them. Every training, merge, serve or GGUF process paid for them before its first
+step: a tiny LoRA run on the CPU took 11.3 s of CPU, 4.1 s of it these two imports (measured for #55).
+
+- scikit-learn: `transformers.generation.candidate_generator` imports `sklearn.metrics` (and with it scipy.stats)
+  whenever scikit-learn is installed, for assisted decoding's confidence threshold, which the core never uses
+  (1.7 s). scikit-learn stays installed: the core's own metrics import it where they compute with it (metrics.py).
+- bitsandbytes: peft's LoRA layer dispatch imports bitsandbytes whenever it is installed, to recognise its quantized
+  layers, and bitsandbytes runs `torch.compile` at import, which loads torch's inductor (2.1 s). Its quantized layers
+  exist only on CUDA (QLoRA is refused elsewhere, train/validate.py), so on a machine without CUDA peft is told that
+  bitsandbytes is absent; with CUDA nothing changes.
+
+Both are flags the libraries read (transformers' `_sklearn_available`, the `is_bnb_*available` names peft's LoRA
+module imported), set right after that module is executed, by a finder on `sys.meta_path`: the core imports neither
+library before it needs it, and this changes no import order. `install()` runs once, from ftcore/__init__.py.
+"""
+from __future__ import annotations
+
+import sys
+from importlib.abc import MetaPathFinder
+from types import ModuleType
+from typing import Callable
+
+
+def _no_sklearn_for_transformers(module: ModuleType) -> None:
+    module._sklearn_available = False
+
+
+def _no_bitsandbytes_for_peft_without_cuda(module: ModuleType) -> None:
+    import torch
+
+    if not torch.cuda.is_available():
+        module.is_bnb_available = module.is_bnb_4bit_available = lambda: False
+
+
+FIXES: dict[str, Callable[[ModuleType], None]] = {
+    "transformers.utils.import_utils": _no_sklearn_for_transformers,
+    "peft.tuners.lora.model": _no_bitsandbytes_for_peft_without_cuda,
+}
+
+
+class _AfterImport(MetaPathFinder):
+    """Finds nothing itself: for a module in FIXES, takes the spec the other finders give and has its loader apply
+    the fix once the module's code has run."""
+
+    def find_spec(self, name, path, target=None):
+        fix = FIXES.get(name)
+        if fix is None:
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(name, path, target)
+            if spec is not None:
+                break
+        else:
+            return None
+        loader = spec.loader
+        if loader is None or not hasattr(loader, "exec_module"):
+            return spec
+        execute = loader.exec_module
+
+        def exec_module(module: ModuleType) -> None:
+            execute(module)
+            fix(module)
+
+        loader.exec_module = exec_module  # this spec's own loader instance
+        return spec
+
+
+def install() -> None:
+    if not any(isinstance(finder, _AfterImport) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _AfterImport())

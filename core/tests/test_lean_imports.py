@@ -8,6 +8,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 PROBE = r"""
 import json, sys
 import ftcore  # what every core process imports first (python -m ftcore)
@@ -39,3 +41,41 @@ def test_without_cuda_a_lora_model_trains_with_neither_scikit_learn_nor_bitsandb
     assert result["loaded"] == []
     assert result["lora_trained"] is True
     assert result["accuracy"] == 0.5
+
+
+def test_only_the_gguf_command_runs_transformers_without_its_torch_side():
+    code = ("import sys; from ftcore import lean_imports; lean_imports.for_command(sys.argv[1]); "
+            "from transformers.utils import is_torch_available; print(is_torch_available())")
+    env = {k: v for k, v in os.environ.items() if k != "USE_TORCH"}
+    seen = {command: subprocess.run([sys.executable, "-c", code, command], env=env, capture_output=True, text=True,
+                                    timeout=120).stdout.strip() for command in ("gguf", "train", "merge")}
+    assert seen == {"gguf": "False", "train": "True", "merge": "True"}
+
+
+@pytest.mark.slow
+def test_the_gguf_command_without_transformers_torch_side_writes_the_same_bytes(tiny_model, tmp_path):
+    """`python -m ftcore gguf` runs with USE_TORCH=0 (lean_imports.for_command): the model's and an adapter's files
+    and Modelfiles are byte for byte what the same conversion writes in this process, where transformers has torch."""
+    import torch
+    from helpers import captured_events, run_cli
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    from ftcore import gguf_export
+
+    torch.manual_seed(0)
+    adapter = tmp_path / "adapter"
+    get_peft_model(AutoModelForCausalLM.from_pretrained(tiny_model),
+                   LoraConfig(r=4, lora_alpha=8, init_lora_weights=False, target_modules=["q_proj", "v_proj"])
+                   ).save_pretrained(adapter)
+    for name, extra in [("model", {"quantization": "q8_0"}), ("adapter", {"adapter": str(adapter)})]:
+        here, apart = tmp_path / f"{name}-here" / "out.gguf", tmp_path / f"{name}-cli" / "out.gguf"
+        with captured_events():
+            gguf_export.run(gguf_export.Options(model=tiny_model, output_file=str(here), **extra))
+        spec = tmp_path / f"{name}.json"
+        spec.write_text(json.dumps({"model": tiny_model, "output_file": str(apart), **extra}))
+        out = run_cli(["gguf", "--spec", str(spec)])
+        assert out.returncode == 0, out.stderr[-3000:]
+        assert "PyTorch" not in out.stderr  # transformers' notice that it found none is silenced, not printed
+        assert apart.read_bytes() == here.read_bytes(), name
+        assert (apart.parent / "Modelfile").read_text() == (here.parent / "Modelfile").read_text(), name

@@ -109,6 +109,16 @@ describe('arrows go down only', async () => {
     expect(await violations(pkg, [...SERVICE_PACKAGES, '@ftp/worker'])).toEqual([]);
   });
 
+  it('the fast engine’s process loads no workspace package whole: it starts for every worker and after every crash', async () => {
+    // engine-process-main.ts and the files it runs (fast-engine/, less engine-process.ts, the worker's side) reach
+    // workspace code through dependency-free subpaths only: the jobs package's barrel alone cost 1.3 s of CPU a start.
+    const engine = path.join(all.get('@ftp/worker')!.dir, 'src', 'fast-engine');
+    const reached = (await importsUnder(engine))
+      .filter(({ file, specifier }) => !file.endsWith('engine-process.ts') && /^@ftp\/[^/]+$/.test(specifier))
+      .map(({ file, specifier }) => `${file} imports ${specifier}`);
+    expect(reached).toEqual([]);
+  });
+
   it('a package’s or service’s tests import no other one’s tests: support several folders use lives in test/support', async () => {
     const reached: string[] = [];
     for (const { dir } of all.values()) {

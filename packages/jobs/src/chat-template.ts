@@ -1,13 +1,12 @@
 // A base model's chat template, read from its files where they are at hand (the model store, a folder), and whether
 // it can write tools: what submit-time checks and chat completions ask before any work is queued. The template is
-// rendered with @huggingface/jinja (the Jinja that node-llama-cpp's chat wrapper uses), the same probe as the core's
+// rendered by template-render.ts (@huggingface/jinja, as node-llama-cpp renders it), the same probe as the core's
 // chat.supports_tools.
-import { Template } from '@huggingface/jinja';
 import { UnprocessableEntity } from '@ftp/platform';
 import { readModelFile, type ModelLocation, type ModelLookup } from './model-store.ts';
+import { templateSupportsTools } from './template-render.ts';
 
-/** transformers' {% generation %} markers (an assistant-mask extension) mean nothing to other renderers. */
-const GENERATION_MARKERS = /\{%-?\s*(end)?generation\s*-?%\}/g;
+export { renderChatTemplate, templateSupportsTools, type TemplateMessage } from './template-render.ts';
 
 /** The default chat template of a located model: chat_template.jinja, or tokenizer_config.json's chat_template
  *  (a string, or the entry named "default" of a list); undefined when its files cannot be read without a download. */
@@ -23,49 +22,6 @@ export async function modelChatTemplate(lookup: ModelLookup, location: ModelLoca
     return typeof named?.template === 'string' ? named.template : undefined;
   }
   return undefined;
-}
-
-export interface TemplateMessage {
-  role: string;
-  content: string;
-  tool_calls?: readonly { id: string; type: 'function'; function: { name: string; arguments: string } }[];
-  tool_call_id?: string;
-}
-
-/** A conversation as the model's own template writes it, with the tool definitions: as transformers renders it
- *  (a call's JSON-string arguments become the object the families' templates write with tojson). */
-export function renderChatTemplate(template: string, messages: readonly TemplateMessage[], options: { tools?: readonly unknown[]; addGenerationPrompt: boolean; bosToken?: string; eosToken?: string }): string {
-  const asTemplateSees = messages.map((m) =>
-    m.tool_calls ? { ...m, tool_calls: m.tool_calls.map((c) => ({ ...c, function: { name: c.function.name, arguments: JSON.parse(c.function.arguments) as unknown } })) } : m,
-  );
-  return new Template(template.replace(GENERATION_MARKERS, '')).render({
-    messages: asTemplateSees,
-    ...(options.tools ? { tools: options.tools } : {}),
-    add_generation_prompt: options.addGenerationPrompt,
-    bos_token: options.bosToken ?? '',
-    eos_token: options.eosToken ?? '',
-  });
-}
-
-const PROBE_TOOL = {
-  type: 'function',
-  function: { name: 'probe_tool_name', description: 'probe', parameters: { type: 'object', properties: { probe_arg: { type: 'string' } } } },
-};
-const PROBE_CALL = { id: 'call_probe', type: 'function', function: { name: 'probe_tool_name', arguments: { probe_arg: 'probe_value' } } };
-
-/** Whether the template writes tool definitions and an assistant's tool call: a probe conversation rendered with a
- *  tool must show the tool's name and the call's argument value. A template that raises on tools has none. */
-export function templateSupportsTools(template: string): boolean {
-  try {
-    const parsed = new Template(template.replace(GENERATION_MARKERS, ''));
-    const question = [{ role: 'user', content: 'probe' }];
-    const common = { tools: [PROBE_TOOL], bos_token: '', eos_token: '' };
-    const prompt = parsed.render({ ...common, messages: question, add_generation_prompt: true });
-    const answered = parsed.render({ ...common, messages: [...question, { role: 'assistant', content: '', tool_calls: [PROBE_CALL] }], add_generation_prompt: false });
-    return prompt.includes('probe_tool_name') && answered.includes('probe_value');
-  } catch {
-    return false;
-  }
 }
 
 /** Whether a processed dataset's records carry tools: a native one mapped a tools_field, a /v1 one read tools. */

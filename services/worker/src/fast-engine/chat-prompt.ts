@@ -2,7 +2,7 @@
 // conversation with tools, tool calls or tool results is rendered by the template itself, as transformers renders it
 // (node-llama-cpp's chat wrapper has its own function-calling format, not the family's).
 import { JinjaTemplateChatWrapper, SpecialToken, type ChatHistoryItem, type LlamaModel, type Token } from 'node-llama-cpp';
-import { renderChatTemplate, type TemplateMessage } from '@ftp/jobs';
+import { renderChatTemplate, type TemplateMessage } from '@ftp/jobs/template-render';
 
 export interface ChatMessage extends TemplateMessage {
   role: 'system' | 'user' | 'assistant' | 'tool';

@@ -79,3 +79,18 @@ def test_the_gguf_command_without_transformers_torch_side_writes_the_same_bytes(
         assert "PyTorch" not in out.stderr  # transformers' notice that it found none is silenced, not printed
         assert apart.read_bytes() == here.read_bytes(), name
         assert (apart.parent / "Modelfile").read_text() == (here.parent / "Modelfile").read_text(), name
+
+
+@pytest.mark.slow
+def test_a_script_running_gguf_then_another_command_in_one_process_still_has_torch(tiny_model, tmp_path):
+    """cli.main runs several commands in one process for scripts (the fast engine's fixture builders: a gguf, then a
+    generate); the gguf's lean setting belongs to `python -m ftcore` alone and must not reach the next command."""
+    spec = tmp_path / "gguf.json"
+    spec.write_text(json.dumps({"model": tiny_model, "output_file": str(tmp_path / "out" / "model.gguf")}))
+    code = ("import sys; from ftcore.cli import main; assert main(['gguf', '--spec', sys.argv[1]]) == 0; "
+            "from transformers import AutoModelForCausalLM; AutoModelForCausalLM.from_pretrained(sys.argv[2]); print('ok')")
+    env = {k: v for k, v in os.environ.items() if k != "USE_TORCH"}
+    out = subprocess.run([sys.executable, "-c", code, str(spec), tiny_model], env=env, capture_output=True, text=True,
+                         timeout=300)
+    # cli.main leaves the process's stdout pointing at stderr (its events have their own descriptor)
+    assert out.returncode == 0 and out.stderr.strip().splitlines()[-1] == "ok", out.stderr[-3000:]

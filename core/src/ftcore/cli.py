@@ -17,7 +17,7 @@ import types
 import typing
 from typing import Any, Literal
 
-from . import events, lean_imports
+from . import events
 from .errors import Cancelled, SpecError, TrainingDiverged
 
 # command → module that defines `Options` (the dataclass) and `run(options)`.
@@ -180,7 +180,6 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     argv = sys.argv[1:] if argv is None else argv
     command = argv[0] if argv else "?"
-    lean_imports.for_command(command)
     events.start_heartbeat()
     if command != "serve":  # serve says its waits per request (a cold model's load)
         events.stage("loading the ML libraries")

@@ -12,9 +12,10 @@ step: a tiny LoRA run on the CPU took 11.3 s of CPU, 4.1 s of it these two impor
 
 And one command needs no model class at all: `gguf` reads a folder's config and tokenizer through transformers and its
 weights through safetensors, so it runs with transformers' `USE_TORCH=0` (transformers then loads none of its torch
-side: 6.7 → 3.4 s of CPU for a tiny model's conversion, the same bytes written). `for_command` sets it in a fresh
-process only: where transformers is imported already (a test calling `cli.main`), the setting would change nothing
-here and leak into the processes started after it.
+side: 6.7 → 3.4 s of CPU for a tiny model's conversion, the same bytes written). `for_command` is called by
+`python -m ftcore` (__main__.py), which runs one command and exits, never by `cli.main`: scripts call that for several
+commands in one process (build_gemma.py: a gguf, then a generate, which would find transformers without torch), and
+the processes they start would inherit the setting.
 
 The first two are flags the libraries read (transformers' `_sklearn_available`, the `is_bnb_*available` names peft's
 LoRA module imported), set right after that module is executed, by a finder on `sys.meta_path`: the core imports

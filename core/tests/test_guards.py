@@ -176,6 +176,22 @@ def test_a_non_finite_loss_stops_the_run_at_once_naming_the_step_and_keeps_the_l
 
 
 @pytest.mark.slow
+def test_a_run_whose_rows_keep_no_answer_token_says_so_first_not_the_learning_rate(tiny_model, tmp_path):
+    # The soak's job (#56): every prompt longer than max_length, so truncation cuts every answer away and each batch
+    # has no label to learn from; its loss is 0/0. The message leads with what the run saw in that batch.
+    from ftcore.errors import TrainingDiverged
+
+    long_question = " ".join(["What is the capital of France?"] * 30)
+    train = write_jsonl(tmp_path / "train.jsonl", [conversation(long_question, "Paris.")] * 8)
+    with captured_events(), pytest.raises(TrainingDiverged) as stopped:
+        run(spec(tiny_model, train, tmp_path / "run", max_steps=4, max_length=32))
+    message = str(stopped.value)
+    assert message.startswith("the training loss became nan at step 1; training stopped there")
+    assert "Every label of that batch was masked" in message and "max_length 32" in message
+    assert "learning_rate" not in message
+
+
+@pytest.mark.slow
 def test_resume_after_a_stop_continues_the_schedule_and_the_data_order(tiny_model, tmp_path):
     # Twice as many rows as a step takes, shuffled, and a decaying learning rate: a resume that restarted the
     # schedule or the data order would show in the loss and the learning rate of every step after it.

@@ -200,6 +200,9 @@ class NonFiniteLossGuard(TrainerCallback):
     def __init__(self) -> None:
         self.step: int | None = None
         self.value: float | None = None
+        # Whether the micro-batch whose loss was not finite had every label masked (-100): nothing to average over,
+        # 0/0. Seen in the batch itself, so the message can lead with it instead of guessing.
+        self.all_masked = False
 
     def watch(self, trainer) -> None:
         import torch
@@ -212,6 +215,9 @@ class NonFiniteLossGuard(TrainerCallback):
             if self.step is None and not torch.isfinite(loss.detach()).all():
                 self.step = trainer.state.global_step + 1
                 self.value = float(loss.detach().float().mean())
+                inputs = args[1] if len(args) > 1 else kwargs.get("inputs")
+                labels = inputs.get("labels") if isinstance(inputs, dict) else None
+                self.all_masked = labels is not None and not bool((labels != -100).any())
             return out
 
         trainer.compute_loss = compute_loss
@@ -227,10 +233,16 @@ class NonFiniteLossGuard(TrainerCallback):
         return control
 
     def message(self, spec) -> str:
+        """The cause the run saw first (a batch with no label to learn), then the likely ones in order: the learning
+        rate, a loose gradient clip, an overflow."""
         hp = spec.hyperparameters
+        stopped = (f"the training loss became {self.value} at step {self.step}; training stopped there and kept the "
+                   "last good checkpoint.")
+        if self.all_masked:
+            return (f"{stopped} Every label of that batch was masked, so there was no token to learn from: its rows "
+                    f"keep no answer token within max_length {hp.max_length} (raise max_length, or drop rows whose "
+                    "prompt fills it; the pre-flight report counts them) or have no assistant turn.")
         causes = [f"learning_rate {hp.learning_rate} too high (try a tenth of it)",
                   f"max_grad_norm {hp.max_grad_norm} too loose" if hp.max_grad_norm > 1 else None,
-                  "fp16/bf16 overflow (the core uses bf16 only on GPUs that support it; fp32 on CPU)",
-                  "a data row whose labels are all masked or whose text is empty"]
-        return (f"the training loss became {self.value} at step {self.step}; training stopped there and kept the last "
-                f"good checkpoint. Likely causes: " + "; ".join(c for c in causes if c))
+                  "fp16/bf16 overflow (the core uses bf16 only on GPUs that support it; fp32 on CPU)"]
+        return f"{stopped} Likely causes: " + "; ".join(c for c in causes if c)

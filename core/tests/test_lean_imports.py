@@ -1,5 +1,5 @@
 """The core's processes leave out what transformers and peft would import eagerly and nothing of ours uses on the
-machine at hand (ftcore/lean_imports.py): scikit-learn always, bitsandbytes without CUDA. Checked in a fresh
+machine at hand (ftcore/lean_imports.py): scikit-learn and scipy always, bitsandbytes without CUDA. Checked in a fresh
 interpreter, where nothing else has imported them yet."""
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ config = LlamaConfig(vocab_size=64, hidden_size=16, intermediate_size=32, num_hi
                      num_attention_heads=2, num_key_value_heads=2)
 model = get_peft_model(LlamaForCausalLM(config), LoraConfig(r=2, target_modules=["q_proj", "v_proj"]))
 model(input_ids=torch.tensor([[1, 2, 3]]), labels=torch.tensor([[1, 2, 3]])).loss.backward()
-loaded = [name for name in ("sklearn", "bitsandbytes") if name in sys.modules]
+loaded = [name for name in ("sklearn", "scipy", "bitsandbytes") if name in sys.modules]
 grads = [p.grad is not None for n, p in model.named_parameters() if "lora_" in n]
 from sklearn.metrics import accuracy_score  # the core's own metrics still import it where they use it
 print(json.dumps({"loaded": loaded, "lora_trained": bool(grads) and all(grads), "accuracy": accuracy_score([1, 0], [1, 1])}))
@@ -36,7 +36,7 @@ def probe() -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def test_without_cuda_a_lora_model_trains_with_neither_scikit_learn_nor_bitsandbytes_imported():
+def test_without_cuda_a_lora_model_trains_with_none_of_scikit_learn_scipy_bitsandbytes_imported():
     result = probe()
     assert result["loaded"] == []
     assert result["lora_trained"] is True

@@ -1,10 +1,13 @@
 """Optional libraries that transformers and peft import as soon as they are installed, kept out of the core's
 processes where nothing can use them. Every training, merge, serve or GGUF process paid for them before its first
-step: a tiny LoRA run on the CPU took 11.3 s of CPU, 4.1 s of it these two imports (measured for #55).
+step: a tiny LoRA run on the CPU took 11.3 s of CPU, 4.1 s of it the first two imports below (measured for #55).
 
 - scikit-learn: `transformers.generation.candidate_generator` imports `sklearn.metrics` (and with it scipy.stats)
   whenever scikit-learn is installed, for assisted decoding's confidence threshold, which the core never uses
   (1.7 s). scikit-learn stays installed: the core's own metrics import it where they compute with it (metrics.py).
+- scipy: `transformers.modeling_utils` imports the object-detection losses, which import `scipy.optimize` whenever
+  scipy is installed, for DETR's matching (0.3 s). Only detection, segmentation and protein models use scipy in
+  transformers; the core trains none of them.
 - bitsandbytes: peft's LoRA layer dispatch imports bitsandbytes whenever it is installed, to recognise its quantized
   layers, and bitsandbytes runs `torch.compile` at import, which loads torch's inductor (2.1 s). Its quantized layers
   exist only on CUDA (QLoRA is refused elsewhere, train/validate.py), so on a machine without CUDA peft is told that
@@ -17,9 +20,9 @@ side: 6.7 → 3.4 s of CPU for a tiny model's conversion, the same bytes written
 commands in one process (build_gemma.py: a gguf, then a generate, which would find transformers without torch), and
 the processes they start would inherit the setting.
 
-The first two are flags the libraries read (transformers' `_sklearn_available`, the `is_bnb_*available` names peft's
-LoRA module imported), set right after that module is executed, by a finder on `sys.meta_path`: the core imports
-neither library before it needs it, and this changes no import order. `install()` runs once, from ftcore/__init__.py.
+The first three are flags the libraries read (transformers' `_sklearn_available` and `_scipy_available`, the
+`is_bnb_*available` names peft's LoRA module imported), set right after that module is executed, by a finder on
+`sys.meta_path`: the core imports none of these libraries before it needs it, and this changes no import order. `install()` runs once, from ftcore/__init__.py.
 """
 from __future__ import annotations
 
@@ -30,8 +33,9 @@ from types import ModuleType
 from typing import Callable
 
 
-def _no_sklearn_for_transformers(module: ModuleType) -> None:
+def _no_sklearn_or_scipy_for_transformers(module: ModuleType) -> None:
     module._sklearn_available = False
+    module._scipy_available = False
 
 
 def _no_bitsandbytes_for_peft_without_cuda(module: ModuleType) -> None:
@@ -42,7 +46,7 @@ def _no_bitsandbytes_for_peft_without_cuda(module: ModuleType) -> None:
 
 
 FIXES: dict[str, Callable[[ModuleType], None]] = {
-    "transformers.utils.import_utils": _no_sklearn_for_transformers,
+    "transformers.utils.import_utils": _no_sklearn_or_scipy_for_transformers,
     "peft.tuners.lora.model": _no_bitsandbytes_for_peft_without_cuda,
 }
 

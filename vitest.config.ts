@@ -44,6 +44,7 @@ const SERVICE_TESTS = [
   'services/training/test/pause.test.ts',
   'services/training/test/processes.test.ts',
   'services/worker/test/augment-queue.test.ts',
+  'services/worker/test/core-killed.test.ts',
   'services/worker/test/engine-process.test.ts',
   'services/worker/test/fast-engine-gemma.test.ts',
   'services/worker/test/fast-engine.test.ts',
@@ -51,6 +52,7 @@ const SERVICE_TESTS = [
   'services/worker/test/infer-queue.test.ts',
   'services/worker/test/infer-tools.test.ts',
   'services/worker/test/onnx-verify.test.ts',
+  'services/worker/test/prepare-after-training.test.ts',
 ];
 
 /** Files under test/ (and ftune's against a stack) that start processes: the stack, its scripts and documents driven
@@ -118,7 +120,7 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'unit', include: ALL, exclude: [...configDefaults.exclude, ...SERVICE_TESTS, ...END_TO_END_TESTS], setupFiles: ['test/support/unit-tier.ts'], isolate: false },
+        test: { name: 'unit', include: ALL, exclude: [...configDefaults.exclude, ...SERVICE_TESTS, ...END_TO_END_TESTS], setupFiles: ['test/support/unit-tier.ts'], globalSetup: ['test/support/unit-models.ts'], isolate: false },
       },
       { extends: true, test: { name: 'service', include: SERVICE_TESTS, globalSetup: ['test/servers/global-setup.ts'] } },
       { extends: true, test: { name: 'end-to-end', include: END_TO_END_TESTS, globalSetup: ['test/servers/global-setup.ts', 'test/support/shared-stack-setup.ts'] } },

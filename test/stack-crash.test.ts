@@ -1,6 +1,7 @@
 // Crash safety, for real: the embedded stack runs as a child process, is SIGKILLed while a job trains,
 // and is started again on the same data folder. The running job must end failed saying the worker
-// stopped, its core must not train on as an orphan, and the job queued behind it must still run.
+// stopped, its core must not train on as an orphan, and the job queued behind it must still run. Killed between a
+// job's last step and completed, the resumed job trains no further (#56).
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -8,7 +9,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack as startStackProcess, stackPorts, type StackProcess, type StackUrls } from './support/stack.ts';
 import { tinyModelsDir } from './support/tiny-model.ts';
-import { firstStepAfterQueued } from './support/job-events.ts';
+import { firstStepAfterQueued, historyMessages, jobHistory } from './support/job-events.ts';
 
 let dataDir: string;
 let env: Record<string, string>;
@@ -41,6 +42,29 @@ function corePids(jobId: string): number[] {
   }
 }
 
+/** A processed dataset of 16 question/answer rows; its id. */
+async function qaDataset(): Promise<string> {
+  const form = new FormData();
+  form.append('file', new Blob(['question,answer\n' + Array.from({ length: 16 }, (_, i) => `q${i},a${i}`).join('\n')]), 'qa.csv');
+  const upload = (await (await fetch(`${pre}/datasets/upload`, { method: 'POST', body: form })).json()) as { dataset_id: string };
+  const processed = (await (await fetch(`${pre}/datasets/process`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ dataset_name: 'crash', dataset_id: upload.dataset_id, config: { field_mappings: { user_field: { type: 'column', value: 'question' }, assistant_field: { type: 'column', value: 'answer' } } } }),
+  })).json()) as { processed_dataset_id: string };
+  return processed.processed_dataset_id;
+}
+
+/** Submits a LoRA job on the tiny model; its id. */
+async function submitJob(processedDatasetId: string, config: Record<string, unknown>): Promise<string> {
+  const res = await fetch(`${train}/train`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ processed_dataset_id: processedDatasetId, training_config: { base_model_id: 'tiny', provider: 'local', method: 'LoRA', ...config } }),
+  });
+  return ((await res.json()) as { job_id: string }).job_id;
+}
+
 beforeAll(async () => {
   dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'ftp-crash-'));
   const ports = await stackPorts();
@@ -58,26 +82,9 @@ afterAll(async () => {
 describe('the stack killed while a job trains', () => {
   it('fails the running job on restart, stops its core, runs the queued one, and resumes a job that asked to', async () => {
     stack = await startStack();
-    const form = new FormData();
-    form.append('file', new Blob(['question,answer\n' + Array.from({ length: 16 }, (_, i) => `q${i},a${i}`).join('\n')]), 'qa.csv');
-    const upload = (await (await fetch(`${pre}/datasets/upload`, { method: 'POST', body: form })).json()) as { dataset_id: string };
-    const processed = (await (await fetch(`${pre}/datasets/process`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ dataset_name: 'crash', dataset_id: upload.dataset_id, config: { field_mappings: { user_field: { type: 'column', value: 'question' }, assistant_field: { type: 'column', value: 'answer' } } } }),
-    })).json()) as { processed_dataset_id: string };
-    const submit = async (resumeOnRestart = false) =>
-      ((await (await fetch(`${train}/train`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({
-          processed_dataset_id: processed.processed_dataset_id,
-          training_config: {
-            base_model_id: 'tiny', provider: 'local', method: 'LoRA', resume_on_restart: resumeOnRestart,
-            hyperparameters: { max_steps: 100000, logging_steps: 1, batch_size: 4, gradient_accumulation_steps: 1, max_length: 32, save_strategy: 'no' },
-          },
-        }),
-      })).json()) as { job_id: string }).job_id;
+    const dataset = await qaDataset();
+    const submit = (resumeOnRestart = false) =>
+      submitJob(dataset, { resume_on_restart: resumeOnRestart, hyperparameters: { max_steps: 100000, logging_steps: 1, batch_size: 4, gradient_accumulation_steps: 1, max_length: 32, save_strategy: 'no' } });
     const running = await submit();
     const queued = await submit(true);
     await waitFor(running, (j) => j.status === 'training' && (j.progress as { step: number } | null)?.step !== undefined);
@@ -108,5 +115,39 @@ describe('the stack killed while a job trains', () => {
     expect((await waitFor(queued, (j) => j.status === 'failed')).error).toBe('cancelled by user');
     const list = (await (await fetch(`${train}/jobs`)).json()) as { jobs: Array<{ status: string }> };
     expect(list.jobs.map((j) => j.status)).toEqual(['failed', 'failed']);
+  }, 600_000);
+
+  it('killed between a job\'s last step and completed, trains it no further: one saving, the last checkpoint\'s model', async () => {
+    // #56: a soak's worker killed after step 50 of 50 had the job resumed "from step 50", run a step 51, save and
+    // evaluate twice. The core holds after its last step (FTCORE_TEST_HOLD trained=…) until the stack is killed.
+    await stack?.stop();
+    stack = await startStackProcess({ ...env, FTCORE_TEST_HOLD: 'trained=120' }, urls);
+    const id = await submitJob(await qaDataset(), {
+      resume_on_restart: true,
+      hyperparameters: { max_steps: 4, logging_steps: 1, batch_size: 4, gradient_accumulation_steps: 1, max_length: 32, save_strategy: 'steps', save_steps: 2 },
+    });
+    const checkpointSteps = async () => ((await (await fetch(`${train}/jobs/${id}/checkpoints`)).json()) as { checkpoints: Array<{ step: number }> }).checkpoints.map((c) => c.step);
+    for (let i = 0; i < 600 && !(await checkpointSteps()).includes(4); i++) await new Promise((r) => setTimeout(r, 300));
+    expect(await checkpointSteps()).toContain(4);
+    expect((await job(id)).status).toBe('training');
+    await stack.stop('SIGKILL');
+    for (let i = 0; i < 120 && corePids(id).length > 0; i++) await new Promise((r) => setTimeout(r, 500));
+    expect(corePids(id)).toEqual([]);
+
+    stack = await startStack();
+    const done = await waitFor(id, (j) => j.status === 'completed' || j.status === 'failed');
+    expect(done.status).toBe('completed');
+    expect(done.progress).toMatchObject({ step: 4, total_steps: 4, eta_seconds: 0 });
+    const history = await jobHistory(train, id);
+    const messages = historyMessages(history);
+    expect(messages).toContain('the checkpoint of step 4 is the last step\'s: the training is over, only saving is left');
+    expect(messages.filter((m) => m === 'saving the trained model…')).toHaveLength(1);
+    expect(history.filter((e) => e.kind === 'metrics' && (e.data as { final?: boolean }).final)).toHaveLength(1);
+    expect(history.filter((e) => e.kind === 'progress').every((e) => e.data.step! <= 4)).toBe(true);
+    // The model stored is the last step's checkpoint, byte for byte.
+    const [jobFolder] = await fs.readdir(path.join(dataDir, 'blobs', 'jobs')).then((users) => users.map((u) => path.join(dataDir, 'blobs', 'jobs', u, id)));
+    const stored = await fs.readFile(path.join(jobFolder!, 'adapter', 'adapter_model.safetensors'));
+    const checkpoint = await fs.readFile(path.join(jobFolder!, 'checkpoints', 'checkpoint-4', 'adapter_model.safetensors'));
+    expect(stored.equals(checkpoint)).toBe(true);
   }, 600_000);
 });

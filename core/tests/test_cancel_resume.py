@@ -69,3 +69,35 @@ def test_a_dead_worker_gets_a_checkpoint_even_when_a_library_write_to_stderr_not
     process.stdin.close()
     checkpoints = sorted((tmp_path / "run" / "checkpoints").glob("checkpoint-*"))
     assert checkpoints and Path(checkpoints[-1], "trainer_state.json").is_file()
+
+
+@pytest.mark.slow
+def test_a_resume_from_the_last_steps_checkpoint_trains_no_step_and_saves_that_checkpoint(tmp_path, tiny_model,
+                                                                                             sft_files):
+    """#56: a worker killed between a job's last step and `completed` had its job resumed "from step 50", run a step
+    51 of 50, then save and evaluate again. From the last step's checkpoint only saving is left: no step runs, the
+    last step's progress is said once with the job's trained tokens, and the model saved is the checkpoint's."""
+    import dataclasses
+
+    from helpers import captured_events, sft_spec
+
+    from ftcore.train.run import run
+
+    train, test = sft_files
+    spec = sft_spec(tiny_model, train, test, tmp_path / "run", max_steps=4, logging_steps=1, save_strategy="steps",
+                    save_steps=2)
+    with captured_events() as first:
+        run(spec)
+    assert [e.step for e in first.events if e.event == "checkpoint"] == [2, 4]
+    with captured_events() as resumed:
+        run(dataclasses.replace(spec, resume_from_checkpoint=True))
+    progress = [e for e in resumed.events if e.event == "progress"]
+    assert [(p.step, p.total_steps, p.eta_seconds) for p in progress] == [(4, 4, 0.0)]
+    checkpoint = tmp_path / "run" / "checkpoints" / "checkpoint-4"
+    saved_tokens = json.loads((checkpoint / "trained_tokens.json").read_text())["trained_tokens"]
+    assert progress[0].extra["trained_tokens"] == saved_tokens > 0
+    messages = [e.message for e in resumed.events if e.event == "log"]
+    assert "training…" not in messages and messages.count("saving the trained model…") == 1
+    assert sum(e.event == "metrics" and e.final for e in resumed.events) == 1
+    adapter = (tmp_path / "run" / "adapter" / "adapter_model.safetensors").read_bytes()
+    assert adapter == (checkpoint / "adapter_model.safetensors").read_bytes()

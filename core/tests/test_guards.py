@@ -175,16 +175,34 @@ def test_a_non_finite_loss_stops_the_run_at_once_naming_the_step_and_keeps_the_l
     assert not (out / "adapter").exists()
 
 
+LONG_QUESTION = " ".join(["What is the capital of France?"] * 30)
+
+
 @pytest.mark.slow
-def test_a_run_whose_rows_keep_no_answer_token_says_so_first_not_the_learning_rate(tiny_model, tmp_path):
-    # The soak's job (#56): every prompt longer than max_length, so truncation cuts every answer away and each batch
-    # has no label to learn from; its loss is 0/0. The message leads with what the run saw in that batch.
+def test_a_run_whose_rows_all_keep_no_answer_token_is_refused_before_it_loads_the_model(tiny_model, tmp_path):
+    # The soak's job (#56): every prompt longer than max_length, so truncation cuts every answer away: refused at the
+    # pre-flight, naming the setting and the longest row, instead of failing at step 1 with a NaN loss.
+    from ftcore.errors import SpecError
+
+    train = write_jsonl(tmp_path / "train.jsonl", [conversation(LONG_QUESTION, "Paris.")] * 8)
+    with captured_events() as cap, pytest.raises(SpecError) as refused:
+        run(spec(tiny_model, train, tmp_path / "run", max_steps=4, max_length=32))
+    message = str(refused.value)
+    assert message.startswith("every train row is longer than max_length 32 where its answer starts")
+    assert "the longest, row 1, is" in message and "raise max_length to" in message
+    assert not any(e.event == "log" and e.message.startswith("loading the base model") for e in cap.events)
+
+
+@pytest.mark.slow
+def test_a_batch_that_keeps_no_answer_token_says_so_first_not_the_learning_rate(tiny_model, tmp_path):
+    # Most rows' answers truncated away, one row kept: a batch of one such row has no label to learn from; its loss is
+    # 0/0. The message leads with what the run saw in that batch.
     from ftcore.errors import TrainingDiverged
 
-    long_question = " ".join(["What is the capital of France?"] * 30)
-    train = write_jsonl(tmp_path / "train.jsonl", [conversation(long_question, "Paris.")] * 8)
+    rows = [conversation(LONG_QUESTION, "Paris.")] * 7 + [conversation("Capital of France?", "Paris.")]
+    train = write_jsonl(tmp_path / "train.jsonl", rows)
     with captured_events(), pytest.raises(TrainingDiverged) as stopped:
-        run(spec(tiny_model, train, tmp_path / "run", max_steps=4, max_length=32))
+        run(spec(tiny_model, train, tmp_path / "run", max_steps=4, max_length=32, batch_size=1))
     message = str(stopped.value)
     assert message.startswith("the training loss became nan at step 1; training stopped there")
     assert "Every label of that batch was masked" in message and "max_length 32" in message

@@ -17,7 +17,7 @@ import types
 import typing
 from typing import Any, Literal
 
-from . import events
+from . import events, held
 from .errors import Cancelled, SpecError, TrainingDiverged
 
 # command → module that defines `Options` (the dataclass) and `run(options)`.
@@ -154,15 +154,6 @@ def parse_options(argv: list[str]):
     return command, from_dict(options_cls, data)
 
 
-def _held_for_a_test(command: str) -> None:
-    """FTCORE_TEST_HOLD=<command>=<seconds>: the command waits that long before it starts, so that a test sees what a
-    slow stage says while it runs (#39: a worker's progress every PROGRESS_INTERVAL_S). Unset, nothing happens."""
-    hold = os.environ.get("FTCORE_TEST_HOLD", "")
-    name, _, seconds = hold.partition("=")
-    if name == command and seconds:
-        time.sleep(float(seconds))
-
-
 def main(argv: list[str] | None = None) -> int:
     # stdout belongs to the protocol: events go to a copy of its descriptor, and descriptor 1 itself becomes stderr,
     # so that what a library prints goes there, from Python or from C++ (gloo's "[Gloo] Rank … is connected" lines).
@@ -185,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
         events.stage("loading the ML libraries")
     try:
         command, options = parse_options(argv)
-        _held_for_a_test(command)
+        held.for_a_test(command)
         try:
             importlib.import_module(COMMANDS[command]).run(options)
         finally:

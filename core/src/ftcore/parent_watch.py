@@ -17,6 +17,11 @@ import threading
 _detached = threading.Event()
 
 
+def detached() -> bool:
+    """Whether the worker is gone and this process has detached from it."""
+    return _detached.is_set()
+
+
 def detach_from_parent() -> None:
     """Nobody reads our output any more: silence it and stop cleanly (once)."""
     if _detached.is_set():

@@ -125,14 +125,14 @@ class ModelCache:
             self.entries.move_to_end(key)
             model, tokenizer, _ = self.entries[key]
             return model, tokenizer, 0.0
-        from .cli import _held_for_a_test
+        from .held import for_a_test
         from .models import load_for_inference
 
         started = time.monotonic()
         # A cold model takes seconds to a minute: said now, and by the heartbeat while it loads (#39).
         events.stage(f"loading {Path(model_dir).name}{' + adapter ' + Path(adapter_dir).name if adapter_dir else ''}")
         try:
-            _held_for_a_test("load")
+            for_a_test("load")
             model, tokenizer = load_for_inference(model_dir, adapter_dir, self.device)
         finally:
             events.end_stage()

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import events
+from ..errors import SpecError
 from .spec import Options as TrainOptions
 from .throughput import free_memory, measure_throughput
 
@@ -95,6 +96,7 @@ def report(spec: TrainOptions, train_records, test_records, mode, tokenizer) -> 
     uses (the processor for modality vision). Token figures are over the train split."""
     hp = spec.hyperparameters
     rows = [_encode(spec, record, tokenizer) for record in train_records]
+    _refuse_if_nothing_is_trained(spec, rows)
     lengths = sorted(len(r.ids) for r in rows)
     kept = sum(r.kept for r in rows)
     steps = _steps(spec, rows)
@@ -120,6 +122,26 @@ def report(spec: TrainOptions, train_records, test_records, mode, tokenizer) -> 
     }
     result["warnings"] = _warnings(spec, rows, train_records, test_records, mode, tokenizer, result)
     return result
+
+
+def _refuse_if_nothing_is_trained(spec: TrainOptions, rows: list[_Row]) -> None:
+    """Truncation that cuts every trained token of every row away leaves the run nothing to learn: each batch's loss
+    would be 0/0 (#56: a soak's job failed at step 1 with a NaN loss). Refused before anything loads, naming the length
+    setting and the longest row."""
+    if spec.trainer_type == "grpo" or not any(any(r.trained) for r in rows) or any(r.trained_kept for r in rows):
+        return
+    hp = spec.hyperparameters
+    longest = max(range(len(rows)), key=lambda n: len(rows[n].ids))
+    size = len(rows[longest].ids)
+    if spec.trainer_type == "sft":
+        raise SpecError(f"every train row is longer than max_length {hp.max_length} where its answer starts, so "
+                        f"truncation leaves no answer token to learn from; the longest, row {longest + 1}, is {size} "
+                        f"tokens: raise max_length to {size}, or shorten the rows")
+    longest_prompt = max(r.prompt for r in rows)
+    raise SpecError(f"max_prompt_length {hp.max_prompt_length} and max_length {hp.max_length} leave no token of any "
+                    f"chosen answer to learn from; the longest row, row {longest + 1}, is {size} tokens (the longest "
+                    f"prompt {longest_prompt}): raise max_prompt_length to {longest_prompt} and max_length to {size}, "
+                    "or shorten the rows")
 
 
 # --- tokens, as each trainer makes them ------------------------------------------------------------------------

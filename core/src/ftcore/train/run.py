@@ -4,7 +4,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from .. import events
+from .. import events, held
 from ..errors import Cancelled, SpecError, TrainingDiverged
 from . import distributed
 from .spec import Options  # noqa: F401  (the CLI reads Options from this module)
@@ -39,8 +39,12 @@ def _run(spec: Options) -> None:
         events.emit(events.Log(level="info", message=f"training on {world[0]} processes ({world[1]}): each takes its "
                                                      f"share of every global batch of {world[0]} × batch_size rows"))
     checkpoint = _resume_checkpoint(spec)
-    events.stage("training")
-    trainer.train(resume_from_checkpoint=checkpoint)
+    if checkpoint is not None and _finished(checkpoint):
+        _load_finished(trainer, protocol, checkpoint)
+    else:
+        events.stage("training")
+        trainer.train(resume_from_checkpoint=checkpoint)
+    held.for_a_test("trained")
     if cancel.requested:
         raise Cancelled("cancelled")
     if protocol.diverged.step is not None:
@@ -75,11 +79,13 @@ def _warn_if_dpo_cannot_teach_stopping(spec: Options, train_records, trainer) ->
 def _preflight(spec: Options, train_records, test_records, mode) -> dict | None:
     """The pre-flight report, the run's first event (from rank 0). Every rank makes it, as each needs its memory
     estimate for the memory plan (configs.memory_plan). It only informs: a report that cannot be made (an architecture
-    the meta-device count does not know, say) is logged, and training goes on."""
+    the meta-device count does not know, say) is logged, and training goes on. A run with nothing to learn stops."""
     from .preflight import report
 
     try:
         made = report(spec, train_records, test_records, mode, load_processing_class(spec))
+    except SpecError:
+        raise  # a run that cannot learn anything (every trained token truncated away)
     except Exception as e:  # noqa: BLE001 - the report must never cost the training
         import logging
 
@@ -185,6 +191,36 @@ def _resume_checkpoint(spec: Options) -> str | None:
                         "set resume_from_checkpoint false to start over")
     events.emit(events.Log(level="info", message=f"resuming from {last}"))
     return last
+
+
+def _finished(checkpoint: str) -> bool:
+    """Whether the checkpoint was saved at the run's last step (its trainer state: global_step ≥ max_steps)."""
+    import json
+
+    state = json.loads((Path(checkpoint) / "trainer_state.json").read_text())
+    return bool(state.get("max_steps")) and state["global_step"] >= state["max_steps"]
+
+
+def _load_finished(trainer, protocol, checkpoint: str) -> None:
+    """A checkpoint at the last step: the training is over and only saving is left (#56: a worker killed between the
+    job's last step and `completed` had it run a step 51 of 50, then save and evaluate again). The trainer takes the
+    checkpoint's weights and state without a step, and the last step's progress is said again, with the job's
+    trained tokens, as a resumed run's first progress would say it."""
+    from transformers.trainer_callback import TrainerState
+
+    trainer._load_from_checkpoint(checkpoint)  # the Trainer's own loader: a PEFT adapter or the whole model
+    trainer.state = TrainerState.load_from_json(str(Path(checkpoint) / "trainer_state.json"))
+    state = trainer.state
+    if trainer.args.load_best_model_at_end and state.best_model_checkpoint is not None:
+        trainer._load_best_model()  # as the end of Trainer.train does
+    protocol.tokens.resume(Path(checkpoint))
+    events.emit(events.Log(level="info", message=f"the checkpoint of step {state.global_step} is the last step's: "
+                                                 "the training is over, only saving is left"))
+    last = next((h for h in reversed(state.log_history) if "loss" in h), {})
+    events.emit(events.Progress(
+        step=state.global_step, total_steps=state.max_steps, epoch=round(float(state.epoch or 0), 4),
+        loss=last.get("loss"), learning_rate=last.get("learning_rate"), tokens_per_second=None, eta_seconds=0.0,
+        extra={"trained_tokens": float(protocol.tokens.before)}))
 
 
 def _report_best(spec: Options, trainer) -> None:

@@ -62,6 +62,12 @@ export async function storeCheckpoint(platform: Platform, job: TrainingJobRow, c
   }
 }
 
+/** The local checkpoints the Trainer finished writing (its trainer_state.json, written last, is there). */
+async function whole(folder: string, names: readonly string[]): Promise<string[]> {
+  const written = await Promise.all(names.map((n) => fs.access(path.join(folder, n, 'trainer_state.json')).then(() => true, () => false)));
+  return names.filter((_, i) => written[i]);
+}
+
 /** The stored checkpoints (checkpoint-<step>), oldest first, and whether each was stored whole. */
 async function storedCheckpoints(platform: Platform, job: TrainingJobRow): Promise<Array<{ name: string; complete: boolean }>> {
   const prefix = jobPrefixes(job).checkpoints;
@@ -79,7 +85,11 @@ async function storedCheckpoints(platform: Platform, job: TrainingJobRow): Promi
  * undefined when there is none.
  */
 export async function restoreCheckpoint(platform: Platform, job: TrainingJobRow, checkpointsDir: string): Promise<number | undefined> {
-  const local = await localCheckpoints(checkpointsDir);
+  // A core killed while it saved (SIGKILL, the OOM killer: #56) leaves a checkpoint without the trainer state, which
+  // the Trainer writes after the weights and the optimizer: removed, or the core would resume from its newest folder.
+  const found = await localCheckpoints(checkpointsDir);
+  const local = await whole(checkpointsDir, found);
+  for (const partial of found.filter((n) => !local.includes(n))) await fs.rm(path.join(checkpointsDir, partial), { recursive: true, force: true });
   const newestLocal = Math.max(-1, ...local.map(stepOf));
   const newestStored = (await storedCheckpoints(platform, job)).filter((c) => c.complete).at(-1)?.name;
   if (newestStored && stepOf(newestStored) > newestLocal) {

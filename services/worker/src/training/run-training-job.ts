@@ -9,6 +9,7 @@ import type { TrainingConfig } from '@ftp/schema';
 import { withJudgeRelay } from '../inference/judge-relay.ts';
 import { secretsEnvironment, trackerEnvironment } from './core-spec.ts';
 import { recordTraining, type TrainingRecord } from './core-events.ts';
+import { CoreKilled, coreKilled, diedThereBefore, MEMORY_FIX, oomKills, type CoreKillRecord } from './core-killed.ts';
 import { JobFailure, prepareTraining, type TrainingInputs } from './prepare.ts';
 import { storeTrainedModel, type StoredModel } from './store-model.ts';
 import { PAUSED, SHUTDOWN, stopReason, TAKEN, type JobContext } from './job-context.ts';
@@ -70,6 +71,7 @@ async function train(ctx: JobContext, job: TrainingJobRow, inputs: TrainingInput
   const { platform } = ctx;
   const config = configOf(job);
   if (ctx.trainProcesses > 1) platform.logger.info({ jobId: job.job_id, processes: ctx.trainProcesses }, 'training on several processes (torchrun)');
+  const oomBefore = await oomKills();
   // A score_model reward asks its judge through a relay that runs it with the job owner's rights.
   const result = await withJudgeRelay(platform, job.user_id, config.reward_config ?? [], (relay) =>
     runCore({
@@ -93,6 +95,8 @@ async function train(ctx: JobContext, job: TrainingJobRow, inputs: TrainingInput
     }),
   );
   if (result.cancelled) throw new JobFailure(stopReason(ctx.signal, ctx.workerId));
+  const killed = coreKilled(result, oomBefore, await oomKills());
+  if (killed) throw killed;
   if (!result.done || result.exitCode !== 0) throw new JobFailure(describeCoreFailure(result));
 }
 
@@ -161,15 +165,41 @@ async function stopped(ctx: JobContext, job: TrainingJobRow, err: unknown): Prom
     }
     return;
   }
+  let killedFailure: string | undefined;
+  if (err instanceof CoreKilled && !ctx.signal.aborted) {
+    killedFailure = await requeueAfterCoreKill(ctx, job, err);
+    if (killedFailure === undefined) return;
+  }
   // Known failures carry a sentence for the user; anything else is the worker's own fault, logged in full.
   const message =
-    err instanceof UnprocessableEntity ? err.issues.map((i) => i.msg).join('; ')
+    killedFailure !== undefined ? killedFailure
+    : err instanceof UnprocessableEntity ? err.issues.map((i) => i.msg).join('; ')
     : err instanceof JobFailure || err instanceof AppError ? err.message
     : `the worker failed: ${(err as Error).message}`;
-  if (!(err instanceof JobFailure || err instanceof AppError)) log.error({ err }, 'training job failed');
+  if (!(err instanceof JobFailure || err instanceof AppError || err instanceof CoreKilled)) log.error({ err }, 'training job failed');
   const now = new Date();
   const cancelled = ctx.signal.aborted && ctx.signal.reason !== SHUTDOWN && ctx.signal.reason !== TAKEN; // the user's cancel (also one during a pause)
   const failed = await platform.jobs.update(job.job_id, { status: 'failed', error: message, finished_at: now, ...(cancelled ? { cancelled_at: now } : {}) }, RUNNING, ctx.workerId);
   if (failed) platform.metrics.jobsFinished.inc({ status: cancelled ? 'cancelled' : 'failed', trainer: trainerOf(job) });
   await platform.secrets.drop(job.job_id);
+}
+
+/** The core died of SIGKILL under this living worker: with resume_on_restart the job goes back to the queue from its
+ *  last stored checkpoint (undefined is returned), unless it died the same way from the same checkpoint before; else
+ *  the sentence it fails with. */
+async function requeueAfterCoreKill(ctx: JobContext, job: TrainingJobRow, killed: CoreKilled): Promise<string | undefined> {
+  const { platform } = ctx;
+  const atStep = (await platform.jobs.getForWorker(job.job_id))?.progress?.step ?? 0;
+  const fix = killed.reason === 'oom_kill' ? `; ${MEMORY_FIX}` : '';
+  if (!configOf(job).resume_on_restart) return `${killed.message} at step ${atStep}${fix}; with resume_on_restart a job resumes from its last checkpoint`;
+  const checkpoint = await platform.jobs.lastCheckpointStep(job.job_id);
+  const record: CoreKillRecord = { reason: killed.reason, from_step: checkpoint ?? 0, at_step: atStep };
+  const from = checkpoint === undefined ? 'the start (no checkpoint stored)' : `checkpoint step ${checkpoint}`; // or a newer one this machine kept whole
+  if (diedThereBefore(await platform.jobs.events(job.job_id), record)) return `${killed.message} twice at the same point, resuming from ${from}; not resumed again${fix}`;
+  if (!(await platform.jobs.update(job.job_id, { status: 'queued', worker_id: null }, RUNNING, ctx.workerId))) return undefined;
+  const message = `${killed.message} at step ${atStep}; re-queued to resume from ${from}`;
+  await platform.jobs.appendEvent(job.job_id, 'log', { level: 'warning', message, core_killed: record });
+  await platform.queue.add(trainingQueue, { jobId: job.job_id });
+  platform.logger.warn({ jobId: job.job_id, ...record }, message);
+  return undefined;
 }

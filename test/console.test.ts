@@ -486,6 +486,7 @@ describe('the web console', () => {
     await expect.poll(() => workers.getByRole('row').count()).toBe(2);
     expect(await workers.textContent()).toMatch(/× \d+ · \d+ GiB/); // the CPU device: its cores and memory
     expect(await workers.textContent()).toContain('train, export, infer, evaluate, preflight, augment, batch');
+    expect(await workers.getByRole('columnheader').allTextContents()).toContain('Preparing for chat');
     await shot('workers');
   });
 

@@ -133,6 +133,7 @@ export function presentWorker(row: WorkerRow): WorkerInfo {
     queues: row.queues,
     current_job_id: row.current_jobs[0] ?? null,
     current_jobs: row.current_jobs,
+    preparing: row.preparing ?? { job_id: null, waiting: [] },
     started_at: iso(row.started_at),
     last_seen_at: iso(row.heartbeat_at),
   };

@@ -17,7 +17,7 @@ const report = (peak: number): CoreReport => ({
 });
 
 const worker = (id: string, host: string, devices: WorkerRow['devices'], queues = ['train']): WorkerRow => ({
-  worker_id: id, host, pid: 1, devices, queues, current_jobs: [], started_at: new Date(), heartbeat_at: new Date(),
+  worker_id: id, host, pid: 1, devices, queues, current_jobs: [], preparing: null, started_at: new Date(), heartbeat_at: new Date(),
 });
 const cpu = (gib: number) => ({ kind: 'cpu' as const, name: 'Xeon × 2', memory_bytes: gib * GIB });
 const gpu = (gib: number) => ({ kind: 'cuda' as const, name: 'H100', memory_bytes: gib * GIB });

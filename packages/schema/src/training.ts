@@ -414,6 +414,13 @@ export const WorkerInfo = z
     queues: z.array(z.string()).describe('The queues it serves: train, export, infer, evaluate'),
     current_job_id: maybe(z.string()).describe('The work it took first of what it holds now (a job, export or request id)'),
     current_jobs: z.array(z.string()).describe('Everything it is working on now'),
+    preparing: z
+      .object({
+        job_id: maybe(z.string()).describe('The completed job whose model it is converting for chat now (GGUF for the fast engine)'),
+        waiting: z.array(z.string()).describe('Completed jobs waiting their turn, next first (the order they completed in)'),
+      })
+      .describe('Models of completed jobs it prepares for chat after training, one at a time; a deleted job is skipped')
+      .meta({ id: 'WorkerPreparing' }),
     started_at: Timestamp,
     last_seen_at: Timestamp.describe('Its last heartbeat; a worker silent for WORKER_TIMEOUT_S is gone'),
   })

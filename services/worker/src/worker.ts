@@ -24,6 +24,9 @@ import { PAUSED, SHUTDOWN, TAKEN, type JobContext } from './training/job-context
 
 export interface WorkerHandle {
   workerId: string;
+  /** Prepares completed jobs' models for chat in the background, one at a time (a worker serving infer, unless
+   *  PREPARE_GGUF_AFTER_TRAINING is false). */
+  preparation?: BackgroundPreparation;
   /** Hands back unfinished training jobs and exports (their cores checkpoint first), lets requests finish, stops. */
   stop(): Promise<void>;
 }
@@ -107,7 +110,7 @@ export async function startWorker(platform: Platform, options: WorkerOptions = {
   // Heartbeat; cancel requests and jobs taken from this worker (flags on the rows, so any process can set them).
   let beating: Promise<void> | undefined;
   const beat = async () => {
-    if (!(await platform.workers.heartbeat(workerId, [...atWork.keys()]))) {
+    if (!(await platform.workers.heartbeat(workerId, [...atWork.keys()], preparation?.state() ?? null))) {
       log.warn('this worker was taken for dead (its heartbeat was late); registering again');
       await platform.workers.register(registration, [...atWork.keys()]);
     }
@@ -133,6 +136,7 @@ export async function startWorker(platform: Platform, options: WorkerOptions = {
   log.info({ devices, queues }, 'worker started');
   return {
     workerId,
+    ...(preparation ? { preparation } : {}),
     async stop() {
       // Long work is stopped and handed back (a training job's core checkpoints first, and the checkpoint is stored);
       // requests (seconds) are left to finish. The heartbeat goes on meanwhile, or the watchdog would take this

@@ -9,6 +9,14 @@ export interface DeviceInfo {
   memory_bytes: number;
 }
 
+/** The models of completed jobs a worker converts for chat in the background, one at a time. */
+export interface WorkerPreparing {
+  /** The job whose model is being converted now. */
+  job_id: string | null;
+  /** Completed jobs waiting their turn, next first. */
+  waiting: string[];
+}
+
 export interface WorkerRow {
   worker_id: string;
   host: string;
@@ -17,6 +25,8 @@ export interface WorkerRow {
   queues: string[];
   /** Ids of the training jobs, exports and requests it is working on, oldest first. */
   current_jobs: string[];
+  /** Null from a worker that prepares nothing (it serves no chat) or has not beaten since it started. */
+  preparing: WorkerPreparing | null;
   started_at: Date;
   heartbeat_at: Date;
 }
@@ -58,10 +68,10 @@ export class WorkersRepository {
   }
 
   /** Beats the heartbeat; false when the row is gone (another process took this worker for dead). */
-  async heartbeat(workerId: string, currentJobs: readonly string[]): Promise<boolean> {
+  async heartbeat(workerId: string, currentJobs: readonly string[], preparing: WorkerPreparing | null = null): Promise<boolean> {
     const rows = await this.db.query(
-      'UPDATE workers SET heartbeat_at = now(), current_jobs = $2::json WHERE worker_id = $1 RETURNING worker_id',
-      [workerId, JSON.stringify(currentJobs)],
+      'UPDATE workers SET heartbeat_at = now(), current_jobs = $2::json, preparing = $3::json WHERE worker_id = $1 RETURNING worker_id',
+      [workerId, JSON.stringify(currentJobs), preparing === null ? null : JSON.stringify(preparing)],
     );
     return rows.length > 0;
   }

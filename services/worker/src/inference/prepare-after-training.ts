@@ -3,7 +3,10 @@
 // its base's GGUF, a whole model as its GGUF), so the first chat does not wait minutes for a conversion. Only on a
 // worker that serves the infer queue (the files are this worker's cache), unless PREPARE_GGUF_AFTER_TRAINING is false.
 // Each build is told in the job's event log while it runs (build-progress.ts); a chat that comes meanwhile joins it.
-import type { Platform } from '@ftp/platform';
+// One preparation at a time, in the order the jobs completed (#56: a soak's worker held 6 conversions at once, the
+// oldest 7 minutes after its job, each with the ML libraries in memory); a job deleted while it waits is skipped. What
+// runs and what waits is in GET /workers (`preparing`).
+import type { Platform, WorkerPreparing } from '@ftp/platform';
 import { throughputKey, trainsWholeModel } from '@ftp/jobs';
 import type { TrainingConfig } from '@ftp/schema';
 import { JobModels } from '../models/job-models.ts';
@@ -11,7 +14,12 @@ import type { Machine } from '../training/preflight.ts';
 
 export class BackgroundPreparation {
   private readonly controller = new AbortController();
-  private readonly running = new Set<Promise<void>>();
+  private readonly waiting: string[] = [];
+  private current: string | null = null;
+  private turn: Promise<void> | undefined;
+  private running = 0;
+  /** The most preparations that ever ran at once on this worker (the test of the bound reads it). */
+  mostAtOnce = 0;
 
   /** `platform` is the worker's retrying one (withOutageRetries): every read and write here waits out an outage.
    *  `machine` is where the time it takes is recorded: dry runs add it to their estimate (#39). */
@@ -20,35 +28,62 @@ export class BackgroundPreparation {
     private readonly machine: Machine,
   ) {}
 
-  /** Starts preparing the job's model when the job completed (a failed or handed-back job has none); returns at once.
+  /** Queues the job's model for preparation (a failed or handed-back job has none, nor a deleted one); returns at once.
    *  The job's history gets one event with the outcome: ready, or failed with the reason. */
   afterTraining(jobId: string): void {
-    const work = this.prepare(jobId)
+    if (this.controller.signal.aborted || this.current === jobId || this.waiting.includes(jobId)) return;
+    this.waiting.push(jobId);
+    this.turn ??= this.drain();
+  }
+
+  /** What runs and what waits: the heartbeat carries it to GET /workers. */
+  state(): WorkerPreparing {
+    return { job_id: this.current, waiting: [...this.waiting] };
+  }
+
+  /** Resolves once nothing is being prepared or waits. */
+  async idle(): Promise<void> {
+    while (this.turn) await this.turn;
+  }
+
+  /** Cancels what runs (the worker stops), drops what waits (the first chat of those models converts them) and waits. */
+  async stop(): Promise<void> {
+    this.controller.abort();
+    this.waiting.length = 0;
+    await this.idle();
+  }
+
+  /** Prepares what waits, oldest first, until nothing does; `turn` is cleared in the same tick as the last look at
+   *  `waiting`, so a job queued after it starts a new turn. */
+  private async drain(): Promise<void> {
+    for (let jobId = this.waiting.shift(); jobId !== undefined && !this.controller.signal.aborted; jobId = this.waiting.shift()) {
+      this.current = jobId;
+      this.running += 1;
+      this.mostAtOnce = Math.max(this.mostAtOnce, this.running);
+      try {
+        await this.prepareRecorded(jobId);
+      } finally {
+        this.running -= 1;
+        this.current = null;
+      }
+    }
+    this.turn = undefined;
+  }
+
+  private async prepareRecorded(jobId: string): Promise<void> {
+    await this.prepare(jobId)
       .catch(async (err: unknown) => {
         if (this.controller.signal.aborted) return;
         const message = `preparing the model for the fast engine failed: ${err instanceof Error ? err.message : String(err)}; the first chat will try again`;
         this.platform.logger.warn({ err, jobId }, message);
         await this.platform.jobs.appendEvent(jobId, 'log', { level: 'warning', message, about: 'model' });
       })
-      .catch((err: unknown) => this.platform.logger.warn({ err, jobId }, 'the outcome of preparing the model for the fast engine could not be recorded'))
-      .finally(() => this.running.delete(work));
-    this.running.add(work);
-  }
-
-  /** Resolves once nothing is being prepared. */
-  async idle(): Promise<void> {
-    while (this.running.size > 0) await Promise.all(this.running);
-  }
-
-  /** Cancels what runs (the worker stops) and waits for it. */
-  async stop(): Promise<void> {
-    this.controller.abort();
-    await this.idle();
+      .catch((err: unknown) => this.platform.logger.warn({ err, jobId }, 'the outcome of preparing the model for the fast engine could not be recorded'));
   }
 
   private async prepare(jobId: string): Promise<void> {
     const job = await this.platform.jobs.getForWorker(jobId);
-    // Vision models run on transformers (no GGUF): nothing to prepare.
+    // Deleted while it waited, or vision (transformers runs it, no GGUF): nothing to prepare.
     if (job?.status !== 'completed' || job.modality !== 'text') return;
     // At the lowest CPU priority: the worker's next job, or a chat, must not wait on a conversion nobody asked for yet
     // (#39: scaled out, it held the next job in preparing for two minutes).

@@ -40,7 +40,7 @@ export function WorkersPage() {
       </ScrollTable>
       <Title order={3} size="h4">Workers</Title>
       {list.data && list.data.workers.length === 0 && <Text c="dimmed">No live worker: start one with pnpm start:worker.</Text>}
-      <ScrollTable label="Workers" minWidth={720} headers={['Worker', 'Host', 'Devices', 'Lanes', 'Working on', 'Last seen']}>
+      <ScrollTable label="Workers" minWidth={720} headers={['Worker', 'Host', 'Devices', 'Lanes', 'Working on', 'Preparing for chat', 'Last seen']}>
         {(list.data?.workers ?? []).map((worker) => (
           <Table.Tr key={worker.worker_id}>
             <Table.Td>{worker.worker_id}</Table.Td>
@@ -56,6 +56,10 @@ export function WorkersPage() {
             </Table.Td>
             <Table.Td>{worker.queues.join(', ')}</Table.Td>
             <Table.Td>{worker.current_jobs.length === 0 ? 'idle' : plural(worker.current_jobs.length, 'piece') + ' of work'}</Table.Td>
+            <Table.Td>
+              {worker.preparing.job_id === null ? '–' : worker.preparing.job_id}
+              {worker.preparing.waiting.length > 0 && ` (${worker.preparing.waiting.length} waiting)`}
+            </Table.Td>
             <Table.Td>{formatTime(worker.last_seen_at)}</Table.Td>
           </Table.Tr>
         ))}

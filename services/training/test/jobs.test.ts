@@ -299,7 +299,7 @@ describe('a dry run (POST /train with dry_run)', () => {
   it('answers the pre-flight report from a worker, measuring this host once, and creates no job', async () => {
     const before = (await h.train({ url: '/jobs', headers: alice })).json().jobs.length;
     await h.platform.db.query('DELETE FROM throughput');
-    const res = await dryRun(loraRequest(dataset, { max_steps: -1, epochs: 2, batch_size: 4, gradient_accumulation_steps: 2, max_length: 16 }));
+    const res = await dryRun(loraRequest(dataset, { max_steps: -1, epochs: 2, batch_size: 4, gradient_accumulation_steps: 2, max_length: 30 }));
     expect(res.statusCode, `${res.body}\n${h.platform.logText().split('\n').filter((l) => l.includes('"level":50')).join('\n')}`).toBe(200);
     const report = res.json().preflight as PreflightReport;
     const processed = (await h.pre({ url: `/datasets/${dataset}`, headers: alice })).json();
@@ -309,7 +309,8 @@ describe('a dry run (POST /train with dry_run)', () => {
     expect(report.steps).toEqual({ per_epoch: Math.ceil(Math.ceil(rows('train') / 4) / 2), total: 2 * Math.ceil(Math.ceil(rows('train') / 4) / 2), effective_batch_size: 8 });
     expect(report.tokens.min).toBeGreaterThan(0);
     expect(report.tokens.max).toBeGreaterThanOrEqual(report.tokens.p95);
-    // 16 tokens is shorter than every rendered example: each is cut, and the warning says what to raise
+    // 30 tokens is shorter than every rendered example (33 to 39 with the tiny model's tokenizer), though longer than
+    // some of their prompts (25 to 33): each is cut, some answers survive, and the warning says what to raise
     expect(report.truncated.examples).toBe(rows('train'));
     expect(report.warnings.map((w) => w.code)).toContain('truncated');
     expect(report.warnings.find((w) => w.code === 'truncated')!.message).toMatch(/max_length/);
@@ -341,6 +342,10 @@ describe('a dry run (POST /train with dry_run)', () => {
     expect(long.statusCode, long.body).toBe(422);
     expect(long.json().detail[0]).toMatchObject({ loc: ['body', 'training_config', 'hyperparameters', 'max_length'] });
     expect(long.json().detail[0].msg).toMatch(/max_length 4096 exceeds the context of base model "tiny" \(512 tokens\)/);
+    // 16 tokens end before any answer starts: nothing to learn (#56: such a job failed at step 1 with a NaN loss)
+    const short = await dryRun(loraRequest(dataset, { max_length: 16 }));
+    expect(short.statusCode, short.body).toBe(422);
+    expect(short.json().detail[0].msg).toMatch(/^every train row is longer than max_length 16 where its answer starts, .*the longest, row \d+, is 39 tokens: raise max_length to 39/);
   }, 120_000);
 });
 

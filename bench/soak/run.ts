@@ -165,22 +165,32 @@ async function inside(): Promise<number> {
 
   const submitting = (async () => {
     for (let n = 0; n < JOBS && Date.now() < deadline; n++) {
-      const res = await call(`${urls.training}/train`, {
-        method: 'POST',
-        json: {
-          processed_dataset_id: datasetId,
-          job_name: `soak ${n}`,
-          training_config: {
-            base_model_id: TINY_MODEL, provider: 'local', method: 'LoRA', resume_on_restart: random() < 0.7,
-            hyperparameters: { max_steps: 20 + Math.floor(random() * 40), logging_steps: 1, learning_rate: 0.01, batch_size: 4, gradient_accumulation_steps: 1, max_length: 32, save_strategy: 'steps', save_steps: 5 },
-          },
-        },
-      });
+      // As a client does: a 503 (an outage the service names) or no answer (a service on its way back) is tried again.
+      let res: Awaited<ReturnType<typeof call>>;
+      for (let attempt = 1; ; attempt++) {
+        res = await submitJob(n);
+        if ((res === undefined || res.status === 503) && attempt < 24) await sleep(5000);
+        else break;
+      }
       if (res?.status === 200) submitted.push(res.body.job_id);
       else log(`submit ${n}: ${res ? `${res.status} ${JSON.stringify(res.body).slice(0, 200)}` : 'no answer'}`);
       await sleep(((MINUTES * 60_000) / JOBS) * 0.7 * (0.5 + random()));
     }
   })();
+
+  function submitJob(n: number) {
+    return call(`${urls.training}/train`, {
+      method: 'POST',
+      json: {
+        processed_dataset_id: datasetId,
+        job_name: `soak ${n}`,
+        training_config: {
+          base_model_id: TINY_MODEL, provider: 'local', method: 'LoRA', resume_on_restart: random() < 0.7,
+          hyperparameters: { max_steps: 20 + Math.floor(random() * 40), logging_steps: 1, learning_rate: 0.01, batch_size: 4, gradient_accumulation_steps: 1, max_length: 32, save_strategy: 'steps', save_steps: 5 },
+        },
+      },
+    });
+  }
 
   // Exports of completed jobs: a third adapters, a third GGUF.
   const exporting = (async () => {

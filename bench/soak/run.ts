@@ -16,6 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ApiKeysRepository, loadConfig, openPostgresDatabase } from '@ftp/platform';
+import { seededRandom } from '../../packages/datasets/src/processing/splits.ts';
 import { startPostgres, startRedis, startSeaweedFs, type RunningServer } from '../../test/servers/servers.ts';
 import { scaledOutEnv } from '../../test/servers/scaled-env.ts';
 import { jobHistory, historyMessages } from '../../test/support/job-events.ts';
@@ -32,18 +33,8 @@ const SEED = arg('seed', 1);
 const DRAIN_S = 900;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** mulberry32: the same faults and jobs for the same seed. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const random = seeded(SEED);
+/** The same faults and jobs for the same seed. */
+const random = seededRandom(SEED);
 const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
 
 /** A process a supervisor keeps running: started again a second after it exits, for whatever reason. */

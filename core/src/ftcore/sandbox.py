@@ -28,6 +28,7 @@ MEMORY_BYTES = int(os.environ.get("GRADER_MEMORY_MB", "512")) * 2**20
 TMP_BYTES = 16 * 2**20
 START_SECONDS = 10.0
 """Wall time a sandbox gets to start and read the source, beyond its samples' time."""
+MAX_ERROR_CHARS = 500
 WALL_SLACK_SECONDS = 3.0
 """The least wall time a sample gets beyond its CPU time before the parent ends the sandbox: on a machine whose cores
 are all busy, a looping grade() gets a share of one, and its own CPU timer must still be what stops it (#55: a 1 s
@@ -37,7 +38,7 @@ grader ran past a 2 s wall limit in the suite, three processes on two cores)."""
 def _wall_seconds() -> float:
     """A sample's wall time: its CPU time, and as much again (at least WALL_SLACK_SECONDS)."""
     return CPU_SECONDS + max(CPU_SECONDS, WALL_SLACK_SECONDS)
-MAX_ERROR_CHARS = 500
+
 
 # Runs inside the sandbox with the standard library only: the source on the first line of stdin, then one
 # {"sample", "item"} per line; one {"score"} or {"error"} per line on stdout ({"fatal"} when the source itself fails).

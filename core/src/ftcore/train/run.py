@@ -39,8 +39,9 @@ def _run(spec: Options) -> None:
         events.emit(events.Log(level="info", message=f"training on {world[0]} processes ({world[1]}): each takes its "
                                                      f"share of every global batch of {world[0]} × batch_size rows"))
     checkpoint = _resume_checkpoint(spec)
-    if checkpoint is not None and _finished(checkpoint):
-        _load_finished(trainer, protocol, checkpoint)
+    finished = _finished_state(checkpoint) if checkpoint is not None else None
+    if finished is not None:
+        _load_finished(trainer, protocol, checkpoint, finished)
     else:
         events.stage("training")
         trainer.train(resume_from_checkpoint=checkpoint)
@@ -193,24 +194,21 @@ def _resume_checkpoint(spec: Options) -> str | None:
     return last
 
 
-def _finished(checkpoint: str) -> bool:
-    """Whether the checkpoint was saved at the run's last step (its trainer state: global_step ≥ max_steps)."""
-    import json
+def _finished_state(checkpoint: str):
+    """The checkpoint's trainer state when it was saved at the run's last step (global_step ≥ max_steps), else None."""
+    from transformers.trainer_callback import TrainerState
 
-    state = json.loads((Path(checkpoint) / "trainer_state.json").read_text())
-    return bool(state.get("max_steps")) and state["global_step"] >= state["max_steps"]
+    state = TrainerState.load_from_json(str(Path(checkpoint) / "trainer_state.json"))
+    return state if state.max_steps and state.global_step >= state.max_steps else None
 
 
-def _load_finished(trainer, protocol, checkpoint: str) -> None:
+def _load_finished(trainer, protocol, checkpoint: str, state) -> None:
     """A checkpoint at the last step: the training is over and only saving is left (#56: a worker killed between the
     job's last step and `completed` had it run a step 51 of 50, then save and evaluate again). The trainer takes the
     checkpoint's weights and state without a step, and the last step's progress is said again, with the job's
     trained tokens, as a resumed run's first progress would say it."""
-    from transformers.trainer_callback import TrainerState
-
     trainer._load_from_checkpoint(checkpoint)  # the Trainer's own loader: a PEFT adapter or the whole model
-    trainer.state = TrainerState.load_from_json(str(Path(checkpoint) / "trainer_state.json"))
-    state = trainer.state
+    trainer.state = state
     if trainer.args.load_best_model_at_end and state.best_model_checkpoint is not None:
         trainer._load_best_model()  # as the end of Trainer.train does
     protocol.tokens.resume(Path(checkpoint))

@@ -147,10 +147,8 @@ async function stopped(ctx: JobContext, job: TrainingJobRow, err: unknown): Prom
   if (ctx.signal.aborted && ctx.signal.reason === SHUTDOWN) {
     // The checkpoint the core saved on its way out was stored with its event, before this.
     const checkpoint = await platform.jobs.lastCheckpointStep(job.job_id);
-    if (await platform.jobs.update(job.job_id, { status: 'queued', worker_id: null }, RUNNING, ctx.workerId)) {
-      const from = checkpoint === undefined ? 'no checkpoint stored: it starts over' : `last checkpoint step ${checkpoint}`;
-      await platform.jobs.appendEvent(job.job_id, 'log', { level: 'info', message: `re-queued after worker ${ctx.workerId} stopped (SIGTERM; ${from})` });
-      await platform.queue.add(trainingQueue, { jobId: job.job_id });
+    const from = checkpoint === undefined ? 'no checkpoint stored: it starts over' : `last checkpoint step ${checkpoint}`;
+    if (await handBack(ctx, job, { level: 'info', message: `re-queued after worker ${ctx.workerId} stopped (SIGTERM; ${from})` })) {
       log.info({ checkpoint }, 'worker stopping: job handed back to the queue, to continue from its last checkpoint');
     }
     return;
@@ -196,10 +194,17 @@ async function requeueAfterCoreKill(ctx: JobContext, job: TrainingJobRow, killed
   const record: CoreKillRecord = { reason: killed.reason, from_step: checkpoint ?? 0, at_step: atStep };
   const from = checkpoint === undefined ? 'the start (no checkpoint stored)' : `checkpoint step ${checkpoint}`; // or a newer one this machine kept whole
   if (diedThereBefore(await platform.jobs.events(job.job_id), record)) return `${killed.message} twice at the same point, resuming from ${from}; not resumed again${fix}`;
-  if (!(await platform.jobs.update(job.job_id, { status: 'queued', worker_id: null }, RUNNING, ctx.workerId))) return undefined;
   const message = `${killed.message} at step ${atStep}; re-queued to resume from ${from}`;
-  await platform.jobs.appendEvent(job.job_id, 'log', { level: 'warning', message, core_killed: record });
-  await platform.queue.add(trainingQueue, { jobId: job.job_id });
-  platform.logger.warn({ jobId: job.job_id, ...record }, message);
+  if (await handBack(ctx, job, { level: 'warning', message, core_killed: record })) platform.logger.warn({ jobId: job.job_id, ...record }, message);
   return undefined;
+}
+
+/** The job, still this worker's and running, back to the queue for whichever worker takes it next (it resumes from
+ *  its last checkpoint), `event` in its history; false when it was no longer this worker's to hand back. */
+async function handBack(ctx: JobContext, job: TrainingJobRow, event: Record<string, unknown>): Promise<boolean> {
+  const { platform } = ctx;
+  if (!(await platform.jobs.update(job.job_id, { status: 'queued', worker_id: null }, RUNNING, ctx.workerId))) return false;
+  await platform.jobs.appendEvent(job.job_id, 'log', event);
+  await platform.queue.add(trainingQueue, { jobId: job.job_id });
+  return true;
 }

@@ -76,8 +76,8 @@ def train_parity(folder: Path) -> None:
         shutil.copytree(next(p for p in produced if Path(p, "config.json").is_file()), folder)
     import torch  # noqa: F401 (after the core's run: the check below loads on the CPU)
 
-    from ftcore.generate import generate_texts
-    from ftcore.models import load_for_inference
+    from ftcore.inference.generate import generate_texts
+    from ftcore.models.loading import load_for_inference
 
     model, tokenizer = load_for_inference(str(folder), device="cpu")
     texts = generate_texts(model, tokenizer, [[{"role": "user", "content": q}] for q in RECITALS], max_new_tokens=80)
@@ -92,8 +92,8 @@ def parity(folder: str) -> bool:
     share of tokens before each answer's first divergence (target ≥ 95%)."""
     import torch
 
-    from ftcore.generate import ENGINE_VARIABLE, generate_token_ids
-    from ftcore.models import load_for_inference
+    from ftcore.inference.generate import ENGINE_VARIABLE, generate_token_ids
+    from ftcore.models.loading import load_for_inference
 
     model, tokenizer = load_for_inference(folder, device="cuda")
     weights = next(model.parameters())

@@ -17,7 +17,7 @@ missing=()
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || missing+=(postgresql)
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
-# bubblewrap sandboxes the python graders' user code (core/src/ftcore/sandbox.py); the core's tests try its limits.
+# bubblewrap sandboxes the python graders' user code (core/src/ftcore/evaluation/sandbox.py); the core's tests try its limits.
 command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
 # Prometheus scrapes the stack's /metrics in test/metrics.test.ts (its own process on a free port, not the service).
 [ -x /usr/bin/prometheus ] || missing+=(prometheus)

@@ -7,7 +7,7 @@
             would pick from free memory; against the decode bound measured in the same run: the bytes of weights
             every decode step reads over the bandwidth of a 1 GiB device-to-device copy.
   grpo      whole GRPO steps (generation and update), 8 prompts × num_generations 8 × 256 completion tokens, LoRA r16:
-            TRL's GRPOTrainer as it comes (its generate, compile off) against the core's (train/trainers.py
+            TRL's GRPOTrainer as it comes (its generate, compile off) against the core's (train/methods/grpo.py
             grpo_trainer: the same generate through the engine), same model, data and seed.
 
     python3 bench/generate/gpu.py generate|grpo [--dry-run]
@@ -51,7 +51,7 @@ def load(dry_run: bool):
 
         folder = WORK.parent / "bench-generate-dry-run"
         if not (folder / "config.json").is_file():
-            from ftcore.tiny_model import Options, run
+            from ftcore.models.tiny_model import Options, run
 
             run(Options(output_dir=str(folder)))
         config = AutoConfig.from_pretrained(folder)
@@ -96,7 +96,7 @@ def decode_bound(model, dry_run: bool) -> dict:
 def timed_generation(model, tokenizer, conversations, new_tokens: int, batch_size: int | None, engine: str) -> dict:
     import torch
 
-    from ftcore.generate import ENGINE_VARIABLE, generate_token_ids
+    from ftcore.inference.generate import ENGINE_VARIABLE, generate_token_ids
 
     os.environ[ENGINE_VARIABLE] = engine
     synchronize = torch.cuda.synchronize if torch.cuda.is_available() else (lambda: None)
@@ -110,7 +110,7 @@ def timed_generation(model, tokenizer, conversations, new_tokens: int, batch_siz
 
 
 def bench_generate(args) -> dict:
-    from ftcore.generate import choose_engine
+    from ftcore.inference.generate import choose_engine
 
     model, tokenizer = load(args.dry_run)
     bound = decode_bound(model, args.dry_run)
@@ -146,8 +146,8 @@ def bench_grpo(args) -> dict:
     from transformers import TrainerCallback
     from trl import GRPOConfig, GRPOTrainer
 
-    from ftcore.generate import ENGINE_VARIABLE
-    from ftcore.train.trainers import grpo_trainer
+    from ftcore.inference.generate import ENGINE_VARIABLE
+    from ftcore.train.methods.grpo import grpo_trainer
 
     data = Dataset.from_list([{"prompt": p} for p in prompts(8 * (args.steps + 1))])
 

@@ -8,8 +8,8 @@ import time
 from pathlib import Path
 
 from ftcore.cli import main
-from ftcore.generate import generate_token_ids
-from ftcore.models import load_for_inference
+from ftcore.inference.generate import generate_token_ids
+from ftcore.models.loading import load_for_inference
 
 
 def cli(*args: str) -> None:

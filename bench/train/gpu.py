@@ -142,10 +142,11 @@ def profile(spec_file: Path, steps: int = 3) -> None:
     from torch.profiler import ProfilerActivity, profile as torch_profile
     from transformers import TrainerCallback
 
-    from ftcore.train.configs import memory_plan
-    from ftcore.train.run import _preflight, setup
+    from ftcore.train.memory import memory_plan
+    from ftcore.train.run import _preflight
+    from ftcore.train.setup import setup
     from ftcore.train.spec import Options
-    from ftcore.cli import from_dict
+    from ftcore.specs import from_dict
     from ftcore.train.validate import validate
 
     spec = from_dict(Options, json.loads(spec_file.read_text()))

@@ -66,7 +66,7 @@ def _runs_core(command) -> bool:
 
 @pytest.fixture(scope="session")
 def tiny_model(tmp_path_factory) -> str:
-    from ftcore.tiny_model import Options, run
+    from ftcore.models.tiny_model import Options, run
 
     folder = tmp_path_factory.mktemp("tiny") / "model"
     corpus = tmp_path_factory.mktemp("corpus") / "corpus.txt"
@@ -88,7 +88,7 @@ def sft_files(tmp_path) -> tuple[str, str]:
 @pytest.fixture(scope="session")
 def tiny_model_of(tmp_path_factory):
     """architecture → the folder of a make-tiny-model model of it (default options), built once per session."""
-    from ftcore.tiny_model import Options, run
+    from ftcore.models.tiny_model import Options, run
 
     built: dict[str, str] = {}
 
@@ -107,7 +107,7 @@ def tiny_model_of(tmp_path_factory):
 def tool_model_of(tmp_path_factory):
     """family (helpers.TOOL_FAMILIES) → a tiny model with that family's published chat template, built once per
     session; its tokenizer also learns the templates' text, so their long tool prompts stay short."""
-    from ftcore.tiny_model import Options, run
+    from ftcore.models.tiny_model import Options, run
 
     built: dict[str, str] = {}
 

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from ftcore import cli
+from ftcore import cli, specs
 from ftcore.errors import SpecError
 from ftcore.train.spec import Options as TrainOptions
 
@@ -48,9 +48,9 @@ def test_spec_file_fills_the_dataclass_and_flags_override_it(tmp_path):
 
 def test_unknown_and_badly_valued_spec_fields_fail_with_the_allowed_values():
     with pytest.raises(SpecError, match="unknown field"):
-        cli.from_dict(TrainOptions, {"base_model": "m", "train_file": "t", "output_dir": "o", "hub_token": "x"})
+        specs.from_dict(TrainOptions, {"base_model": "m", "train_file": "t", "output_dir": "o", "hub_token": "x"})
     with pytest.raises(SpecError, match="allowed: LoRA, QLoRA, Full"):
-        cli.from_dict(TrainOptions, {"base_model": "m", "train_file": "t", "output_dir": "o", "method": "lora"})
+        specs.from_dict(TrainOptions, {"base_model": "m", "train_file": "t", "output_dir": "o", "method": "lora"})
 
 
 @pytest.mark.slow

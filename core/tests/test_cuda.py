@@ -7,9 +7,9 @@ import pytest
 import torch
 from helpers import QA, captured_events, conversation, sft_spec, write_jsonl
 
-from ftcore.generate import generate_token_ids
-from ftcore.models import load_for_inference
-from ftcore.train import configs
+from ftcore.inference.generate import generate_token_ids
+from ftcore.models.loading import load_for_inference
+from ftcore.train import configs, device
 from ftcore.train.run import run
 
 pytestmark = [pytest.mark.cuda, pytest.mark.slow]
@@ -28,7 +28,7 @@ def _train(tiny_model, tmp_path, **hp):
 @pytest.fixture(scope="module")
 def wide_head_model(tmp_path_factory) -> str:
     """A tiny model with 64-wide heads (as Llama 3.2 1B's; the tiny model's are 16 wide)."""
-    from ftcore.tiny_model import Options, run as make
+    from ftcore.models.tiny_model import Options, run as make
 
     folder = tmp_path_factory.mktemp("wide") / "model"
     corpus = tmp_path_factory.mktemp("wide-corpus") / "corpus.txt"
@@ -45,11 +45,11 @@ def test_sft_on_cuda_is_bf16_with_the_packed_row_kernel_and_liger_and_leaves_cpu
 
     rope = modeling_llama.apply_rotary_pos_emb
     spec, losses = _train(wide_head_model, tmp_path, padding_free=True, use_fast_attention=True)
-    assert configs.device_is_cuda(spec) and configs.uses_liger(spec)
-    kwargs = configs.model_kwargs(spec)
+    assert device.device_is_cuda(spec) and device.uses_liger(spec)
+    kwargs = device.model_kwargs(spec)
     assert kwargs["dtype"] == torch.bfloat16
     # the packed-row kernel where this torch builds it for these heads (4 × 64, 2 key/value), else sdpa, said in the log
-    packed = {"flash_attention_2", "flex_attention"} if configs.flex_attention_lowers(4, 2, 64) else {"sdpa"}
+    packed = {"flash_attention_2", "flex_attention"} if device.flex_attention_lowers(4, 2, 64) else {"sdpa"}
     assert kwargs["attn_implementation"] in packed
     assert losses[-1] < losses[0] * 0.5
     # Liger was applied for the training and undone after it: a model on the CPU runs without Triton.
@@ -64,16 +64,16 @@ def test_short_packed_rows_train_on_flex_padded_to_whole_blocks(tiny_model, tmp_
     shorter than a block goes to the flex_decoding kernel, which has no training kernel (NoValidChoicesError, #37).
     Rows are padded to whole blocks, so the job trains on flex; where the probe finds no kernel at all, on sdpa."""
     spec, losses = _train(tiny_model, tmp_path, padding_free=True, use_fast_attention=True)
-    kernel = configs.model_kwargs(spec)["attn_implementation"]
-    assert kernel == ("flex_attention" if configs.flex_attention_lowers(4, 2, 16) else "sdpa")
-    assert configs.trainer_config(spec).pad_to_multiple_of == (configs.FLEX_BLOCK if kernel == "flex_attention"
+    kernel = device.model_kwargs(spec)["attn_implementation"]
+    assert kernel == ("flex_attention" if device.flex_attention_lowers(4, 2, 16) else "sdpa")
+    assert configs.trainer_config(spec).pad_to_multiple_of == (device.FLEX_BLOCK if kernel == "flex_attention"
                                                                else None)
     assert losses[-1] < losses[0] * 0.5
 
 
 def test_without_fast_attention_a_gpu_job_trains_on_sdpa_not_eager(tiny_model, tmp_path):
     spec, losses = _train(tiny_model, tmp_path)
-    assert configs.model_kwargs(spec)["attn_implementation"] == "sdpa"
+    assert device.model_kwargs(spec)["attn_implementation"] == "sdpa"
     assert losses[-1] < losses[0] * 0.5
 
 
@@ -82,7 +82,7 @@ def test_qlora_trains_nf4_weights(tiny_model, tmp_path):
     train = write_jsonl(tmp_path / "train.jsonl", [conversation(q, a) for q, a in QA] * 4)
     spec = sft_spec(tiny_model, train, None, tmp_path / "run")
     spec.method = "QLoRA"
-    assert configs.model_kwargs(spec)["quantization_config"].bnb_4bit_quant_type == "nf4"
+    assert device.model_kwargs(spec)["quantization_config"].bnb_4bit_quant_type == "nf4"
     with captured_events() as cap:
         run(spec)
     losses = [p.loss for p in cap.of("progress")]
@@ -106,7 +106,7 @@ def test_greedy_generation_on_the_gpu_is_the_cpus(tiny_model, tmp_path):
 def test_the_compiled_engine_on_the_gpu_generates_what_plain_generate_does(tiny_model, tmp_path, monkeypatch):
     """The CUDA engine (static KV cache, decode step in CUDA graphs) against transformers' generate, both in bf16 on
     the GPU: at least 95% of the first 32 greedy tokens equal, position by position (#31)."""
-    from ftcore.generate import ENGINE_VARIABLE
+    from ftcore.inference.generate import ENGINE_VARIABLE
 
     _train(tiny_model, tmp_path)
     model, tokenizer = load_for_inference(tiny_model, str(tmp_path / "run" / "adapter"), device="cuda")
@@ -122,7 +122,7 @@ def test_the_compiled_engine_on_the_gpu_generates_what_plain_generate_does(tiny_
 
 
 def test_on_the_gpu_the_engine_compiles_large_work_and_sizes_batches_from_free_memory(tiny_model, monkeypatch):
-    from ftcore.generate import ENGINE_VARIABLE, choose_engine
+    from ftcore.inference.generate import ENGINE_VARIABLE, choose_engine
 
     monkeypatch.delenv(ENGINE_VARIABLE, raising=False)
     model, _ = load_for_inference(tiny_model, device="cuda")

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from helpers import captured_events
 
-from ftcore import import_model
+from ftcore.models import import_model
 
 pytestmark = pytest.mark.slow
 
@@ -50,8 +50,8 @@ def test_the_imported_tokenizer_splits_text_into_gemmas_own_pieces(gemma_folder)
 
 
 def test_the_imported_model_answers_through_the_chat_template(gemma_folder):
-    from ftcore.generate import generate_texts
-    from ftcore.models import load_for_inference
+    from ftcore.inference.generate import generate_texts
+    from ftcore.models.loading import load_for_inference
 
     # The GGUF holds the pretrained (not instruction-tuned) model, whose turn-marker embeddings are untrained: one
     # example turn shows it the format, then it must know the answer.

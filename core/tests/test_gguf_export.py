@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 from helpers import captured_events
 
-from ftcore import gguf_export
+from ftcore.export import gguf as gguf_export
 from ftcore.errors import SpecError
-from ftcore.gguf_quantize import find_libllama
+from ftcore.export.gguf_quantize import find_libllama
 
 
 def _export(model: str, out, **kw) -> captured_events:
@@ -182,7 +182,7 @@ def test_quantized_types_and_values(tiny_model, tmp_path, quantization, qtype, t
 @pytest.fixture(scope="module")
 def wide_tiny_model(tmp_path_factory) -> str:
     """Rows 256 wide, the size of a K-quant block (narrower rows fall back to other types)."""
-    from ftcore.tiny_model import Options, run
+    from ftcore.models.tiny_model import Options, run
 
     folder = tmp_path_factory.mktemp("wide") / "model"
     with captured_events():

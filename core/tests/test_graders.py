@@ -6,9 +6,9 @@ import socket
 import pytest
 from helpers import captured_events
 
-from ftcore import sandbox
+from ftcore.evaluation import sandbox
 from ftcore.errors import SpecError
-from ftcore.graders import Formula, check_grader, grade_batch, make_sample, render_template, variables
+from ftcore.evaluation.graders import Formula, check_grader, grade_batch, make_sample, render_template, variables
 
 ITEM = {"answer": "Paris", "meta": {"country": "France"}, "n": 3}
 
@@ -218,7 +218,7 @@ def judge_endpoint():
 
 
 def test_a_score_model_grader_asks_its_judge_and_checks_the_score_against_its_range(judge_endpoint):
-    from ftcore.graders import Judge
+    from ftcore.evaluation.graders import Judge
 
     url, seen = judge_endpoint
     grader = {"type": "score_model", "name": "judge", "model": "ft:tiny:custom:job_1", "range": [0, 1],
@@ -241,7 +241,7 @@ def test_a_score_model_grader_asks_its_judge_and_checks_the_score_against_its_ra
 
 
 def test_a_label_model_grader_rewards_the_passing_labels_its_judge_chooses(judge_endpoint):
-    from ftcore.graders import Judge
+    from ftcore.evaluation.graders import Judge
 
     url, seen = judge_endpoint
     grader = {"type": "label_model", "name": "tone", "model": "tiny", "labels": ["polite", "rude"],

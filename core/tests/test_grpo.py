@@ -4,8 +4,8 @@ import dataclasses
 import pytest
 from helpers import captured_events, write_jsonl
 
-from ftcore.generate import ENGINE_VARIABLE
-from ftcore.graders import string_check, text_similarity
+from ftcore.inference.generate import ENGINE_VARIABLE
+from ftcore.evaluation.graders import string_check, text_similarity
 from ftcore.train.rewards import build_reward_function, count_xml, format_reward, numerical_accuracy
 from ftcore.train.run import run
 from ftcore.train.spec import Hyperparameters, Options, RewardItem

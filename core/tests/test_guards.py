@@ -8,8 +8,8 @@ import pytest
 from helpers import QA, captured_events, conversation, sft_spec, write_jsonl
 
 from ftcore.errors import SpecError
-from ftcore.generate import ENGINE_VARIABLE, Engine, choose_engine, generate_token_ids
-from ftcore.models import load_for_inference
+from ftcore.inference.generate import ENGINE_VARIABLE, Engine, choose_engine, generate_token_ids
+from ftcore.models.loading import load_for_inference
 from ftcore.train.run import run, setup
 from ftcore.train.spec import Options
 
@@ -105,7 +105,7 @@ def test_on_cuda_the_engine_compiles_work_that_pays_for_it_and_sizes_batches_fro
     so half of 64 MiB free holds ~34 rows of 320 positions; 256 prompts × 256 tokens pay for a compile, 4 × 16 do not."""
     import torch
 
-    from ftcore import generate
+    from ftcore.inference import generate
 
     monkeypatch.delenv(ENGINE_VARIABLE, raising=False)
     model, _ = load_for_inference(tiny_model, device="cpu")

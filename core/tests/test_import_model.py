@@ -6,8 +6,8 @@ import pytest
 from helpers import QA, TEMPLATES, WEATHER_TOOL, captured_events, conversation, write_jsonl
 
 from ftcore.errors import SpecError
-from ftcore.gguf_vocab import _pre_tokenizer_name
-from ftcore.import_model import Options, run
+from ftcore.export.gguf_vocab import _pre_tokenizer_name
+from ftcore.models.import_model import Options, run
 
 
 def test_a_local_folder_is_imported_with_its_tokenizer(tiny_model, tmp_path):

@@ -61,7 +61,7 @@ def test_the_gguf_command_without_transformers_torch_side_writes_the_same_bytes(
     from peft import LoraConfig, get_peft_model
     from transformers import AutoModelForCausalLM
 
-    from ftcore import gguf_export
+    from ftcore.export import gguf as gguf_export
 
     torch.manual_seed(0)
     adapter = tmp_path / "adapter"

@@ -6,9 +6,9 @@ from helpers import QA, captured_events, sft_spec, write_jsonl
 from ftcore.chat import trained_token_mask, without_weights
 from ftcore.data import read_jsonl
 from ftcore.errors import SpecError
-from ftcore.train import preflight
+from ftcore.train.preflight import command as preflight
 from ftcore.train.metrics import assistant_labels
-from ftcore.train.run import setup
+from ftcore.train.setup import setup
 
 END = "<|im_end|>"
 # the first answer is context only, the second is learned

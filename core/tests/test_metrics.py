@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from ftcore import metrics
+from ftcore.evaluation import metrics
 from ftcore.errors import SpecError
 
 from helpers import run_cli, said, stdout_events, write_jsonl

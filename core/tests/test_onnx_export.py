@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from helpers import QA, captured_events
 
-from ftcore import onnx_export
+from ftcore.export import onnx as onnx_export
 from ftcore.errors import SpecError
 
 PROMPTS = [{"messages": [{"role": "user", "content": q}]} for q, _ in QA]

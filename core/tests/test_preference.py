@@ -43,8 +43,8 @@ def test_the_end_of_turn_measurement_tells_a_model_that_stops_from_one_that_does
     far below the threshold (warned, naming the fixes); after 30 SFT steps on those answers it does (no warning)."""
     from helpers import QA, sft_spec
 
-    from ftcore.models import load_for_inference
-    from ftcore.train.preflight import DPO_END_OF_TURN_MIN, end_of_turn_probability, end_of_turn_warning
+    from ftcore.models.loading import load_for_inference
+    from ftcore.train.preflight.sampled import DPO_END_OF_TURN_MIN, end_of_turn_probability, end_of_turn_warning
 
     sft = write_jsonl(tmp_path / "sft.jsonl", [{"messages": [{"role": "user", "content": q}, {"role": "assistant",
                                                                                                 "content": a}]}

@@ -12,8 +12,9 @@ from helpers import QA, captured_events, conversation, run_cli, said, stdout_eve
 
 from ftcore.data import read_jsonl
 from ftcore.errors import SpecError
-from ftcore.train import preflight
-from ftcore.train.run import load_processing_class
+from ftcore.train.preflight import command as preflight
+from ftcore.train.preflight.memory import model_facts
+from ftcore.train.setup import load_processing_class
 from ftcore.train.spec import Hyperparameters, Options, RewardItem
 from ftcore.train.throughput import measure_throughput
 
@@ -82,7 +83,7 @@ def test_token_counts_and_loss_share_come_from_the_chat_template_and_its_mask(ti
 
 def test_an_interpolated_percentile_carries_no_float_error():
     """The console and ftune print the figure as it comes: 29.0, not 28.999999999999986."""
-    from ftcore.train.preflight import _percentile
+    from ftcore.train.preflight.command import _percentile
 
     assert repr(_percentile([10] * 20 + [30, 31], 95)) == "29.0"
 
@@ -162,9 +163,9 @@ def test_model_facts_and_memory_without_loading_the_weights(tiny_model, sft_file
     i = config.intermediate_size
     linears = 2 * (h + h) + 2 * (h + kv) + 2 * (h + i) + (i + h)
     spec = spec_for(tiny_model, train, tmp_path / "run")
-    assert preflight._model_facts(spec).layer_activations == linears + 2 * i + 4 * h + (6 * h + i)
+    assert model_facts(spec).layer_activations == linears + 2 * i + 4 * h + (6 * h + i)
     spec.hyperparameters.lora_dropout = 0.0
-    assert preflight._model_facts(spec).layer_activations == linears + 2 * i + 4 * h
+    assert model_facts(spec).layer_activations == linears + 2 * i + 4 * h
 
 
 def _with_template(model: str, folder: Path, old: str, new: str) -> str:

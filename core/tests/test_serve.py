@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from ftcore import events, metrics
+from ftcore import events
+from ftcore.evaluation import metrics
 from ftcore.serve import ModelCache
 
 from helpers import CORE, QA, conversation, write_jsonl
@@ -79,8 +80,8 @@ def server():
 
 
 def in_process(model: str, adapter: str | None, max_new_tokens: int) -> list[list[int]]:
-    from ftcore.generate import generate_token_ids
-    from ftcore.models import load_for_inference
+    from ftcore.inference.generate import generate_token_ids
+    from ftcore.models.loading import load_for_inference
 
     model, tokenizer = load_for_inference(model, adapter, "cpu")
     return generate_token_ids(model, tokenizer, PROMPTS, max_new_tokens)
@@ -209,9 +210,9 @@ def test_a_bad_request_is_answered_with_its_error_and_the_server_goes_on(server,
 
 def test_preflight_answers_the_report_the_preflight_command_writes_and_refuses_what_train_refuses(server, tiny_model,
                                                                                                tmp_path):
-    from ftcore.cli import from_dict
-    from ftcore.train.preflight import report
-    from ftcore.train.run import load_processing_class
+    from ftcore.specs import from_dict
+    from ftcore.train.preflight.command import report
+    from ftcore.train.setup import load_processing_class
     from ftcore.train.spec import Options as TrainOptions
     from ftcore.train.validate import validate
 
@@ -295,7 +296,7 @@ def test_a_cancelled_generation_says_how_many_tokens_it_had_generated(tiny_model
     # What serve's cancelled error reports (generated_tokens): the worker counts what a client that went away cost.
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from ftcore.errors import Cancelled
-    from ftcore.generate import generate_answers
+    from ftcore.inference.generate import generate_answers
 
     model, tokenizer = AutoModelForCausalLM.from_pretrained(tiny_model), AutoTokenizer.from_pretrained(tiny_model)
     polls = []

@@ -7,8 +7,8 @@ import pytest
 import torch
 from helpers import QA, captured_events, sft_spec
 
-from ftcore.generate import generate_texts
-from ftcore.models import load_for_inference
+from ftcore.inference.generate import generate_texts
+from ftcore.models.loading import load_for_inference
 from ftcore.train.metrics import assistant_labels
 from ftcore.train.run import run, setup
 

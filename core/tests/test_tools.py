@@ -106,7 +106,7 @@ def test_training_on_tool_conversations_learns_the_call(tool_model_of, tmp_path)
     get right; the /v1 test checks that with a larger one)."""
     from helpers import sft_spec
 
-    from ftcore.models import load_for_inference
+    from ftcore.models.loading import load_for_inference
     from ftcore.train.run import run
 
     model = tool_model_of("qwen2.5")

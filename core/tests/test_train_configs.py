@@ -5,7 +5,8 @@ import os
 
 import pytest
 
-from ftcore.train.configs import model_kwargs, not_applicable, peft_config, trainer_config
+from ftcore.train.configs import not_applicable, peft_config, trainer_config
+from ftcore.train.device import model_kwargs
 from ftcore.train.reward_spread import EqualRewardWatch
 from ftcore.train.spec import EvalConfig, Hyperparameters, Options, RewardItem
 
@@ -132,12 +133,12 @@ def test_full_method_has_no_peft_config_and_reports_the_lora_fields(tmp_path):
 
 
 def test_fast_attention_off_uses_the_eager_kernel_on_the_cpu_and_sdpa_on_a_gpu(tmp_path, monkeypatch):
-    import ftcore.train.configs as configs
+    import ftcore.train.device as device
 
     spec = _spec("sft", tmp_path, use_fast_attention=False)
     assert model_kwargs(spec)["attn_implementation"] == "eager"
-    monkeypatch.setattr(configs, "device_is_cuda", lambda spec: True)
-    monkeypatch.setattr(configs, "_uses_bf16", lambda spec: True)
+    monkeypatch.setattr(device, "device_is_cuda", lambda spec: True)
+    monkeypatch.setattr(device, "uses_bf16", lambda spec: True)
     assert model_kwargs(spec)["attn_implementation"] == "sdpa"
 
 
@@ -151,13 +152,13 @@ def _memory(weights: float, state: float, activations: float) -> dict:
 
 
 def _on_gpus(monkeypatch, processes: int, free_gib: int = 80):
-    import ftcore.train.configs as configs
+    import ftcore.train.device as device
     import torch
 
-    monkeypatch.setattr(configs, "device_is_cuda", lambda spec: True)
+    monkeypatch.setattr(device, "device_is_cuda", lambda spec: True)
     # the specs here name no real model: a model of 64-wide heads whose flex kernel builds, as Llama 3.2 1B's
-    monkeypatch.setattr(configs, "_head_shape", lambda model: (32, 8, 64))
-    monkeypatch.setattr(configs, "flex_attention_lowers", lambda *shape: True)
+    monkeypatch.setattr(device, "_head_shape", lambda model: (32, 8, 64))
+    monkeypatch.setattr(device, "flex_attention_lowers", lambda *shape: True)
     monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device=None: (free_gib * GiB, free_gib * GiB))
     monkeypatch.setenv("WORLD_SIZE", str(processes))
     # transformers and the plan export FSDP settings to the environment (accelerate reads them): keep them here
@@ -165,7 +166,7 @@ def _on_gpus(monkeypatch, processes: int, free_gib: int = 80):
 
 
 def test_gradient_checkpointing_only_when_memory_needs_it(tmp_path, monkeypatch):
-    from ftcore.train.configs import MemoryPlan, memory_plan
+    from ftcore.train.memory import MemoryPlan, memory_plan
 
     spec = _spec("sft", tmp_path)
     assert memory_plan(spec, _memory(900, 900, 900)) == MemoryPlan()  # CPU, one process: never, whatever the estimate
@@ -182,7 +183,7 @@ def test_gradient_checkpointing_only_when_memory_needs_it(tmp_path, monkeypatch)
 
 
 def test_full_is_sharded_over_the_processes_when_it_does_not_fit_one(tmp_path, monkeypatch):
-    from ftcore.train.configs import memory_plan
+    from ftcore.train.memory import memory_plan
 
     full = dataclasses.replace(_spec("sft", tmp_path), method="Full")
     lora = _spec("sft", tmp_path)
@@ -214,21 +215,21 @@ def test_full_is_sharded_over_the_processes_when_it_does_not_fit_one(tmp_path, m
 
 
 def test_gpu_attention_kernel_skips_the_blocks_between_packed_rows(tmp_path, monkeypatch):
-    import ftcore.train.configs as configs
+    import ftcore.train.device as device
 
-    monkeypatch.setattr(configs, "_has_flash_attn", lambda: False)
-    monkeypatch.setattr(configs, "_head_shape", lambda model: (32, 8, 64))
-    monkeypatch.setattr(configs, "flex_attention_lowers", lambda *shape: shape == (32, 8, 64))
-    assert configs._fast_attention(_spec("sft", tmp_path, padding_free=True, packing=False)) == "flex_attention"
-    assert configs._fast_attention(_spec("sft", tmp_path, padding_free=False, packing=True)) == "flex_attention"
-    assert configs._fast_attention(_spec("sft", tmp_path, padding_free=False, packing=False)) == "sdpa"
-    assert configs._fast_attention(_spec("dpo", tmp_path)) == "sdpa"
+    monkeypatch.setattr(device, "_has_flash_attn", lambda: False)
+    monkeypatch.setattr(device, "_head_shape", lambda model: (32, 8, 64))
+    monkeypatch.setattr(device, "flex_attention_lowers", lambda *shape: shape == (32, 8, 64))
+    assert device._fast_attention(_spec("sft", tmp_path, padding_free=True, packing=False)) == "flex_attention"
+    assert device._fast_attention(_spec("sft", tmp_path, padding_free=False, packing=True)) == "flex_attention"
+    assert device._fast_attention(_spec("sft", tmp_path, padding_free=False, packing=False)) == "sdpa"
+    assert device._fast_attention(_spec("dpo", tmp_path)) == "sdpa"
     # heads inductor has no flex kernel for (16 wide on an H200, #37): sdpa rather than a job failed at its first step
-    monkeypatch.setattr(configs, "_head_shape", lambda model: (4, 2, 16))
-    assert configs._fast_attention(_spec("sft", tmp_path, padding_free=True)) == "sdpa"
-    monkeypatch.setattr(configs, "_has_flash_attn", lambda: True)
-    assert configs._fast_attention(_spec("sft", tmp_path)) == "flash_attention_2"
-    assert not configs.uses_liger(_spec("sft", tmp_path))  # CPU: Triton needs a GPU
+    monkeypatch.setattr(device, "_head_shape", lambda model: (4, 2, 16))
+    assert device._fast_attention(_spec("sft", tmp_path, padding_free=True)) == "sdpa"
+    monkeypatch.setattr(device, "_has_flash_attn", lambda: True)
+    assert device._fast_attention(_spec("sft", tmp_path)) == "flash_attention_2"
+    assert not device.uses_liger(_spec("sft", tmp_path))  # CPU: Triton needs a GPU
     assert trainer_config(_spec("sft", tmp_path, padding_free=True)).pad_to_multiple_of is None  # the CPU: no flex
 
 
@@ -238,16 +239,16 @@ def test_packed_rows_padded_to_whole_flex_blocks_train_as_unpadded_ones(tiny_mod
     H200, #37). The padding must change nothing: the losses of a padded and an unpadded run are the same."""
     from helpers import QA, captured_events, conversation, sft_spec, write_jsonl
 
-    import ftcore.train.configs as configs
+    import ftcore.train.device as device
     from ftcore.train.run import run
 
     train = write_jsonl(tmp_path / "train.jsonl", [conversation(q, a) for q, a in QA] * 2)
     losses = {}
     for padded in (False, True):
-        monkeypatch.setattr(configs, "packed_on_flex", lambda spec, padded=padded: padded)
+        monkeypatch.setattr(device, "packed_on_flex", lambda spec, padded=padded: padded)
         spec = sft_spec(tiny_model, train, None, tmp_path / f"run-{padded}", padding_free=True, max_steps=6,
                         logging_steps=1)
-        assert trainer_config(spec).pad_to_multiple_of == (configs.FLEX_BLOCK if padded else None)
+        assert trainer_config(spec).pad_to_multiple_of == (device.FLEX_BLOCK if padded else None)
         with captured_events() as cap:
             run(spec)
         losses[padded] = [p.loss for p in cap.of("progress")]
@@ -265,14 +266,14 @@ def test_liger_is_undone_after_training_so_a_later_cpu_model_runs_without_triton
     from transformers import AutoModelForCausalLM
     from transformers.models.llama import modeling_llama
 
-    from ftcore.train import configs
+    from ftcore.train import device
 
     spec = dataclasses.replace(_spec("sft", tmp_path), base_model=tiny_model)
-    monkeypatch.setattr(configs, "uses_liger", lambda _: True)  # as on CUDA
+    monkeypatch.setattr(device, "uses_liger", lambda _: True)  # as on CUDA
     patched = lambda: (modeling_llama.apply_rotary_pos_emb, modeling_llama.LlamaRMSNorm,  # noqa: E731
                        modeling_llama.LlamaMLP, modeling_llama.LlamaForCausalLM.forward)
     before = patched()
-    with configs.liger_undone_after(spec):
+    with device.liger_undone_after(spec):
         _apply_liger_kernel_to_instance(model=AutoModelForCausalLM.from_pretrained(tiny_model))
         assert all(a is not b for a, b in zip(patched(), before[:3])), "Liger patches the module (the reason for this)"
     assert patched() == before
@@ -287,9 +288,9 @@ def test_the_trainers_each_setting_applies_to_are_the_apis():
     import json
     import pathlib
 
-    from ftcore.train.configs import _ONLY_FOR, _ONLY_FOR_WHEN_SET
+    from ftcore.train.methods import setting_readers
 
     document = json.loads((pathlib.Path(__file__).parents[2] / "openapi" / "training.json").read_text())
     fields = document["components"]["schemas"]["Hyperparameters"]["properties"]
     stated = {name: set(field["x-trainers"]) for name, field in fields.items() if "x-trainers" in field}
-    assert stated == {**_ONLY_FOR, **_ONLY_FOR_WHEN_SET}
+    assert stated == setting_readers()

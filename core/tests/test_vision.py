@@ -10,7 +10,7 @@ from helpers import captured_events, write_jsonl
 
 from ftcore.errors import SpecError
 from ftcore.train.spec import Hyperparameters, Options
-from ftcore.vision import VisionChatCollator, load_processor
+from ftcore.models.vision import VisionChatCollator, load_processor
 
 QUESTION = "What color is the square?"
 COLOURS = {"red": [(230, 20, 20), (200, 40, 30), (250, 60, 60), (180, 10, 40)],
@@ -35,8 +35,8 @@ def _record(image: str, answer: str | None) -> dict:
 
 @pytest.fixture(scope="module")
 def vision_model(tmp_path_factory) -> str:
-    from ftcore.tiny_model import Options as TinyOptions
-    from ftcore.tiny_model import run
+    from ftcore.models.tiny_model import Options as TinyOptions
+    from ftcore.models.tiny_model import run
 
     folder = tmp_path_factory.mktemp("tiny-vision") / "model"
     corpus = tmp_path_factory.mktemp("corpus") / "corpus.txt"
@@ -89,7 +89,7 @@ def test_tiny_vision_model_reloads_with_its_processor(vision_model, squares):
 
 def test_label_mask_keeps_only_assistant_tokens_of_an_image_conversation(vision_model, vision_files, tmp_path):
     from ftcore.data import read_jsonl
-    from ftcore.train.run import setup
+    from ftcore.train.setup import setup
 
     spec = vision_spec(vision_model, *vision_files, tmp_path / "run")
     records = read_jsonl(spec.train_file, "train")
@@ -124,8 +124,8 @@ def trained(vision_model, vision_files, tmp_path_factory):
 
 
 def test_sft_lora_learns_to_name_the_colour_of_the_square(trained, vision_model, squares, tmp_path):
-    from ftcore.generate import Options as GenerateOptions
-    from ftcore.generate import run as generate
+    from ftcore.inference.generate import Options as GenerateOptions
+    from ftcore.inference.generate import run as generate
 
     spec, events = trained
     losses = [e.loss for e in events if e.event == "progress"]
@@ -144,9 +144,9 @@ def test_sft_lora_learns_to_name_the_colour_of_the_square(trained, vision_model,
 
 
 def test_merged_vision_model_keeps_the_processor_and_the_adapter_logits(trained, vision_model, squares, tmp_path):
-    from ftcore.merge import Options as MergeOptions
-    from ftcore.merge import run as merge
-    from ftcore.models import load_for_inference
+    from ftcore.export.merge import Options as MergeOptions
+    from ftcore.export.merge import run as merge
+    from ftcore.models.loading import load_for_inference
 
     spec, _ = trained
     adapter = str(Path(spec.output_dir) / "adapter")

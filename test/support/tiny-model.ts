@@ -11,7 +11,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_CORE_PYTHON } from '@ftp/core-client';
-import { DEFAULT_BASE_MODEL } from '@ftp/jobs';
+import { DEFAULT_BASE_MODEL } from '@ftp/jobs/models';
 
 const CORE = fileURLToPath(new URL('../../core/', import.meta.url));
 export const TINY_MODEL = 'tiny';
@@ -29,8 +29,8 @@ const TOOL_MODEL_OPTIONS = { vocab_size: 800, max_position_embeddings: 1024, tex
 // What the models and their tokenizers come from, by the core command that makes them: the model code, the chat
 // template it saves, the published ones; for an import, the importer and the lock that pins the model's package.
 const MODEL_SOURCES = {
-  'make-tiny-model': ['src/ftcore/tiny_model.py', 'src/ftcore/chat.py', QWEN25_TEMPLATE, LLAMA3_TEMPLATE],
-  'import-model': ['src/ftcore/import_model.py', 'uv.lock', QWEN25_TEMPLATE],
+  'make-tiny-model': ['src/ftcore/models/tiny_model.py', 'src/ftcore/models/tiny_parts.py', 'src/ftcore/chat.py', QWEN25_TEMPLATE, LLAMA3_TEMPLATE],
+  'import-model': ['src/ftcore/models/import_model.py', 'uv.lock', QWEN25_TEMPLATE],
 } as const;
 /** The default base model (SmolLM2-135M-Instruct, pretrained, Llama architecture, ChatML turns, with Qwen2.5's
  *  template and its tool section), imported as `pnpm models default` imports it. */

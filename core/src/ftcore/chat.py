@@ -14,6 +14,9 @@ END_OF_TURN = "<|im_end|>"
 START_OF_TURN = "<|im_start|>"
 PAD = "<|endoftext|>"
 SPECIAL_TOKENS = [PAD, START_OF_TURN, END_OF_TURN]
+# Qwen2, 2.5 and 3 split text with this (make-tiny-model's Qwen tokenizers too; GGUF export names it qwen2).
+QWEN2_REGEX = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|"
+               r"\s+(?!\S)|\s+")
 
 CHATML_TEMPLATE = (
     "{%- for message in messages %}"

@@ -13,24 +13,24 @@ import logging
 import os
 import sys
 import time
-import types
 import typing
 from typing import Any, Literal
 
 from . import events, held
 from .errors import Cancelled, SpecError, TrainingDiverged
+from .specs import unwrap_optional, from_dict
 
 # command → module that defines `Options` (the dataclass) and `run(options)`.
 COMMANDS = {
-    "make-tiny-model": "ftcore.tiny_model",
-    "import-model": "ftcore.import_model",
+    "make-tiny-model": "ftcore.models.tiny_model",
+    "import-model": "ftcore.models.import_model",
     "train": "ftcore.train.run",
-    "preflight": "ftcore.train.preflight",
-    "merge": "ftcore.merge",
-    "generate": "ftcore.generate",
-    "gguf": "ftcore.gguf_export",
-    "onnx": "ftcore.onnx_export",
-    "evaluate": "ftcore.evaluate",
+    "preflight": "ftcore.train.preflight.command",
+    "merge": "ftcore.export.merge",
+    "generate": "ftcore.inference.generate",
+    "gguf": "ftcore.export.gguf",
+    "onnx": "ftcore.export.onnx",
+    "evaluate": "ftcore.evaluation.evaluate",
     "serve": "ftcore.serve",
 }
 
@@ -39,66 +39,10 @@ def help_of(f: dataclasses.Field) -> str:
     return f.metadata.get("help", "")
 
 
-def _unwrap_optional(hint):
-    if typing.get_origin(hint) in (typing.Union, types.UnionType):
-        args = [a for a in typing.get_args(hint) if a is not type(None)]
-        if len(args) == 1:
-            return args[0]
-    return hint
-
-
-def from_dict(cls, data: dict[str, Any], where: str = "spec"):
-    """Builds dataclass `cls` from plain JSON data, recursing into nested dataclasses and lists of them."""
-    if not isinstance(data, dict):
-        raise SpecError(f"{where} must be a JSON object")
-    hints = typing.get_type_hints(cls)
-    names = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(data) - names)
-    if unknown:
-        raise SpecError(f"{where}: unknown field(s) {unknown}; known fields: {sorted(names)}")
-    kwargs = {}
-    for name, value in data.items():
-        kwargs[name] = _convert(hints[name], value, f"{where}.{name}")
-    try:
-        return cls(**kwargs)
-    except TypeError as e:
-        raise SpecError(f"{where}: {e}") from e
-
-
-def _convert(hint, value, where: str):
-    hint = _unwrap_optional(hint)
-    if value is None:
-        return None
-    if dataclasses.is_dataclass(hint):
-        return from_dict(hint, value, where)
-    origin = typing.get_origin(hint)
-    if origin is list:
-        (item,) = typing.get_args(hint)
-        if not isinstance(value, list):
-            raise SpecError(f"{where} must be a list")
-        return [_convert(item, v, f"{where}[{i}]") for i, v in enumerate(value)]
-    if origin is dict:
-        _, item = typing.get_args(hint)
-        if not isinstance(value, dict):
-            raise SpecError(f"{where} must be an object")
-        return {k: _convert(item, v, f"{where}.{k}") for k, v in value.items()}
-    if origin is Literal:
-        allowed = typing.get_args(hint)
-        if value not in allowed:
-            raise SpecError(f"{where} is {value!r}; allowed: {', '.join(map(str, allowed))}")
-        return value
-    if hint is float and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
-    return value
-
-
-def to_dict(obj) -> dict[str, Any]:
-    return dataclasses.asdict(obj)
-
 
 def _flag_parser(hint):
     """A string → value converter for one flag."""
-    hint = _unwrap_optional(hint)
+    hint = unwrap_optional(hint)
     if hint is bool:
         return lambda s: {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}[s.lower()]
     if hint in (int, float, str):
@@ -111,7 +55,7 @@ def _flag_parser(hint):
 def _add_flags(parser: argparse.ArgumentParser, cls, prefix: str = "") -> None:
     hints = typing.get_type_hints(cls)
     for f in dataclasses.fields(cls):
-        hint = _unwrap_optional(hints[f.name])
+        hint = unwrap_optional(hints[f.name])
         if dataclasses.is_dataclass(hint):
             _add_flags(parser, hint, f"{prefix}{f.name}.")
             continue

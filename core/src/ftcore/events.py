@@ -95,7 +95,7 @@ class Tracker:
 @dataclass
 class Preflight:
     """What the training run will do, told before it runs: tokens, truncation, steps, memory, warnings (the JSON
-    report of train/preflight.py; its shape is documented there)."""
+    report of train/preflight/command.py; its shape is documented there)."""
 
     report: dict[str, Any]
     # serve: the request this report answers (None from the preflight and train commands).

@@ -4,7 +4,7 @@ step: a tiny LoRA run on the CPU took 11.3 s of CPU, 4.1 s of it the first two i
 
 - scikit-learn: `transformers.generation.candidate_generator` imports `sklearn.metrics` (and with it scipy.stats)
   whenever scikit-learn is installed, for assisted decoding's confidence threshold, which the core never uses
-  (1.7 s). scikit-learn stays installed: the core's own metrics import it where they compute with it (metrics.py).
+  (1.7 s). scikit-learn stays installed: the core's own metrics import it where they compute with it (evaluation/metrics.py).
 - scipy: `transformers.modeling_utils` imports the object-detection losses, which import `scipy.optimize` whenever
   scipy is installed, for DETR's matching (0.3 s). Only detection, segmentation and protein models use scipy in
   transformers; the core trains none of them.

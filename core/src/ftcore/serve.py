@@ -22,7 +22,7 @@ from typing import Literal
 from . import events
 from .chat import text_of
 from .errors import Cancelled, SpecError
-from .metrics import TaskType
+from .evaluation.metrics import TaskType
 
 
 @dataclass
@@ -52,7 +52,7 @@ class GenerateRequest:
     seed: int = 0
     # Each answer ends before the first of these; finish_reasons says which ended so.
     stop: list[str] | None = None
-    # Conversations generated together; None: 8 on the CPU, on CUDA what the free device memory holds (generate.py).
+    # Conversations generated together; None: 8 on the CPU, on CUDA what the free device memory holds (inference/generate.py).
     batch_size: int | None = None
     # OpenAI tool definitions every conversation is rendered with (the model's chat template writes them).
     tools: list[dict] | None = None
@@ -74,7 +74,7 @@ class EvaluateRequest:
 
 @dataclass
 class PreflightRequest:
-    """The pre-flight report of a train spec (train/preflight.py; no throughput probe: that trains, and would hold
+    """The pre-flight report of a train spec (train/preflight/; no throughput probe: that trains, and would hold
     up the requests behind it)."""
 
     id: str
@@ -84,7 +84,7 @@ class PreflightRequest:
 
 @dataclass
 class GradeRequest:
-    """Grade outputs with a grader (graders.py), each against its item: the graders endpoints and evaluation."""
+    """Grade outputs with a grader (evaluation/graders.py), each against its item: the graders endpoints and evaluation."""
 
     id: str
     op: Literal["grade"]
@@ -126,7 +126,7 @@ class ModelCache:
             model, tokenizer, _ = self.entries[key]
             return model, tokenizer, 0.0
         from .held import for_a_test
-        from .models import load_for_inference
+        from .models.loading import load_for_inference
 
         started = time.monotonic()
         # A cold model takes seconds to a minute: said now, and by the heartbeat while it loads (#39).
@@ -251,8 +251,8 @@ class Server:
                 self.reader.cancelled.discard(request_id)
 
     def generate(self, request: GenerateRequest) -> events.Generated:
-        from .constrained import ForcedCall
-        from .generate import generate_answers
+        from .inference.constrained import ForcedCall
+        from .inference.generate import generate_answers
 
         if (request.temperature < 0 or not 0 < request.top_p <= 1 or request.max_new_tokens < 1
                 or (request.batch_size is not None and request.batch_size < 1)):
@@ -278,9 +278,10 @@ class Server:
                                 prompt_tokens=[a.prompt_tokens for a in answers])
 
     def preflight(self, request: PreflightRequest) -> events.Preflight:
-        from .cli import from_dict
-        from .train.preflight import report, sampled_checks_apply, sampled_warnings
-        from .train.run import load_processing_class
+        from .specs import from_dict
+        from .train.preflight.command import report
+        from .train.preflight.sampled import sampled_checks_apply, sampled_warnings
+        from .train.setup import load_processing_class
         from .train.spec import Options as TrainOptions
         from .train.validate import validate
 
@@ -293,7 +294,7 @@ class Server:
         return events.Preflight(report=made, id=request.id)
 
     def evaluate(self, request: EvaluateRequest) -> events.Scored:
-        from .metrics import evaluate, resolve_metrics
+        from .evaluation.metrics import evaluate, resolve_metrics
 
         started = time.monotonic()
         resolve_metrics(request.metrics, request.task_type)
@@ -304,7 +305,7 @@ class Server:
 
 
     def grade(self, request: GradeRequest) -> events.Graded:
-        from .graders import Judge, check_grader, grade_batch, make_sample
+        from .evaluation.graders import Judge, check_grader, grade_batch, make_sample
 
         started = time.monotonic()
         if len(request.outputs) != len(request.items):
@@ -318,7 +319,7 @@ class Server:
 
 
 def parse_request(raw: dict) -> GenerateRequest | EvaluateRequest | PreflightRequest | GradeRequest:
-    from .cli import from_dict
+    from .specs import from_dict
 
     if not isinstance(raw.get("id"), str) or not raw["id"]:
         raise SpecError('every request needs an "id" (a non-empty string) to tag its answer with')

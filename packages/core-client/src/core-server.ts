@@ -52,7 +52,7 @@ export interface EvaluateParams {
 }
 
 export interface GradeParams {
-  /** An OpenAI grader object (core/src/ftcore/graders.py): string_check, text_similarity, python or multi. */
+  /** An OpenAI grader object (core/src/ftcore/evaluation/graders.py): string_check, text_similarity, python or multi. */
   grader: Record<string, unknown>;
   /** The sampled answers, each graded against its item. */
   outputs: string[];
@@ -139,7 +139,7 @@ export class CoreServer {
     return this.request('grade', params, options) as Promise<Graded>;
   }
 
-  /** The pre-flight report of a train spec (the core's train/preflight.py), without a throughput probe. */
+  /** The pre-flight report of a train spec (the core's train/preflight/), without a throughput probe. */
   preflight(spec: Record<string, unknown>, options: RequestOptions = {}): Promise<Preflight> {
     return this.request('preflight', { spec }, options) as Promise<Preflight>;
   }

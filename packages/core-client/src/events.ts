@@ -64,7 +64,7 @@ export const TrackerEvent = z.strictObject({
   url: z.string(),
 });
 
-/** What the training run will do, told before it runs (core/src/ftcore/train/preflight.py documents the report). */
+/** What the training run will do, told before it runs (core/src/ftcore/train/preflight/ documents the report). */
 export const PreflightEvent = z.strictObject({
   event: z.literal('preflight'),
   report: z.record(z.string(), z.unknown()),

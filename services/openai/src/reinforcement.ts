@@ -1,5 +1,5 @@
 // OpenAI's reinforcement fine-tuning as a GRPO job: the grader becomes the job's one reward (the core grades with it,
-// core/src/ftcore/graders.py), and the hyperparameters map onto GRPO's: compute_multiplier is the number of answers
+// core/src/ftcore/evaluation/graders.py), and the hyperparameters map onto GRPO's: compute_multiplier is the number of answers
 // sampled per prompt (4 × it, at least 2), batch_size the prompts a step, eval_interval the steps between
 // evaluations of the validation file, eval_samples how many of its lines they grade; the rest is TRL's GRPO defaults.
 // reasoning_effort other than default is refused (the schema's). A score_model grader's judge is one of this stack's

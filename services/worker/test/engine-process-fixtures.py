@@ -2,7 +2,7 @@
 
 The broken copy says its byte-level BPE vocabulary is SentencePiece (tokenizer.ggml.model "llama"): llama.cpp then
 looks up the <0x0A> piece for a newline, finds none, and its uncaught std::out_of_range aborts the whole process
-(what happened once for real, before the GGUF export refused such a vocabulary: core/src/ftcore/gguf_vocab.py).
+(what happened once for real, before the GGUF export refused such a vocabulary: core/src/ftcore/export/gguf_vocab.py).
 
     uv run --frozen python ../services/worker/test/engine-process-fixtures.py OUT    (from core/)
 """

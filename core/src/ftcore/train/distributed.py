@@ -19,7 +19,7 @@ def is_main() -> bool:
 
 def start(cuda: bool) -> None:
     """Starts the process group of a job launched by torchrun (nothing for one process), early: decisions taken before
-    the Trainer exists (configs.memory_plan) are agreed over it. Accelerate finds it started and keeps it."""
+    the Trainer exists (memory.memory_plan) are agreed over it. Accelerate finds it started and keeps it."""
     if int(os.environ.get("WORLD_SIZE", "1")) < 2:
         return
     import torch

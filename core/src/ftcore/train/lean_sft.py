@@ -5,7 +5,7 @@ full (batch × sequence × vocabulary) logits, and then the entropy over all of 
 262k-token vocabulary that output layer is more than half the model's FLOPs and gigabytes of activations. Here the
 model is asked for the logits of the learned positions only (`logits_to_keep` with indices, which transformers'
 causal LMs accept), so the loss, its gradient and the logged metrics are the same, at a fraction of the cost.
-With Liger's fused linear cross-entropy (CUDA, configs.uses_liger) no logits are made at all, so TRL's own loss runs.
+With Liger's fused linear cross-entropy (CUDA, device.uses_liger) no logits are made at all, so TRL's own loss runs.
 """
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from transformers import TrainerCallback
 
 from .. import events
-from .spec import Options
+from .spec import Options, completion_budget
 
 # The dry run samples PROBE_PROMPTS × PROBE_GENERATIONS answers of PROBE_NEW_TOKENS at most: one batch of 8 rows.
 # Measured on a 2-core CPU busy with other work (load 5.6): SmolLM2-135M 16 s for 8 × 64 tokens, 12 s for 8 × 48 (a
@@ -52,8 +52,7 @@ def sampled_reward_warning(spec: Options, train_records, model, tokenizer) -> di
     outside model, paid per call), a response_schema (training constrains its answers), vision prompts."""
     import torch
 
-    from ..generate import generate_answers
-    from .preflight import _completion_budget
+    from ..inference.generate import generate_answers
     from .rewards import build_reward_function
 
     hp = spec.hyperparameters
@@ -66,7 +65,7 @@ def sampled_reward_warning(spec: Options, train_records, model, tokenizer) -> di
     torch.manual_seed(hp.seed)
     temperature = hp.temperature if hp.temperature is not None else TRL_TEMPERATURE
     with events.muted():  # a grader's complaints about these answers are not the job's
-        answers = generate_answers(model, tokenizer, prompts, min(_completion_budget(hp), PROBE_NEW_TOKENS),
+        answers = generate_answers(model, tokenizer, prompts, min(completion_budget(hp), PROBE_NEW_TOKENS),
                                    temperature=temperature)
         columns = {k: [r.get(k) for r in records for _ in range(generations)]
                    for k in records[0] if k != "prompt"}

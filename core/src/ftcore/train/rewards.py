@@ -1,12 +1,12 @@
 """GRPO reward functions from reward_config (decisions.md): the graders (string_check, text_similarity, python,
-multi; graders.py) and the built-in ones. All offline."""
+multi; evaluation/graders.py) and the built-in ones. All offline."""
 from __future__ import annotations
 
 import re
 
 from ..chat import text_of
 from ..events import Log, emit
-from ..graders import GRADER_TYPES, JUDGES, grade_batch, make_sample
+from ..evaluation.graders import GRADER_TYPES, JUDGES, grade_batch, make_sample
 from .spec import RewardItem
 
 
@@ -48,7 +48,7 @@ def numerical_accuracy(output: str, reference: str) -> float:
 
 
 def as_grader(item: RewardItem) -> dict:
-    """A reward_config item as the grader it is (graders.py): the reference from a column or a template."""
+    """A reward_config item as the grader it is (evaluation/graders.py): the reference from a column or a template."""
     if item.type == "python":
         return {"type": "python", "name": item.name, "source": item.source}
     if item.type == "multi":

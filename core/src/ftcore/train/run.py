@@ -7,11 +7,12 @@ from pathlib import Path
 from .. import events, held
 from ..errors import Cancelled, SpecError, TrainingDiverged
 from . import distributed
+from .setup import load_for_training, load_processing_class, setup
 from .spec import Options  # noqa: F401  (the CLI reads Options from this module)
 
 
 def run(spec: Options) -> None:
-    from .configs import liger_undone_after
+    from .device import liger_undone_after
 
     with liger_undone_after(spec):
         _run(spec)
@@ -22,7 +23,9 @@ def _run(spec: Options) -> None:
 
     events.stage("reading and checking the data")
     train_records, test_records, mode = validate(spec)
-    from .configs import device_is_cuda, device_summary, memory_plan, not_applicable
+    from .configs import not_applicable
+    from .device import device_is_cuda, device_summary
+    from .memory import memory_plan
 
     distributed.start(device_is_cuda(spec))
     made = _preflight(spec, train_records, test_records, mode)
@@ -63,7 +66,7 @@ def _run(spec: Options) -> None:
 def _warn_if_dpo_cannot_teach_stopping(spec: Options, train_records, trainer) -> None:
     """DPO from a model that does not end its turn after the chosen answers (preflight.end_of_turn_warning), measured
     on the model as training starts from it; only informs, as the pre-flight report does."""
-    from .preflight import end_of_turn_probability, end_of_turn_warning
+    from .preflight.sampled import end_of_turn_probability, end_of_turn_warning
 
     if spec.trainer_type != "dpo" or spec.hyperparameters.rpo_alpha or not distributed.is_main():
         return
@@ -79,9 +82,9 @@ def _warn_if_dpo_cannot_teach_stopping(spec: Options, train_records, trainer) ->
 
 def _preflight(spec: Options, train_records, test_records, mode) -> dict | None:
     """The pre-flight report, the run's first event (from rank 0). Every rank makes it, as each needs its memory
-    estimate for the memory plan (configs.memory_plan). It only informs: a report that cannot be made (an architecture
+    estimate for the memory plan (memory.memory_plan). It only informs: a report that cannot be made (an architecture
     the meta-device count does not know, say) is logged, and training goes on. A run with nothing to learn stops."""
-    from .preflight import report
+    from .preflight.command import report
 
     try:
         made = report(spec, train_records, test_records, mode, load_processing_class(spec))
@@ -97,87 +100,6 @@ def _preflight(spec: Options, train_records, test_records, mode) -> dict | None:
         events.emit(events.Preflight(report=made))
     return made
 
-
-def setup(spec: Options, train_records, test_records, mode, plan=None):
-    """Builds the TRL trainer with the protocol callbacks attached (no training yet); `plan`: configs.memory_plan
-    (default: neither FSDP nor gradient checkpointing)."""
-    from transformers import set_seed
-
-    from .callbacks import CancelOnSigterm, ProtocolCallback, TokenCounter
-    from .configs import MemoryPlan, model_kwargs, peft_config, trainer_config
-    from .trainers import build_trainer
-
-    tokenizer, model = _load(spec, model_kwargs(spec))
-    if spec.method == "QLoRA":
-        from peft import prepare_model_for_kbit_training
-
-        model = prepare_model_for_kbit_training(model)
-    plan = plan or MemoryPlan()
-    if plan.fsdp:
-        distributed.allow_fsdp_on_cpu()
-    config = trainer_config(spec, plan)
-    # TRL wraps the model in PEFT (random LoRA init) before the Trainer seeds torch: seed first, so equal specs start
-    # from equal adapters.
-    set_seed(spec.hyperparameters.seed)
-    lora = peft_config(spec)
-    if spec.init_adapter:  # continuing another job: its adapter, trainable, instead of a new one
-        from peft import PeftModel
-
-        model = PeftModel.from_pretrained(model, spec.init_adapter, is_trainable=True)
-        lora = None
-        events.emit(events.Log(level="info", message=f"continuing the adapter in {spec.init_adapter} (its rank and "
-                                                     "targets; lora_rank, lora_alpha and lora_dropout are not used)"))
-    trainer = build_trainer(spec, model, tokenizer, config, lora, train_records, test_records)
-    tokens = TokenCounter()
-    tokens.wrap(trainer)
-    cancel = CancelOnSigterm()
-    protocol = ProtocolCallback(tokens, spec.eval_config.compute_eval_metrics)
-    trainer.add_callback(protocol)
-    trainer.add_callback(cancel)
-    protocol.diverged.watch(trainer)
-    trainer.add_callback(protocol.diverged)
-    if spec.eval_config.early_stopping_patience:
-        from transformers import EarlyStoppingCallback
-
-        trainer.add_callback(EarlyStoppingCallback(early_stopping_patience=spec.eval_config.early_stopping_patience))
-    return trainer, cancel, protocol
-
-
-def _load(spec: Options, kwargs: dict):
-    """(processing class, model): tokenizer and causal LM; for modality vision the processor and image-text model."""
-    if spec.modality == "vision":
-        from ..vision import load_model
-
-        return load_processing_class(spec), load_model(spec.base_model, **kwargs)
-    from transformers import AutoModelForCausalLM
-
-    tokenizer, model = load_processing_class(spec), AutoModelForCausalLM.from_pretrained(spec.base_model, **kwargs)
-    return only_what_the_model_takes(tokenizer, model), model
-
-
-def only_what_the_model_takes(tokenizer, model):
-    """The tokenizer makes only the inputs the model's forward takes: a tokenizer saved with token_type_ids among its
-    model_input_names (transformers' default for a PreTrainedTokenizerFast, as SmolLM2's imports had, #38) made
-    GRPO's sampling pass them to generate, which refuses what the model does not take."""
-    import inspect
-
-    takes = inspect.signature(model.forward).parameters  # the inputs a forward names (not its **kwargs)
-    tokenizer.model_input_names = [n for n in tokenizer.model_input_names if n in takes]
-    return tokenizer
-
-
-def load_processing_class(spec: Options):
-    """The tokenizer (pad token set) or, for modality vision, the processor that training uses."""
-    if spec.modality == "vision":
-        from ..vision import load_processor
-
-        return load_processor(spec.base_model)
-    from transformers import AutoTokenizer
-
-    tokenizer = AutoTokenizer.from_pretrained(spec.base_model)
-    if tokenizer.pad_token is None:
-        tokenizer.pad_token = tokenizer.eos_token
-    return tokenizer
 
 
 def _resume_checkpoint(spec: Options) -> str | None:
@@ -268,10 +190,10 @@ def _tied(model, state: dict) -> dict:
 def _whole_model(spec: Options, trainer, saved: Path):
     """The saved model whole on rank 0's device, for the final evaluation: under FSDP rank 0 holds a shard of each
     weight, and generating with it would wait for the other ranks."""
-    from .configs import model_kwargs
+    from .device import model_kwargs
 
     kwargs = {k: v for k, v in model_kwargs(spec).items() if k in ("dtype", "attn_implementation")}
-    _, model = _load(dataclasses.replace(spec, base_model=str(saved)), kwargs)
+    _, model = load_for_training(dataclasses.replace(spec, base_model=str(saved)), kwargs)
     return model.to(trainer.args.device).eval()
 
 
@@ -290,7 +212,7 @@ def evaluate(spec: Options, trainer, train_records, test_records, mode, model=No
         return
     encode = None
     if spec.modality == "vision":
-        from ..vision import VisionChatCollator
+        from ..models.vision import VisionChatCollator
 
         encode = VisionChatCollator(trainer.processing_class, spec.hyperparameters.max_length).encode
     tools = [r.get("tools") for r in records] if mode == "language_modeling" else None

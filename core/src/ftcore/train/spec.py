@@ -87,7 +87,7 @@ class EvalConfig:
 @dataclass
 class RewardItem:
     """One GRPO reward (decisions.md): a grader (string_check, text_similarity, python, score_model, label_model, multi;
-    graders.py) or a built-in function. string_check and text_similarity read the reference from `reference_field`, or from the
+    evaluation/graders.py) or a built-in function. string_check and text_similarity read the reference from `reference_field`, or from the
     `reference` template (OpenAI's graders: `{{item.<field>}}`), and grade `input` (default the answer's text)."""
 
     type: Literal["string_check", "text_similarity", "built_in", "python", "multi", "score_model", "label_model"] = field(
@@ -148,3 +148,13 @@ class Options:
     init_adapter: str | None = field(default=None, metadata={
         "help": "LoRA/QLoRA: go on training this PEFT adapter folder (another job's model) instead of a new adapter"})
     device: Literal["auto", "cpu", "cuda"] = field(default="auto", metadata={"help": "where to train"})
+
+
+def completion_budget(hp) -> int:
+    """GRPO's max_completion_length, capped so that prompt and completion fit max_length (its config and pre-flight)."""
+    return min(hp.max_completion_length, hp.max_length - hp.max_prompt_length)
+
+
+def set_only(**values):
+    """The knobs a spec sets; the others keep TRL's defaults."""
+    return {name: value for name, value in values.items() if value is not None}

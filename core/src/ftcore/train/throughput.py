@@ -9,7 +9,7 @@ from .spec import Options as TrainOptions
 def measure_throughput(spec: TrainOptions, train_records, test_records, mode,
                        memory: dict | None = None) -> dict | None:
     """Tokens per second of the real training path on this machine, with the memory plan training would take for
-    `memory` (the report's estimate; configs.memory_plan): 4 optimizer steps of a copy of the spec (no
+    `memory` (the report's estimate; memory.memory_plan): 4 optimizer steps of a copy of the spec (no
     checkpoints, evaluation or tracker, in a temporary folder that is removed), timed over steps 2 to 4 (step 1
     pays for warm-up and kernel selection), tokens counted as TokenCounter counts them; and `steps_seconds`, what
     all 4 steps would take at that speed. Its events are dropped:
@@ -21,8 +21,9 @@ def measure_throughput(spec: TrainOptions, train_records, test_records, mode,
     import torch
     from transformers import TrainerCallback
 
-    from .configs import device_is_cuda, memory_plan
-    from .run import setup
+    from .device import device_is_cuda
+    from .memory import memory_plan
+    from .setup import setup
 
     cuda = device_is_cuda(spec)
 

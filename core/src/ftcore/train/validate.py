@@ -9,10 +9,10 @@ from pathlib import Path
 
 from ..data import MESSAGE_KEYS, MODE_FIELDS, Mode, detect_mode, read_jsonl
 from ..errors import SpecError
+from .methods import TRAINERS, method_of
 from .spec import DPO_LOSS_TYPES, GRPO_LOSS_TYPES, Options
 
-TRAINER_MODE: dict[str, Mode] = {"sft": "language_modeling", "dpo": "preference", "orpo": "preference",
-                                  "grpo": "prompt_only"}
+
 def model_context_length(model_dir: str) -> int | None:
     config = json.loads((Path(model_dir) / "config.json").read_text())
     config = config.get("text_config", config)
@@ -41,9 +41,9 @@ def validate(spec: Options) -> tuple[list[dict], list[dict] | None, Mode]:
         test = read_jsonl(spec.test_file, "test_file")
         if detect_mode(test, "test_file") != mode:
             raise SpecError("test_file and train_file have different record shapes; use splits of one processed dataset")
-    needed = TRAINER_MODE[spec.trainer_type]
+    needed = method_of(spec).MODE
     if mode != needed:
-        fitting = [t for t, m in TRAINER_MODE.items() if m == mode]
+        fitting = [t for t, m in TRAINERS.items() if m.MODE == mode]
         raise SpecError(f"trainer_type {spec.trainer_type} needs {needed} records {MODE_FIELDS[needed]}, but the "
                         f"dataset is {mode}; use trainer_type {' or '.join(fitting)}, or process the dataset "
                         f"with processing_mode {needed}")
@@ -53,7 +53,7 @@ def validate(spec: Options) -> tuple[list[dict], list[dict] | None, Mode]:
     context = model_context_length(spec.base_model)
     if context and hp.max_length > context:
         raise SpecError(f"max_length {hp.max_length} exceeds the model's {context} context; lower max_length")
-    if spec.trainer_type in ("dpo", "orpo", "grpo") and hp.max_prompt_length >= hp.max_length:
+    if "max_prompt_length" in method_of(spec).SETTINGS and hp.max_prompt_length >= hp.max_length:
         raise SpecError(f"max_prompt_length {hp.max_prompt_length} leaves no room for the answer within "
                         f"max_length {hp.max_length}; lower max_prompt_length")
     if spec.eval_config.eval_strategy != "no" and not test:
@@ -83,7 +83,7 @@ def validate(spec: Options) -> tuple[list[dict], list[dict] | None, Mode]:
 def _check_modality(spec: Options, train: list[dict], test: list[dict] | None, mode: Mode) -> None:
     """Images only with modality vision, which needs SFT, a vision-language model and images that exist here."""
     from ..chat import has_generation_markers
-    from ..vision import check_images, image_refs, is_vision_model, load_processor
+    from ..models.vision import check_images, image_refs, is_vision_model, load_processor
 
     keys = MESSAGE_KEYS[mode]
     if spec.modality == "text":
@@ -162,8 +162,8 @@ def _check_scheduler(name: str) -> None:
 def _check_rewards(spec: Options, train: list[dict]) -> None:
     """Each reward can run on this data and machine: its fields, the columns its references read, the grader's
     templates and formula (graders.check_grader), and a sandbox for python graders."""
-    from ..graders import check_grader, variables
-    from ..sandbox import unavailable
+    from ..evaluation.graders import check_grader, variables
+    from ..evaluation.sandbox import unavailable
     from .rewards import as_grader
 
     if not spec.reward_config:

@@ -1,5 +1,5 @@
 // The judge relay: a loopback OpenAI-compatible chat completions endpoint that a core asks when a score_model grader
-// names its judge (core/src/ftcore/graders.py, Judge). One relay serves one user's work (a training job, a grader run,
+// names its judge (core/src/ftcore/evaluation/graders.py, Judge). One relay serves one user's work (a training job, a grader run,
 // an evaluation) with a one-time bearer token: a judge that is one of this stack's models (a base model, the user's
 // fine-tuned model or checkpoint) runs on the infer queue with that user's rights, as a /v1 chat would; any other
 // model is passed on to LLM_API_BASE; a model the user may not use is OpenAI's 404. Nothing of it is reachable from

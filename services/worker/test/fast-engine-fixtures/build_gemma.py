@@ -7,7 +7,7 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-from ftcore import import_model
+from ftcore.models import import_model
 from ftcore.cli import main
 
 PROMPTS = [

@@ -182,7 +182,7 @@ def write_families(root: Path, tokenizer_folder: Path) -> None:
     from transformers import AutoTokenizer
 
     from ftcore.chat import render
-    from ftcore.modelfile import ollama_modelfile
+    from ftcore.export.modelfile import ollama_modelfile
 
     templates = {**FAMILY_TEMPLATES, **{f: (PUBLISHED_TEMPLATES / n).read_text() for f, n in TOOL_FAMILIES.items()}}
     families = {}

@@ -19,7 +19,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from .errors import SpecError
+from ..errors import SpecError
 
 CPU_SECONDS = float(os.environ.get("GRADER_CPU_SECONDS", "5"))
 """CPU time one sample's grade() may take."""

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from . import events
-from .errors import SpecError
+from .. import events
+from ..errors import SpecError
 
 # HF architecture → llama.cpp architecture. The Llama family needs its q/k rows permuted (llama.cpp's "llama"
 # rotates interleaved pairs, HF rotates halves); Gemma stores RMSNorm weights as (w - 1).

@@ -12,7 +12,7 @@ from difflib import SequenceMatcher
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from .errors import SpecError
+from ..errors import SpecError
 
 IGNORE = -100
 # LoRA targets of vision models: the text decoder's projections; the vision tower and projector stay frozen.
@@ -96,7 +96,7 @@ def _template(processor) -> str:
 def encode_conversation(processor, messages: list[dict], max_length: int) -> dict:
     """input_ids (images expanded to their soft tokens), token_type_ids, pixel_values and labels that keep only the
     trained assistant tokens (chat.trained_token_mask), truncated to max_length."""
-    from .chat import trained_token_mask, without_weights
+    from ..chat import trained_token_mask, without_weights
 
     tokenizer = processor.tokenizer
     plain_ids, plain_mask = trained_token_mask(tokenizer, messages, chat_template=_template(processor))

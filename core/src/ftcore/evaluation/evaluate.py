@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from . import events
-from .data import read_jsonl
-from .errors import SpecError
+from .. import events
+from ..data import read_jsonl
+from ..errors import SpecError
 from .metrics import METRIC_NAMES, TASK_SUITES, TaskType, evaluate, resolve_metrics
 
 

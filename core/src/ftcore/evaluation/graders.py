@@ -15,7 +15,7 @@ import operator
 import re
 from dataclasses import dataclass, field
 
-from .errors import SpecError
+from ..errors import SpecError
 
 GRADER_TYPES = ("string_check", "text_similarity", "python", "score_model", "label_model", "multi")
 JUDGES = ("score_model", "label_model")

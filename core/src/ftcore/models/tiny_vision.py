@@ -7,7 +7,8 @@ costs a handful of sequence positions instead of Gemma 3's 256.
 """
 from __future__ import annotations
 
-from .chat import GEMMA3_END_OF_TURN
+from ..chat import GEMMA3_END_OF_TURN
+from .tiny_parts import build_tokenizer, save_tiny_model
 
 IMAGE_SIZE = 32
 PATCH_SIZE = 8  # 4 × 4 patches
@@ -46,8 +47,6 @@ def build_processor(text_files: list[str], vocab_size: int, max_length: int):
     """Gemma3Processor: a small Gemma3ImageProcessor and the tiny Gemma 3 tokenizer plus the three image tokens."""
     from tokenizers import AddedToken
     from transformers import Gemma3ImageProcessor, Gemma3Processor, GemmaTokenizerFast
-
-    from .tiny_model import build_tokenizer
 
     text_tokenizer = build_tokenizer(text_files, vocab_size, "gemma3")
     backend = text_tokenizer.backend_tokenizer
@@ -89,8 +88,6 @@ def run(options) -> None:
     """Builds and saves the model for make-tiny-model's options (its text sizes; the vision sizes are fixed above)."""
     import torch
     from transformers import Gemma3ForConditionalGeneration
-
-    from .tiny_model import save_tiny_model
 
     processor = build_processor(options.text_files, options.vocab_size, options.max_position_embeddings)
     tokenizer = processor.tokenizer

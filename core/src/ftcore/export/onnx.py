@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from . import events
-from .errors import SpecError
-from .gguf_export import read_config
+from .. import events
+from ..errors import SpecError
+from .gguf import read_config
 
 # What Optimum's text-generation-with-past export is tested on here (tests/test_onnx_export.py).
 ARCHITECTURES = ("LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM", "Gemma3ForCausalLM")

@@ -4,8 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import events
-from .errors import SpecError
+from .. import events
+from ..errors import SpecError
 
 
 @dataclass
@@ -25,8 +25,8 @@ def run(options: Options) -> None:
     if not (Path(options.adapter) / "adapter_config.json").is_file():
         raise SpecError(f"adapter {options.adapter} has no adapter_config.json; pass the adapter folder train wrote "
                         "(a Full run writes a whole model, which needs no merge)")
-    from .models import load_for_inference
-    from .vision import save_processor
+    from ..models.loading import load_for_inference
+    from ..models.vision import save_processor
 
     model, tokenizer = load_for_inference(options.base_model, options.adapter, device="cpu")
     merged = model.merge_and_unload()

@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from .chat import render as render_chat
-from .chat import supports_tools
-from .errors import SpecError
+from ..chat import render as render_chat
+from ..chat import supports_tools
+from ..errors import SpecError
 
 _USER, _ASSISTANT, _SYSTEM = "\u2063U\u2063", "\u2063A\u2063", "\u2063S\u2063"
 # Tool results with a quote in them: a template that writes a result as a JSON string (Llama 3) shows it escaped.

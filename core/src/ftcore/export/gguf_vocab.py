@@ -6,13 +6,11 @@ import json
 import re
 from pathlib import Path
 
-from .errors import SpecError
+from ..chat import QWEN2_REGEX
+from ..errors import SpecError
 
 # Byte-level BPE pre-tokenizer regexes → the llama.cpp `tokenizer.ggml.pre` name that splits text the same way.
 _GPT2_REGEX = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
-# Qwen2, 2.5 and 3 split text with this (make-tiny-model's Qwen tokenizers too).
-QWEN2_REGEX = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|"
-               r"\s+(?!\S)|\s+")
 _PRE_BY_REGEX = {
     _GPT2_REGEX: "gpt-2",
     QWEN2_REGEX: "qwen2",

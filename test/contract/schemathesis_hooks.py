@@ -130,7 +130,7 @@ def _other_base(entry):
     return entry.get("type") == "mismatch" and entry.get("loc") == ["body", "base_model_id"]
 
 
-# What graders say of themselves that no JSON Schema can state (packages/schema/src/graders.ts, the core's graders.py):
+# What graders say of themselves that no JSON Schema can state (packages/schema/src/graders.ts, the core's evaluation/graders.py):
 # a template names only variables of item and sample, a multi grader's formula is arithmetic over its graders' names,
 # string_check and text_similarity take their reference from a column or a template, a python grader's source is Python,
 # a judge's range runs from lowest to highest.

@@ -1,7 +1,7 @@
 // Graders: OpenAI's grader objects (the pinned openai SDK's types), which a reinforcement job, the /v1 graders endpoints
 // and POST /evaluation take, and what a grader says of itself that a JSON Schema cannot check, checked where the request
 // is read (those, and native reward_config): its templates name only variables of the item and the sample, and a multi
-// grader's formula is arithmetic over its graders' names. The core checks the same (core/src/ftcore/graders.py) and
+// grader's formula is arithmetic over its graders' names. The core checks the same (core/src/ftcore/evaluation/graders.py) and
 // grades.
 
 import { z } from 'zod';
@@ -161,7 +161,7 @@ export function graderItemFields(grader: GraderLike): string[] {
 }
 
 // OpenAI's graders (the pinned openai SDK's types: string_check, text_similarity, python, score_model, multi), graded
-// by the core (core/src/ftcore/graders.py) as a GRPO reward. Templates: {{item.<field>}} (the training line's fields),
+// by the core (core/src/ftcore/evaluation/graders.py) as a GRPO reward. Templates: {{item.<field>}} (the training line's fields),
 // {{sample.output_text}}, {{sample.output_json.<field>}}.
 const graderName = z.string().min(1).max(64).describe('The grader’s name');
 const graderTemplate = z.string().max(10_000);

@@ -1,10 +1,10 @@
 // The five services (the four of the interface and the OpenAI-compatible one): name, OpenAPI title and version, default port and route contracts.
 import { ErrorBody } from './common.ts';
-import { OpenAiError } from './openai.ts';
+import { OpenAiError } from './openai/common.ts';
 import { withFrameworkErrors, type RouteContract } from './routes/contract.ts';
 import { exportRoutes } from './routes/export.ts';
 import { inferenceRoutes } from './routes/inference.ts';
-import { openaiRoutes } from './routes/openai.ts';
+import { openaiRoutes } from './routes/openai/index.ts';
 import { preprocessingRoutes } from './routes/preprocessing.ts';
 import { trainingRoutes } from './routes/training.ts';
 

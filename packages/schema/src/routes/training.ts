@@ -1,7 +1,9 @@
 // Route contracts of the training service (interface.md 4.2 and the extra job endpoints of decisions.md).
 import { z } from 'zod';
-import { PreflightResponse } from '../preflight-report.ts';
-import { CheckpointList, JobDeleteResult, JobList, JobParams, JobStreamEvent, TrainRequest, TrainResponse, TrainingJob, WorkerList } from '../training.ts';
+import { CheckpointList, JobDeleteResult, JobList, JobParams, JobStreamEvent, TrainResponse, TrainingJob } from '../training/job.ts';
+import { PreflightResponse } from '../training/preflight.ts';
+import { TrainRequest } from '../training/request.ts';
+import { WorkerList } from '../training/workers.ts';
 import {
   bearerOptional,
   conflict,

@@ -3,8 +3,8 @@
 // what needs state or a service not served here (stored responses, built-in tools, background mode, reasoning models,
 // images) is accepted by shape and refused by the route with a 400 that names the field and says why.
 import { z } from 'zod';
-import { boundedInt, contentSchemaOf, MAX_JSON_DEPTH } from './common.ts';
-import { FunctionName } from './openai.ts';
+import { boundedInt, contentSchemaOf, MAX_JSON_DEPTH } from '../common.ts';
+import { FunctionName } from './chat.ts';
 
 const UnixSeconds = z.number().int().nonnegative().describe('Unix time, seconds');
 

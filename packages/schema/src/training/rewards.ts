@@ -1,10 +1,10 @@
 // GRPO's reward functions (decisions.md "Training"), one variant per `type`, as training_config.reward_config takes them.
 import { z } from 'zod';
-import { JudgeMessages, JudgeSampling, SIMILARITY_METRICS } from './graders.ts';
+import { JudgeMessages, JudgeSampling, SIMILARITY_METRICS } from '../graders.ts';
 
-// GRPO reward functions, one variant per `type` (decisions.md "Training"). string_check, text_similarity, python and
-// multi are OpenAI's graders: what they grade and compare against may be templates over the training line's fields
-// ({{item.<field>}}) and the sampled answer ({{sample.output_text}}, {{sample.output_json.<field>}}).
+// string_check, text_similarity, python and multi are OpenAI's graders: what they grade and compare against may be
+// templates over the training line's fields ({{item.<field>}}) and the sampled answer ({{sample.output_text}},
+// {{sample.output_json.<field>}}).
 const rewardName = z.string().min(1).describe('Name shown in the job’s metrics');
 const referenceField = z.string().min(1).describe('Dataset column holding the reference');
 const rewardWeight = z.number().finite().optional().describe('Weight of this reward in the summed reward (default 1)');

@@ -1,8 +1,8 @@
 // The pre-flight report (decisions.md "Checkpoints, pre-flight, continuation"): what a training run will see and cost,
 // told before it runs; the answer of POST /train with dry_run, and the first record of every job.
 import { z } from 'zod';
-import { Identifier, maybe } from './common.ts';
-import { TrainerType, TrainingMethod } from './trainers.ts';
+import { Identifier, maybe } from '../common.ts';
+import { TrainerType, TrainingMethod } from '../trainers.ts';
 
 const count = z.number().int().nonnegative();
 

@@ -1,7 +1,10 @@
 // Arrows go down only (DESIGN.md): services → packages (jobs, platform, schema); no HTTP service imports another
 // service, the worker, the ML core's client or llama.cpp (HTTP processes hold no model), the worker imports no
-// service, and packages import no service or worker. Checked on the source imports of every production file
-// and on the workspace dependency graph (package.json `dependencies`, followed transitively).
+// service, and packages import no service or worker; among the packages, schema → platform → jobs → datasets, each
+// importing only those before it (schema none of ours). Checked on the source imports of every production file
+// and on the workspace dependency graph (package.json `dependencies`, followed transitively). Inside the jobs
+// package, its folders (training, models, openai, runtime over queues) reach each other only through a lower
+// folder's index.ts, and everything outside it only through its package.json subpaths.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,6 +14,26 @@ const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const HTTP_SERVICES = ['preprocessing', 'training', 'export', 'inference', 'openai', 'console'] as const;
 const SERVICE_PACKAGES = [...HTTP_SERVICES.map((s) => `@ftp/${s}`), '@ftp/stack'];
 const MODEL_HOLDERS = ['@ftp/worker', '@ftp/core-client', 'node-llama-cpp'];
+/** The packages below the services, in order: each may import only those before it (schema: none of ours). */
+const PACKAGE_ORDER = ['@ftp/schema', '@ftp/platform', '@ftp/jobs', '@ftp/datasets'] as const;
+/** The jobs package's folders, each with the folders it may import (through their index.ts): only folders listed
+ *  before it, so there is no cycle between them. */
+const JOBS_FOLDERS: Readonly<Record<string, readonly string[]>> = {
+  queues: [],
+  models: ['queues'],
+  runtime: ['queues'],
+  openai: ['queues', 'models'],
+  training: ['queues', 'models', 'runtime'],
+};
+const JOBS = path.join(ROOT, 'packages', 'jobs');
+const JOBS_SRC = path.join(JOBS, 'src');
+/** Files outside the jobs package that may reach into its source by a relative path, and why. */
+const JOBS_FILES_SHARED: Readonly<Record<string, string>> = {
+  // bundled into the browser, which does not load the package (the console's test below checks it imports nothing)
+  'services/console/web/src/components/format.ts → packages/jobs/src/training/readable.ts': 'the console bundles it',
+  // the console does not depend on @ftp/jobs; its presets are checked against the settings a job applies
+  'services/console/test/presets.test.ts → packages/jobs/src/training/applied-config.ts': 'a test of the console’s presets',
+};
 
 interface Manifest {
   name: string;
@@ -66,6 +89,61 @@ function target(file: string, specifier: string, byDir: Map<string, string>): st
   return specifier;
 }
 
+/** Every .ts (and .tsx) file of the repository's TypeScript (packages, services, test, bench, scripts), less
+ *  node_modules, virtual environments, build outputs and the ML core. */
+async function workspaceSources(dir = ROOT): Promise<string[]> {
+  const out: string[] = [];
+  for (const entry of await fs.readdir(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) {
+      if (entry.name.startsWith('.') || ['node_modules', 'dist', 'core'].includes(entry.name)) continue;
+      out.push(...(await workspaceSources(full)));
+    } else if (entry.isFile() && /\.tsx?$/.test(entry.name)) {
+      out.push(full);
+    }
+  }
+  return out;
+}
+
+/** Import specifiers of `files` (static, re-exports and dynamic imports), with their file relative to ROOT. */
+async function importsOf(files: readonly string[]): Promise<Array<{ file: string; specifier: string }>> {
+  const out: Array<{ file: string; specifier: string }> = [];
+  for (const file of files) {
+    const text = await fs.readFile(file, 'utf8');
+    for (const match of text.matchAll(/(?:^|\s)(?:import|export)\s[^;]*?from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/gm)) {
+      out.push({ file: path.relative(ROOT, file), specifier: match[1] ?? match[2]! });
+    }
+  }
+  return out;
+}
+
+/** What breaks the jobs package's rules in `file` (relative to ROOT) importing `specifier`, if anything: inside its
+ *  src/, a folder reaches another only through that folder's index.ts and only a folder below it (JOBS_FOLDERS);
+ *  outside the package, only the package.json subpaths (`subpaths`, as specifiers) are imported. */
+function jobsImportFault(file: string, specifier: string, subpaths: readonly string[]): string | undefined {
+  const from = path.resolve(ROOT, file);
+  const inSource = from.startsWith(JOBS_SRC + path.sep);
+  if (specifier === '@ftp/jobs' || specifier.startsWith('@ftp/jobs/')) {
+    if (inSource) return `${file} imports its own package by name (${specifier}); import the folder's index.ts`;
+    return subpaths.includes(specifier) ? undefined : `${file} imports ${specifier}, which is not a subpath of @ftp/jobs (${subpaths.join(', ')})`;
+  }
+  if (!specifier.startsWith('.')) return undefined;
+  const resolved = path.resolve(path.dirname(from), specifier);
+  if (!resolved.startsWith(JOBS_SRC + path.sep)) return undefined;
+  const reached = path.relative(ROOT, resolved);
+  if (!from.startsWith(JOBS + path.sep)) {
+    return JOBS_FILES_SHARED[`${file} → ${reached}`] ? undefined : `${file} imports ${reached}; outside the jobs package, import its subpaths (${subpaths.join(', ')})`;
+  }
+  if (!inSource) return undefined; // the package's own tests reach its files
+  const [fromFolder] = path.relative(JOBS_SRC, from).split(path.sep);
+  const [toFolder, ...rest] = path.relative(JOBS_SRC, resolved).split(path.sep);
+  if (!JOBS_FOLDERS[fromFolder!]) return `${file} is in none of the package's folders (${Object.keys(JOBS_FOLDERS).join(', ')})`;
+  if (toFolder === fromFolder) return undefined;
+  if (rest.join('/') !== 'index.ts') return `${file} imports ${reached}, a file inside ${toFolder}/; import ${toFolder}/index.ts`;
+  if (!JOBS_FOLDERS[fromFolder!]!.includes(toFolder!)) return `${file} imports ${toFolder}/, which is not below ${fromFolder}/ (it may import ${JOBS_FOLDERS[fromFolder!]!.join(', ') || 'no other folder'})`;
+  return undefined;
+}
+
 describe('arrows go down only', async () => {
   const all = await manifests();
   const byDir = new Map([...all].map(([name, { dir }]) => [dir, name]));
@@ -89,7 +167,7 @@ describe('arrows go down only', async () => {
     // that makes sizes and figures read as on the training service's job page, and the one that reads which trainers
     // and methods a setting applies to.
     const web = path.join(all.get('@ftp/console')!.dir, 'web', 'src');
-    const shared = ['packages/datasets/src/processing/templates.ts', 'packages/datasets/src/processing/normalize.ts', 'packages/jobs/src/readable.ts', 'packages/schema/src/setting-scope.ts', 'openapi/training.json'];
+    const shared = ['packages/datasets/src/processing/templates.ts', 'packages/datasets/src/processing/normalize.ts', 'packages/jobs/src/training/readable.ts', 'packages/schema/src/setting-scope.ts', 'openapi/training.json'];
     const reached = (await importsUnder(web)).flatMap(({ file, specifier }) => {
       if (specifier.startsWith('.')) {
         const resolved = path.relative(ROOT, path.resolve(ROOT, path.dirname(file), specifier));
@@ -109,12 +187,43 @@ describe('arrows go down only', async () => {
     expect(await violations(pkg, [...SERVICE_PACKAGES, '@ftp/worker'])).toEqual([]);
   });
 
+  it.each(PACKAGE_ORDER.map((pkg, i) => [pkg, PACKAGE_ORDER.slice(0, i)] as const))('package %s imports only the packages before it in schema → platform → jobs → datasets (%j)', async (pkg, before) => {
+    // The platform never imports the jobs package (nor the worker); the schema imports nothing of ours.
+    const forbidden = [...all.keys()].filter((name) => name !== pkg && !(before as readonly string[]).includes(name));
+    expect(await violations(pkg, forbidden)).toEqual([]);
+  });
+
+  it('the jobs package is its folders, each a subpath of package.json, with no barrel', async () => {
+    const manifest = JSON.parse(await fs.readFile(path.join(JOBS, 'package.json'), 'utf8')) as { exports: Record<string, string> };
+    const folders = Object.keys(JOBS_FOLDERS);
+    expect(Object.keys(manifest.exports).sort()).toEqual([...folders.map((f) => `./${f}`), './template-render'].sort());
+    for (const folder of folders) expect(manifest.exports[`./${folder}`]).toBe(`./src/${folder}/index.ts`);
+    const loose = (await fs.readdir(JOBS_SRC, { withFileTypes: true })).filter((e) => !(e.isDirectory() && folders.includes(e.name))).map((e) => e.name);
+    expect(loose).toEqual([]);
+    // each folder may import only folders listed before it: the order has no cycle
+    folders.forEach((folder, i) => expect(JOBS_FOLDERS[folder]!.filter((below) => !folders.slice(0, i).includes(below))).toEqual([]));
+  });
+
+  it('a folder of the jobs package reaches another only through its index.ts, and only one below it', async () => {
+    const faults = (await importsUnder(JOBS_SRC)).flatMap(({ file, specifier }) => jobsImportFault(file, specifier, []) ?? []);
+    expect(faults).toEqual([]);
+  });
+
+  it('outside the jobs package, only its package.json subpaths are imported (no @ftp/jobs, no path into its files)', async () => {
+    const manifest = JSON.parse(await fs.readFile(path.join(JOBS, 'package.json'), 'utf8')) as { exports: Record<string, string> };
+    const subpaths = Object.keys(manifest.exports).map((key) => `@ftp/jobs${key.slice(1)}`);
+    const outside = (await workspaceSources()).filter((file) => !file.startsWith(JOBS + path.sep));
+    const faults = (await importsOf(outside)).flatMap(({ file, specifier }) => jobsImportFault(file, specifier, subpaths) ?? []);
+    expect(faults).toEqual([]);
+  });
+
   it('the fast engine’s process loads no workspace package whole: it starts for every worker and after every crash', async () => {
     // engine-process-main.ts and the files it runs (fast-engine/, less engine-process.ts, the worker's side) reach
     // workspace code through dependency-free subpaths only: the jobs package's barrel alone cost 1.3 s of CPU a start.
+    const dependencyFree = ['@ftp/jobs/template-render'];
     const engine = path.join(all.get('@ftp/worker')!.dir, 'src', 'fast-engine');
     const reached = (await importsUnder(engine))
-      .filter(({ file, specifier }) => !file.endsWith('engine-process.ts') && /^@ftp\/[^/]+$/.test(specifier))
+      .filter(({ file, specifier }) => !file.endsWith('engine-process.ts') && specifier.startsWith('@ftp/') && !dependencyFree.includes(specifier))
       .map(({ file, specifier }) => `${file} imports ${specifier}`);
     expect(reached).toEqual([]);
   });
@@ -139,5 +248,18 @@ describe('arrows go down only', async () => {
     expect(target(fake, '../../../worker/src/index.ts', byDir)).toBe('@ftp/worker');
     expect(target(fake, '@ftp/worker/fast-engine', byDir)).toBe('@ftp/worker');
     expect(target(fake, 'node-llama-cpp', byDir)).toBe('node-llama-cpp');
+    // The jobs package's rules: another folder's file, a folder not below, the bare name, a deep path from outside.
+    const submit = 'packages/jobs/src/training/submit.ts';
+    const subpaths = ['@ftp/jobs/models'];
+    expect(jobsImportFault(submit, '../models/index.ts', [])).toBeUndefined();
+    expect(jobsImportFault(submit, './grading.ts', [])).toBeUndefined();
+    expect(jobsImportFault(submit, '../models/model-store.ts', [])).toMatch(/a file inside models\//);
+    expect(jobsImportFault(submit, '../openai/index.ts', [])).toMatch(/not below training\//);
+    expect(jobsImportFault('packages/jobs/src/queues/queues.ts', '../models/index.ts', [])).toMatch(/not below queues\//);
+    expect(jobsImportFault(submit, '@ftp/jobs/models', subpaths)).toMatch(/its own package/);
+    expect(jobsImportFault(fake, '@ftp/jobs/models', subpaths)).toBeUndefined();
+    expect(jobsImportFault(fake, '@ftp/jobs', subpaths)).toMatch(/not a subpath/);
+    expect(jobsImportFault(fake, '@ftp/jobs/src/models/model-store.ts', subpaths)).toMatch(/not a subpath/);
+    expect(jobsImportFault(fake, '../../../../packages/jobs/src/models/index.ts', subpaths)).toMatch(/outside the jobs package/);
   });
 });

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { CONFIG_VARIABLES, loadConfig } from '@ftp/platform';
-import { SERVICE_PORTS } from '@ftp/jobs';
+import { SERVICE_PORTS } from '@ftp/jobs/runtime';
 import { services as serviceInfo } from '@ftp/schema';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));

@@ -11,7 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import { newId, type TrainingJobRow } from '@ftp/platform';
 import { openTestPlatform, type TestPlatform } from '@ftp/platform/testing';
 import { DEFAULT_CORE_PYTHON } from '@ftp/core-client';
-import { checkpointModelName, fineTunedModelName } from '@ftp/jobs';
+import { checkpointModelName, fineTunedModelName } from '@ftp/jobs/models';
 import { tinyModelsDir, TINY_MODEL } from './support/tiny-model.ts';
 import { buildOpenAiApp } from '@ftp/openai';
 

@@ -14,7 +14,7 @@ import type { FastifyInstance } from 'fastify';
 import { loadConfig, openPlatform, type Platform } from '@ftp/platform';
 import { openTestPlatform, type TestPlatform } from '@ftp/platform/testing';
 import { DEFAULT_CORE_PYTHON } from '@ftp/core-client';
-import { reconcile } from '@ftp/jobs';
+import { reconcile } from '@ftp/jobs/runtime';
 import { toolModelsDir, TINY_MODEL } from './support/tiny-model.ts';
 import { buildOpenAiApp } from '@ftp/openai';
 

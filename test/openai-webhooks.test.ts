@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { openTestPlatform, type TestPlatform } from '@ftp/platform/testing';
 import { DEFAULT_CORE_PYTHON } from '@ftp/core-client';
-import { isPrivateAddress, safeLookup, sendEvent, startWebhookDeliverer, type WebhookDeliverer } from '@ftp/jobs';
+import { isPrivateAddress, safeLookup, sendEvent, startWebhookDeliverer, type WebhookDeliverer } from '@ftp/jobs/runtime';
 import { startWorker, type WorkerHandle } from '@ftp/worker';
 import { buildOpenAiApp } from '@ftp/openai';
 import { tinyModelsDir, TINY_MODEL } from './support/tiny-model.ts';

@@ -5,7 +5,9 @@
 // accepted and the queued job failed later, "no longer exists").
 import { Conflict, type BatchRow, type PendingWork, type Platform, type ProcessedDatasetRow, type RawDatasetRow, type TrainingJobRow } from '@ftp/platform';
 import type { DatasetDeleteResult } from '@ftp/schema';
-import { CANCELLABLE_STATUSES, cancelBatch, cancelTrainingJob, evaluateQueue, type EvaluatePayload } from '@ftp/jobs';
+import { CANCELLABLE_STATUSES, cancelTrainingJob } from '@ftp/jobs/training';
+import { cancelBatch } from '@ftp/jobs/openai';
+import { evaluateQueue, type EvaluatePayload } from '@ftp/jobs/queues';
 
 /** A dataset of the caller's: processed (pd_…) or an upload (ds_…, a /v1 file). */
 export type OwnDataset = { kind: 'processed'; row: ProcessedDatasetRow } | { kind: 'upload'; row: RawDatasetRow };

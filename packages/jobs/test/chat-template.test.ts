@@ -4,8 +4,8 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { renderChatTemplate, templateSupportsTools } from '../src/chat-template.ts';
-import { mayBeCall, parseToolCalls, toolCallFormat } from '../src/tool-call-output.ts';
+import { renderChatTemplate, templateSupportsTools } from '../src/models/chat-template.ts';
+import { mayBeCall, parseToolCalls, toolCallFormat } from '../src/openai/tool-call-output.ts';
 import { tinyModelsDir, TINY_MODEL } from '../../../test/support/tiny-model.ts';
 
 const TEMPLATES = fileURLToPath(new URL('../../../core/chat_templates/', import.meta.url));

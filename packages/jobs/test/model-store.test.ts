@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ServiceUnavailable, UnprocessableEntity } from '@ftp/platform';
 import { openTestPlatform, type TestPlatform } from '@ftp/platform/testing';
-import { locateBaseModel } from '../src/model-store.ts';
+import { locateBaseModel } from '../src/models/model-store.ts';
 
 let platform: TestPlatform;
 let hub: net.Server;

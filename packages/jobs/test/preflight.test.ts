@@ -2,8 +2,8 @@
 // and device, whether the estimated peak memory fits it, and the warnings when nothing can run the job.
 import { describe, expect, it } from 'vitest';
 import type { ThroughputRow, WorkerRow } from '@ftp/platform';
-import { overheadSeconds, trainingDevice, withEstimates, type CoreReport } from '../src/preflight.ts';
-import { estimatedTime } from '../src/readable.ts';
+import { overheadSeconds, trainingDevice, withEstimates, type CoreReport } from '../src/training/preflight.ts';
+import { estimatedTime } from '../src/training/readable.ts';
 
 const GIB = 1024 ** 3;
 

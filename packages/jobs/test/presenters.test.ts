@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { newId } from '@ftp/platform';
 import { openTestPlatform, type TestPlatform } from '@ftp/platform/testing';
 import { ExportSummary, TrainingJob } from '@ftp/schema';
-import { presentExportSummary, presentJob } from '../src/presenters.ts';
+import { presentExportSummary, presentJob } from '../src/training/presenters.ts';
 
 let platform: TestPlatform;
 beforeEach(async () => {

@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { newId, type Platform, type QueueDefinition } from '@ftp/platform';
 import { openTestPlatform, type TestPlatform } from '@ftp/platform/testing';
 import { EvaluationFields } from '@ftp/schema';
-import { augmentQueue, batchQueue, evaluateQueue, exportQueue, inferQueue, preflightQueue, reconcile, trainingQueue } from '../src/index.ts';
+import { augmentQueue, batchQueue, evaluateQueue, exportQueue, inferQueue, preflightQueue, trainingQueue } from '../src/queues/index.ts';
+import { reconcile } from '../src/runtime/index.ts';
 
 let platform: TestPlatform;
 const queueEnv = () => ({ REDIS_URL: inject('servers').redisUrl, REDIS_PREFIX: `reconciler-${randomBytes(6).toString('hex')}` });

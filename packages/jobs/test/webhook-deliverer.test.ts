@@ -9,8 +9,8 @@ import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { newId, type Platform } from '@ftp/platform';
 import { createDatabase } from '../../../test/servers/scaled-env.ts';
 import { openTestPlatform, type TestPlatform } from '@ftp/platform/testing';
-import { registerDeploymentMetrics } from '../src/deployment-metrics.ts';
-import { newSigningSecret, signWebhook, startWebhookDeliverer } from '../src/webhooks.ts';
+import { registerDeploymentMetrics } from '../src/runtime/deployment-metrics.ts';
+import { newSigningSecret, signWebhook, startWebhookDeliverer } from '../src/runtime/webhooks.ts';
 
 let platform: TestPlatform;
 let receiver: http.Server;

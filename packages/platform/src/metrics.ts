@@ -9,7 +9,7 @@ const LATENCY_BUCKETS = [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 18
 /** Buckets of job phases, from a queue taken at once to a day's training (seconds). */
 const PHASE_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 3 * 3600, 12 * 3600, 24 * 3600];
 
-/** What the watchdog and reconciler repair (packages/jobs recovery.ts and reconciler.ts). */
+/** What the watchdog and reconciler repair (packages/jobs runtime/recovery.ts and reconciler.ts). */
 export const REPAIRS = ['job_requeued', 'job_failed', 'job_paused', 'export_requeued', 'batch_requeued', 'dataset_requeued', 'entry_requeued', 'entry_removed', 'request_dropped'] as const;
 
 let processRegistry: Registry | undefined;

@@ -1,5 +1,5 @@
 // Job queue: each queue's name, payload schema and (for work that answers) result schema is defined once
-// (defineQueue, in @ftp/jobs) and shared by producers (API routes) and consumers (workers). Payloads carry ids
+// (defineQueue, in @ftp/jobs/queues) and shared by producers (API routes) and consumers (workers). Payloads carry ids
 // or bounded request bodies, never a secret. Each queue is its own lane with its own concurrency.
 // Drivers: in-process (embedded default, below) and BullMQ on Redis (scaled out, queue-bullmq.ts); the rest
 // of the code cannot tell which one it has.

@@ -2,7 +2,7 @@
 // turns evaluation on (#39: "Quick check" ran 30 steps with eval_steps at its default of 50, so it never evaluated);
 // and the settings the form offers and sends are those the chosen trainer and method read.
 import { describe, expect, it } from 'vitest';
-import { appliedTrainingConfig } from '../../../packages/jobs/src/applied-config.ts';
+import { appliedTrainingConfig } from '../../../packages/jobs/src/training/applied-config.ts';
 import { cleanValues, fieldsFor, HYPERPARAMETERS, PRESETS, presetSettings, type PresetName } from '../web/src/pages/training/training-schema.ts';
 
 describe('presets', () => {

@@ -3,7 +3,8 @@
 // the worker that runs the export has used it.
 import { Conflict, type Platform } from '@ftp/platform';
 import type { ExportCreateResult, ExportRequest } from '@ftp/schema';
-import { checkCheckpoint, queueExport, trainsWholeModel } from '@ftp/jobs';
+import { checkCheckpoint, trainsWholeModel } from '@ftp/jobs/models';
+import { queueExport } from '@ftp/jobs/training';
 
 /** What an export_type exports, as a sentence names it (#39: "export of the merged of job …"). */
 const EXPORTED: Record<ExportRequest['export_type'], string> = { adapter: 'adapter', merged: 'merged model', gguf: 'GGUF file', onnx: 'ONNX model' };

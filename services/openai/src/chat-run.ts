@@ -1,8 +1,9 @@
 // One chat generation as /v1 runs it, whichever face asked (chat completions, responses): prepared as every chat
-// request is (@ftp/jobs chat-requests.ts), sent to a worker through the infer queue, and the answers read back as
+// request is (@ftp/jobs/openai chat-requests.ts), sent to a worker through the infer queue, and the answers read back as
 // text and OpenAI's tool calls, whole or as they stream. Each face maps its own shapes at its edge.
 import type { Platform } from '@ftp/platform';
-import { inferQueue, PreparingReport, readAnswers, requestFromWorker, StreamDelta, ToolStream, type ChatAnswer, type ChatRun, type Delta, type GenerationDetail } from '@ftp/jobs';
+import { inferQueue, PreparingReport, requestFromWorker, StreamDelta, type GenerationDetail } from '@ftp/jobs/queues';
+import { readAnswers, ToolStream, type ChatAnswer, type ChatRun, type Delta } from '@ftp/jobs/openai';
 
 /** The answers, whole. `lifetime` (the HTTP request's, requestLifetime) aborted, the generation stops on the worker. */
 export async function runChat(platform: Platform, run: ChatRun, lifetime: AbortSignal): Promise<{ answers: ChatAnswer[]; details: GenerationDetail[] }> {

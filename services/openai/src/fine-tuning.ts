@@ -7,7 +7,8 @@ import { randomInt } from 'node:crypto';
 import { writeProcessedDataset } from '@ftp/datasets';
 import { newId, NotFound, userKeySegment, type Platform, type RawDatasetRow } from '@ftp/platform';
 import { TrainingConfig, type CreateFineTuningJobRequest, type Grader, type SampleResponseFormat, type TrainRequest } from '@ftp/schema';
-import { checkJudges, jobPageUrl, locateBaseModel, modelContextLength, parseModelName, resolveModelName, submitTrainingJob } from '@ftp/jobs';
+import { checkJudges, jobPageUrl, submitTrainingJob } from '@ftp/jobs/training';
+import { locateBaseModel, modelContextLength, parseModelName, resolveModelName } from '@ftp/jobs/models';
 import { grpoHyperparameters, resolveReinforcement, rewardOf, type ReinforcementFacts } from './reinforcement.ts';
 import { InvalidLine, readTrainingFile, type FileKind } from './training-files.ts';
 

@@ -2,7 +2,8 @@
 // user's cancel read from cancelled_at), its event log the job's events, its stored checkpoints OpenAI's checkpoints,
 // and model names in both directions (ft:<base>:<suffix or custom>:<job id>, a checkpoint …:ckpt-step-<n>).
 import type { BatchWithCounts, CheckpointRow, JobEventRow, RawDatasetRow, TrainingJobRow, UploadRow } from '@ftp/platform';
-import { checkpointModelName, finiteOrNull, fineTunedModelName, presentProgress, trainerOf } from '@ftp/jobs';
+import { checkpointModelName, fineTunedModelName } from '@ftp/jobs/models';
+import { finiteOrNull, presentProgress, trainerOf } from '@ftp/jobs/training';
 import type { BatchObject, FileObject, FineTuningJob } from '@ftp/schema';
 import type { OpenAiJobFacts, ResolvedHyperparameters } from './fine-tuning.ts';
 

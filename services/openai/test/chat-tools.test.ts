@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { toolModelsDir, TINY_MODEL } from '../../../test/support/tiny-model.ts';
-import { forcedCall, readAnswer, ToolStream } from '@ftp/jobs';
+import { forcedCall, readAnswer, ToolStream } from '@ftp/jobs/openai';
 import { openAiTestApp, type OpenAiTestApp } from './support.ts';
 
 let opened: OpenAiTestApp;

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { newId, type TrainingJobRow } from '@ftp/platform';
 import type { TestPlatform } from '@ftp/platform/testing';
-import { checkpointModelName, fineTunedModelName } from '@ftp/jobs';
+import { checkpointModelName, fineTunedModelName } from '@ftp/jobs/models';
 import { tinyModelsDir, TINY_MODEL } from '../../../test/support/tiny-model.ts';
 import { openAiTestApp, uploadFineTuneFile, type OpenAiTestApp } from './support.ts';
 

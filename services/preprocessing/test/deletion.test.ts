@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '@ftp/platform';
-import { evaluateQueue, type EvaluatePayload } from '@ftp/jobs';
+import { evaluateQueue, type EvaluatePayload } from '@ftp/jobs/queues';
 import { csv, startService, type TestService } from '../../../test/support/preprocessing.ts';
 
 let svc: TestService;

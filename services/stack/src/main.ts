@@ -2,7 +2,7 @@
 // platform because PGlite has a single owner. `pnpm start` runs this. The same code as the scaled-out
 // processes: only the drivers differ (PGlite, a folder, the in-process queue unless the environment says else).
 import type { FastifyInstance } from 'fastify';
-import { recoverOrphans, registerDeploymentMetrics, requeuePending, runProcess, SERVICE_PORTS } from '@ftp/jobs';
+import { recoverOrphans, registerDeploymentMetrics, requeuePending, runProcess, SERVICE_PORTS } from '@ftp/jobs/runtime';
 import { buildPreprocessingApp } from '@ftp/preprocessing';
 import { buildTrainingApp } from '@ftp/training';
 import { buildExportApp } from '@ftp/export';

@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describeCoreFailure, runCore } from '@ftp/core-client';
 import { loadConfig, openBlobStore, type BlobStore, type Config } from '@ftp/platform';
-import { DEFAULT_BASE_MODEL, MODEL_STORE_PREFIX, modelStorePrefix } from '@ftp/jobs';
+import { DEFAULT_BASE_MODEL, MODEL_STORE_PREFIX, modelStorePrefix } from '@ftp/jobs/models';
 import { uploadFolder } from '@ftp/worker';
 
 const USAGE = 'usage: pnpm models add <folder> <model_id> | pnpm models import <source> <model_id> [chat_template_file] | pnpm models default | pnpm models list | pnpm models remove <model_id>';

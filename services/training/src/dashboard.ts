@@ -4,7 +4,7 @@
 // itself every few seconds while the job runs. No script, no external asset (the icon is inline).
 import { RUNNING_STATUSES, type JobEventRow, type Platform, type TrainingJobRow } from '@ftp/platform';
 import type { PreflightReport } from '@ftp/schema';
-import { appliedTrainingConfig, estimatedTime, formatBytes, formatTicks, niceTicks, readableNumber } from '@ftp/jobs';
+import { appliedTrainingConfig, estimatedTime, formatBytes, formatTicks, niceTicks, readableNumber } from '@ftp/jobs/training';
 
 const escape = (value: unknown): string =>
   String(value).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);

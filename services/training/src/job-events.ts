@@ -3,7 +3,7 @@
 // The log is rows in the database, so this works whichever process or machine the job runs on.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RUNNING_STATUSES, type Platform, type TrainingJobRow } from '@ftp/platform';
-import { presentJob } from '@ftp/jobs';
+import { presentJob } from '@ftp/jobs/training';
 
 const POLL_MS = 500;
 /** A comment this often when nothing else is sent, so proxies and clients with idle timeouts keep the stream. */

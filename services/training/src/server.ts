@@ -1,6 +1,6 @@
 // Runs the training service as its own process: `pnpm start:training` (scaled out, with DATABASE_URL, S3_* and
 // REDIS_URL shared by every process; workers elsewhere). The embedded default runs it in services/stack instead.
-import { runService } from '@ftp/jobs';
+import { runService } from '@ftp/jobs/runtime';
 import { buildTrainingApp } from './app.ts';
 
 await runService('training', buildTrainingApp);

@@ -1,7 +1,7 @@
 // A worker process (scaled out: any number, on any machine that reaches PostgreSQL, Redis and the S3 store):
 // `pnpm start:worker`. WORKER_QUEUES says which queues it serves; SIGTERM hands its jobs back and exits. Its metrics
 // are at WORKER_METRICS_PORT.
-import { runProcess } from '@ftp/jobs';
+import { runProcess } from '@ftp/jobs/runtime';
 import { startWorker } from './worker.ts';
 import { serveWorkerMetrics } from './metrics-server.ts';
 

@@ -2,7 +2,7 @@
 // decide what runs again (the watchdog and the reconciler), so this worker says at info level which work it was and
 // what became of it, instead of logging another worker's death as an error of its own.
 import type { Platform } from '@ftp/platform';
-import type { QueueName } from '@ftp/jobs';
+import type { QueueName } from '@ftp/jobs/queues';
 
 /** A row's state as the watchdog and the reconciler see it. */
 interface RowState {

@@ -7,7 +7,9 @@
 import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { newId, RUNNING_STATUSES, withOutageRetries, type JobHandler, type Consumer, type Outage, type Platform, type QueueDefinition, type WorkContext } from '@ftp/platform';
-import { augmentQueue, batchQueue, evaluateQueue, exportQueue, inferQueue, preflightQueue, trainingDevice, trainingQueue, watchIntervalMs, type QueueName } from '@ftp/jobs';
+import { augmentQueue, batchQueue, evaluateQueue, exportQueue, inferQueue, preflightQueue, trainingQueue, type QueueName } from '@ftp/jobs/queues';
+import { trainingDevice } from '@ftp/jobs/training';
+import { watchIntervalMs } from '@ftp/jobs/runtime';
 import { detectDevices, registerGpuMetrics } from './devices.ts';
 import { sweepWorkDirs } from './work-dirs.ts';
 import { noteStalledWork } from './stalled-work.ts';

@@ -6,7 +6,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Conflict, type ProcessedDatasetRow } from '@ftp/platform';
-import { augmentQueue, readyDataset } from '@ftp/jobs';
+import { augmentQueue } from '@ftp/jobs/queues';
+import { readyDataset } from '@ftp/jobs/training';
 import { csv, readSplit, startService, type TestService } from '../../../test/support/preprocessing.ts';
 import { startWorker, type WorkerHandle } from '../src/index.ts';
 

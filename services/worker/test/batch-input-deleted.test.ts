@@ -5,7 +5,7 @@ import { Readable } from 'node:stream';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { newId } from '@ftp/platform';
 import { openTestPlatform, type TestPlatform } from '@ftp/platform/testing';
-import { batchQueue } from '@ftp/jobs';
+import { batchQueue } from '@ftp/jobs/queues';
 import { deleteDataset, storeUpload } from '@ftp/datasets';
 import { startWorker, type WorkerHandle } from '../src/index.ts';
 

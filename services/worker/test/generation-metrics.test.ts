@@ -2,7 +2,7 @@
 // (an answer that its first token ends is streamed as its last chunk alone), a batch answer none.
 import { describe, expect, it } from 'vitest';
 import { openTestPlatform } from '@ftp/platform/testing';
-import type { InferResult, StreamDelta } from '@ftp/jobs';
+import type { InferResult, StreamDelta } from '@ftp/jobs/queues';
 import { measuredGeneration } from '../src/inference/generation-metrics.ts';
 
 const answer = (text: string): InferResult => ({ results: [text], details: [{ completion_tokens: text ? 2 : 1, prompt_tokens: 3, finish_reason: 'stop' }] });

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UnprocessableEntity } from '@ftp/platform';
 import { openTestPlatform, type TestPlatform } from '@ftp/platform/testing';
-import { inferQueue, StreamDelta, type GenerationSettings, type InferResult } from '@ftp/jobs';
+import { inferQueue, StreamDelta, type GenerationSettings, type InferResult } from '@ftp/jobs/queues';
 import { tinyModelsDir, TINY_MODEL } from '../../../test/support/tiny-model.ts';
 import { startWorker, type WorkerHandle } from '../src/index.ts';
 

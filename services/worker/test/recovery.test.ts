@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { newId, type ExportRow, type TrainingJobRow } from '@ftp/platform';
 import { openTestPlatform, type TestPlatform } from '@ftp/platform/testing';
-import { augmentQueue, HUB_TOKEN_LOST, recoverOrphans, trainingQueue } from '@ftp/jobs';
+import { augmentQueue, HUB_TOKEN_LOST, trainingQueue } from '@ftp/jobs/queues';
+import { recoverOrphans } from '@ftp/jobs/runtime';
 import { startWorker, type WorkerHandle } from '../src/index.ts';
 
 let platform: TestPlatform;

@@ -1,6 +1,6 @@
 // Streamed text is reported at once, then at most once an interval, each conversation's pieces joined.
 import { afterEach, beforeEach, expect, it, vi } from 'vitest';
-import type { StreamDelta } from '@ftp/jobs';
+import type { StreamDelta } from '@ftp/jobs/queues';
 import { DeltaBatcher } from '../src/inference/stream-deltas.ts';
 
 beforeEach(() => vi.useFakeTimers());

@@ -5,7 +5,8 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { Conflict, NotFound } from '@ftp/platform';
 import { exportRoutes as contracts } from '@ftp/schema';
-import { hasExports, onnxModelFile, presentExportDetails, presentExportSummary } from '@ftp/jobs';
+import { hasExports, presentExportDetails, presentExportSummary } from '@ftp/jobs/training';
+import { onnxModelFile } from '@ftp/jobs/models';
 import { startExport } from '../start-export.ts';
 
 export async function exportRoutes(app: FastifyInstance): Promise<void> {

@@ -5,7 +5,9 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { invalidField, requestLifetime } from '@ftp/platform';
 import { inferenceRoutes } from '@ftp/schema';
-import { checkJudges, checkModelChoice, evaluateOnWorker, inferQueue, plainConversation, readyDataset, requestFromWorker } from '@ftp/jobs';
+import { checkJudges, evaluateOnWorker, plainConversation, readyDataset } from '@ftp/jobs/training';
+import { checkModelChoice } from '@ftp/jobs/models';
+import { inferQueue, requestFromWorker } from '@ftp/jobs/queues';
 
 export function registerInferenceRoutes(app: FastifyInstance): void {
   const routes = app.withTypeProvider<ZodTypeProvider>();

@@ -1,10 +1,11 @@
 // /v1/batches: OpenAI's Batch API. Creating one checks what can be checked at once (the endpoint, the input file is
 // the caller's and is a batch file) and queues it; a worker reads its lines, answers them and writes the output and
-// error files (@ftp/jobs batches.ts, the worker's run-batch.ts). Cancel flags it; its worker stops between lines.
+// error files (@ftp/jobs/openai batches.ts, the worker's run-batch.ts). Cancel flags it; its worker stops between lines.
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { invalidField, newId, NotFound } from '@ftp/platform';
-import { BATCH_ENDPOINTS, batchQueue, cancelBatch } from '@ftp/jobs';
+import { BATCH_ENDPOINTS, cancelBatch } from '@ftp/jobs/openai';
+import { batchQueue } from '@ftp/jobs/queues';
 import { openaiRoutes } from '@ftp/schema';
 import { listPage, presentBatch } from '../presenters.ts';
 

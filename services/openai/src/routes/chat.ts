@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { newId, requestLifetime } from '@ftp/platform';
 import { openaiRoutes, type ChatCompletionChunk } from '@ftp/schema';
-import { chatCompletionObject, chatUsage as usage, prepareChat } from '@ftp/jobs';
+import { chatCompletionObject, chatUsage as usage, prepareChat } from '@ftp/jobs/openai';
 import { runChat, streamChat } from '../chat-run.ts';
 import { EventStream } from '../event-stream.ts';
 

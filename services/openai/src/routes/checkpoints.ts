@@ -1,11 +1,11 @@
 // /v1/fine_tuning/checkpoints/{checkpoint}/permissions: OpenAI's checkpoint permissions, mapped onto this project's
 // users (a project id is a user id). The owner of a job lets other users run one stored checkpoint of it — chat,
-// evaluation, fine-tuning from it, by its name (@ftp/jobs jobToRun honours the permission wherever a checkpoint is
+// evaluation, fine-tuning from it, by its name (@ftp/jobs/models jobToRun honours the permission wherever a checkpoint is
 // run) — and takes that back. Only the owner sees or changes a checkpoint's permissions; anyone else gets a 404.
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { NotFound, type CheckpointPermissionRow } from '@ftp/platform';
-import { checkpointModelName, parseModelName } from '@ftp/jobs';
+import { checkpointModelName, parseModelName } from '@ftp/jobs/models';
 import { openaiRoutes } from '@ftp/schema';
 import { listPage, seconds } from '../presenters.ts';
 

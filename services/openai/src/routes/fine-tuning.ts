@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { fitListItem, fitResponse, type TrainingJobRow } from '@ftp/platform';
 import { FineTuningJob, openaiRoutes } from '@ftp/schema';
-import { cancelTrainingJob, pauseTrainingJob, resumeTrainingJob } from '@ftp/jobs';
+import { cancelTrainingJob, pauseTrainingJob, resumeTrainingJob } from '@ftp/jobs/training';
 import { createFineTuningJob, ownJob } from '../fine-tuning.ts';
 import { listPage, presentCheckpoint, presentEvent, presentFineTuningJob } from '../presenters.ts';
 

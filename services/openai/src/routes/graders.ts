@@ -3,7 +3,7 @@
 // a python grader's source and grades (graders.py in the core).
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { checkJudges, gradeOnWorker } from '@ftp/jobs';
+import { checkJudges, gradeOnWorker } from '@ftp/jobs/training';
 import { namedGraders, openaiRoutes, type Grader, type GraderRunResponse } from '@ftp/schema';
 
 /** Whether grading needs more than the schema checked: a python grader's source is compiled by the core. */

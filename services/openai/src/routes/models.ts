@@ -4,7 +4,8 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { Conflict, NotFound } from '@ftp/platform';
 import { openaiRoutes } from '@ftp/schema';
-import { deleteTrainingJob, fineTunedModelName, listStoredModels, resolveModelName } from '@ftp/jobs';
+import { deleteTrainingJob } from '@ftp/jobs/training';
+import { fineTunedModelName, listStoredModels, resolveModelName } from '@ftp/jobs/models';
 import { seconds } from '../presenters.ts';
 
 export async function modelRoutes(app: FastifyInstance): Promise<void> {

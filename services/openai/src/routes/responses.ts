@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { requestLifetime } from '@ftp/platform';
 import { openaiRoutes } from '@ftp/schema';
-import { finished, outputItems, prepareChat, refuseUnsupported, ResponseEvents, responseFrame, toChatRequest, type ResponseEvent } from '@ftp/jobs';
+import { finished, outputItems, prepareChat, refuseUnsupported, ResponseEvents, responseFrame, toChatRequest, type ResponseEvent } from '@ftp/jobs/openai';
 import { runChat, streamChat } from '../chat-run.ts';
 import { EventStream } from '../event-stream.ts';
 

@@ -1,10 +1,10 @@
 // /v1/webhook_endpoints: OpenAI's webhook endpoints, per user (#42). The signing secret is made here, sealed into the
 // endpoint's row (SECRETS_KEY, the endpoint id as owner: it never expires; rotate_secret replaces it) and shown once.
-// What is sent, and when, is @ftp/jobs webhooks.ts; what is recorded as an event, the repositories' status updates.
+// What is sent, and when, is @ftp/jobs/runtime webhooks.ts; what is recorded as an event, the repositories' status updates.
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { newId, NotFound, type WebhookDeliveryRow, type WebhookEndpointRow } from '@ftp/platform';
-import { checkTargetUrl, endpointSecrets, newSigningSecret, refusedTarget, secretHint, sendEvent, WebhookTargetError } from '@ftp/jobs';
+import { checkTargetUrl, endpointSecrets, newSigningSecret, refusedTarget, secretHint, sendEvent, WebhookTargetError } from '@ftp/jobs/runtime';
 import { openaiRoutes, WEBHOOK_EVENT_TYPES } from '@ftp/schema';
 import { listPage, seconds } from '../presenters.ts';
 

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { invalidField, NotFound, PayloadTooLarge } from '@ftp/platform';
 import { MULTIPART_LIMITS, preprocessingRoutes, type Delimiter } from '@ftp/schema';
-import { queueProcessing } from '@ftp/jobs';
+import { queueProcessing } from '@ftp/jobs/training';
 import {
   beginProcessing, datasetSource, deleteDataset, discardUpload, findOwnDataset, needsWorker, parseDelimiterField, presentDatasetSummary, presentProcessedDataset, presentProcessingResult,
   presentUpload, presentUploadList, processDataset, receiveUploadPart, recordUpload, type ReceivedUpload,

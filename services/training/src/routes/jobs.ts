@@ -3,7 +3,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { fitListItem, fitResponse, type Platform } from '@ftp/platform';
 import { TrainingJob, trainingRoutes } from '@ftp/schema';
-import { cancelTrainingJob, deleteTrainingJob, laneStates, pauseTrainingJob, preflightTrainingJob, presentCheckpoint, presentJob, presentLane, presentWorker, resumeTrainingJob, submitTrainingJob } from '@ftp/jobs';
+import { cancelTrainingJob, deleteTrainingJob, pauseTrainingJob, preflightTrainingJob, presentCheckpoint, presentJob, presentLane, presentWorker, resumeTrainingJob, submitTrainingJob } from '@ftp/jobs/training';
+import { laneStates } from '@ftp/jobs/runtime';
 import { renderDashboard, signInPage } from '../dashboard.ts';
 import { streamJobEvents } from '../job-events.ts';
 

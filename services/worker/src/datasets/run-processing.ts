@@ -4,7 +4,7 @@
 // nothing stored. A worker that stops hands it back to the queue (it starts over: what a language model wrote is not
 // kept half-way); a dataset deleted meanwhile is dropped with what was written for it.
 import { AppError, type Platform } from '@ftp/platform';
-import { augmentQueue } from '@ftp/jobs';
+import { augmentQueue } from '@ftp/jobs/queues';
 import { datasetSource, LlmClient, LlmUnavailable, runProcessing, type ProcessingProgress } from '@ftp/datasets';
 import { SHUTDOWN } from '../training/job-context.ts';
 

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type * as Ort from 'onnxruntime-node';
 import type { OnnxVariantParity } from '@ftp/platform';
-import { onnxModelFile } from '@ftp/jobs';
+import { onnxModelFile } from '@ftp/jobs/models';
 import { ended, ending, forkTypeScript, why } from '../child-process.ts';
 
 const MAIN = fileURLToPath(new URL('./onnx-verify-main.ts', import.meta.url));

@@ -4,7 +4,7 @@
 // the API answers with (they cross the queue as data).
 import { CoreServer, CoreServerError, type EvaluateParams, type Generated, type Scored, type ServeMessage } from '@ftp/core-client';
 import { invalidField, ServiceUnavailable, type Platform } from '@ftp/platform';
-import { samplingTemperature, type GenerationDetail, type GenerationSettings, type GradePayload, type GradeResult, type InferResult, type StreamDelta } from '@ftp/jobs';
+import { samplingTemperature, type GenerationDetail, type GenerationSettings, type GradePayload, type GradeResult, type InferResult, type StreamDelta } from '@ftp/jobs/queues';
 import { withJudgeRelay } from './judge-relay.ts';
 // Not through the fast engine's index: that loads node-llama-cpp, which this process never does.
 import { EngineProcess, type FastGenerator } from '../fast-engine/engine-process.ts';

@@ -1,7 +1,7 @@
 // What a worker's generation feeds its metrics (ftp_generation_duration_seconds, ftp_generated_tokens_total,
 // ftp_time_to_first_token_seconds), by kind of work and engine: nothing of the request itself.
 import type { Platform } from '@ftp/platform';
-import type { InferResult, StreamDelta } from '@ftp/jobs';
+import type { InferResult, StreamDelta } from '@ftp/jobs/queues';
 
 export type GenerationKind = 'inference' | 'evaluation';
 

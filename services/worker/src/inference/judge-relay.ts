@@ -8,7 +8,9 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ModelNotFound, type Platform } from '@ftp/platform';
-import { inferQueue, judgeModels, parseModelName, requestFromWorker, resolveModelName, type GenerationSettings, type PlainMessage } from '@ftp/jobs';
+import { inferQueue, requestFromWorker, type GenerationSettings, type PlainMessage } from '@ftp/jobs/queues';
+import { judgeModels } from '@ftp/jobs/training';
+import { parseModelName, resolveModelName } from '@ftp/jobs/models';
 
 export interface JudgeRelay {
   /** The OpenAI-compatible API root the core posts /chat/completions to. */

@@ -3,7 +3,8 @@
 // Builds what is missing through JobModels (download, merge, GGUF conversion), cached on disk for the next request;
 // `progress` is told what each build does while the request waits for it.
 import { ServiceUnavailable, UnprocessableEntity, type JobSecretValues, type Platform } from '@ftp/platform';
-import { checkModelChoice, type CheckedModel, type ModelChoice } from '@ftp/jobs';
+import { checkModelChoice, type CheckedModel } from '@ftp/jobs/models';
+import type { ModelChoice } from '@ftp/jobs/queues';
 import { baseModelFolder, baseModelGguf, ModelBuildError } from '../models/base-models.ts';
 import type { ProgressListener } from '../models/build-progress.ts';
 import { JobModels } from '../models/job-models.ts';

@@ -7,7 +7,8 @@
 // oldest 7 minutes after its job, each with the ML libraries in memory); a job deleted while it waits is skipped. What
 // runs and what waits is in GET /workers (`preparing`).
 import type { Platform, WorkerPreparing } from '@ftp/platform';
-import { throughputKey, trainsWholeModel } from '@ftp/jobs';
+import { throughputKey } from '@ftp/jobs/training';
+import { trainsWholeModel } from '@ftp/jobs/models';
 import type { TrainingConfig } from '@ftp/schema';
 import { JobModels } from '../models/job-models.ts';
 import type { Machine } from '../training/preflight.ts';

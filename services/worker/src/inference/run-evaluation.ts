@@ -3,7 +3,8 @@
 // evaluation row that records it; the result goes back to the API process that waits for it.
 import { invalidField, newId, NotFound, type Platform, type ProcessedDatasetRow } from '@ftp/platform';
 import { numberedLines } from '@ftp/datasets';
-import { plainConversation, promptAndReference, type EvaluatePayload } from '@ftp/jobs';
+import { plainConversation, promptAndReference } from '@ftp/jobs/training';
+import type { EvaluatePayload } from '@ftp/jobs/queues';
 import { namedGraders, type ChatMessage, type EvaluationResult, type Grader } from '@ftp/schema';
 import type { InferenceEngines } from './engines.ts';
 import { engineNews, resolveModel } from './model-files.ts';

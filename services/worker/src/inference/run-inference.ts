@@ -3,7 +3,7 @@
 // answer goes back to the waiting API, and with settings.stream the text goes there as it is generated too; so does
 // what the worker prepares first on a model's first use (PreparingReport), which a streamed chat shows.
 import type { Platform } from '@ftp/platform';
-import type { InferPayload, InferResult, PreparingReport, StreamDelta } from '@ftp/jobs';
+import type { InferPayload, InferResult, PreparingReport, StreamDelta } from '@ftp/jobs/queues';
 import type { InferenceEngines } from './engines.ts';
 import { engineNews, resolveModel } from './model-files.ts';
 import { DeltaBatcher } from './stream-deltas.ts';

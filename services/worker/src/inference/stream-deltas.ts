@@ -1,7 +1,7 @@
 // Streamed text goes to the waiting API in batches, at most one every DELTA_INTERVAL_MS: the BullMQ queue writes each
 // batch as one event in a Redis stream capped near 1,000 entries, so a report per token of several conversations
 // could push events out before the API reads them. The first piece goes at once (time to first token).
-import type { StreamDelta } from '@ftp/jobs';
+import type { StreamDelta } from '@ftp/jobs/queues';
 
 export const DELTA_INTERVAL_MS = 75;
 

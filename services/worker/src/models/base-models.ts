@@ -8,7 +8,7 @@ import path from 'node:path';
 import { createHash } from 'node:crypto';
 import { describeCoreFailure, runCore, type CoreCommand } from '@ftp/core-client';
 import type { JobSecretValues, Platform } from '@ftp/platform';
-import { ggufFileName, locateBaseModel, modelStorePrefix, type ModelLocation } from '@ftp/jobs';
+import { ggufFileName, locateBaseModel, modelStorePrefix, type ModelLocation } from '@ftp/jobs/models';
 import type { GgufQuantization } from '@ftp/schema';
 import { buildFolder, downloadPrefix, uploadFolder } from './blob-folders.ts';
 import { once, type BuildStep, type ProgressListener } from './build-progress.ts';

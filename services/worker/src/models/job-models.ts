@@ -6,7 +6,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Conflict, type Platform, type TrainingJobRow } from '@ftp/platform';
-import { ggufFileName, jobPrefixes, trainsWholeModel, type JobPrefixes } from '@ftp/jobs';
+import { ggufFileName, jobPrefixes, trainsWholeModel, type JobPrefixes } from '@ftp/jobs/models';
 import type { GgufQuantization, TrainingConfig } from '@ftp/schema';
 import { baseModelGguf, downloadModel, ensureBaseModel, isFile, runCoreStep, type ModelBuildOptions } from './base-models.ts';
 import { ONNX_CHECK_PROMPTS } from '../export/onnx-verify.ts';

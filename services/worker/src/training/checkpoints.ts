@@ -6,7 +6,7 @@
 import path from 'node:path';
 import fs from 'node:fs/promises';
 import type { Platform, TrainingJobRow } from '@ftp/platform';
-import { jobPrefixes } from '@ftp/jobs';
+import { jobPrefixes } from '@ftp/jobs/models';
 import { downloadPrefix, listFolderFiles, uploadFolder } from '../models/blob-folders.ts';
 
 const stepOf = (name: string): number => Number(/^checkpoint-(\d+)$/.exec(name)?.[1] ?? NaN);

@@ -3,7 +3,7 @@
 // store as they are saved (so the job can continue on another machine), artifacts are collected for the end.
 import type { CoreEvent } from '@ftp/core-client';
 import type { TrainingJobRow } from '@ftp/platform';
-import { estimateOnFleet, throughputKey, type CoreReport } from '@ftp/jobs';
+import { estimateOnFleet, throughputKey, type CoreReport } from '@ftp/jobs/training';
 import { PreflightReport, type TrainingConfig } from '@ftp/schema';
 import { storeCheckpoint } from './checkpoints.ts';
 import type { JobContext } from './job-context.ts';

@@ -1,6 +1,6 @@
 // What a training or export processor gets from the worker that runs it.
 import type { JobSecretValues, Platform } from '@ftp/platform';
-import { CANCELLED_BY_USER, workerStopped } from '@ftp/jobs';
+import { CANCELLED_BY_USER, workerStopped } from '@ftp/jobs/queues';
 import type { Machine } from './preflight.ts';
 
 export interface JobContext {

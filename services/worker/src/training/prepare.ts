@@ -6,7 +6,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createWriteStream } from 'node:fs';
 import type { Platform, ProcessedDatasetRow, TrainingJobRow } from '@ftp/platform';
-import { locateBaseModel } from '@ftp/jobs';
+import { locateBaseModel } from '@ftp/jobs/models';
 import type { TrainingConfig } from '@ftp/schema';
 import { baseModelFolder } from '../models/base-models.ts';
 import { JobModels, jobWorkDir } from '../models/job-models.ts';

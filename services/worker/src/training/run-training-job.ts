@@ -4,7 +4,8 @@
 // queue to continue from its last checkpoint on whichever worker takes it next.
 import { describeCoreFailure, runCore } from '@ftp/core-client';
 import { AppError, UnprocessableEntity, type TrainingJobRow } from '@ftp/platform';
-import { overheadSeconds, queueExport, throughputKey, trainerOf, trainingQueue } from '@ftp/jobs';
+import { overheadSeconds, queueExport, throughputKey, trainerOf } from '@ftp/jobs/training';
+import { trainingQueue } from '@ftp/jobs/queues';
 import type { TrainingConfig } from '@ftp/schema';
 import { withJudgeRelay } from '../inference/judge-relay.ts';
 import { secretsEnvironment, trackerEnvironment } from './core-spec.ts';

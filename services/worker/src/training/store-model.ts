@@ -3,7 +3,7 @@
 // when include_gguf is set. Merge and GGUF conversion are core steps run here, on the worker.
 import path from 'node:path';
 import type { ArtifactGroupsRow, TrainingJobRow } from '@ftp/platform';
-import { ggufFileName, jobPrefixes } from '@ftp/jobs';
+import { ggufFileName, jobPrefixes } from '@ftp/jobs/models';
 import type { TrainingConfig } from '@ftp/schema';
 import { ModelBuildError, runCoreStep } from '../models/base-models.ts';
 import { uploadFolder } from '../models/blob-folders.ts';

@@ -1,8 +1,8 @@
 // How numbers, sizes and times read in the console. Sizes and axis ticks read as on the training service's job page:
 // one file, which the console bundles (it imports nothing).
-import { readableNumber } from '../../../../../packages/jobs/src/readable.ts';
+import { readableNumber } from '../../../../../packages/jobs/src/training/readable.ts';
 
-export { estimatedTime, formatBytes, formatDuration, formatTicks } from '../../../../../packages/jobs/src/readable.ts';
+export { estimatedTime, formatBytes, formatDuration, formatTicks } from '../../../../../packages/jobs/src/training/readable.ts';
 
 /** A figure as the training service's job page writes it (readableNumber: `digits` significant digits), '—' for none. */
 export function formatNumber(value: unknown, digits = 4): string {

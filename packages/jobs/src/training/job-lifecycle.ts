@@ -7,8 +7,7 @@
 // Resume queues a paused job again; whichever worker takes it continues from its last stored checkpoint, with the
 // same step count, data order and learning-rate schedule.
 import { Conflict, RUNNING_STATUSES, type JobStatus, type Platform, type TrainingJobRow } from '@ftp/platform';
-import { CANCELLED_BY_USER } from './messages.ts';
-import { trainingQueue } from './queues.ts';
+import { CANCELLED_BY_USER, trainingQueue } from '../queues/index.ts';
 
 /** Statuses a user's cancel ends: running ones and a paused job (each still needs its dataset). */
 export const CANCELLABLE_STATUSES: readonly JobStatus[] = [...RUNNING_STATUSES, 'paused'];

@@ -6,7 +6,7 @@
 // another user's → ModelNotFound (OpenAI's 404 model_not_found; the hub is asked only for an owner/name id).
 import { invalidField, ModelNotFound, type Platform, type TrainingJobRow, UnprocessableEntity } from '@ftp/platform';
 import { checkModelChoice, trainsWholeModel } from './model-choice.ts';
-import type { ModelChoice } from './queues.ts';
+import type { ModelChoice } from '../queues/index.ts';
 
 const CHECKPOINT = /^(ft:.+:[^:]+:([^:]+)):ckpt-step-(\d+)$/;
 const FINE_TUNED = /^ft:.+:[^:]+:([^:]+)$/;

@@ -7,8 +7,7 @@
 // processes notice the same death only one of them acts on each row, and a worker that just registered is never
 // taken for dead. The reconciler (reconciler.ts) releases work the same way when a live worker let go of it.
 import { type LostHold, type Platform, type TrainingJobRow } from '@ftp/platform';
-import { workerLetGo, workerStopped } from './messages.ts';
-import { augmentQueue, batchQueue, exportQueue, trainingQueue } from './queues.ts';
+import { augmentQueue, batchQueue, exportQueue, trainingQueue, workerLetGo, workerStopped } from '../queues/index.ts';
 
 export interface RecoveryOptions {
   /** Every registered worker is gone (the embedded default at start: no other process can be running). */

@@ -3,7 +3,6 @@
 // drivers the environment chooses, the watchdog that fails or re-queues the work of dead workers and
 // reconciles rows with the queue, the deliverer of webhook events (every long-lived process runs both), and an
 // orderly stop on SIGTERM/SIGINT.
-import type { FastifyInstance } from 'fastify';
 import { ConfigError, guardProcess, loadConfig, openPlatform, type Platform } from '@ftp/platform';
 import { startWatchdog } from './watchdog.ts';
 import { startWebhookDeliverer } from './webhooks.ts';
@@ -65,8 +64,14 @@ export const SERVICE_PORTS = {
   openai: 'OPENAI_PORT',
 } as const satisfies Record<string, keyof Platform['config']>;
 
+/** What runService does with the HTTP app a service builds (a Fastify instance is one): listen, and close at the stop. */
+export interface ListeningApp {
+  listen(options: { host: string; port: number }): Promise<unknown>;
+  close(): Promise<void>;
+}
+
 /** One HTTP service as its own process (`pnpm start:<service>`), listening on its port. */
-export async function runService(service: keyof typeof SERVICE_PORTS, build: (platform: Platform) => Promise<FastifyInstance>): Promise<void> {
+export async function runService(service: keyof typeof SERVICE_PORTS, build: (platform: Platform) => Promise<ListeningApp>): Promise<void> {
   await runProcess(service, async (platform) => {
     registerDeploymentMetrics(platform);
     const app = await build(platform);

@@ -2,7 +2,7 @@
 // and by a training job whose export_config sends it to the hub.
 import { newId, ServiceUnavailable, type Platform } from '@ftp/platform';
 import type { ExportDestination, ExportType, GgufQuantization } from '@ftp/schema';
-import { exportQueue } from './queues.ts';
+import { exportQueue } from '../queues/index.ts';
 
 export interface NewExport {
   jobId: string;

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import type { CreateResponseRequest, ResponseObject, ResponseOutputItem, ResponseStreamEventData } from '@ftp/schema';
 import type { ChatAnswer } from './chat-requests.ts';
 import type { Delta } from './chat-tools.ts';
-import type { GenerationDetail } from './queues.ts';
+import type { GenerationDetail } from '../queues/index.ts';
 
 const itemId = (prefix: 'msg' | 'fc') => `${prefix}_${randomBytes(16).toString('hex')}`;
 

@@ -5,7 +5,7 @@ import type { CheckpointRow, ExportRow, JobProgressRow, TrainingJobRow, WorkerRo
 import type { Checkpoint, ExportDetails, ExportRecord, ExportSummary, PreflightReport, QueueLane, TrainingJob, WorkerInfo } from '@ftp/schema';
 
 import { appliedTrainingConfig, trainerOf } from './applied-config.ts';
-import type { LaneState } from './deployment-metrics.ts';
+import type { LaneState } from '../runtime/index.ts';
 
 export { appliedTrainingConfig, trainerOf };
 

@@ -5,11 +5,8 @@
 import { invalidField, newId, UnprocessableEntity, userKeySegment, type NewJobRow, type Platform, type TrainingJobRow, type ValidationIssue } from '@ftp/platform';
 import { DEFAULT_MAX_LENGTH, graderItemFields, type PreflightReport, type TrainRequest } from '@ftp/schema';
 import { checkJudges } from './grading.ts';
-import { checkCheckpoint, jobToRun, trainsWholeModel } from './model-choice.ts';
-import { locateBaseModel, modelContextLength } from './model-store.ts';
-import { checkToolTemplate, datasetUsesTools } from './chat-template.ts';
-import { preflightQueue, type PreflightPayload, trainingQueue } from './queues.ts';
-import { requestFromWorker } from './request-work.ts';
+import { checkCheckpoint, checkToolTemplate, datasetUsesTools, jobToRun, locateBaseModel, modelContextLength, trainsWholeModel } from '../models/index.ts';
+import { preflightQueue, requestFromWorker, trainingQueue, type PreflightPayload } from '../queues/index.ts';
 import { readyDataset } from './datasets.ts';
 
 const CONFIG_LOC = ['body', 'training_config'];

@@ -4,9 +4,8 @@
 // the caller's 400 naming the grader.
 import { ModelNotFound, type Platform } from '@ftp/platform';
 import { EvaluationResult, JUDGE_GRADERS } from '@ftp/schema';
-import { evaluateQueue, GradeResult, type EvaluatePayload, type GradePayload } from './queues.ts';
-import { parseModelName, resolveModelName } from './model-names.ts';
-import { requestFromWorker } from './request-work.ts';
+import { evaluateQueue, GradeResult, requestFromWorker, type EvaluatePayload, type GradePayload } from '../queues/index.ts';
+import { parseModelName, resolveModelName } from '../models/index.ts';
 
 /** Each output graded against its item on a worker. */
 export async function gradeOnWorker(platform: Platform, userId: string, work: GradePayload): Promise<GradeResult> {

@@ -7,7 +7,7 @@
 import { Conflict, invalidField, NotFound, type Platform, type TrainingJobRow } from '@ftp/platform';
 import { hasAdapter } from './job-files.ts';
 import { locateBaseModel, type ModelLocation } from './model-store.ts';
-import type { ModelChoice } from './queues.ts';
+import type { ModelChoice } from '../queues/index.ts';
 
 export interface CheckedModel {
   /** The trained job, unless model_source is base. */

@@ -6,8 +6,8 @@ import { randomInt } from 'node:crypto';
 import type { Platform } from '@ftp/platform';
 import type { ChatCompletionRequest } from '@ftp/schema';
 import { checkTools, forcedCall, readAnswer, type AnswerCall, type ToolUse } from './chat-tools.ts';
-import { resolveModelName } from './model-names.ts';
-import type { GenerationDetail, GenerationSettings, InferPayload, PlainMessage } from './queues.ts';
+import { resolveModelName } from '../models/index.ts';
+import type { GenerationDetail, GenerationSettings, InferPayload, PlainMessage } from '../queues/index.ts';
 
 /** max_tokens when the request names none: the fast engine also stops where the context ends. */
 const DEFAULT_MAX_TOKENS = 512;

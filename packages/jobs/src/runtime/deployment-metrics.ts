@@ -3,7 +3,7 @@
 // name) and its oldest waiting entry's age, the live workers with their devices, and the webhook deliveries pending. Every service
 // process reports the same numbers (query them with max by (…)); workers leave them to the services.
 import type { Platform, QueueDefinition, TrainingJobRow, WorkerRow } from '@ftp/platform';
-import { QUEUES } from './queues.ts';
+import { QUEUES } from '../queues/index.ts';
 
 const LANES: Array<QueueDefinition<unknown, unknown>> = Object.values(QUEUES);
 const PAST_ESTIMATE_FACTOR = 3;

@@ -14,7 +14,7 @@ import {
   BATCH_WORK, claimRequeue, DATASET_WORK, EXPORT_WORK, listWaiting, removeUploadParts, TRAINING_WORK, unfinished,
   type Config, type Platform, type QueueDefinition, type WorkTable,
 } from '@ftp/platform';
-import { augmentQueue, batchQueue, evaluateQueue, exportQueue, inferQueue, preflightQueue, trainingQueue } from './queues.ts';
+import { augmentQueue, batchQueue, evaluateQueue, exportQueue, inferQueue, preflightQueue, trainingQueue } from '../queues/index.ts';
 import { releaseLostWork } from './recovery.ts';
 
 /** A row just written waits this long for its queue entry before it counts as missing one. */

@@ -5,10 +5,8 @@
 import { randomBytes } from 'node:crypto';
 import { invalidField, type Platform } from '@ftp/platform';
 import type { ChatCompletionRequest } from '@ftp/schema';
-import { modelChatTemplate, templateSupportsTools } from './chat-template.ts';
+import { locateBaseModel, modelChatTemplate, templateSupportsTools, type NamedModel as ChatModel } from '../models/index.ts';
 import { mayBeCall, parseToolCalls, toolCallFormat, type ParsedCall, type ToolCallFormat } from './tool-call-output.ts';
-import { locateBaseModel } from './model-store.ts';
-import type { NamedModel as ChatModel } from './model-names.ts';
 
 export interface ToolUse {
   /** The function names calls are read for; empty when tool_choice is none (the answer is text). */

@@ -9,7 +9,7 @@ import type { Platform } from '@ftp/platform';
 import { chatUsage, prepareChat, readAnswers, type ChatAnswer, type ChatRun } from './chat-requests.ts';
 import { refuseUnsupported, toChatRequest } from './responses-input.ts';
 import { finished, outputItems, responseFrame } from './responses-output.ts';
-import type { GenerationDetail } from './queues.ts';
+import type { GenerationDetail } from '../queues/index.ts';
 
 /** Asks the caller's batch to stop (POST /v1/batches/{id}/cancel, or deleting its input file with cancel_jobs): it is
  *  `cancelling` until its worker writes what was answered. Already cancelling is fine; an ended batch is a 409. */

@@ -2,7 +2,7 @@
 // `processing` from the request on, its llm_api_key sealed under the dataset's id until the worker is done), and only
 // a `ready` dataset can be trained or evaluated on (decisions.md, "Preprocessing").
 import { Conflict, invalidField, NotFound, ServiceUnavailable, type Platform, type ProcessedDatasetRow } from '@ftp/platform';
-import { augmentQueue } from './queues.ts';
+import { augmentQueue } from '../queues/index.ts';
 
 /** Seals the key and queues the dataset's processing; a queue that cannot take it fails the dataset (503). */
 export async function queueProcessing(platform: Platform, row: ProcessedDatasetRow, llmApiKey: string): Promise<void> {

@@ -1,0 +1,15 @@
+// Training jobs and the work around them: a submit checked and queued (or its dry run), cancel, pause, resume and
+// delete, the processed datasets they train on, their exports, their evaluation and graders, the pre-flight estimates,
+// and how a job reads (presenters, figures). Imports models/, queues/ and runtime/ (the type of a lane's state).
+export { jobPageUrl, preflightTrainingJob, submitTrainingJob, type JobExtras } from './submit.ts';
+export { CANCELLABLE_STATUSES, cancelTrainingJob, deleteTrainingJob, pauseTrainingJob, resumeTrainingJob } from './job-lifecycle.ts';
+export { queueProcessing, readyDataset } from './datasets.ts';
+export { queueExport, type NewExport } from './exports.ts';
+export { checkJudges, evaluateOnWorker, gradeOnWorker, judgeModels } from './grading.ts';
+export { plainConversation, promptAndReference } from './conversations.ts';
+export { estimateOnFleet, overheadSeconds, throughputKey, trainingDevice, type CoreReport } from './preflight.ts';
+export {
+  finiteOrNull, hasExports, presentCheckpoint, presentExportDetails, presentExportSummary, presentJob, presentLane, presentProgress, presentWorker,
+} from './presenters.ts';
+export { appliedTrainingConfig, trainerOf } from './applied-config.ts';
+export { estimatedTime, formatBytes, formatTicks, niceTicks, readableNumber, type TimeEstimate } from './readable.ts';

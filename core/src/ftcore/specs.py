@@ -3,6 +3,7 @@ The CLI fills a command's Options from the spec file and flags; serve fills them
 from __future__ import annotations
 
 import dataclasses
+import re
 import types
 import typing
 from typing import Any, Literal
@@ -27,13 +28,30 @@ def from_dict(cls, data: dict[str, Any], where: str = "spec"):
     unknown = sorted(set(data) - names)
     if unknown:
         raise SpecError(f"{where}: unknown field(s) {unknown}; known fields: {sorted(names)}")
+    fields = {f.name: f for f in dataclasses.fields(cls)}
     kwargs = {}
     for name, value in data.items():
         kwargs[name] = _convert(hints[name], value, f"{where}.{name}")
+        _check_bounds(fields[name].metadata, kwargs[name], f"{where}.{name}")
     try:
         return cls(**kwargs)
     except TypeError as e:
         raise SpecError(f"{where}: {e}") from e
+
+
+_LIMITS = {"minimum": (lambda v, b: v >= b, "≥"), "maximum": (lambda v, b: v <= b, "≤"),
+           "exclusiveMinimum": (lambda v, b: v > b, ">"), "exclusiveMaximum": (lambda v, b: v < b, "<")}
+
+
+def _check_bounds(metadata, value, where: str) -> None:
+    """A field's JSON Schema bounds and pattern, where its metadata states them (train/contract.py)."""
+    if value is None:
+        return
+    for key, (holds, sign) in _LIMITS.items():
+        if key in metadata and isinstance(value, (int, float)) and not holds(value, metadata[key]):
+            raise SpecError(f"{where} is {value}; it must be {sign} {metadata[key]}")
+    if "pattern" in metadata and isinstance(value, str) and not re.search(metadata["pattern"], value):
+        raise SpecError(f"{where} is {value!r}; it must match {metadata['pattern']}")
 
 
 def _convert(hint, value, where: str):

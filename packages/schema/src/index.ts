@@ -32,3 +32,4 @@ export {
   apiDocsPath,
 } from './openapi.ts';
 export { renderApiDocs } from './api-docs.ts';
+export { buildCoreContract, coreContractPath, serializeCoreContract, type CoreContract } from './core-contract.ts';

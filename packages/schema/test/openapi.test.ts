@@ -3,7 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import type { OpenAPIV3_1 } from 'openapi-types';
 import { describe, expect, it } from 'vitest';
-import { apiDocsPath, buildOpenApiDocument, openApiDocumentPath, renderApiDocs, SECRET_FIELD_NAMES, SERVICE_NAMES, services, type ServiceName } from '../src/index.ts';
+import { apiDocsPath, buildCoreContract, buildOpenApiDocument, coreContractPath, serializeCoreContract, openApiDocumentPath, renderApiDocs, SECRET_FIELD_NAMES, SERVICE_NAMES, services, type ServiceName } from '../src/index.ts';
 
 const committedPath = (service: ServiceName) => openApiDocumentPath(service);
 
@@ -132,5 +132,12 @@ describe('docs/api.md', () => {
     for (const service of SERVICE_NAMES) {
       for (const [name] of operations(await documentOf(service))) expect(committed, name).toContain(`### \`${name}\``);
     }
+  });
+});
+
+describe('core/src/ftcore/train/contract.json', () => {
+  it('is the training document’s contract (pnpm openapi writes it), so the core cannot drift from the API', async () => {
+    const committed = await readFile(coreContractPath(), 'utf8').catch(() => 'missing');
+    expect(committed, 'the core contract is stale or missing: run `pnpm openapi` and commit the result').toBe(serializeCoreContract(buildCoreContract(await documentOf('training'))));
   });
 });

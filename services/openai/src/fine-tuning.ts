@@ -6,7 +6,7 @@
 import { randomInt } from 'node:crypto';
 import { writeProcessedDataset } from '@ftp/datasets';
 import { newId, NotFound, userKeySegment, type Platform, type RawDatasetRow } from '@ftp/platform';
-import { TrainingConfig, type CreateFineTuningJobRequest, type Grader, type SampleResponseFormat, type TrainRequest } from '@ftp/schema';
+import { TRAINER_DATASET_MODE, TrainingConfig, type CreateFineTuningJobRequest, type Grader, type SampleResponseFormat, type TrainRequest } from '@ftp/schema';
 import { checkJudges, jobPageUrl, submitTrainingJob } from '@ftp/jobs/training';
 import { locateBaseModel, modelContextLength, parseModelName, resolveModelName } from '@ftp/jobs/models';
 import { grpoHyperparameters, resolveReinforcement, rewardOf, type ReinforcementFacts } from './reinforcement.ts';
@@ -146,7 +146,7 @@ export async function createFineTuningJob(platform: Platform, userId: string, re
         dataset_name: `${training.filename} (fine-tuning job ${jobId})`,
         dataset_subset: 'default',
         dataset_source: 'upload',
-        processing_mode: kind === 'chat' ? 'language_modeling' : kind === 'prompt' ? 'prompt_only' : 'preference',
+        processing_mode: TRAINER_DATASET_MODE[TRAINERS[method]],
         modality: 'text',
         config: datasetConfig,
         columns,

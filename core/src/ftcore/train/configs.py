@@ -104,6 +104,7 @@ def not_applicable(spec: Options) -> list[str]:
     request named none (#39)."""
     import dataclasses
 
+    from .contract import lora_only
     from .methods import setting_readers
     from .spec import Hyperparameters
 
@@ -115,7 +116,8 @@ def not_applicable(spec: Options) -> list[str]:
     if spec.trainer_type == "grpo":
         notes.append("max_length caps max_prompt_length + max_completion_length for grpo")
     if spec.method == "Full":
-        notes.append("lora_rank, lora_alpha and lora_dropout apply to LoRA/QLoRA only; not used by Full")
+        *others, last = lora_only()
+        notes.append(f"{', '.join(others)} and {last} apply to LoRA/QLoRA only; not used by Full")
     if spec.hyperparameters.max_steps > 0:
         notes.append(f"max_steps {spec.hyperparameters.max_steps} overrides epochs")
     if spec.eval_config.batch_eval_metrics and not spec.eval_config.compute_eval_metrics:

@@ -6,82 +6,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-GRPO_LOSS_TYPES = ("grpo", "dr_grpo", "dapo", "bnpo")
-DPO_LOSS_TYPES = ("sigmoid", "hinge", "ipo", "exo_pair", "nca_pair", "robust", "bco_pair", "sppo_hard", "aot", "aot_pair",
-                  "discopop", "apo_zero", "apo_down", "sft")
+from .contract import CONTRACT, dataclass_of, loss_types
 
-
-@dataclass
-class Hyperparameters:
-    """interface.md 2.12; defaults are the request sample's values."""
-
-    learning_rate: float = field(default=2e-4, metadata={"help": "peak learning rate"})
-    batch_size: int = field(default=2, metadata={"help": "per-device train (and eval) batch size"})
-    gradient_accumulation_steps: int = field(default=4, metadata={"help": "micro-batches per optimizer step"})
-    epochs: int = field(default=3, metadata={"help": "passes over the train split (ignored when max_steps > 0)"})
-    max_steps: int = field(default=-1, metadata={"help": "optimizer steps to run; -1: use epochs"})
-    packing: bool = field(default=False, metadata={"help": "SFT: pack several conversations into one sequence"})
-    padding_free: bool = field(default=False, metadata={
-        "help": "SFT/DPO: concatenate the batch without padding (needs a flash-attention kernel to be exact across "
-                "sequence boundaries; on CPU it is accepted and uses position ids)"})
-    use_fast_attention: bool = field(default=False, metadata={
-        "help": "use the best attention kernel the hardware has (flash_attention_2 on CUDA when installed, else sdpa)"})
-    max_length: int = field(default=1024, metadata={"help": "tokens per sequence (prompt + completion); longer ones are truncated"})
-    lr_scheduler_type: str = field(default="linear", metadata={"help": "any transformers scheduler name"})
-    save_strategy: Literal["no", "steps", "epoch"] = field(default="epoch", metadata={
-        "help": "when checkpoints are saved (steps: every logging_steps × 10 unless save_steps is set)"})
-    logging_steps: int = field(default=10, metadata={"help": "emit a progress event every this many steps"})
-    lora_rank: int = field(default=16, metadata={"help": "LoRA rank r"})
-    lora_alpha: int = field(default=16, metadata={"help": "LoRA alpha (scaling = alpha / r)"})
-    lora_dropout: float = field(default=0.05, metadata={"help": "dropout on the LoRA branch"})
-    max_prompt_length: int = field(default=512, metadata={"help": "DPO/ORPO/GRPO: prompt tokens kept (left-truncated)"})
-    num_generations: int = field(default=4, metadata={"help": "GRPO: completions sampled per prompt"})
-    max_grad_norm: float = field(default=0.1, metadata={"help": "gradient clipping norm"})
-    adam_beta1: float = field(default=0.9, metadata={"help": "AdamW beta1"})
-    adam_beta2: float = field(default=0.99, metadata={"help": "AdamW beta2"})
-    warmup_ratio: float = field(default=0.1, metadata={"help": "fraction of steps spent warming up the learning rate"})
-    beta: float = field(default=0.1, metadata={"help": "DPO/GRPO: KL strength; ORPO: weight of the odds-ratio term (lambda)"})
-    # Not in 2.12 but needed to make runs reproducible and tests precise.
-    save_steps: int | None = field(default=None, metadata={"help": "save_strategy=steps: save every this many steps"})
-    max_completion_length: int = field(default=64, metadata={"help": "GRPO: tokens generated per completion"})
-    seed: int = field(default=42, metadata={"help": "random seed (data order, init of LoRA weights, sampling)"})
-    # The trainers' own loss and sampling knobs (decisions.md); unset: TRL's default.
-    loss_type: str | None = field(default=None, metadata={
-        "help": f"grpo: {', '.join(GRPO_LOSS_TYPES)} (TRL's default dapo); dpo: {', '.join(DPO_LOSS_TYPES)} (default sigmoid)"})
-    importance_sampling_level: Literal["token", "sequence"] | None = field(default=None, metadata={
-        "help": "grpo: importance ratios per token, or per sequence (GSPO)"})
-    epsilon: float | None = field(default=None, metadata={"help": "grpo: lower clipping bound of the ratio (TRL: 0.2)"})
-    epsilon_high: float | None = field(default=None, metadata={
-        "help": "grpo: upper clipping bound (default epsilon; DAPO recommends 0.28)"})
-    scale_rewards: Literal["group", "batch", "none"] | None = field(default=None, metadata={
-        "help": "grpo: advantages scaled by the group's reward std, the batch's, or not at all (Dr. GRPO)"})
-    mask_truncated_completions: bool | None = field(default=None, metadata={
-        "help": "grpo: completions cut at max_completion_length take no part in the loss"})
-    temperature: float | None = field(default=None, metadata={
-        "help": "grpo: sampling temperature of the answers compared (TRL: 1.0); higher makes them differ more"})
-    # The core's own: when GRPO cannot learn, say so early (reward_spread.py).
-    equal_reward_steps: int = field(default=4, metadata={
-        "help": "grpo: warn when every prompt's answers all scored the same in each of the first this many steps "
-                "(nothing is learnt then); 0: never"})
-    rpo_alpha: float | None = field(default=None, metadata={
-        "help": "dpo: weight of the chosen answers' likelihood (NLL) added to the loss (RPO); teaches ending the turn"})
-
-
-@dataclass
-class EvalConfig:
-    eval_strategy: Literal["no", "steps", "epoch"] = field(default="no", metadata={
-        "help": "evaluate on the test split during training (needs test_file)"})
-    eval_steps: int = field(default=50, metadata={"help": "eval_strategy=steps: evaluate every this many steps"})
-    compute_eval_metrics: bool = field(default=False, metadata={
-        "help": "during-training evaluations also report perplexity and assistant-token accuracy"})
-    batch_eval_metrics: bool = field(default=False, metadata={
-        "help": "compute eval metrics batch by batch (less memory on big test splits)"})
-    early_stopping_patience: int | None = field(default=None, metadata={
-        "help": "stop when metric_for_best has not improved for this many evaluations"})
-    load_best_model_at_end: bool = field(default=False, metadata={
-        "help": "keep the best checkpoint (by metric_for_best) as the model; saves at every evaluation"})
-    metric_for_best: str = field(default="eval_loss", metadata={
-        "help": "the evaluation metric early stopping and load_best_model_at_end compare (lower is better for a loss)"})
+# interface.md 2.12 and the evaluation settings, as the training request's schema states them (contract.py).
+Hyperparameters = dataclass_of("Hyperparameters", CONTRACT["hyperparameters"],
+                               "interface.md 2.12; defaults are the request sample's values",
+                               defaults={"max_length": CONTRACT["default_max_length"]})
+EvalConfig = dataclass_of("EvalConfig", CONTRACT["eval_config"], "evaluation during training")
+GRPO_LOSS_TYPES, DPO_LOSS_TYPES = loss_types("grpo"), loss_types("dpo")
 
 
 @dataclass

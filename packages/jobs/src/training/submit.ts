@@ -3,14 +3,13 @@
 // template writes the dataset's tools, the test split for evaluation, reward columns), then the row is written and the job queued; or, with dry_run,
 // a worker makes the pre-flight report and nothing is written.
 import { invalidField, newId, UnprocessableEntity, userKeySegment, type NewJobRow, type Platform, type TrainingJobRow, type ValidationIssue } from '@ftp/platform';
-import { DEFAULT_MAX_LENGTH, graderItemFields, type PreflightReport, type TrainRequest } from '@ftp/schema';
+import { DEFAULT_MAX_LENGTH, graderItemFields, TRAINER_DATASET_MODE, type PreflightReport, type TrainRequest } from '@ftp/schema';
 import { checkJudges } from './grading.ts';
 import { checkCheckpoint, checkToolTemplate, datasetUsesTools, jobToRun, locateBaseModel, modelContextLength, trainsWholeModel } from '../models/index.ts';
 import { preflightQueue, requestFromWorker, trainingQueue, type PreflightPayload } from '../queues/index.ts';
 import { readyDataset } from './datasets.ts';
 
 const CONFIG_LOC = ['body', 'training_config'];
-const MODE_FOR_TRAINER = { sft: 'language_modeling', dpo: 'preference', orpo: 'preference', grpo: 'prompt_only' } as const;
 
 /** The job's secrets are cut out of the stored config; they reach the worker sealed (platform.secrets). */
 function storableConfig(config: TrainRequest['training_config']): Record<string, unknown> {
@@ -35,7 +34,7 @@ async function checkTrainRequest(platform: Platform, userId: string, request: Tr
   const dataset = await readyDataset(platform, userId, request.processed_dataset_id);
 
   const issues: ValidationIssue[] = [];
-  const needed = MODE_FOR_TRAINER[config.trainer_type];
+  const needed = TRAINER_DATASET_MODE[config.trainer_type];
   if (dataset.processing_mode !== needed) {
     issues.push({
       loc: [...CONFIG_LOC, 'trainer_type'],

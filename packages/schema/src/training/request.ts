@@ -28,7 +28,8 @@ const IntervalStrategy = z.enum(['no', 'steps', 'epoch']);
 /** The losses each trainer takes (TRL 0.24): loss_type's allowed values depend on trainer_type. */
 export const GRPO_LOSS_TYPES = ['grpo', 'dr_grpo', 'dapo', 'bnpo'] as const;
 export const DPO_LOSS_TYPES = ['sigmoid', 'hinge', 'ipo', 'exo_pair', 'nca_pair', 'robust', 'bco_pair', 'sppo_hard', 'aot', 'aot_pair', 'discopop', 'apo_zero', 'apo_down', 'sft'] as const;
-const LOSSES: Record<string, readonly string[]> = { grpo: GRPO_LOSS_TYPES, dpo: DPO_LOSS_TYPES };
+/** loss_type's values by trainer (`x-loss-types` in the OpenAPI document; the core reads them there). */
+const LOSSES = { grpo: GRPO_LOSS_TYPES, dpo: DPO_LOSS_TYPES } as const;
 /** max_length when a request names none (interface.md 2.12), cut to the base model's context at submit. */
 export const DEFAULT_MAX_LENGTH = 1024;
 const Fraction = z.number().min(0).lt(1);
@@ -41,35 +42,35 @@ const LORA_METHODS = { 'x-methods': ['LoRA', 'QLoRA'] };
 
 export const Hyperparameters = z
   .strictObject({
-    learning_rate: z.number().positive().default(0.0002),
+    learning_rate: z.number().positive().default(0.0002).describe('Peak learning rate'),
     batch_size: boundedInt(1, 4096).default(2).describe('Per-device batch size'),
-    gradient_accumulation_steps: boundedInt(1, 4096).default(4),
-    epochs: boundedInt(1, 10_000).default(3),
+    gradient_accumulation_steps: boundedInt(1, 4096).default(4).describe('Micro-batches per optimizer step'),
+    epochs: boundedInt(1, 10_000).default(3).describe('Passes over the train split (max_steps > 0 overrides it)'),
     max_steps: boundedInt(-1).default(-1).describe('-1: train for `epochs`; otherwise stop after this many steps'),
     packing: z.boolean().default(false).describe('Pack several short examples into one sequence').meta(onlyFor('sft')),
-    padding_free: z.boolean().default(false).meta(onlyFor('sft', 'dpo')),
+    padding_free: z.boolean().default(false).describe('Concatenate the batch without padding (exact across sequence boundaries with a flash-attention kernel; on the CPU it uses position ids)').meta(onlyFor('sft', 'dpo')),
     use_fast_attention: z.boolean().default(false).describe('Use the best attention kernel the hardware has'),
     max_length: boundedInt(1, 1 << 20)
       .optional()
       .describe(`Tokens per example, prompt and answer together; must fit the base model's context (else 422). Default ${DEFAULT_MAX_LENGTH}, or the base model's context when that is shorter`),
-    lr_scheduler_type: LrSchedulerType.default('linear'),
-    save_strategy: IntervalStrategy.default('epoch'),
+    lr_scheduler_type: LrSchedulerType.default('linear').describe('The learning rate schedule (transformers’ scheduler names)'),
+    save_strategy: IntervalStrategy.default('epoch').describe('When checkpoints are saved (steps: every save_steps)'),
     save_steps: boundedInt(1).optional().describe('save_strategy steps: save every this many steps (default logging_steps × 10)'),
-    logging_steps: boundedInt(1).default(10),
-    lora_rank: boundedInt(1, 4096).default(16).meta(LORA_METHODS),
-    lora_alpha: boundedInt(1, 65_536).default(16).meta(LORA_METHODS),
-    lora_dropout: Fraction.default(0.05).meta(LORA_METHODS),
+    logging_steps: boundedInt(1).default(10).describe('A progress event every this many steps'),
+    lora_rank: boundedInt(1, 4096).default(16).describe('LoRA rank r').meta(LORA_METHODS),
+    lora_alpha: boundedInt(1, 65_536).default(16).describe('LoRA alpha (scaling = alpha / r)').meta(LORA_METHODS),
+    lora_dropout: Fraction.default(0.05).describe('Dropout on the LoRA branch').meta(LORA_METHODS),
     max_prompt_length: boundedInt(1, 1 << 20).default(512).describe('dpo, orpo, grpo: tokens kept of the prompt').meta(onlyFor('dpo', 'orpo', 'grpo')),
     num_generations: boundedInt(2, 1024).default(4).describe('grpo: completions per prompt that are compared').meta(onlyFor('grpo')),
     max_completion_length: boundedInt(1, 1 << 20).default(64).describe('grpo: tokens sampled per completion').meta(onlyFor('grpo')),
-    max_grad_norm: z.number().positive().default(0.1),
-    adam_beta1: Fraction.default(0.9),
-    adam_beta2: Fraction.default(0.99),
-    warmup_ratio: z.number().min(0).max(1).default(0.1),
+    max_grad_norm: z.number().positive().default(0.1).describe('Gradient clipping norm'),
+    adam_beta1: Fraction.default(0.9).describe('AdamW beta1'),
+    adam_beta2: Fraction.default(0.99).describe('AdamW beta2'),
+    warmup_ratio: z.number().min(0).max(1).default(0.1).describe('Share of the steps spent warming the learning rate up'),
     beta: z.number().min(0).default(0.1).describe('dpo/orpo preference strength; grpo KL weight (0 turns KL off)').meta(onlyFor('dpo', 'orpo', 'grpo')),
     seed: boundedInt(0).default(42).describe('Random seed: data order, LoRA initialisation, sampling'),
     // The trainers' own loss and sampling knobs (decisions.md); left out, TRL's default applies.
-    loss_type: z.enum([...GRPO_LOSS_TYPES, ...DPO_LOSS_TYPES]).optional().describe(`grpo: ${GRPO_LOSS_TYPES.join(', ')} (default dapo); dpo: ${DPO_LOSS_TYPES.join(', ')} (default sigmoid)`).meta(onlyFor('dpo', 'grpo')),
+    loss_type: z.enum([...GRPO_LOSS_TYPES, ...DPO_LOSS_TYPES]).optional().describe(`grpo: ${GRPO_LOSS_TYPES.join(', ')} (default dapo); dpo: ${DPO_LOSS_TYPES.join(', ')} (default sigmoid)`).meta({ ...onlyFor('dpo', 'grpo'), 'x-loss-types': LOSSES }),
     importance_sampling_level: z.enum(['token', 'sequence']).optional().describe('grpo: importance ratios per token, or per sequence (GSPO)').meta(onlyFor('grpo')),
     epsilon: z.number().positive().max(1).optional().describe('grpo: lower clipping bound of the ratio (default 0.2)').meta(onlyFor('grpo')),
     epsilon_high: z.number().positive().max(10).optional().describe('grpo: upper clipping bound (default epsilon; DAPO recommends 0.28)').meta(onlyFor('grpo')),
@@ -111,9 +112,9 @@ export const TrainingExportConfig = z
 
 export const EvalConfig = z.strictObject({
   eval_strategy: IntervalStrategy.default('no').describe('steps or epoch need a test split'),
-  eval_steps: boundedInt(1).default(50),
-  compute_eval_metrics: z.boolean().default(false),
-  batch_eval_metrics: z.boolean().default(false),
+  eval_steps: boundedInt(1).default(50).describe('eval_strategy steps: evaluate every this many steps'),
+  compute_eval_metrics: z.boolean().default(false).describe('The evaluations during training also report perplexity and assistant-token accuracy'),
+  batch_eval_metrics: z.boolean().default(false).describe('Compute the evaluation metrics batch by batch (less memory on a big test split)'),
   early_stopping_patience: boundedInt(1)
     .optional()
     .describe('Stop when metric_for_best has not improved for this many evaluations (needs eval_strategy steps or epoch)'),
@@ -166,7 +167,7 @@ export const TrainingConfig = z
       }
     }
     const loss = config.hyperparameters.loss_type;
-    const losses = LOSSES[config.trainer_type];
+    const losses: readonly string[] | undefined = LOSSES[config.trainer_type as keyof typeof LOSSES];
     if (loss !== undefined && !losses?.includes(loss)) {
       ctx.addIssue({
         code: 'custom',

@@ -1,6 +1,7 @@
 """methods: one module per trainer (sft, dpo, orpo, grpo), each with its dataset mode (MODE), the settings that only
 some trainers read and it does (SETTINGS), its TRL config (trainer_config), its rows as pre-flight counts them
-(token_row) and its trainer (build_trainer); dispatched from TRAINERS."""
+(token_row) and its trainer (build_trainer); dispatched from TRAINERS. The mode and the settings are the training
+contract's (contract.py)."""
 from __future__ import annotations
 
 from types import ModuleType

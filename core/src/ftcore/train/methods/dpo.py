@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 from ...data import Mode
+from ..contract import dataset_mode, settings_read_by
 from ..spec import Options, set_only
 from ..token_rows import TokenRow
 from ..trainers import as_dataset
 
-MODE: Mode = "preference"
-SETTINGS = ("padding_free", "max_prompt_length", "beta", "loss_type", "rpo_alpha")
+MODE: Mode = dataset_mode("dpo")
+SETTINGS = settings_read_by("dpo")
 
 
 def trainer_config(spec: Options, common: dict):

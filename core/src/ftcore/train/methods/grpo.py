@@ -2,14 +2,13 @@
 from __future__ import annotations
 
 from ...data import Mode
+from ..contract import dataset_mode, settings_read_by
 from ..spec import Options, completion_budget, set_only
 from ..token_rows import TokenRow
 from ..trainers import as_dataset
 
-MODE: Mode = "prompt_only"
-SETTINGS = ("max_prompt_length", "num_generations", "max_completion_length", "beta", "equal_reward_steps",
-            "loss_type", "importance_sampling_level", "epsilon", "epsilon_high", "scale_rewards",
-            "mask_truncated_completions", "temperature")
+MODE: Mode = dataset_mode("grpo")
+SETTINGS = settings_read_by("grpo")
 
 
 def trainer_config(spec: Options, common: dict):

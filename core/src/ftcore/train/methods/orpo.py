@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 from ...data import Mode
+from ..contract import dataset_mode, settings_read_by
 from ..spec import Options
 from ..token_rows import TokenRow
 from ..trainers import as_dataset
 
-MODE: Mode = "preference"
-SETTINGS = ("max_prompt_length", "beta")
+MODE: Mode = dataset_mode("orpo")
+SETTINGS = settings_read_by("orpo")
 
 
 def trainer_config(spec: Options, common: dict):

@@ -5,13 +5,14 @@ from __future__ import annotations
 import sys
 
 from ...data import Mode
+from ..contract import dataset_mode, settings_read_by
 from .. import device
 from ..spec import Options
 from ..token_rows import TokenRow
 from ..trainers import as_dataset
 
-MODE: Mode = "language_modeling"
-SETTINGS = ("packing", "padding_free")
+MODE: Mode = dataset_mode("sft")
+SETTINGS = settings_read_by("sft")
 
 
 def trainer_config(spec: Options, common: dict):

@@ -15,7 +15,11 @@ import { initialRewards, rewardConfig, type RewardDraft } from './rewards.ts';
 import { SchemaFields } from './SchemaFields.tsx';
 import { cleanValues, defaultsOf, EVAL_CONFIG, EXPORT_CONFIG, fieldsFor, HYPERPARAMETERS, PRESETS, presetSettings, TRACKER_CONFIG, TRAINING_FIELDS, type PresetName } from './training-schema.ts';
 
-const TRAINERS_BY_MODE: Record<string, string[]> = { language_modeling: ['sft'], preference: ['dpo', 'orpo'], prompt_only: ['grpo'] };
+/** The trainers a dataset of each processing_mode can run (the schema's `x-dataset-modes` of trainer_type). */
+const TRAINERS_BY_MODE = Object.entries(TRAINING_FIELDS.trainer_type?.['x-dataset-modes'] ?? {}).reduce<Record<string, string[]>>(
+  (byMode, [trainer, mode]) => ({ ...byMode, [mode]: [...(byMode[mode] ?? []), trainer] }),
+  {},
+);
 
 export function LaunchPage() {
   const [, navigate] = useLocation();

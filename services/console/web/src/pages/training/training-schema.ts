@@ -15,6 +15,8 @@ export interface FieldSchema extends SettingScope {
   maximum?: number;
   exclusiveMinimum?: number;
   exclusiveMaximum?: number;
+  /** trainer_type: the processing_mode each trainer's dataset has. */
+  'x-dataset-modes'?: Record<string, string>;
 }
 
 export type ObjectSchema = Record<string, FieldSchema>;

@@ -16,7 +16,7 @@ from pathlib import Path
 # The llama.cpp release of the node-llama-cpp binaries whose include/llama.h the struct below copies.
 LLAMA_CPP_RELEASE = "v0.5.0"
 LLAMA_FTYPE_MOSTLY_Q4_K_M = 15
-_REPO = Path(__file__).resolve().parents[3]  # core/src/ftcore/ → the repository root, where node_modules is
+_REPO = Path(__file__).resolve().parents[4]  # core/src/ftcore/export/ → the repository root, where node_modules is
 
 
 class _QuantizeParams(ctypes.Structure):

@@ -1,7 +1,9 @@
 // Job rows as a worker may leave them, served by both faces (GET /jobs and /jobs/{id}; /v1/fine_tuning/jobs and its
 // retrieve) on both metadata stores (PGlite embedded, PostgreSQL scaled out). #56: a worker killed after step 50 of 50
 // left step 51 of 50 with eta -0.1, and the serializer refused the whole list (a 500 for every GET /jobs). Rows are
-// written through the repository's update, as the worker writes them: no training, no worker.
+// written through the repository's update, as the worker writes them: no training, no worker. #58: a stored
+// training_config is parsed by one function (jobConfig); a row from before a field existed gets its default, and one
+// that does not parse is left out of the lists like any row that cannot be served.
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -28,16 +30,16 @@ describe.each(MODES)('job rows a worker left, on %s', (_mode, environment) => {
   let training: FastifyInstance;
   let openai: FastifyInstance;
   const user = 'local';
-  const ids: Record<'soak' | 'nan' | 'inf' | 'past' | 'misfit' | 'unservable', string> = {} as never;
+  const ids: Record<'soak' | 'nan' | 'inf' | 'past' | 'misfit' | 'unservable' | 'legacy' | 'badConfig', string> = {} as never;
   const get = (url: string) => checkedInject('training', training, { url });
   const v1 = (url: string) => checkedInject('openai', openai, { url });
 
   /** A job of `user`, then the updates a worker makes, through the repository. */
-  async function job(update: Parameters<TestPlatform['jobs']['update']>[1]): Promise<TrainingJobRow> {
+  async function job(update: Parameters<TestPlatform['jobs']['update']>[1], config: Record<string, unknown> = { trainer_type: 'sft', method: 'LoRA' }): Promise<TrainingJobRow> {
     const jobId = newId('job');
     await platform.jobs.insert({
       job_id: jobId, user_id: user, job_name: 'soak', processed_dataset_id: 'pd_rows', base_model_id: 'tiny', modality: 'text',
-      training_config: { trainer_type: 'sft', method: 'LoRA' }, blob_prefix: `jobs/${user}/${jobId}/`, tracker_url: null,
+      training_config: config, blob_prefix: `jobs/${user}/${jobId}/`, tracker_url: null,
     });
     await platform.jobs.update(jobId, { status: 'preparing', started_at: new Date() }, ['queued']);
     return (await platform.jobs.update(jobId, { status: 'training', ...update }))!;
@@ -57,6 +59,9 @@ describe.each(MODES)('job rows a worker left, on %s', (_mode, environment) => {
     ids.misfit = (await job({ artifacts: { file: { adapter: 5 as never }, raw: {}, hub: {} }, preflight: { from: 'an older version' } })).job_id;
     // what cannot be served at all: required fields missing or of another type (artifacts without `file`; /v1's model)
     ids.unservable = (await job({ artifacts: { raw: {}, hub: {} } as never, openai: { model: 5 } })).job_id;
+    // a row written before trainer_type, method or any hyperparameter was stored; one whose config does not parse
+    ids.legacy = (await job({ progress: { step: 1, total_steps: 5, epoch: 0.2, loss: 1, eta_seconds: 4 } }, {})).job_id;
+    ids.badConfig = (await job({}, { hyperparameters: { batch_size: 'two' } })).job_id;
     await platform.jobs.recordCheckpoint({ job_id: ids.nan, step: 10, epoch: 0.2, train_loss: Number.NaN, eval_loss: Number.NEGATIVE_INFINITY, size_bytes: 1 });
   });
   afterAll(async () => {
@@ -113,6 +118,21 @@ describe.each(MODES)('job rows a worker left, on %s', (_mode, environment) => {
     const one = await get(`/jobs/${ids.unservable}`);
     expect(one.statusCode).toBe(500);
     expect(one.json()).toEqual({ detail: 'internal error', request_id: one.headers['x-request-id'] });
+  });
+
+  it('reads a legacy row\'s config with the defaults of today (sft, QLoRA, every hyperparameter), and leaves out one that does not parse', async () => {
+    const one = await get(`/jobs/${ids.legacy}`);
+    expect(one.statusCode).toBe(200);
+    expect(one.json().training_config).toMatchObject({ base_model_id: 'tiny', trainer_type: 'sft', method: 'QLoRA', hyperparameters: { learning_rate: 0.0002, batch_size: 2 } });
+    const listed = (await get('/jobs')).json().jobs.map((j: { job_id: string }) => j.job_id);
+    expect(listed).toContain(ids.legacy);
+    expect(listed).not.toContain(ids.badConfig);
+    expect(platform.logText().split('\n').some((line) => line.includes(ids.badConfig) && line.includes('hyperparameters.batch_size'))).toBe(true);
+    expect((await get(`/jobs/${ids.badConfig}`)).statusCode).toBe(500);
+    const page = (await v1('/v1/fine_tuning/jobs?limit=100')).json().data.map((j: { id: string }) => j.id);
+    expect(page).toContain(ids.legacy);
+    expect(page).not.toContain(ids.badConfig);
+    expect((await v1(`/v1/fine_tuning/jobs/${ids.legacy}`)).statusCode).toBe(200);
   });
 
   it('/v1: lists and retrieves the same jobs, the unservable one left out (a 500 with the request id on its own)', async () => {

@@ -80,6 +80,20 @@ def test_check_grader_names_what_cannot_run(grader, message):
         check_grader(grader)
 
 
+
+@pytest.mark.parametrize("grader,field", [
+    ({"type": "exec"}, "grader.type"),
+    ({"type": "python", "source": "def grade(sample, item)\n  return 1"}, "grader.source"),
+    ({"type": "score_model", "model": "m", "input": [{"role": "user", "content": "{{ os }}"}]}, "grader.input[0].content"),
+    ({"type": "multi", "calculate_output": "a +", "graders": {"a": {"type": "python", "source": "x = ("}}}, "grader.graders.a.source"),
+    ({"type": "multi", "calculate_output": "a + b", "graders": {"a": {"type": "string_check", "input": "x", "reference": "y", "operation": "eq"}}}, "grader.calculate_output"),
+])
+def test_a_refused_grader_names_its_field_apart_from_the_words(grader, field):
+    """The field at fault travels as `field` on the error event (#58): callers name it from there, not from the text."""
+    with pytest.raises(SpecError) as refused:
+        check_grader(grader)
+    assert refused.value.field == field
+
 def python_grader(body: str) -> dict:
     return {"type": "python", "name": "p", "source": "import os, socket\n\ndef grade(sample, item):\n" + body}
 

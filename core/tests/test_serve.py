@@ -279,7 +279,7 @@ def test_grade_answers_each_output_with_its_reward_and_why_a_zero_is_a_zero(serv
     assert graded.error_kinds == [None, "python_grader_runtime_error"]
     refused = server.ask({"id": "g2", "op": "grade", "grader": {"type": "python", "name": "p", "source": "def grade(:"},
                           "outputs": [], "items": []})
-    assert (refused.event, refused.code, refused.id) == ("error", "validation", "g2")
+    assert (refused.event, refused.code, refused.id, refused.field) == ("error", "validation", "g2", "grader.source")
     assert refused.message.startswith("grader.source: line 1")
 
 

@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     command = argv[0] if argv else "?"
     events.start_heartbeat()
     if command != "serve":  # serve says its waits per request (a cold model's load)
-        events.stage("loading the ML libraries")
+        events.stage("loading_libraries", "loading the ML libraries")
     try:
         command, options = parse_options(argv)
         held.for_a_test(command)
@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             events.end_stage()  # nothing more to say once the command has ended, however it ended
     except SpecError as e:
-        events.emit(events.Error(code="validation", message=str(e)))
+        events.emit(events.Error(code="validation", message=str(e), field=e.field))
         return 2
     except Cancelled as e:
         events.emit(events.Error(code="cancelled", message=str(e) or "cancelled"))

@@ -2,7 +2,17 @@
 
 
 class SpecError(ValueError):
-    """The spec cannot work with this dataset/model/machine; the message says how to fix it."""
+    """The spec cannot work with this dataset/model/machine; the message says how to fix it. `field`, when one field is
+    at fault, is its dotted path in the spec or request ("grader.source"): the `error` event carries it, so that a
+    caller names the field from it rather than from the words."""
+
+    def __init__(self, message: str, field: str | None = None):
+        super().__init__(message)
+        self.field = field
+
+    @classmethod
+    def at(cls, field: str, message: str) -> "SpecError":
+        return cls(message, field)
 
 
 class Cancelled(RuntimeError):

@@ -28,10 +28,17 @@ class Progress:
     event: Literal["progress"] = "progress"
 
 
+# What a command is doing, by a name a program reads (the words of a stage's log are for people and may change).
+Stage = Literal["loading_libraries", "reading_data", "loading_model", "training", "saving", "evaluating", "merging",
+                "writing_gguf", "exporting_onnx", "importing", "loading_for_serving"]
+
+
 @dataclass
 class Log:
     level: Literal["debug", "info", "warning", "error"]
     message: str
+    # The stage this log announces or reports the time of (events.stage); None for any other log.
+    stage: Stage | None = None
     event: Literal["log"] = "log"
 
 
@@ -79,6 +86,8 @@ class Error:
     id: str | None = None
     # serve, a cancelled generation: the tokens it had generated when it stopped.
     generated_tokens: int | None = None
+    # validation: the dotted path of the field at fault in the spec or request ("grader.source"), when one is.
+    field: str | None = None
     event: Literal["error"] = "error"
 
 
@@ -215,15 +224,15 @@ def emit(event: CoreEvent) -> None:
 # --- what the command is doing now (#39: no wait over 10 s without a word) -----------------------------------------
 
 _last_emit = time.monotonic()
-_stage: dict[str, Any] = {"name": None, "since": 0.0}
+_stage: dict[str, Any] = {"name": None, "key": None, "since": 0.0}
 
 
-def stage(name: str) -> None:
-    """The command now does `name` ("loading the base model"): said at once, and while it lasts every
-    FTCORE_PROGRESS_INTERVAL seconds (5; the worker sets it from PROGRESS_INTERVAL_S) with the time so far, unless
-    another event went out meanwhile (start_heartbeat)."""
-    _stage.update(name=name, since=time.monotonic())
-    emit(Log(level="info", message=f"{name}…"))
+def stage(key: Stage, name: str) -> None:
+    """The command now does `name` ("loading the base model"; `key` names it for programs): said at once, and while
+    it lasts every FTCORE_PROGRESS_INTERVAL seconds (5; the worker sets it from PROGRESS_INTERVAL_S) with the time so
+    far, unless another event went out meanwhile (start_heartbeat)."""
+    _stage.update(name=name, key=key, since=time.monotonic())
+    emit(Log(level="info", message=f"{name}…", stage=key))
 
 
 def stage_label(name: str) -> None:
@@ -243,9 +252,9 @@ def start_heartbeat() -> None:
     def beat() -> None:
         while True:
             time.sleep(interval / 2)
-            name, since = _stage["name"], _stage["since"]
+            name, key, since = _stage["name"], _stage["key"], _stage["since"]
             if name and time.monotonic() - _last_emit >= interval:
-                emit(Log(level="info", message=f"{name}: {round(time.monotonic() - since)} s so far"))
+                emit(Log(level="info", message=f"{name}: {round(time.monotonic() - since)} s so far", stage=key))
 
     threading.Thread(target=beat, name="stage-heartbeat", daemon=True).start()
 

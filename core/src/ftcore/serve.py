@@ -130,7 +130,7 @@ class ModelCache:
 
         started = time.monotonic()
         # A cold model takes seconds to a minute: said now, and by the heartbeat while it loads (#39).
-        events.stage(f"loading {Path(model_dir).name}{' + adapter ' + Path(adapter_dir).name if adapter_dir else ''}")
+        events.stage("loading_for_serving", f"loading {Path(model_dir).name}{' + adapter ' + Path(adapter_dir).name if adapter_dir else ''}")
         try:
             for_a_test("load")
             model, tokenizer = load_for_inference(model_dir, adapter_dir, self.device)
@@ -236,7 +236,7 @@ class Server:
                       "grade": self.grade}[request.op]
             events.emit(answer(request))
         except SpecError as e:
-            events.emit(events.Error(code="validation", message=str(e), id=request_id))
+            events.emit(events.Error(code="validation", message=str(e), id=request_id, field=e.field))
         except Cancelled as e:
             events.emit(events.Error(code="cancelled", message=str(e) or "cancelled", id=request_id,
                                      generated_tokens=e.generated_tokens))

@@ -90,10 +90,15 @@ export interface CoreServerOptions {
 export type CoreServerErrorCode = 'validation' | 'runtime' | 'cancelled' | 'timeout' | 'exited' | 'closed';
 
 /** A request the core did not answer with a result; `code` says why (the core's own error code, or ours). */
+/** A core field path ("grader.input[0].content") as a location's keys: grader, input, 0, content. */
+export const fieldKeys = (field: string): string[] => field.split(/[.[\]]/).filter((key) => key !== '');
+
 export class CoreServerError extends Error {
   constructor(
     readonly code: CoreServerErrorCode,
     message: string,
+    /** validation: the dotted path of the field the core refused ("grader.source"), when it names one. */
+    readonly field?: string,
   ) {
     super(message);
     this.name = 'CoreServerError';
@@ -282,7 +287,7 @@ export class CoreServer {
       return; // an answer nobody waits for any more (timed out), or a server-level error
     }
     this.pending.delete(id);
-    if (event.event === 'error') waiting.reject(new CoreServerError(event.code, event.message));
+    if (event.event === 'error') waiting.reject(new CoreServerError(event.code, event.message, event.field ?? undefined));
     else waiting.resolve(event);
   }
 

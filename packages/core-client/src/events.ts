@@ -17,10 +17,16 @@ export const ProgressEvent = z.strictObject({
   extra,
 });
 
+/** What a command is doing, by a name programs read (a stage's words are for people and may change). */
+export const CoreStage = z.enum(['loading_libraries', 'reading_data', 'loading_model', 'training', 'saving', 'evaluating', 'merging', 'writing_gguf', 'exporting_onnx', 'importing', 'loading_for_serving']);
+export type CoreStage = z.infer<typeof CoreStage>;
+
 export const LogEvent = z.strictObject({
   event: z.literal('log'),
   level: z.enum(['debug', 'info', 'warning', 'error']),
   message: z.string(),
+  /** The stage this log announces or reports the time of; null for any other log. */
+  stage: CoreStage.nullable().optional(),
 });
 
 export const MetricsEvent = z.strictObject({
@@ -55,6 +61,8 @@ export const ErrorEvent = z.strictObject({
   id: z.string().nullable().optional(),
   /** serve, a cancelled generation: the tokens it had generated when it stopped. */
   generated_tokens: z.number().int().nonnegative().nullable().optional(),
+  /** validation: the dotted path of the field at fault in the spec or request ("grader.source"), when one is. */
+  field: z.string().nullable().optional(),
 });
 
 export const TrackerEvent = z.strictObject({

@@ -2,6 +2,7 @@
 // turns evaluation on (#39: "Quick check" ran 30 steps with eval_steps at its default of 50, so it never evaluated);
 // and the settings the form offers and sends are those the chosen trainer and method read.
 import { describe, expect, it } from 'vitest';
+import { jobConfig } from '@ftp/schema';
 import { appliedTrainingConfig } from '../../../packages/jobs/src/training/applied-config.ts';
 import { cleanValues, fieldsFor, HYPERPARAMETERS, PRESETS, presetSettings, type PresetName } from '../web/src/pages/training/training-schema.ts';
 
@@ -37,8 +38,10 @@ describe('the launch form for each trainer and method', () => {
   it('offers exactly the settings the job’s applied config keeps (one statement of which trainer reads what)', () => {
     for (const trainer of trainers) {
       for (const method of methods) {
-        const every = { ...Object.fromEntries(Object.keys(HYPERPARAMETERS).map((name) => [name, 1])), max_steps: -1 };
-        const applied = appliedTrainingConfig({ trainer_type: trainer, method, hyperparameters: every }, null).hyperparameters as object;
+        // every hyperparameter set to a value it takes (its default, an allowed value, or its maximum)
+        const every = Object.fromEntries(Object.entries(HYPERPARAMETERS).map(([name, field]) => [name, field.default ?? field.enum?.[0] ?? (field.type === 'boolean' ? true : (field.maximum ?? 1))]));
+        const config = jobConfig({ base_model_id: 'tiny', training_config: { trainer_type: trainer, method, hyperparameters: every } });
+        const applied = appliedTrainingConfig(config, null).hyperparameters;
         expect(Object.keys(fieldsFor(HYPERPARAMETERS, trainer, method)), `${trainer} ${method}`).toEqual(Object.keys(applied));
       }
     }

@@ -4,7 +4,7 @@
 import type { BatchWithCounts, CheckpointRow, JobEventRow, RawDatasetRow, TrainingJobRow, UploadRow } from '@ftp/platform';
 import { checkpointModelName, fineTunedModelName } from '@ftp/jobs/models';
 import { finiteOrNull, presentProgress, trainerOf } from '@ftp/jobs/training';
-import type { BatchObject, FileObject, FineTuningJob } from '@ftp/schema';
+import { jobConfig, type BatchObject, type FileObject, type FineTuningJob } from '@ftp/schema';
 import type { OpenAiJobFacts, ResolvedHyperparameters } from './fine-tuning.ts';
 
 export const seconds = (value: Date | string): number => Math.floor(new Date(value).getTime() / 1000);
@@ -92,20 +92,20 @@ function status(job: TrainingJobRow): FineTuningJob['status'] {
 /** The passes over the train split a job makes: its epochs, or, when max_steps ends it, the epochs those steps reach
  *  (the last one partly; from its pre-flight report's steps per epoch, the requested epochs until there is one). */
 export function epochsRun(job: Pick<TrainingJobRow, 'training_config' | 'preflight'>): number {
-  const hp = (job.training_config as { hyperparameters?: { epochs?: number; max_steps?: number } }).hyperparameters ?? {};
+  const hp = jobConfig(job).hyperparameters;
   const perEpoch = (job.preflight as { steps?: { per_epoch?: number } } | null)?.steps?.per_epoch;
-  if ((hp.max_steps ?? -1) > 0 && perEpoch) return Math.ceil(hp.max_steps! / perEpoch);
-  return hp.epochs ?? 3;
+  if (hp.max_steps > 0 && perEpoch) return Math.ceil(hp.max_steps / perEpoch);
+  return hp.epochs;
 }
 
 /** The hyperparameters a job made through POST /train shows: its own, in OpenAI's terms. */
 function ownHyperparameters(job: TrainingJobRow): ResolvedHyperparameters & { beta: number } {
-  const hp = (job.training_config as { hyperparameters?: { batch_size?: number; gradient_accumulation_steps?: number; learning_rate?: number; beta?: number } }).hyperparameters ?? {};
+  const hp = jobConfig(job).hyperparameters;
   return {
     n_epochs: epochsRun(job),
-    batch_size: (hp.batch_size ?? 2) * (hp.gradient_accumulation_steps ?? 4),
-    learning_rate_multiplier: (hp.learning_rate ?? 2e-4) / 2e-4,
-    beta: hp.beta ?? 0.1,
+    batch_size: hp.batch_size * hp.gradient_accumulation_steps,
+    learning_rate_multiplier: hp.learning_rate / 2e-4,
+    beta: hp.beta,
   };
 }
 
@@ -136,7 +136,7 @@ export function presentFineTuningJob(job: TrainingJobRow): FineTuningJob {
     model: facts?.model ?? job.base_model_id,
     organization_id: job.user_id,
     result_files: [],
-    seed: facts?.seed ?? (job.training_config as { hyperparameters?: { seed?: number } }).hyperparameters?.seed ?? 42,
+    seed: facts?.seed ?? jobConfig(job).hyperparameters.seed,
     status: state,
     trained_tokens: trained === null ? null : Math.round(trained),
     training_file: facts?.training_file ?? null,
@@ -163,7 +163,7 @@ function graderMeans(figures: Record<string, unknown>, prefix: string): Record<s
   return Object.fromEntries(Object.entries(figures).flatMap(([key, value]) => (key.startsWith(prefix) && key.endsWith('/mean') && num(value) !== null ? [[key.slice(prefix.length, -'/mean'.length), value as number]] : [])));
 }
 
-const reinforcement = (job: TrainingJobRow): boolean => (job.training_config as { trainer_type?: string }).trainer_type === 'grpo';
+const reinforcement = (job: TrainingJobRow): boolean => jobConfig(job).trainer_type === 'grpo';
 
 /** One entry of the job's event log as OpenAI's event (null for nothing worth showing). */
 export function presentEvent(job: TrainingJobRow, event: JobEventRow) {

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { JobEventRow, TrainingJobRow } from '@ftp/platform';
 import { epochsRun, presentEvent } from '../src/presenters.ts';
 
-const job = (trainer: string) => ({ job_id: 'job_1', training_config: { trainer_type: trainer }, openai: null }) as unknown as TrainingJobRow;
+const job = (trainer: string) => ({ job_id: 'job_1', base_model_id: 'tiny', training_config: { trainer_type: trainer }, openai: null }) as unknown as TrainingJobRow;
 const event = (kind: JobEventRow['kind'], data: Record<string, unknown>): JobEventRow => ({ job_id: 'job_1', seq: 7, kind, data, created_at: new Date('2026-01-01T00:00:00Z') });
 
 describe('fine-tuning events of a GRPO job', () => {
@@ -36,7 +36,7 @@ describe('fine-tuning events of an SFT job', () => {
 
 describe('n_epochs of a job made through POST /train', () => {
   // #40: a max_steps job showed its unused epochs (3) though its checkpoints reached epoch 32.
-  const config = (hyperparameters: Record<string, unknown>) => ({ trainer_type: 'sft', hyperparameters });
+  const config = (hyperparameters: Record<string, unknown>) => ({ base_model_id: 'tiny', trainer_type: 'sft', hyperparameters });
   it('is the epochs max_steps reached, the last one partly, once the pre-flight report counts the steps per epoch', () => {
     expect(epochsRun({ training_config: config({ epochs: 3, max_steps: 1500 }), preflight: { steps: { per_epoch: 47, total: 1500 } } })).toBe(32);
     expect(epochsRun({ training_config: config({ epochs: 3, max_steps: 94 }), preflight: { steps: { per_epoch: 47, total: 94 } } })).toBe(2);

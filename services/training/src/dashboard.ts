@@ -3,7 +3,7 @@
 // the pre-flight report, metrics and hyperparameters, figures as the console writes them (readable.ts); it reloads
 // itself every few seconds while the job runs. No script, no external asset (the icon is inline).
 import { RUNNING_STATUSES, type JobEventRow, type Platform, type TrainingJobRow } from '@ftp/platform';
-import type { PreflightReport } from '@ftp/schema';
+import { jobConfig, type PreflightReport } from '@ftp/schema';
 import { appliedTrainingConfig, estimatedTime, formatBytes, formatTicks, niceTicks, readableNumber } from '@ftp/jobs/training';
 
 const escape = (value: unknown): string =>
@@ -108,7 +108,7 @@ export function curvePoints(events: JobEventRow[], grpo: boolean): { train: Curv
 
 export function renderDashboard(job: TrainingJobRow, events: JobEventRow[]): string {
   const running = RUNNING_STATUSES.includes(job.status);
-  const config = appliedTrainingConfig(job.training_config, job.preflight as PreflightReport | null) as { method?: string; trainer_type?: string; hyperparameters?: Record<string, unknown> };
+  const config = appliedTrainingConfig(jobConfig(job), job.preflight as PreflightReport | null);
   const grpo = config.trainer_type === 'grpo';
   const { train, evals } = curvePoints(events, grpo);
   const progress = job.progress;
@@ -129,7 +129,7 @@ ${running ? '<meta http-equiv="refresh" content="3">' : ''}
 <body>
 <h1>${escape(job.job_name)}</h1>
 <p>job <code>${escape(job.job_id)}</code> · <span class="status ${escape(job.status)}" id="status">${escape(job.status)}</span>
- · ${escape(config.trainer_type ?? '')} ${escape(config.method ?? '')} on <code>${escape(job.base_model_id)}</code></p>
+ · ${escape(config.trainer_type)} ${escape(config.method)} on <code>${escape(job.base_model_id)}</code></p>
 ${job.error ? `<p class="error" id="error">${escape(job.error)}</p>` : ''}
 <h2>${grpo ? 'Reward' : 'Loss'}</h2>
 ${curveSvg(grpo ? 'reward' : 'loss', train, evals)}
@@ -140,7 +140,7 @@ ${table([['step', progress ? `${count(progress.step)} / ${progress.total_steps =
 <h2>Metrics</h2>
 ${table(Object.entries(job.metrics ?? {}))}
 <h2>Hyperparameters</h2>
-${table(Object.entries(config.hyperparameters ?? {}))}
+${table(Object.entries(config.hyperparameters))}
 </body></html>`;
 }
 

@@ -69,62 +69,62 @@ def check_grader(grader: dict, where: str = "grader", nested: bool = False) -> N
     """Raises SpecError naming the field when `grader` cannot run: an unknown type or metric, a missing field, a
     template variable outside item and sample, python that does not compile, a formula naming no grader."""
     if not isinstance(grader, dict):
-        raise SpecError(f"{where} must be a grader object")
+        raise SpecError.at(where, f"{where} must be a grader object")
     kind = grader.get("type")
     allowed = GRADER_TYPES[:-1] if nested else GRADER_TYPES
     if kind not in allowed:
-        raise SpecError(f"{where}.type is {kind!r}; graders here: {', '.join(allowed)}"
+        raise SpecError.at(f"{where}.type", f"{where}.type is {kind!r}; graders here: {', '.join(allowed)}"
                         + (" (a multi grader's graders cannot be multi)" if nested and kind == "multi" else ""))
     if kind in ("string_check", "text_similarity"):
         for name in ("input", "reference"):
             if not isinstance(grader.get(name), str):
-                raise SpecError(f"{where}.{name} must be a string (a template such as {{{{sample.output_text}}}})")
+                raise SpecError.at(f"{where}.{name}", f"{where}.{name} must be a string (a template such as {{{{sample.output_text}}}})")
             for match in _TEMPLATE.finditer(grader[name]):
                 found = _VARIABLE.fullmatch(match.group(1))
                 if not found or (found.group(1) == "sample" and found.group(2)[1:].split(".")[0] not in _SAMPLE_FIELDS):
-                    raise SpecError(f"{where}.{name}: {match.group(0)} is not a variable; use {{{{item.<field>}}}}, "
+                    raise SpecError.at(f"{where}.{name}", f"{where}.{name}: {match.group(0)} is not a variable; use {{{{item.<field>}}}}, "
                                     "{{sample.output_text}} or {{sample.output_json.<field>}}")
     if kind == "string_check" and grader.get("operation") not in ("eq", "ne", "like", "ilike"):
-        raise SpecError(f"{where}.operation is {grader.get('operation')!r}; use eq, ne, like or ilike")
+        raise SpecError.at(f"{where}.operation", f"{where}.operation is {grader.get('operation')!r}; use eq, ne, like or ilike")
     if kind == "text_similarity" and grader.get("evaluation_metric") not in SIMILARITY_METRICS:
-        raise SpecError(f"{where}.evaluation_metric is {grader.get('evaluation_metric')!r}; use one of "
+        raise SpecError.at(f"{where}.evaluation_metric", f"{where}.evaluation_metric is {grader.get('evaluation_metric')!r}; use one of "
                         f"{', '.join(SIMILARITY_METRICS)}")
     if kind == "python":
         source = grader.get("source")
         if not isinstance(source, str):
-            raise SpecError(f"{where}.source must be the grader's Python source, defining grade(sample, item)")
+            raise SpecError.at(f"{where}.source", f"{where}.source must be the grader's Python source, defining grade(sample, item)")
         try:
             compile(source, "<grader>", "exec")  # compiles only: nothing of it runs here
         except SyntaxError as error:
-            raise SpecError(f"{where}.source: line {error.lineno}: {error.msg}") from error
+            raise SpecError.at(f"{where}.source", f"{where}.source: line {error.lineno}: {error.msg}") from error
     if kind in JUDGES:
         if not isinstance(grader.get("model"), str) or not grader["model"]:
-            raise SpecError(f"{where}.model must name the judge model")
+            raise SpecError.at(f"{where}.model", f"{where}.model must name the judge model")
         messages = grader.get("input")
         if not isinstance(messages, list) or not messages:
-            raise SpecError(f"{where}.input must be the judge's messages, templates in their content")
+            raise SpecError.at(f"{where}.input", f"{where}.input must be the judge's messages, templates in their content")
         for i, message in enumerate(messages):
             if not isinstance(message, dict) or message.get("role") not in JUDGE_ROLES:
-                raise SpecError(f"{where}.input[{i}] must be a message with a role of {', '.join(JUDGE_ROLES)}")
+                raise SpecError.at(f"{where}.input[{i}]", f"{where}.input[{i}] must be a message with a role of {', '.join(JUDGE_ROLES)}")
             for match in _TEMPLATE.finditer(_text_of(message.get("content"))):
                 if not _VARIABLE.fullmatch(match.group(1)):
-                    raise SpecError(f"{where}.input[{i}].content: {match.group(0)} is not a variable; use "
+                    raise SpecError.at(f"{where}.input[{i}].content", f"{where}.input[{i}].content: {match.group(0)} is not a variable; use "
                                     "{{item.<field>}}, {{sample.output_text}} or {{sample.output_json.<field>}}")
     if kind == "score_model":
         low, high = _score_range(grader)
         if not low < high:
-            raise SpecError(f"{where}.range must be [lowest, highest] with lowest below highest")
+            raise SpecError.at(f"{where}.range", f"{where}.range must be [lowest, highest] with lowest below highest")
     if kind == "label_model":
         labels, passing = grader.get("labels"), grader.get("passing_labels")
         if not isinstance(labels, list) or len(set(map(str, labels))) < 2:
-            raise SpecError(f"{where}.labels must be two or more different labels the judge chooses from")
+            raise SpecError.at(f"{where}.labels", f"{where}.labels must be two or more different labels the judge chooses from")
         if not isinstance(passing, list) or not passing or any(label not in labels for label in passing):
-            raise SpecError(f"{where}.passing_labels must be one or more of labels ({', '.join(map(str, labels))}): "
+            raise SpecError.at(f"{where}.passing_labels", f"{where}.passing_labels must be one or more of labels ({', '.join(map(str, labels))}): "
                             "the labels that earn the reward")
     if kind == "multi":
         graders = grader.get("graders")
         if not isinstance(graders, dict) or not graders:
-            raise SpecError(f"{where}.graders must map names to graders")
+            raise SpecError.at(f"{where}.graders", f"{where}.graders must map names to graders")
         for name, sub in graders.items():
             check_grader(sub, f"{where}.graders.{name}", nested=True)
         Formula(grader.get("calculate_output"), set(graders), f"{where}.calculate_output")
@@ -358,11 +358,11 @@ class Formula:
 
     def __init__(self, text, names: set[str], where: str):
         if not isinstance(text, str) or not text.strip():
-            raise SpecError(f"{where} must be a formula over the graders' names, e.g. \"0.5 * a + 0.5 * b\"")
+            raise SpecError.at(where, f"{where} must be a formula over the graders' names, e.g. \"0.5 * a + 0.5 * b\"")
         try:
             self.tree = ast.parse(text.strip(), mode="eval").body
         except SyntaxError as error:
-            raise SpecError(f"{where}: {text!r} is not a formula ({error.msg})") from error
+            raise SpecError.at(where, f"{where}: {text!r} is not a formula ({error.msg})") from error
         self.names, self.where = names, where
         self._check(self.tree)
 
@@ -371,7 +371,7 @@ class Formula:
             return
         if isinstance(node, ast.Name):
             if node.id not in self.names:
-                raise SpecError(f"{self.where}: {node.id!r} names no grader; graders: {', '.join(sorted(self.names))}")
+                raise SpecError.at(self.where, f"{self.where}: {node.id!r} names no grader; graders: {', '.join(sorted(self.names))}")
             return
         if isinstance(node, ast.BinOp) and type(node.op) in self._OPERATORS:
             self._check(node.left)
@@ -385,7 +385,7 @@ class Formula:
             for arg in node.args:
                 self._check(arg)
             return
-        raise SpecError(f"{self.where}: {ast.unparse(node)!r} is not allowed; a formula has numbers, grader names, "
+        raise SpecError.at(self.where, f"{self.where}: {ast.unparse(node)!r} is not allowed; a formula has numbers, grader names, "
                         "+ - * /, parentheses, min, max and abs")
 
     def __call__(self, values: dict[str, float]) -> float:

@@ -47,7 +47,7 @@ class Options:
 
 
 def run(options: Options) -> None:
-    events.stage(f"writing the GGUF ({'LoRA adapter' if options.adapter else options.quantization})")
+    events.stage("writing_gguf", f"writing the GGUF ({'LoRA adapter' if options.adapter else options.quantization})")
     config = read_config(Path(options.model))
     arch = _architecture(config)
     out = Path(options.output_file)

@@ -18,7 +18,7 @@ class Options:
 
 
 def run(options: Options) -> None:
-    events.stage("merging the adapter into the base model")
+    events.stage("merging", "merging the adapter into the base model")
     for name in ("base_model", "adapter"):
         if not Path(getattr(options, name)).is_dir():
             raise SpecError(f"{name} {getattr(options, name)} is not a folder")

@@ -67,7 +67,7 @@ def run(options: Options) -> None:
     architecture = _architecture(read_config(model_dir))
     out = Path(options.output_dir)
     (out / "onnx").mkdir(parents=True, exist_ok=True)
-    events.stage("exporting to ONNX (fp32, with the KV cache)")
+    events.stage("exporting_onnx", "exporting to ONNX (fp32, with the KV cache)")
     _export_fp32(model_dir, out)
     _write_generation_config(model_dir, out)
     _chat_template_in_tokenizer_config(out)
@@ -76,7 +76,7 @@ def run(options: Options) -> None:
         if variant in ("fp16", "q4f16") and architecture in NO_FP16:
             events.emit(events.Log(level="warning", message=f"the {variant} variant is not written: {NO_FP16[architecture]}"))
             continue
-        events.stage(f"writing the {variant} variant")
+        events.stage("exporting_onnx", f"writing the {variant} variant")
         if variant == "q4":
             _quantize_q4(fp32, out / "onnx" / "model_q4.onnx")
         elif variant == "fp16":
@@ -91,7 +91,7 @@ def run(options: Options) -> None:
     if options.reference_file:
         if not options.prompts_file:
             raise SpecError("reference_file needs prompts_file: the conversations to generate from")
-        events.stage("generating the reference with transformers")
+        events.stage("exporting_onnx", "generating the reference with transformers")
         conversations = json.loads(Path(options.prompts_file).read_text())
         generated = reference_generations(model_dir, conversations, options.max_new_tokens)
         varied = [g for g in generated if g["distinct"] >= options.min_distinct]

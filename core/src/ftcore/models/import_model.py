@@ -254,7 +254,7 @@ def _use_chat_template(out: Path, template: Path) -> None:
 
 
 def run(options: Options) -> None:
-    events.stage(f"importing {options.source}")
+    events.stage("importing", f"importing {options.source}")
     out = Path(options.output_dir)
     provider = _provider(options)
     if provider == "package":

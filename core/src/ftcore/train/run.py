@@ -21,7 +21,7 @@ def run(spec: Options) -> None:
 def _run(spec: Options) -> None:
     from .validate import validate
 
-    events.stage("reading and checking the data")
+    events.stage("reading_data", "reading and checking the data")
     train_records, test_records, mode = validate(spec)
     from .configs import not_applicable
     from .device import device_is_cuda, device_summary
@@ -35,7 +35,7 @@ def _run(spec: Options) -> None:
     plan = memory_plan(spec, made["memory"] if made else None)
     for reason in plan.reasons:
         events.emit(events.Log(level="info", message=reason))
-    events.stage("loading the base model and preparing the data")
+    events.stage("loading_model", "loading the base model and preparing the data")
     trainer, cancel, protocol = setup(spec, train_records, test_records, mode, plan)
     _warn_if_dpo_cannot_teach_stopping(spec, train_records, trainer)
     if world := distributed.world():
@@ -46,7 +46,7 @@ def _run(spec: Options) -> None:
     if finished is not None:
         _load_finished(trainer, protocol, checkpoint, finished)
     else:
-        events.stage("training")
+        events.stage("training", "training")
         trainer.train(resume_from_checkpoint=checkpoint)
     held.for_a_test("trained")
     if cancel.requested:
@@ -54,12 +54,12 @@ def _run(spec: Options) -> None:
     if protocol.diverged.step is not None:
         raise TrainingDiverged(protocol.diverged.message(spec))
     _report_best(spec, trainer)  # the other ranks' events go nowhere (cli.py)
-    events.stage("saving the trained model")
+    events.stage("saving", "saving the trained model")
     saved = save(spec, trainer)  # every rank: under FSDP each gives its shards; rank 0 writes
     if not distributed.is_main():
         return  # rank 0 evaluates the model
     model = _whole_model(spec, trainer, saved) if plan.fsdp else trainer.model
-    events.stage("evaluating")
+    events.stage("evaluating", "evaluating")
     evaluate(spec, trainer, train_records, test_records, mode, model)
 
 

@@ -8,6 +8,7 @@ import { Conflict, invalidField, NotFound, type Platform, type TrainingJobRow } 
 import { hasAdapter } from './job-files.ts';
 import { locateBaseModel, type ModelLocation } from './model-store.ts';
 import type { ModelChoice } from '../queues/index.ts';
+import { jobConfig } from '@ftp/schema';
 
 export interface CheckedModel {
   /** The trained job, unless model_source is base. */
@@ -55,7 +56,7 @@ export function checkJobModel(job: TrainingJobRow, wantsAdapter: boolean): void 
 }
 
 export const trainsWholeModel = (job: TrainingJobRow): boolean =>
-  (job.training_config as { method?: string }).method === 'Full' || (job.status === 'completed' && !hasAdapter(job));
+  jobConfig(job).method === 'Full' || (job.status === 'completed' && !hasAdapter(job));
 
 /** 422 at `loc` unless the job has stored checkpoint `step`; the message lists the ones it has. */
 export async function checkCheckpoint(platform: Platform, job: TrainingJobRow, step: number, loc: string[] = ['body', 'checkpoint_step']): Promise<void> {

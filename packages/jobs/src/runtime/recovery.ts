@@ -8,13 +8,14 @@
 // taken for dead. The reconciler (reconciler.ts) releases work the same way when a live worker let go of it.
 import { type LostHold, type Platform, type TrainingJobRow } from '@ftp/platform';
 import { augmentQueue, batchQueue, exportQueue, trainingQueue, workerLetGo, workerStopped } from '../queues/index.ts';
+import { jobConfig } from '@ftp/schema';
 
 export interface RecoveryOptions {
   /** Every registered worker is gone (the embedded default at start: no other process can be running). */
   everyWorkerGone?: boolean;
 }
 
-const wantsResume = (job: TrainingJobRow): boolean => (job.training_config as { resume_on_restart?: boolean }).resume_on_restart === true;
+const wantsResume = (job: TrainingJobRow): boolean => jobConfig(job).resume_on_restart;
 
 /** What happened to the worker, for messages: it stopped (silent), or it let go of the work (alive). */
 const whatHappened = (workerId: string | null, lost: LostHold): string =>

@@ -2,7 +2,7 @@
 // details, list items and records (2.16), and a worker (decisions.md "Scaled out"). The training and export
 // services both present jobs with their latest export, so the presenters live here, once.
 import type { CheckpointRow, ExportRow, JobProgressRow, TrainingJobRow, WorkerRow } from '@ftp/platform';
-import type { Checkpoint, ExportDetails, ExportRecord, ExportSummary, PreflightReport, QueueLane, TrainingJob, WorkerInfo } from '@ftp/schema';
+import { jobConfig, type Checkpoint, type ExportDetails, type ExportRecord, type ExportSummary, type PreflightReport, type QueueLane, type TrainingJob, type WorkerInfo } from '@ftp/schema';
 
 import { appliedTrainingConfig, trainerOf } from './applied-config.ts';
 import type { LaneState } from '../runtime/index.ts';
@@ -86,7 +86,7 @@ export function presentJob(job: TrainingJobRow, latestExport?: ExportRow, jobsAh
     latest_export: latestExport ? presentExportRecord(latestExport) : null,
     parent: job.parent_job_id ? { job_id: job.parent_job_id, checkpoint_step: job.parent_checkpoint_step } : null,
     best_step: job.best_step,
-    training_config: appliedTrainingConfig(job.training_config, job.preflight as PreflightReport | null),
+    training_config: appliedTrainingConfig(jobConfig(job), job.preflight as PreflightReport | null),
     preflight: job.preflight as PreflightReport | null,
   };
 }

@@ -4,8 +4,10 @@ import type { Database, Queryable } from './database.ts';
 import { guardedUpdate, type Bind } from './guarded-update.ts';
 import type { WebhooksRepository } from './webhooks-repository.ts';
 import { EXPORT_WORK, holdLost, listLostHolds, type LostHold } from './work-rows.ts';
+import type { ExportStatus } from '@ftp/schema';
 
-export type ExportStatus = 'running' | 'completed' | 'failed';
+/** The status enum of the API (@ftp/schema), as rows store it. */
+export type { ExportStatus };
 export type ExportKind = 'adapter' | 'merged' | 'gguf' | 'onnx';
 
 /** What an ONNX export measured of one variant against transformers' greedy tokens (#43). */

@@ -8,8 +8,10 @@ import { guardedUpdate, type Bind } from './guarded-update.ts';
 import type { ExportRow } from './exports-repository.ts';
 import { holdLost, listLostHolds, TRAINING_WORK, type LostHold } from './work-rows.ts';
 import type { WebhooksRepository } from './webhooks-repository.ts';
+import type { JobStatus } from '@ftp/schema';
 
-export type JobStatus = 'queued' | 'preparing' | 'training' | 'paused' | 'completed' | 'failed';
+/** The status enum of the API (@ftp/schema), as rows store it. */
+export type { JobStatus };
 export const RUNNING_STATUSES: readonly JobStatus[] = ['queued', 'preparing', 'training'];
 
 export interface ArtifactGroupsRow {

@@ -63,9 +63,16 @@ const startsWith = (path: Path, prefix: Path): boolean => prefix.every((key, i) 
 
 const describe = (issues: z.core.$ZodIssue[]): string => issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; ');
 
-/** A list's item fitted to its schema; undefined (the item is left out, logged as an error naming `row`) when it cannot
- *  be. A repaired item is logged as a warning: the row behind it wants fixing. */
-export function fitListItem<T>(schema: z.ZodType<T>, value: unknown, log: FastifyBaseLogger, row: Record<string, string>): T | undefined {
+/** A list's item, as `present` makes it, fitted to its schema; undefined (the item is left out, logged as an error naming
+ *  `row`) when it cannot be presented or fitted. A repaired item is logged as a warning: the row behind it wants fixing. */
+export function fitListItem<T>(schema: z.ZodType<T>, present: () => unknown, log: FastifyBaseLogger, row: Record<string, string>): T | undefined {
+  let value: unknown;
+  try {
+    value = present();
+  } catch (err) {
+    log.error({ ...row, err }, 'a stored row cannot be presented: left out of the list');
+    return undefined;
+  }
   const fitted = fitToSchema(schema, value);
   if (!fitted.ok) {
     log.error({ ...row, issues: describe(fitted.issues) }, 'a stored row does not fit the response schema: left out of the list');

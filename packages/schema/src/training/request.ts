@@ -225,6 +225,37 @@ export const TrainingConfig = z
   });
 export type TrainingConfig = z.infer<typeof TrainingConfig>;
 
+/** A stored job's training_config as it was read back: the request's fields with their defaults (a row written before
+ *  a field existed gets its default; a legacy row without trainer_type is sft), unknown keys dropped, and none of the
+ *  request's rules across fields (they held when the job was submitted). */
+const StoredTrainingConfig = z.object({
+  ...TrainingConfig.shape,
+  hyperparameters: z.object(Hyperparameters.shape).prefault({}),
+  export_config: z.object(TrainingExportConfig.shape).prefault({}),
+  eval_config: z.object(EvalConfig.shape).prefault({}),
+  tracker_config: z.object(TrackerConfig.shape).optional(),
+});
+const parsedConfigs = new WeakMap<object, TrainingConfig>();
+
+/** The one reading of a stored training_config (a job's row, or a dry run's queued payload), in every process and
+ *  presenter: parsed once per object read, then remembered. `base` is the base_model_id a row keeps in its own
+ *  column. One that does not parse throws, naming `whose` and the field. */
+export function storedTrainingConfig(stored: Record<string, unknown>, whose: string, base?: string): TrainingConfig {
+  const known = parsedConfigs.get(stored);
+  if (known) return known;
+  const parsed = StoredTrainingConfig.safeParse(base === undefined ? stored : { base_model_id: base, ...stored });
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new Error(`the stored training_config of ${whose} does not parse at ${issue.path.join('.') || '(root)'}: ${issue.message}`);
+  }
+  parsedConfigs.set(stored, parsed.data);
+  return parsed.data;
+}
+
+/** A job's training_config, parsed (storedTrainingConfig); its row's base_model_id stands in for a config without one. */
+export const jobConfig = (job: { training_config: Record<string, unknown>; job_id?: string; base_model_id?: string }): TrainingConfig =>
+  storedTrainingConfig(job.training_config, job.job_id ? `job ${job.job_id}` : 'a job', job.base_model_id);
+
 export const TrainRequest = z
   .strictObject({
     processed_dataset_id: Identifier.describe('Processed dataset to train on'),

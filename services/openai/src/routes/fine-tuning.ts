@@ -29,7 +29,7 @@ export async function fineTuningRoutes(app: FastifyInstance): Promise<void> {
     handler: async (request) => {
       const { rows, hasMore } = await platform.jobs.listPage(request.userId, request.query);
       // One row that cannot be served is left out (and logged), not a 500 for the whole page (#56).
-      const data = rows.flatMap((row) => fitListItem(FineTuningJob, presentFineTuningJob(row), request.log, { jobId: row.job_id }) ?? []);
+      const data = rows.flatMap((row) => fitListItem(FineTuningJob, () => presentFineTuningJob(row), request.log, { jobId: row.job_id }) ?? []);
       return { object: 'list' as const, data, has_more: hasMore };
     },
   });

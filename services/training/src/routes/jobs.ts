@@ -36,7 +36,7 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
       const ahead = await platform.jobs.queuedAhead(jobs.filter((j) => j.status === 'queued').map((j) => j.job_id));
       // One row that cannot be served is left out (and logged), not a 500 for the whole list (#56).
       return {
-        jobs: jobs.flatMap((job) => fitListItem(TrainingJob, presentJob(job, latest.get(job.job_id), ahead.get(job.job_id)), request.log, { jobId: job.job_id }) ?? []),
+        jobs: jobs.flatMap((job) => fitListItem(TrainingJob, () => presentJob(job, latest.get(job.job_id), ahead.get(job.job_id)), request.log, { jobId: job.job_id }) ?? []),
       };
     },
   });

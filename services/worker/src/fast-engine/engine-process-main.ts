@@ -6,7 +6,7 @@ import { getLlama, LlamaLogLevel } from 'node-llama-cpp';
 import { childOfWorker } from '../child-process.ts';
 import { FastEngine, type FastEngineOptions } from './engine.ts';
 import type { EngineMessage, EngineRequest } from './engine-process.ts';
-import { UnsupportedSchemaError } from './json-schema.ts';
+import { EngineRefusal } from './refusals.ts';
 
 childOfWorker();
 
@@ -45,7 +45,7 @@ async function serve(options: FastEngineOptions): Promise<void> {
       })
       .then(
         (generations) => send({ type: 'result', id, generations }),
-        (err: Error) => send({ type: 'error', id, message: err.message, ...(err instanceof UnsupportedSchemaError ? { unsupportedSchema: true } : {}) }),
+        (err: Error) => send({ type: 'error', id, message: err.message, ...(err instanceof EngineRefusal ? { kind: err.kind } : {}) }),
       )
       .finally(() => running.delete(id));
   });

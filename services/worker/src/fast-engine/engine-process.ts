@@ -10,7 +10,7 @@ import { stat } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { ended, ending, forkTypeScript, why } from '../child-process.ts';
 import type { FastEngineOptions, GenerateRequest, Generation } from './engine.ts';
-import { UnsupportedSchemaError } from './json-schema.ts';
+import { refusalOf, type RefusalKind } from './refusals.ts';
 
 const MAIN = fileURLToPath(new URL('./engine-process-main.ts', import.meta.url));
 const start = (args: string[]) => forkTypeScript(MAIN, args);
@@ -31,7 +31,7 @@ export type EngineMessage =
   | { type: 'ready' }
   | { type: 'text'; id: number; index: number; delta: string }
   | { type: 'result'; id: number; generations: Generation[] }
-  | { type: 'error'; id: number; message: string; unsupportedSchema?: boolean }
+  | { type: 'error'; id: number; message: string; kind?: RefusalKind }
   /** Before the error of a request its cancel stopped: what it had decoded. */
   | { type: 'cancelled'; id: number; decodedTokens: number };
 
@@ -194,7 +194,7 @@ export class EngineProcess implements FastGenerator {
       this.settle(message.id, (p) => p.resolve(message.generations));
     } else {
       const signal = pending.request.signal;
-      const err = signal?.aborted ? (signal.reason as Error) : message.unsupportedSchema ? new UnsupportedSchemaError(message.message) : new Error(message.message);
+      const err = signal?.aborted ? (signal.reason as Error) : message.kind ? refusalOf(message.kind, message.message) : new Error(message.message);
       this.settle(message.id, (p) => p.reject(err));
     }
   }

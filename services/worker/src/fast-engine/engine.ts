@@ -6,6 +6,7 @@ import { getLlama, LlamaGrammarEvaluationState, LlamaLogLevel, LlamaText, type G
 import { promptTokens, type ChatMessage } from './chat-prompt.ts';
 import { GeneratedText, type TextEnding } from './generated-text.ts';
 import { grammarSchema, UnsupportedSchemaError } from './json-schema.ts';
+import { PromptTooLong } from './refusals.ts';
 import { ModelCache } from './model-cache.ts';
 import { contextSizeFor, type SharedContextSpec } from './shared-context.ts';
 
@@ -118,7 +119,7 @@ export class FastEngine {
       if (prompts.length === 0) return [];
       const longest = Math.max(...prompts.map((p) => p.length));
       if (longest + 1 > model.trainContextSize) {
-        throw new Error(`prompt of ${longest} tokens does not fit the model's ${model.trainContextSize}-token context`);
+        throw new PromptTooLong(`prompt of ${longest} tokens does not fit the model's ${model.trainContextSize}-token context`);
       }
       // Every conversation takes a sequence of the model's warm contexts for this adapter and size, as a request that
       // came alone would: conversations of one request and of requests running at the same time share their decodes.

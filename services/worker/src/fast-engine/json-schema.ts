@@ -5,11 +5,10 @@
 // grammar, an annotation, or refused with its place in the schema. `anyOf` becomes `oneOf` (both are a plain
 // alternative in the grammar). Every listed property is always generated, so `required` may only name listed ones.
 import type { GbnfJsonSchema } from 'node-llama-cpp';
+import { UnsupportedSchemaError } from './refusals.ts';
 
-/** The schema asks for what llama.cpp's JSON grammar cannot guarantee. */
-export class UnsupportedSchemaError extends Error {
-  override name = 'UnsupportedSchemaError';
-}
+/** The schema asks for what llama.cpp's JSON grammar cannot guarantee (refusals.ts). */
+export { UnsupportedSchemaError };
 
 type Schema = Record<string, unknown>;
 

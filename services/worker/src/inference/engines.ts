@@ -2,13 +2,13 @@
 // long-lived ML core process (CoreServer, `ftcore serve`), and llama.cpp in a process of its own (EngineProcess,
 // started on first use; a model that makes llama.cpp abort ends that process, never the worker's). Each keeps an LRU of loaded models within INFERENCE_MEMORY_BYTES. Their failures become the errors
 // the API answers with (they cross the queue as data).
-import { CoreServer, CoreServerError, type EvaluateParams, type Generated, type Scored, type ServeMessage } from '@ftp/core-client';
+import { CoreServer, CoreServerError, fieldKeys, type EvaluateParams, type Generated, type Scored, type ServeMessage } from '@ftp/core-client';
 import { invalidField, ServiceUnavailable, type Platform } from '@ftp/platform';
 import { samplingTemperature, type GenerationDetail, type GenerationSettings, type GradePayload, type GradeResult, type InferResult, type StreamDelta } from '@ftp/jobs/queues';
 import { withJudgeRelay } from './judge-relay.ts';
 // Not through the fast engine's index: that loads node-llama-cpp, which this process never does.
 import { EngineProcess, type FastGenerator } from '../fast-engine/engine-process.ts';
-import { UnsupportedSchemaError } from '../fast-engine/json-schema.ts';
+import { EngineRefusal } from '../fast-engine/refusals.ts';
 
 /** Local files of the model a request runs, for the engine it asked for. */
 export type ModelFiles =
@@ -108,8 +108,7 @@ export class InferenceEngines {
         onCancelled: this.cancelled('llama.cpp'),
       })
       .catch((err: unknown) => {
-        if (err instanceof UnsupportedSchemaError) throw invalidField(['body', settings.forced_call ? 'tools' : 'response_format'], err.message);
-        if (!signal.aborted && /does not fit/.test(String((err as Error).message))) throw invalidField(['body', 'messages'], (err as Error).message);
+        if (err instanceof EngineRefusal) throw refusedRequest(err, settings);
         return rethrow(err, signal, 'fast engine', 'llama.cpp could not run the model');
       });
     return {
@@ -130,11 +129,7 @@ export class InferenceEngines {
     return withJudgeRelay(this.platform, userId, [work.grader], (relay) => this.core.grade({ ...work, ...(relay ? { judge: { url: relay.url, token: relay.token } } : {}) }, { signal })).then(
       ({ rewards, sub_rewards, errors, error_kinds, elapsed_seconds }) => ({ rewards, sub_rewards, errors, error_kinds, elapsed_seconds }),
       (err: unknown) => {
-        if (err instanceof CoreServerError && err.code === 'validation' && !signal.aborted) {
-          // The core names the field under the grader ("grader.source: line 1: …"): the caller's param.
-          const named = /^grader((?:\.[\w-]+)*): ([\s\S]*)$/.exec(err.message);
-          throw invalidField(['body', 'grader', ...(named?.[1] ? named[1].slice(1).split('.') : [])], named?.[2] ?? err.message);
-        }
+        if (err instanceof CoreServerError && err.code === 'validation' && !signal.aborted) throw refusedGrader(err);
         return rethrow(err, signal, 'ml core', 'the ML core could not grade');
       },
     );
@@ -200,4 +195,14 @@ function rethrow(err: unknown, signal: AbortSignal, dependency: string, what: st
   if (signal.aborted) throw signal.reason;
   if (err instanceof Error) throw new ServiceUnavailable(dependency, `${what}: ${err.message}`);
   throw err;
+}
+
+/** What the fast engine refused, as the caller's 400 at the field its kind names (never read from its words). */
+export function refusedRequest(err: EngineRefusal, settings: Pick<GenerationSettings, 'forced_call'>): Error {
+  return invalidField(['body', err.kind === 'prompt_too_long' ? 'messages' : settings.forced_call ? 'tools' : 'response_format'], err.message);
+}
+
+/** A grader the ML core refused, as the caller's 400 at the field the core names (`field`, "grader.source"). */
+export function refusedGrader(err: CoreServerError): Error {
+  return invalidField(['body', ...(err.field ? fieldKeys(err.field) : ['grader'])], err.message);
 }

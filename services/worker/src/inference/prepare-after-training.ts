@@ -9,7 +9,7 @@
 import type { Platform, WorkerPreparing } from '@ftp/platform';
 import { throughputKey } from '@ftp/jobs/training';
 import { trainsWholeModel } from '@ftp/jobs/models';
-import type { TrainingConfig } from '@ftp/schema';
+import { jobConfig } from '@ftp/schema';
 import { JobModels } from '../models/job-models.ts';
 import type { Machine } from '../training/preflight.ts';
 
@@ -107,7 +107,7 @@ export class BackgroundPreparation {
     await this.platform.jobs.appendEvent(jobId, 'log', { level: 'info', message, about: 'model' });
     this.platform.logger.info({ jobId }, message);
     // The key the job's speed was recorded under when it completed, derived as run-training-job.ts derives it.
-    const key = throughputKey(job.training_config as unknown as TrainingConfig);
+    const key = throughputKey(jobConfig(job));
     await this.platform.workers.recordChatReady({ ...this.machine, ...key, chat_ready_seconds: ownSeconds });
   }
 }

@@ -7,7 +7,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Conflict, type Platform, type TrainingJobRow } from '@ftp/platform';
 import { ggufFileName, jobPrefixes, trainsWholeModel, type JobPrefixes } from '@ftp/jobs/models';
-import type { GgufQuantization, TrainingConfig } from '@ftp/schema';
+import { jobConfig, type GgufQuantization, type TrainingConfig } from '@ftp/schema';
 import { baseModelGguf, downloadModel, ensureBaseModel, isFile, runCoreStep, type ModelBuildOptions } from './base-models.ts';
 import { ONNX_CHECK_PROMPTS } from '../export/onnx-verify.ts';
 import { buildFolder } from './blob-folders.ts';
@@ -37,7 +37,7 @@ export class JobModels {
     if (checkpointStep === undefined && job.status !== 'completed') {
       throw new Conflict(`training job ${job.job_id} is ${job.status}; its model exists once it has completed`);
     }
-    this.config = job.training_config as unknown as TrainingConfig;
+    this.config = jobConfig(job);
     this.dir = path.join(jobWorkDir(platform, job.job_id), 'models', ...(checkpointStep === undefined ? [] : [`checkpoint-${checkpointStep}`]));
     this.prefixes = jobPrefixes(job);
   }

@@ -4,7 +4,7 @@
 import type { CoreEvent } from '@ftp/core-client';
 import type { TrainingJobRow } from '@ftp/platform';
 import { estimateOnFleet, throughputKey, type CoreReport } from '@ftp/jobs/training';
-import { PreflightReport, type TrainingConfig } from '@ftp/schema';
+import { jobConfig, PreflightReport } from '@ftp/schema';
 import { storeCheckpoint } from './checkpoints.ts';
 import type { JobContext } from './job-context.ts';
 
@@ -25,9 +25,6 @@ export interface TrainingRecord {
   phases(): { trainingAt: number | null; savingAt: number | null };
 }
 
-/** The core's stage sentence as it starts saving (train/run.py: events.stage). */
-const SAVING_STAGE = 'saving the trained model';
-
 export function recordTraining(ctx: JobContext, job: TrainingJobRow): TrainingRecord {
   const { jobs } = ctx.platform;
   const jobId = job.job_id;
@@ -45,8 +42,7 @@ export function recordTraining(ctx: JobContext, job: TrainingJobRow): TrainingRe
     switch (event.event) {
       case 'preflight': {
         // The same report a dry run answers, with the fleet's estimates; its warnings go to the event log too.
-        const config = job.training_config as unknown as TrainingConfig;
-        const made = PreflightReport.safeParse(await estimateOnFleet(ctx.platform, event.report as unknown as CoreReport, throughputKey(config)));
+        const made = PreflightReport.safeParse(await estimateOnFleet(ctx.platform, event.report as unknown as CoreReport, throughputKey(jobConfig(job))));
         if (!made.success) {
           // only informs: a report this version cannot read is logged, and training goes on
           ctx.platform.logger.warn({ jobId, issues: made.error.issues }, 'pre-flight report not stored: not in the PreflightReport shape');
@@ -101,7 +97,7 @@ export function recordTraining(ctx: JobContext, job: TrainingJobRow): TrainingRe
       case 'log':
         // Warnings, and the notes that say what the run does: where it trains (the GPU, the dtype, the kernel),
         // what a setting does not apply to, what memory made it choose.
-        if (event.message.startsWith(SAVING_STAGE)) savingAt ??= Date.now();
+        if (event.stage === 'saving') savingAt ??= Date.now();
         if (event.level !== 'debug') await jobs.appendEvent(jobId, 'log', { level: event.level, message: event.message });
         break;
       default:

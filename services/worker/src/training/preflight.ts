@@ -10,7 +10,7 @@ import { invalidField, newId, type Platform } from '@ftp/platform';
 import { estimateOnFleet, throughputKey, type CoreReport } from '@ftp/jobs/training';
 import { locateBaseModel } from '@ftp/jobs/models';
 import type { PreflightPayload } from '@ftp/jobs/queues';
-import type { PreflightReport, TrainingConfig } from '@ftp/schema';
+import { storedTrainingConfig, type PreflightReport } from '@ftp/schema';
 import { baseModelFolder } from '../models/base-models.ts';
 import { trainSpec } from './core-spec.ts';
 import { downloadSplits, JobFailure } from './prepare.ts';
@@ -56,7 +56,7 @@ async function probedReport(platform: Platform, spec: Record<string, unknown> & 
 }
 
 export async function runPreflight(platform: Platform, machine: Machine, payload: PreflightPayload, signal: AbortSignal, warmCore: () => CoreServer): Promise<PreflightReport> {
-  const config = payload.training_config as unknown as TrainingConfig;
+  const config = storedTrainingConfig(payload.training_config, 'the dry run');
   const dataset = await platform.datasets.getProcessed(payload.userId, payload.processed_dataset_id);
   if (!dataset) throw invalidField(['body', 'processed_dataset_id'], `processed dataset ${payload.processed_dataset_id} no longer exists`);
   const secrets = payload.secretsId ? await platform.secrets.open(payload.secretsId) : undefined;

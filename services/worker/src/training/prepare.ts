@@ -7,7 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import { createWriteStream } from 'node:fs';
 import type { Platform, ProcessedDatasetRow, TrainingJobRow } from '@ftp/platform';
 import { locateBaseModel } from '@ftp/jobs/models';
-import type { TrainingConfig } from '@ftp/schema';
+import { jobConfig } from '@ftp/schema';
 import { baseModelFolder } from '../models/base-models.ts';
 import { JobModels, jobWorkDir } from '../models/job-models.ts';
 import { localizeImages } from './dataset-files.ts';
@@ -51,7 +51,7 @@ export async function downloadSplits(platform: Platform, dataset: ProcessedDatas
 
 export async function prepareTraining(ctx: JobContext, job: TrainingJobRow): Promise<TrainingInputs> {
   const { platform } = ctx;
-  const config = job.training_config as unknown as TrainingConfig;
+  const config = jobConfig(job);
   const work = jobWorkDir(platform, job.job_id);
   await ownWorkDir(work, ctx.workerId);
   const dataset = job.processed_dataset_id ? await platform.datasets.getProcessed(job.user_id, job.processed_dataset_id) : undefined;

@@ -6,7 +6,7 @@ import { describeCoreFailure, runCore } from '@ftp/core-client';
 import { AppError, UnprocessableEntity, type TrainingJobRow } from '@ftp/platform';
 import { overheadSeconds, queueExport, throughputKey, trainerOf } from '@ftp/jobs/training';
 import { trainingQueue } from '@ftp/jobs/queues';
-import type { TrainingConfig } from '@ftp/schema';
+import { jobConfig } from '@ftp/schema';
 import { withJudgeRelay } from '../inference/judge-relay.ts';
 import { secretsEnvironment, trackerEnvironment } from './core-spec.ts';
 import { recordTraining, type TrainingRecord } from './core-events.ts';
@@ -47,10 +47,6 @@ function observePhases(ctx: JobContext, job: TrainingJobRow, record: TrainingRec
   if (savingAt !== null) metrics.jobPhaseDuration.observe({ phase: 'saving', trainer }, seconds(savingAt, null));
 }
 
-function configOf(job: TrainingJobRow): TrainingConfig {
-  return job.training_config as unknown as TrainingConfig;
-}
-
 /** queued → preparing on this worker; undefined when the job is no longer queued. A claim whose answer was lost in
  *  a database restart (it went through, then was retried) finds the job already this worker's. */
 async function claim(ctx: JobContext, jobId: string): Promise<TrainingJobRow | undefined> {
@@ -70,7 +66,7 @@ async function noteResume(ctx: JobContext, job: TrainingJobRow, inputs: Training
 /** Runs the core's train command; throws JobFailure when it was stopped or failed. */
 async function train(ctx: JobContext, job: TrainingJobRow, inputs: TrainingInputs, record: TrainingRecord): Promise<void> {
   const { platform } = ctx;
-  const config = configOf(job);
+  const config = jobConfig(job);
   if (ctx.trainProcesses > 1) platform.logger.info({ jobId: job.job_id, processes: ctx.trainProcesses }, 'training on several processes (torchrun)');
   const oomBefore = await oomKills();
   // A score_model reward asks its judge through a relay that runs it with the job owner's rights.
@@ -105,7 +101,7 @@ async function train(ctx: JobContext, job: TrainingJobRow, inputs: TrainingInput
  *  whole here), hub exports queued, secrets dropped. */
 async function complete(ctx: JobContext, job: TrainingJobRow, stored: StoredModel, record: TrainingRecord, ranWhole: boolean): Promise<void> {
   const { platform } = ctx;
-  const config = configOf(job);
+  const config = jobConfig(job);
   const metrics = record.finalMetrics();
   const done = await platform.jobs.update(
     job.job_id,
@@ -190,7 +186,7 @@ async function requeueAfterCoreKill(ctx: JobContext, job: TrainingJobRow, killed
   const { platform } = ctx;
   const atStep = (await platform.jobs.getForWorker(job.job_id))?.progress?.step ?? 0;
   const fix = killed.reason === 'oom_kill' ? `; ${MEMORY_FIX}` : '';
-  if (!configOf(job).resume_on_restart) return `${killed.message} at step ${atStep}${fix}; with resume_on_restart a job resumes from its last checkpoint`;
+  if (!jobConfig(job).resume_on_restart) return `${killed.message} at step ${atStep}${fix}; with resume_on_restart a job resumes from its last checkpoint`;
   const checkpoint = await platform.jobs.lastCheckpointStep(job.job_id);
   const record: CoreKillRecord = { reason: killed.reason, from_step: checkpoint ?? 0, at_step: atStep };
   const from = checkpoint === undefined ? 'the start (no checkpoint stored)' : `checkpoint step ${checkpoint}`; // or a newer one this machine kept whole

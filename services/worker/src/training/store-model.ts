@@ -4,7 +4,7 @@
 import path from 'node:path';
 import type { ArtifactGroupsRow, TrainingJobRow } from '@ftp/platform';
 import { ggufFileName, jobPrefixes } from '@ftp/jobs/models';
-import type { TrainingConfig } from '@ftp/schema';
+import { jobConfig } from '@ftp/schema';
 import { ModelBuildError, runCoreStep } from '../models/base-models.ts';
 import { uploadFolder } from '../models/blob-folders.ts';
 import { jobWorkDir } from '../models/job-models.ts';
@@ -21,7 +21,7 @@ export interface StoredModel {
 
 export async function storeTrainedModel(ctx: JobContext, job: TrainingJobRow, baseModel: string, produced: ReadonlyMap<string, string>): Promise<StoredModel> {
   const { platform } = ctx;
-  const config = job.training_config as unknown as TrainingConfig;
+  const config = jobConfig(job);
   const work = jobWorkDir(platform, job.job_id);
   const prefixes = jobPrefixes(job);
   const step = async (command: 'merge' | 'gguf', spec: Record<string, unknown>) =>

@@ -67,15 +67,16 @@ function runtimeClosure(all: Map<string, { manifest: Manifest }>, name: string):
 }
 
 /** Import specifiers of every .ts (and .tsx) file under `dir` (static, re-exports and dynamic imports), with their file. */
-async function importsUnder(dir: string): Promise<Array<{ file: string; specifier: string }>> {
-  const out: Array<{ file: string; specifier: string }> = [];
+async function importsUnder(dir: string): Promise<Array<{ file: string; specifier: string; typeOnly: boolean }>> {
+  const out: Array<{ file: string; specifier: string; typeOnly: boolean }> = [];
   const entries = await fs.readdir(dir, { recursive: true, withFileTypes: true });
   for (const entry of entries) {
     if (!entry.isFile() || !/\.tsx?$/.test(entry.name)) continue;
     const file = path.join(entry.parentPath, entry.name);
     const text = await fs.readFile(file, 'utf8');
-    for (const match of text.matchAll(/(?:^|\s)(?:import|export)\s[^;]*?from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/gm)) {
-      out.push({ file: path.relative(ROOT, file), specifier: match[1] ?? match[2]! });
+    for (const match of text.matchAll(/(?:^|\s)(?:import|export)\s([^;]*?)from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/gm)) {
+      // `import type …` is erased when the file runs: it reaches no code
+      out.push({ file: path.relative(ROOT, file), specifier: match[2] ?? match[3]!, typeOnly: match[1]?.startsWith('type ') ?? false });
     }
   }
   return out;
@@ -106,12 +107,13 @@ async function workspaceSources(dir = ROOT): Promise<string[]> {
 }
 
 /** Import specifiers of `files` (static, re-exports and dynamic imports), with their file relative to ROOT. */
-async function importsOf(files: readonly string[]): Promise<Array<{ file: string; specifier: string }>> {
-  const out: Array<{ file: string; specifier: string }> = [];
+async function importsOf(files: readonly string[]): Promise<Array<{ file: string; specifier: string; typeOnly: boolean }>> {
+  const out: Array<{ file: string; specifier: string; typeOnly: boolean }> = [];
   for (const file of files) {
     const text = await fs.readFile(file, 'utf8');
-    for (const match of text.matchAll(/(?:^|\s)(?:import|export)\s[^;]*?from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/gm)) {
-      out.push({ file: path.relative(ROOT, file), specifier: match[1] ?? match[2]! });
+    for (const match of text.matchAll(/(?:^|\s)(?:import|export)\s([^;]*?)from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/gm)) {
+      // `import type …` is erased when the file runs: it reaches no code
+      out.push({ file: path.relative(ROOT, file), specifier: match[2] ?? match[3]!, typeOnly: match[1]?.startsWith('type ') ?? false });
     }
   }
   return out;
@@ -219,11 +221,12 @@ describe('arrows go down only', async () => {
 
   it('the fast engine’s process loads no workspace package whole: it starts for every worker and after every crash', async () => {
     // engine-process-main.ts and the files it runs (fast-engine/, less engine-process.ts, the worker's side) reach
-    // workspace code through dependency-free subpaths only: the jobs package's barrel alone cost 1.3 s of CPU a start.
+    // workspace code through dependency-free subpaths only (types aside: they are erased): the jobs package's barrel
+    // alone cost 1.3 s of CPU a start.
     const dependencyFree = ['@ftp/jobs/template-render'];
     const engine = path.join(all.get('@ftp/worker')!.dir, 'src', 'fast-engine');
     const reached = (await importsUnder(engine))
-      .filter(({ file, specifier }) => !file.endsWith('engine-process.ts') && specifier.startsWith('@ftp/') && !dependencyFree.includes(specifier))
+      .filter(({ file, specifier, typeOnly }) => !typeOnly && !file.endsWith('engine-process.ts') && specifier.startsWith('@ftp/') && !dependencyFree.includes(specifier))
       .map(({ file, specifier }) => `${file} imports ${specifier}`);
     expect(reached).toEqual([]);
   });

@@ -10,7 +10,8 @@ import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ChatMessage, Generation } from '../../services/worker/src/fast-engine/index.ts';
+import type { PlainMessage } from '@ftp/schema';
+import type { Generation } from '../../services/worker/src/fast-engine/index.ts';
 import { EngineProcess } from '../../services/worker/src/fast-engine/engine-process.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -21,7 +22,7 @@ const SEQUENCES = 8;
 const MODELS = (process.env.BENCH_MODELS ?? 'smollm2-135m,gemma3-270m').split(',');
 
 const topics = ['the sea', 'a robot', 'autumn', 'a lost key', 'the moon', 'coffee', 'a small town', 'rain'];
-const chats: ChatMessage[][] = topics.map((topic) => [{ role: 'user', content: `Write a long story about ${topic}.` }]);
+const chats: PlainMessage[][] = topics.map((topic) => [{ role: 'user', content: `Write a long story about ${topic}.` }]);
 
 /** The model's q8_0 GGUF, made once by the core's importer and GGUF writer. */
 function gguf(source: string): string {

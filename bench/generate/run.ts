@@ -7,7 +7,8 @@ import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FastEngine, type ChatMessage } from '../../services/worker/src/fast-engine/index.ts';
+import type { PlainMessage } from '@ftp/schema';
+import { FastEngine } from '../../services/worker/src/fast-engine/index.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const coreDir = resolve(here, '../../core');
@@ -18,7 +19,7 @@ const NEW_TOKENS = Number(process.env.BENCH_NEW_TOKENS ?? 128);
 const topics = ['the sea', 'a robot', 'autumn', 'a lost key', 'the moon', 'coffee', 'a small town', 'rain'];
 const asks = ['Write a short story about', 'Explain to a child', 'List facts about', 'Write a poem about',
   'Describe', 'Give advice about', 'Tell a joke about', 'Write a dialogue about'];
-const prompts: ChatMessage[][] = Array.from({ length: PROMPTS }, (_, i) => [
+const prompts: PlainMessage[][] = Array.from({ length: PROMPTS }, (_, i) => [
   { role: 'user', content: `${asks[i % asks.length]} ${topics[Math.floor(i / asks.length) % topics.length]}.` },
 ]);
 

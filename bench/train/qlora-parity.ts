@@ -8,7 +8,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { FastEngine, type ChatMessage } from '../../services/worker/src/fast-engine/index.ts';
+import type { PlainMessage } from '@ftp/schema';
+import { FastEngine } from '../../services/worker/src/fast-engine/index.ts';
 import { agreement, coreDir } from '../../services/worker/test/fast-engine-fixtures/fixtures.ts';
 
 const MAX_NEW_TOKENS = 40; // as gpu_qlora.py
@@ -29,7 +30,7 @@ try {
   ftcore('gguf', '--model', join(dir, 'merged'), '--output_file', join(dir, 'f16', 'model.gguf'), '--quantization', 'f16');
   const hf = readJsonl<HfGeneration>(join(dir, 'hf-cpu.jsonl'));
   const gpu = readJsonl<HfGeneration>(join(dir, 'hf-merged.jsonl'));
-  const conversations = readJsonl<{ messages: ChatMessage[] }>(prompts).map((r) => r.messages);
+  const conversations = readJsonl<{ messages: PlainMessage[] }>(prompts).map((r) => r.messages);
   const engine = await FastEngine.create({ gpu: false, threads: 2 });
   const out = await engine.generate({ modelPath: join(dir, 'f16', 'model.gguf'), conversations, options: { maxNewTokens: MAX_NEW_TOKENS } });
   await engine.dispose();

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { parseCoreEventLine, type CoreEvent, type GeneratedEvent, type GradedEvent, type PreflightEvent, type ScoredEvent } from './events.ts';
 import { spawnCore, stderrSummary } from './run-core.ts';
+import type { PlainMessage } from '@ftp/schema';
 import type { z } from 'zod';
 
 export type Generated = z.infer<typeof GeneratedEvent>;
@@ -16,20 +17,13 @@ export type Graded = z.infer<typeof GradedEvent>;
 type Answer = Generated | Scored | Preflight | Graded;
 type LogEvent = Extract<CoreEvent, { event: 'log' }>;
 
-export interface ServeMessage {
-  role: 'system' | 'user' | 'assistant' | 'tool';
-  content: string;
-  /** OpenAI's shape: an assistant turn's calls (arguments a JSON string), the call a tool message answers. */
-  tool_calls?: readonly { id: string; type: 'function'; function: { name: string; arguments: string } }[];
-  tool_call_id?: string;
-}
 
 export interface GenerateParams {
   /** Base or merged model folder. */
   model: string;
   /** LoRA adapter folder applied over `model`. */
   adapter?: string;
-  conversations: readonly (readonly ServeMessage[])[];
+  conversations: readonly (readonly PlainMessage[])[];
   max_new_tokens?: number;
   temperature?: number;
   top_p?: number;

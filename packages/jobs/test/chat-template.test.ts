@@ -4,6 +4,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import type { PlainMessage } from '@ftp/schema';
 import { renderChatTemplate, templateSupportsTools } from '../src/models/chat-template.ts';
 import { mayBeCall, parseToolCalls, toolCallFormat } from '../src/openai/tool-call-output.ts';
 import { tinyModelsDir, TINY_MODEL } from '../../../test/support/tiny-model.ts';
@@ -25,7 +26,7 @@ describe('templateSupportsTools', () => {
 
 describe('parseToolCalls reads back what the families\' templates write', () => {
   const call = { id: 'call_1', type: 'function' as const, function: { name: 'get_weather', arguments: '{"city":"Paris"}' } };
-  const question = [{ role: 'user', content: 'Weather in Paris?' }];
+  const question: PlainMessage[] = [{ role: 'user', content: 'Weather in Paris?' }];
   const tools = [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }];
 
   it.each([

@@ -133,4 +133,18 @@ export const ChatMessage = z
 export type ChatMessage = z.infer<typeof ChatMessage>;
 
 export const Conversation = z.array(ChatMessage).min(1).describe('One conversation, oldest message first');
+
+/** A call as OpenAI writes it (arguments: a JSON object in a string). */
+export const ToolCallMessagePart = z.object({ id: z.string(), type: z.literal('function'), function: z.object({ name: z.string(), arguments: z.string() }) });
+
+/** A message as the engines take it (the infer queue, the ML core's serve, the fast engine, a chat template): plain
+ *  text, with an assistant turn's calls and the id of the call a tool message answers. The one message type inside the
+ *  platform; the faces' own message shapes (ChatMessage above, /v1's) are turned into it. */
+export const PlainMessage = z.object({
+  role: z.enum(['system', 'user', 'assistant', 'tool']),
+  content: z.string(),
+  tool_calls: z.array(ToolCallMessagePart).optional(),
+  tool_call_id: z.string().optional(),
+});
+export type PlainMessage = z.infer<typeof PlainMessage>;
 export type Conversation = z.infer<typeof Conversation>;

@@ -5,7 +5,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { FastEngine, type ChatMessage } from '../src/fast-engine/index.ts';
+import type { PlainMessage } from '@ftp/schema';
+import { FastEngine } from '../src/fast-engine/index.ts';
 import { coreDir } from './fast-engine-fixtures/fixtures.ts';
 
 const MAX_NEW_TOKENS = 32;
@@ -22,7 +23,7 @@ describe.skipIf(!gemmaInstalled)('fast engine on Gemma 3 270M (gemma extra)', ()
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     const read = (name: string) => readFileSync(join(root, name), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-    const prompts = read('prompts.jsonl').map((r: { messages: ChatMessage[] }) => r.messages);
+    const prompts = read('prompts.jsonl').map((r: { messages: PlainMessage[] }) => r.messages);
     const hf = read('hf.jsonl') as { token_ids: number[] }[];
     const engine = await FastEngine.create({ gpu: false });
     try {

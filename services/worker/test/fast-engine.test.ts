@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GgmlType, GgufFileType, readGgufFileInfo } from 'node-llama-cpp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FastEngine, promptText, UnsupportedSchemaError, type ChatMessage, type GenerateRequest, type GenerationOptions } from '../src/fast-engine/index.ts';
+import type { PlainMessage } from '@ftp/schema';
+import { FastEngine, promptText, UnsupportedSchemaError, type GenerateRequest, type GenerationOptions } from '../src/fast-engine/index.ts';
 import { capacityFor } from '../src/fast-engine/shared-context.ts';
 import { agreement, buildTinyFixtures, TINY_ARCHITECTURES, type TinyFixtures } from './fast-engine-fixtures/fixtures.ts';
 

@@ -5,7 +5,8 @@
 // tool's schema, on both engines, even from this untrained model.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestPlatform, type TestPlatform } from '@ftp/platform/testing';
-import { inferQueue, type GenerationSettings, type InferResult, type PlainMessage } from '@ftp/jobs/queues';
+import { inferQueue, type GenerationSettings, type InferResult } from '@ftp/jobs/queues';
+import type { PlainMessage } from '@ftp/schema';
 import { parseToolCalls } from '@ftp/jobs/openai';
 import { toolModelsDir } from '../../../test/support/tiny-model.ts';
 import { startWorker, type WorkerHandle } from '../src/index.ts';

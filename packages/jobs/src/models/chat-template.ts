@@ -6,7 +6,7 @@ import { UnprocessableEntity } from '@ftp/platform';
 import { readModelFile, type ModelLocation, type ModelLookup } from './model-store.ts';
 import { templateSupportsTools } from './template-render.ts';
 
-export { renderChatTemplate, templateSupportsTools, type TemplateMessage } from './template-render.ts';
+export { renderChatTemplate, templateSupportsTools } from './template-render.ts';
 
 /** The default chat template of a located model: chat_template.jinja, or tokenizer_config.json's chat_template
  *  (a string, or the entry named "default" of a list); undefined when its files cannot be read without a download. */

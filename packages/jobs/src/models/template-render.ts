@@ -3,20 +3,14 @@
 // (`@ftp/jobs/template-render`), so that the fast engine's process, which renders prompts and nothing else, does not
 // load the jobs package and the platform under it at every start (1.3 s of CPU of its 3.4, #55).
 import { Template } from '@huggingface/jinja';
+import type { PlainMessage } from '@ftp/schema';
 
 /** transformers' {% generation %} markers (an assistant-mask extension) mean nothing to other renderers. */
 const GENERATION_MARKERS = /\{%-?\s*(end)?generation\s*-?%\}/g;
 
-export interface TemplateMessage {
-  role: string;
-  content: string;
-  tool_calls?: readonly { id: string; type: 'function'; function: { name: string; arguments: string } }[];
-  tool_call_id?: string;
-}
-
 /** A conversation as the model's own template writes it, with the tool definitions: as transformers renders it
  *  (a call's JSON-string arguments become the object the families' templates write with tojson). */
-export function renderChatTemplate(template: string, messages: readonly TemplateMessage[], options: { tools?: readonly unknown[]; addGenerationPrompt: boolean; bosToken?: string; eosToken?: string }): string {
+export function renderChatTemplate(template: string, messages: readonly PlainMessage[], options: { tools?: readonly unknown[]; addGenerationPrompt: boolean; bosToken?: string; eosToken?: string }): string {
   const asTemplateSees = messages.map((m) =>
     m.tool_calls ? { ...m, tool_calls: m.tool_calls.map((c) => ({ ...c, function: { name: c.function.name, arguments: JSON.parse(c.function.arguments) as unknown } })) } : m,
   );

@@ -4,13 +4,10 @@
 // (text, or tool calls in the family's format).
 import { randomInt } from 'node:crypto';
 import type { Platform } from '@ftp/platform';
-import type { ChatCompletionRequest } from '@ftp/schema';
+import { CHAT_DEFAULT_MAX_TOKENS, type ChatCompletionRequest, type PlainMessage } from '@ftp/schema';
 import { checkTools, forcedCall, readAnswer, type AnswerCall, type ToolUse } from './chat-tools.ts';
 import { resolveModelName } from '../models/index.ts';
-import type { GenerationDetail, GenerationSettings, InferPayload, PlainMessage } from '../queues/index.ts';
-
-/** max_tokens when the request names none: the fast engine also stops where the context ends. */
-const DEFAULT_MAX_TOKENS = 512;
+import type { GenerationDetail, GenerationSettings, InferPayload } from '../queues/index.ts';
 
 export interface ChatRun {
   payload: InferPayload;
@@ -39,7 +36,7 @@ function generationSettings(body: ChatCompletionRequest, tools: ToolUse | undefi
   const format = body.response_format;
   const forced = forcedCall(body, tools);
   return {
-    max_new_tokens: body.max_completion_tokens ?? body.max_tokens ?? DEFAULT_MAX_TOKENS,
+    max_new_tokens: body.max_completion_tokens ?? body.max_tokens ?? CHAT_DEFAULT_MAX_TOKENS,
     temperature,
     ...(body.top_p != null ? { top_p: body.top_p } : {}),
     // Sampling without a seed is seeded at random, as OpenAI's is; greedy decoding needs none.

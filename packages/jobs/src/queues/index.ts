@@ -3,7 +3,7 @@
 // waits on, and the sentences a row carries when its work ends without finishing. Imports no other folder.
 export {
   augmentQueue, batchQueue, evaluateQueue, exportQueue, inferQueue, preflightQueue, trainingQueue, QUEUES, type QueueName,
-  GenerationDetail, GenerationSettings, GradeResult, InferResult, ModelChoice, PlainMessage, PreparingReport, StreamDelta, samplingTemperature,
+  GenerationDetail, GenerationSettings, GradeResult, InferResult, ModelChoice, PreparingReport, StreamDelta, samplingTemperature,
   type EvaluatePayload, type GradePayload, type InferPayload, type PreflightPayload,
 } from './queues.ts';
 export { requestFromWorker, type TimeLimit, type WorkRequestOptions } from './request-work.ts';

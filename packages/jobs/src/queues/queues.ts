@@ -4,7 +4,7 @@
 // batch inference call on the same worker.
 import { z } from 'zod';
 import { defineQueue } from '@ftp/platform';
-import { EvaluationFields, EvaluationResult, ModelSource, PreflightReport } from '@ftp/schema';
+import { EvaluationFields, EvaluationResult, ModelSource, PlainMessage, PreflightReport } from '@ftp/schema';
 
 const Id = z.string().min(1);
 
@@ -84,17 +84,6 @@ export type StreamDelta = z.infer<typeof StreamDelta>;
 export const PreparingReport = z.object({ preparing: z.string() });
 export type PreparingReport = z.infer<typeof PreparingReport>;
 
-/** A conversation as the engines take it: plain-text messages. */
-/** A call as OpenAI writes it (arguments: a JSON object in a string). */
-export const ToolCallMessagePart = z.object({ id: z.string(), type: z.literal('function'), function: z.object({ name: z.string(), arguments: z.string() }) });
-export const PlainMessage = z.object({
-  role: z.enum(['system', 'user', 'assistant', 'tool']),
-  content: z.string(),
-  /** An assistant turn's calls, and the id of the call a tool message answers. */
-  tool_calls: z.array(ToolCallMessagePart).optional(),
-  tool_call_id: z.string().optional(),
-});
-export type PlainMessage = z.infer<typeof PlainMessage>;
 
 /** The infer queue's answer: one text per conversation, in order, and how each ended. */
 export const InferResult = z.object({ results: z.array(z.string()), details: z.array(GenerationDetail) });

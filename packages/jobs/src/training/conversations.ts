@@ -1,7 +1,6 @@
 // Conversations as the engines take them: plain-text content (the text parts of a parts message, joined as the
 // core's chat.text_of joins them); the prompt/reference split evaluation uses.
-import type { ChatMessage } from '@ftp/schema';
-import type { PlainMessage } from '../queues/index.ts';
+import type { ChatMessage, PlainMessage } from '@ftp/schema';
 
 export function textOf(content: ChatMessage['content']): string {
   return typeof content === 'string' ? content : content.map((part) => (part.type === 'text' ? part.text : '')).join('');

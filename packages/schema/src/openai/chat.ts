@@ -3,6 +3,10 @@ import { z } from 'zod';
 import { boundedInt, contentSchemaOf, MAX_JSON_DEPTH } from '../common.ts';
 import { nullable, UnixSeconds } from './common.ts';
 
+/** A chat completion's max_tokens when the request names none (sent to the engines with every request, so neither
+ *  engine's own default decides); the native POST /inference's is max_new_tokens' default (inference.ts). */
+export const CHAT_DEFAULT_MAX_TOKENS = 512;
+
 const TextPart = z.object({ type: z.literal('text'), text: z.string() });
 const MessageContent = z.union([z.string(), z.array(TextPart).min(1)]).describe('Text, or text parts (images are not accepted here)');
 export const FunctionName = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).describe('1 to 64 letters, digits, _ or -');
@@ -68,8 +72,8 @@ export const ChatCompletionRequest = z
   .object({
     model: z.string().min(1).max(512).describe('A base model id, a fine_tuned_model, or a checkpoint’s fine_tuned_model_checkpoint'),
     messages: z.array(ChatMessageInput).min(1),
-    max_tokens: nullable(boundedInt(1)).optional(),
-    max_completion_tokens: nullable(boundedInt(1)).optional(),
+    max_tokens: nullable(boundedInt(1)).optional().describe(`Tokens generated at most (default ${CHAT_DEFAULT_MAX_TOKENS}; the answer also ends where the model's context does)`),
+    max_completion_tokens: nullable(boundedInt(1)).optional().describe('max_tokens under its newer name; wins over max_tokens'),
     temperature: nullable(z.number().min(0).max(2)).optional().describe('Default 1, as OpenAI; 0 is greedy, and so is anything below 1e-4'),
     top_p: nullable(z.number().gt(0).max(1)).optional(),
     n: nullable(z.number().int().min(1).max(8)).optional(),

@@ -2,11 +2,8 @@
 // conversation with tools, tool calls or tool results is rendered by the template itself, as transformers renders it
 // (node-llama-cpp's chat wrapper has its own function-calling format, not the family's).
 import { JinjaTemplateChatWrapper, SpecialToken, type ChatHistoryItem, type LlamaModel, type Token } from 'node-llama-cpp';
-import { renderChatTemplate, type TemplateMessage } from '@ftp/jobs/template-render';
-
-export interface ChatMessage extends TemplateMessage {
-  role: 'system' | 'user' | 'assistant' | 'tool';
-}
+import { renderChatTemplate } from '@ftp/jobs/template-render';
+import type { PlainMessage } from '@ftp/schema';
 
 const wrappers = new WeakMap<LlamaModel, JinjaTemplateChatWrapper>();
 
@@ -27,7 +24,7 @@ function wrapperOf(model: LlamaModel): JinjaTemplateChatWrapper {
   return wrapper;
 }
 
-function promptContext(model: LlamaModel, conversation: readonly ChatMessage[]) {
+function promptContext(model: LlamaModel, conversation: readonly PlainMessage[]) {
   const history: ChatHistoryItem[] = conversation.map((m) =>
     m.role === 'assistant'
       ? { type: 'model', response: [m.content] }
@@ -38,7 +35,7 @@ function promptContext(model: LlamaModel, conversation: readonly ChatMessage[]) 
 }
 
 /** The prompt tokens for `conversation` followed by the template's generation prompt (the assistant turn opener). */
-export function promptTokens(model: LlamaModel, conversation: readonly ChatMessage[], tools?: readonly unknown[]): Token[] {
+export function promptTokens(model: LlamaModel, conversation: readonly PlainMessage[], tools?: readonly unknown[]): Token[] {
   if (tools || conversation.some((m) => m.role === 'tool' || m.tool_calls)) {
     const text = renderChatTemplate(templateOf(model), conversation, { tools, addGenerationPrompt: true, bosToken: model.tokens.bosString ?? '', eosToken: model.tokens.eosString ?? '' });
     return model.tokenize(text, true);
@@ -47,7 +44,7 @@ export function promptTokens(model: LlamaModel, conversation: readonly ChatMessa
 }
 
 /** The same prompt as text, special tokens written out (a leading BOS as the model's BOS text). */
-export function promptText(model: LlamaModel, conversation: readonly ChatMessage[]): string {
+export function promptText(model: LlamaModel, conversation: readonly PlainMessage[]): string {
   return promptContext(model, conversation)
     .values.map((value) => (typeof value === 'string' ? value : value instanceof SpecialToken ? model.detokenize(value.tokenize(model.tokenizer), true) : value.value))
     .join('');

@@ -3,7 +3,8 @@
 import { stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { getLlama, LlamaGrammarEvaluationState, LlamaLogLevel, LlamaText, type GbnfJsonSchema, type Llama, type LlamaContextSequence, type LlamaGrammar, type LlamaModel, type Token } from 'node-llama-cpp';
-import { promptTokens, type ChatMessage } from './chat-prompt.ts';
+import type { PlainMessage } from '@ftp/schema';
+import { promptTokens } from './chat-prompt.ts';
 import { GeneratedText, type TextEnding } from './generated-text.ts';
 import { grammarSchema, UnsupportedSchemaError } from './json-schema.ts';
 import { PromptTooLong } from './refusals.ts';
@@ -53,7 +54,7 @@ export interface GenerateRequest {
   modelPath: string;
   /** A GGUF LoRA adapter (the core's `gguf --adapter`) applied over the model. */
   loraPath?: string;
-  conversations: readonly (readonly ChatMessage[])[];
+  conversations: readonly (readonly PlainMessage[])[];
   /** OpenAI tool definitions every conversation is rendered with (the model's chat template writes them). */
   tools?: readonly unknown[];
   options?: GenerationOptions;

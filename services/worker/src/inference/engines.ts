@@ -2,7 +2,8 @@
 // long-lived ML core process (CoreServer, `ftcore serve`), and llama.cpp in a process of its own (EngineProcess,
 // started on first use; a model that makes llama.cpp abort ends that process, never the worker's). Each keeps an LRU of loaded models within INFERENCE_MEMORY_BYTES. Their failures become the errors
 // the API answers with (they cross the queue as data).
-import { CoreServer, CoreServerError, fieldKeys, type EvaluateParams, type Generated, type Scored, type ServeMessage } from '@ftp/core-client';
+import { CoreServer, CoreServerError, fieldKeys, type EvaluateParams, type Generated, type Scored } from '@ftp/core-client';
+import type { PlainMessage } from '@ftp/schema';
 import { invalidField, ServiceUnavailable, type Platform } from '@ftp/platform';
 import { samplingTemperature, type GenerationDetail, type GenerationSettings, type GradePayload, type GradeResult, type InferResult, type StreamDelta } from '@ftp/jobs/queues';
 import { withJudgeRelay } from './judge-relay.ts';
@@ -47,7 +48,7 @@ export class InferenceEngines {
    *  whole text is one delta, when the batch is done. `progress` is told when a first use starts an engine. */
   async generate(
     files: ModelFiles,
-    conversations: ServeMessage[][],
+    conversations: PlainMessage[][],
     settings: GenerationSettings,
     signal: AbortSignal,
     onText?: (delta: StreamDelta) => void,

@@ -8,7 +8,8 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ModelNotFound, type Platform } from '@ftp/platform';
-import { inferQueue, requestFromWorker, type GenerationSettings, type PlainMessage } from '@ftp/jobs/queues';
+import { inferQueue, requestFromWorker, type GenerationSettings } from '@ftp/jobs/queues';
+import type { PlainMessage } from '@ftp/schema';
 import { judgeModels } from '@ftp/jobs/training';
 import { parseModelName, resolveModelName } from '@ftp/jobs/models';
 

@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ChatMessage } from '../../src/fast-engine/index.ts';
+import type { PlainMessage } from '@ftp/schema';
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const coreDir = resolve(here, '../../../../core');
@@ -27,7 +27,7 @@ export interface ArchitectureFixtures {
 
 export interface TinyFixtures {
   root: string;
-  prompts: ChatMessage[][];
+  prompts: PlainMessage[][];
   architectures: Record<TinyArchitecture, ArchitectureFixtures>;
   /** A wider tiny Llama (K-quant blocks are 256 wide): tiny-f16/model.gguf and tiny-q4_k_m/model.gguf. */
   kQuantDir: string;
@@ -46,7 +46,7 @@ export function buildTinyFixtures(): TinyFixtures {
     env: { ...process.env, OMP_NUM_THREADS: '1', TOKENIZERS_PARALLELISM: 'false' },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
-  const prompts = readJsonl<{ messages: ChatMessage[] }>(join(root, 'prompts.jsonl')).map((r) => r.messages);
+  const prompts = readJsonl<{ messages: PlainMessage[] }>(join(root, 'prompts.jsonl')).map((r) => r.messages);
   const architecture = (name: TinyArchitecture): ArchitectureFixtures => {
     const dir = join(root, name);
     const hf = { base: readJsonl<HfGeneration>(join(dir, 'hf-base.jsonl')), merged: readJsonl<HfGeneration>(join(dir, 'hf-merged.jsonl')) };

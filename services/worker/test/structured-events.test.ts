@@ -3,12 +3,11 @@
 // same field), and a message that reads like one without the field decides nothing.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CoreServerError } from '@ftp/core-client';
-import { newId, UnprocessableEntity } from '@ftp/platform';
+import type { UnprocessableEntity } from '@ftp/platform';
 import { openTestPlatform, type TestPlatform } from '@ftp/platform/testing';
 import { PromptTooLong, UnsupportedSchemaError } from '../src/fast-engine/refusals.ts';
 import { refusedGrader, refusedRequest } from '../src/inference/engines.ts';
-import { recordTraining } from '../src/training/core-events.ts';
-import type { JobContext } from '../src/training/job-context.ts';
+import { recordingJob } from './recording-job.ts';
 
 describe('the saving phase', () => {
   let platform: TestPlatform;
@@ -17,16 +16,7 @@ describe('the saving phase', () => {
   });
   afterEach(() => platform.close());
 
-  async function record() {
-    const jobId = newId('job');
-    await platform.jobs.insert({
-      job_id: jobId, user_id: 'local', job_name: 'phases', processed_dataset_id: 'pd_1', base_model_id: 'tiny', modality: 'text',
-      training_config: { trainer_type: 'sft' }, blob_prefix: `jobs/local/${jobId}/`, tracker_url: null,
-    });
-    const job = (await platform.jobs.update(jobId, { status: 'preparing', worker_id: 'w1' }, ['queued']))!;
-    const ctx: JobContext = { platform, workerId: 'w1', machine: { host: 'test', device: 'cpu' }, trainProcesses: 1, signal: new AbortController().signal };
-    return recordTraining(ctx, job);
-  }
+  const record = async () => (await recordingJob(platform, 'phases')).record;
 
   it('begins at the log whose stage is saving, whatever its words', async () => {
     const reworded = await record();

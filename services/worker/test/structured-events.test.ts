@@ -38,6 +38,9 @@ describe('a refusal is the 400 at the field it names', () => {
     expect(loc(refusedGrader(new CoreServerError('validation', 'nicht erlaubt', 'grader.graders.a.input[0].content')))).toEqual([['body', 'grader', 'graders', 'a', 'input', '0', 'content']]);
     // the old words, with no field: the grader as a whole
     expect(loc(refusedGrader(new CoreServerError('validation', 'grader.source: line 1: invalid syntax')))).toEqual([['body', 'grader']]);
+    // the field is not said twice: "grader.source: line 1: …" at grader.source reads "line 1: …"
+    const refused = refusedGrader(new CoreServerError('validation', 'grader.source: line 1: invalid syntax', 'grader.source')) as UnprocessableEntity;
+    expect(refused.issues[0]?.msg).toBe('line 1: invalid syntax');
   });
 
   it('what the fast engine refused: by its kind', () => {

@@ -203,7 +203,10 @@ export function refusedRequest(err: EngineRefusal, settings: Pick<GenerationSett
   return invalidField(['body', err.kind === 'prompt_too_long' ? 'messages' : settings.forced_call ? 'tools' : 'response_format'], err.message);
 }
 
-/** A grader the ML core refused, as the caller's 400 at the field the core names (`field`, "grader.source"). */
+/** A grader the ML core refused, as the caller's 400 at the field the core names (`field`, "grader.source"); the
+ *  words without that field in front, which the error already names (/v1 writes "param: message"). */
 export function refusedGrader(err: CoreServerError): Error {
-  return invalidField(['body', ...(err.field ? fieldKeys(err.field) : ['grader'])], err.message);
+  if (!err.field) return invalidField(['body', 'grader'], err.message);
+  const words = err.message.startsWith(`${err.field}: `) ? err.message.slice(err.field.length + 2) : err.message;
+  return invalidField(['body', ...fieldKeys(err.field)], words);
 }

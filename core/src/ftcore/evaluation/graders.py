@@ -5,7 +5,10 @@ passes the call on to LLM_API_BASE) and multi (sub-graders
 combined by a formula that is parsed, never evaluated as code). Templates read
 `{{item.<field>}}` (the training line's fields, dotted for nested ones), `{{sample.output_text}}` and
 `{{sample.output_json.<field>}}` (the answer read as JSON). The GRPO rewards, the graders endpoints and evaluation all
-grade through `grade_batch`; a sample that cannot be graded scores 0 and says why, it never stops the batch."""
+grade through `grade_batch`; a sample that cannot be graded scores 0 and says why, it never stops the batch.
+
+One module of ~400 lines on purpose: the checks (check_grader), the templates and the grading of every grader kind
+read the same grader object, and apart they would each restate its shape."""
 from __future__ import annotations
 
 import ast

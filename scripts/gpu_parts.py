@@ -103,6 +103,7 @@ def parity(folder: str) -> bool:
         os.environ[ENGINE_VARIABLE] = engine
         ids[engine] = generate_token_ids(model, tokenizer, prompts, max_new_tokens=PARITY_TOKENS)
     compiled = bool(getattr(model, "_ftcore_compiled_shapes", None)) and not getattr(model, "_ftcore_compile_failed", False)
+    graphs = any(d.graphs for d in getattr(model, "_ftcore_decoders", {}).values())  # the engine's own loop, captured
     same = total = 0
     for plain, engine in zip(ids["plain"], ids["compiled"]):
         plain, engine = list(plain)[:PARITY_TOKENS], list(engine)[:PARITY_TOKENS]
@@ -113,9 +114,10 @@ def parity(folder: str) -> bool:
     recited = sum(bool(t) and a.startswith(t) for t, a in zip(texts, list(RECITALS.values()) * 16))
     print(f"engine parity: {100 * share:.1f}% of the first {PARITY_TOKENS} tokens before the first divergence "
           f"({same}/{total}), {len(prompts)} answers on {weights.device} in {weights.dtype}; compiled: {compiled}; "
+          f"CUDA graph of the decode loop: {graphs}; "
           f"plain generate recites {recited}/{len(prompts)}")
-    ok = compiled and share >= 0.95 and weights.device.type == "cuda" and weights.dtype == torch.bfloat16
-    result(parity_share=share, tokens_compared=total, compiled=compiled, device=str(weights.device),
+    ok = compiled and graphs and share >= 0.95 and weights.device.type == "cuda" and weights.dtype == torch.bfloat16
+    result(parity_share=share, tokens_compared=total, compiled=compiled, graphs=graphs, device=str(weights.device),
            dtype=str(weights.dtype), recited=recited, answers=len(prompts))
     return ok
 

@@ -134,9 +134,47 @@ def bench_generate(args) -> dict:
     report["engine_auto_choice"] = choose_engine(model, lengths, args.new_tokens, None).__dict__
     steps = report["engine_64"]["tokens_per_second"] / 64
     report["engine_64_share_of_bound"] = steps / bound["steps_per_second"]
+    try:  # a figure on the side: its failure must not cost the run's report
+        report["step_profile"] = step_profile(model, tokenizer, every[:64], args.new_tokens, 1 / steps)
+    except Exception as e:  # noqa: BLE001
+        report["step_profile"] = {"graph": False, "error": f"{type(e).__name__}: {e}"}
     report["ratio_engine_64_over_plain_8"] = (report["engine_64"]["tokens_per_second"]
                                               / report["plain_batch_8"]["tokens_per_second"])
     return report
+
+
+def step_profile(model, tokenizer, conversations, new_tokens: int, seconds_per_step: float) -> dict:
+    """One decode step of the 64-row shape apart (#64): the captured graph of decode.STEPS_PER_READ steps replayed
+    alone (the GPU's time for a step: the model's forward, the token's choice, the rows' ends) against a step of the
+    whole call (prefill, host reads and the Python around them included): the share spent outside the graph."""
+    import torch
+
+    from ftcore.inference import decode
+    from ftcore.inference.generate import _stop_ids
+
+    decoders = getattr(model, "_ftcore_decoders", {})
+    decoder = next((d for key, d in decoders.items() if key[0] == 64), None)
+    graph = decoder and decoder.graphs.get(("greedy",))
+    if graph is None:
+        return {"graph": False}
+    tokenizer.padding_side = "left"
+    texts = [tokenizer.apply_chat_template(c, tokenize=False, add_generation_prompt=True) for c in conversations]
+    batch = tokenizer(texts, return_tensors="pt", padding="max_length", max_length=decoder.width,
+                      add_special_tokens=False).to("cuda")
+    plan = decode.Plan(0.0, 1.0, tuple(_stop_ids(model, tokenizer)), tokenizer.pad_token_id or 0, new_tokens)
+    with torch.no_grad():
+        decoder.start(batch["input_ids"], batch["attention_mask"], plan, 0)
+    replays = (new_tokens - 1) // decoder.every - 1  # within the rows' room: a replay past it would write nowhere
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda.synchronize()
+    start.record()
+    for _ in range(replays):
+        graph.replay()
+    end.record()
+    torch.cuda.synchronize()
+    graph_step = start.elapsed_time(end) / 1000 / (replays * decoder.every)
+    return {"graph": True, "steps_per_replay": decoder.every, "graph_step_ms": 1000 * graph_step,
+            "call_step_ms": 1000 * seconds_per_step, "share_outside_graph": 1 - graph_step / seconds_per_step}
 
 
 def bench_grpo(args) -> dict:
@@ -226,6 +264,12 @@ def main() -> None:
               f"{e['tokens_per_second']:.0f} tokens/s (first call, with its compile: {first:.0f} s) = "
               f"{100 * report['engine_64_share_of_bound']:.1f}% of the bound (target ≥ 25% and ≥ 9,000 tokens/s), "
               f"{report['ratio_engine_64_over_plain_8']:.1f}× plain")
+        if (profile := report["step_profile"]).get("graph"):
+            print(f"a decode step of 64 rows: {profile['graph_step_ms']:.2f} ms in its CUDA graph "
+                  f"({profile['steps_per_replay']} steps a replay), {profile['call_step_ms']:.2f} ms in the whole "
+                  f"call: {100 * profile['share_outside_graph']:.0f}% outside the graph")
+        else:
+            print(f"no CUDA graph of the 64-row step to time: {profile.get('error', 'the loop did not capture one')}")
     else:
         print(f"GRPO step (64 completions × {args.new_tokens} tokens): TRL {report['trl']['step_seconds']:.2f} s, "
               f"core {report['core']['step_seconds']:.2f} s = {report['ratio_core_over_trl']:.2f}× (target ≥ 3×)")

@@ -9,7 +9,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import pytest  # noqa: E402
-from helpers import QA, TEMPLATES, TOOL_FAMILIES, captured_events, conversation, write_jsonl
+from helpers import QA, TEMPLATES, TOOL_FAMILIES, captured_events, conversation, sft_spec, write_jsonl
 
 
 @pytest.fixture(autouse=True)
@@ -74,6 +74,19 @@ def tiny_model(tmp_path_factory) -> str:
     with captured_events():
         run(Options(output_dir=str(folder), text_files=[str(corpus)]))
     return str(folder)
+
+
+@pytest.fixture(scope="session")
+def trained_adapter(tiny_model, tmp_path_factory) -> str:
+    """A LoRA adapter that taught the tiny model QA's answers (fp32, so greedy choices are not ties) and its
+    end-of-turn token."""
+    from ftcore.train.run import run
+
+    folder = tmp_path_factory.mktemp("guards")
+    train = write_jsonl(folder / "train.jsonl", [conversation(q, a) for q, a in QA] * 4)
+    with captured_events():
+        run(sft_spec(tiny_model, train, None, folder / "run", logging_steps=1, max_length=64))
+    return str(folder / "run" / "adapter")
 
 
 @pytest.fixture()

@@ -8,7 +8,7 @@ import pytest
 from helpers import QA, captured_events, conversation, sft_spec, write_jsonl
 
 from ftcore.errors import SpecError
-from ftcore.inference.generate import ENGINE_VARIABLE, Engine, choose_engine, generate_token_ids
+from ftcore.inference.generate import generate_token_ids
 from ftcore.models.loading import load_for_inference
 from ftcore.train.run import run, setup
 from ftcore.train.spec import Options
@@ -21,15 +21,6 @@ def spec(tiny_model, train, out, test=None, **hp) -> Options:
 
 def losses(events) -> dict[int, float]:
     return {e.step: e.loss for e in events if e.event == "progress" and e.loss is not None}
-
-
-@pytest.fixture(scope="module")
-def trained_adapter(tiny_model, tmp_path_factory):
-    folder = tmp_path_factory.mktemp("guards")
-    train = write_jsonl(folder / "train.jsonl", [conversation(q, a) for q, a in QA] * 4)
-    with captured_events():
-        run(spec(tiny_model, train, folder / "run"))
-    return str(folder / "run" / "adapter")
 
 
 def test_the_end_of_turn_token_is_learned_so_generation_stops_by_itself(trained_adapter, tiny_model):
@@ -49,84 +40,6 @@ def test_batched_generation_equals_one_by_one(trained_adapter, tiny_model):
     batched = generate_token_ids(model, tokenizer, prompts, max_new_tokens=16, batch_size=len(prompts))
     alone = [generate_token_ids(model, tokenizer, [p], max_new_tokens=16, batch_size=1)[0] for p in prompts]
     assert batched == alone
-
-
-def test_the_compiled_engine_generates_what_plain_generate_does(trained_adapter, tiny_model, monkeypatch):
-    """The CUDA engine (#31: a static KV cache, the decode step compiled, CUDA graphs on a GPU) against transformers'
-    generate on the same device and dtype: the same greedy tokens in fp32 on the CPU, through a LoRA adapter, with the
-    prompts left-padded to one width and the last batch filled with copies of its last prompt."""
-    model, tokenizer = load_for_inference(tiny_model, trained_adapter, device="cpu")
-    prompts = [[{"role": "user", "content": q}] for q, _ in QA]
-    prompts.append([{"role": "system", "content": "Answer in one word, please, and be brief."}, {"role": "user", "content": QA[1][0]}])
-    monkeypatch.setenv(ENGINE_VARIABLE, "plain")
-    plain = generate_token_ids(model, tokenizer, prompts, max_new_tokens=24)
-    monkeypatch.setenv(ENGINE_VARIABLE, "compiled")
-    compiled = generate_token_ids(model, tokenizer, prompts, max_new_tokens=24, batch_size=2)  # 2 + 2 + 1 and a copy
-    assert compiled == plain
-    inner = model.get_base_model()
-    assert not getattr(inner, "_ftcore_compile_failed", False) and hasattr(inner, "_compiled_call")  # torch.compile ran
-    assert inner._ftcore_compiled_shapes == {(2, 64 + 24)}  # one shape: every batch padded to the longest prompt
-
-
-@pytest.mark.parametrize("architecture", ["qwen2", "qwen3", "gemma3"])
-def test_the_compiled_engine_generates_what_plain_generate_does_on_each_tiny_architecture(architecture, tiny_model_of,
-                                                                                          monkeypatch):
-    """The same parity on the other families the core makes tiny models of, random weights, so every answer runs to
-    max_new_tokens. Gemma 3 stays on plain generate: its sliding-window layers make torch.compile recompile the
-    decode step at every token in transformers' static cache (generate._has_sliding_layers)."""
-    model, tokenizer = load_for_inference(tiny_model_of(architecture), device="cpu")
-    prompts = [[{"role": "user", "content": q}] for q, _ in QA]
-    monkeypatch.setenv(ENGINE_VARIABLE, "plain")
-    plain = generate_token_ids(model, tokenizer, prompts, max_new_tokens=20)
-    monkeypatch.setenv(ENGINE_VARIABLE, "compiled")
-    compiled = generate_token_ids(model, tokenizer, prompts, max_new_tokens=20)
-    assert compiled == plain
-    assert not getattr(model, "_ftcore_compile_failed", False)
-    assert hasattr(model, "_compiled_call") == (architecture != "gemma3")
-
-
-def test_the_engine_on_the_cpu_is_plain_generate_at_batch_8_unless_asked(tiny_model, monkeypatch):
-    model, _ = load_for_inference(tiny_model, device="cpu")
-    monkeypatch.delenv(ENGINE_VARIABLE, raising=False)
-    assert choose_engine(model, [30] * 500, 256, None) == Engine(compiled=False, batch_size=8)
-    assert choose_engine(model, [30] * 500, 256, 3) == Engine(compiled=False, batch_size=3)
-    assert choose_engine(model, [], 256, None) == Engine(compiled=False, batch_size=8)  # images: the processor's inputs
-    monkeypatch.setenv(ENGINE_VARIABLE, "compiled")
-    assert choose_engine(model, [30] * 5, 16, None) == Engine(compiled=True, batch_size=8)
-    assert choose_engine(model, [30] * 3, 16, None) == Engine(compiled=True, batch_size=4)  # a power of two: shared
-    monkeypatch.setenv(ENGINE_VARIABLE, "fast")
-    with pytest.raises(SpecError, match="auto, plain or compiled"):
-        choose_engine(model, [30], 16, None)
-
-
-def test_on_cuda_the_engine_compiles_work_that_pays_for_it_and_sizes_batches_from_free_memory(tiny_model, monkeypatch):
-    """The CUDA decisions, with the device's answers stood in (test_cuda.py has them for real): the tiny model's KV
-    cache is 2 layers × 2 (K, V) × 2 heads × 16 dims × 4 bytes = 512 B a position and its prefill activations 2.5 KiB,
-    so half of 64 MiB free holds ~34 rows of 320 positions; 256 prompts × 256 tokens pay for a compile, 4 × 16 do not."""
-    import torch
-
-    from ftcore.inference import generate
-
-    monkeypatch.delenv(ENGINE_VARIABLE, raising=False)
-    model, _ = load_for_inference(tiny_model, device="cpu")
-    monkeypatch.setattr(generate, "_on_cuda", lambda m: True)
-    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device=None: (64 * 2**20, 80 * 2**30))
-    config = model.config
-    per_position = 2 * config.num_hidden_layers * config.num_key_value_heads * config.head_dim * 4
-    rows = generate._batch_from_memory(model, 320)
-    assert per_position == 512 and 20 <= rows <= 50 and rows == int(32 * 2**20 // (
-        320 * (per_position + (4 * config.hidden_size + 3 * config.intermediate_size) * 4) + 8 * config.vocab_size))
-    assert choose_engine(model, [40] * 4, 16, None) == Engine(compiled=False, batch_size=4)  # all at once, plain
-    assert choose_engine(model, [40] * 1000, 16, None) == Engine(compiled=False, batch_size=generate._batch_from_memory(model, 56))
-    big = choose_engine(model, [40] * 256, 256, None)  # 64k new tokens: compiled, rows a power of two that fits
-    assert big.compiled and big.batch_size == min(generate._batch_from_memory(model, 64 + 256), 256)
-    # A shape compiled before is taken even for little work; a model holding MAX_COMPILED_SHAPES takes no new one.
-    model._ftcore_compiled_shapes = {(4, 64 + 16)}
-    assert choose_engine(model, [40] * 4, 16, None) == Engine(compiled=True, batch_size=4)
-    model._ftcore_compiled_shapes = {(k, 1) for k in range(generate.MAX_COMPILED_SHAPES)}
-    assert not choose_engine(model, [40] * 256, 256, None).compiled
-    model._ftcore_compiled_shapes = set()
-    assert not choose_engine(model, [40] * 256, 256, None, work=10).compiled  # GRPO: the run's work decides
 
 
 @pytest.mark.slow
@@ -182,8 +95,7 @@ LONG_QUESTION = " ".join(["What is the capital of France?"] * 30)
 def test_a_run_whose_rows_all_keep_no_answer_token_is_refused_before_it_loads_the_model(tiny_model, tmp_path):
     # The soak's job (#56): every prompt longer than max_length, so truncation cuts every answer away: refused at the
     # pre-flight, naming the setting and the longest row, instead of failing at step 1 with a NaN loss.
-    from ftcore.errors import SpecError
-
+    
     train = write_jsonl(tmp_path / "train.jsonl", [conversation(LONG_QUESTION, "Paris.")] * 8)
     with captured_events() as cap, pytest.raises(SpecError) as refused:
         run(spec(tiny_model, train, tmp_path / "run", max_steps=4, max_length=32))

@@ -106,7 +106,6 @@ def _generated_rows(model, tokenizer, prompts, max_new_tokens, temperature, top_
     tokenizer.padding_side = "left"
     device = next(model.parameters()).device
     sampling = temperature > 0
-    stopping = _stopping_criteria(should_stop)
     # Rows stop at their stop string's last token, not at max_new_tokens (transformers' StopStringCriteria).
     stop_at_strings = {"stop_strings": stop_strings, "tokenizer": tokenizer} if stop_strings else {}
     constrained = {"prefix_allowed_tokens_fn": allowed_tokens_fn(tokenizer, forced.schema)} if forced else {}
@@ -120,7 +119,7 @@ def _generated_rows(model, tokenizer, prompts, max_new_tokens, temperature, top_
     generated = 0  # tokens of every row so far, padding included: what a cancelled request cost
     settings = dict(do_sample=sampling, temperature=temperature if sampling else None,
                     top_p=top_p if sampling else None, top_k=None, eos_token_id=tokenizer.eos_token_id,
-                    pad_token_id=tokenizer.pad_token_id, stopping_criteria=stopping, **stop_at_strings, **constrained)
+                    pad_token_id=tokenizer.pad_token_id, **stop_at_strings, **constrained)
     for i in range(0, len(prompts), engine.batch_size):
         if texts is None:
             encoded = encode(prompts[i:i + engine.batch_size]).to(device)
@@ -131,10 +130,12 @@ def _generated_rows(model, tokenizer, prompts, max_new_tokens, temperature, top_
         with torch.no_grad():
             if engine.compiled:
                 new = compiled_generate(model, model.generate, encoded["input_ids"], encoded["attention_mask"],
-                                        engine.batch_size, longest, max_new_tokens=compiled_room, **settings)
+                                        engine.batch_size, longest, should_stop, max_new_tokens=compiled_room,
+                                        **settings)
             else:
                 room = _room(model, encoded["input_ids"].shape[1], max_new_tokens)
-                new = model.generate(**encoded, max_new_tokens=room, **settings)[:, encoded["input_ids"].shape[1]:]
+                new = model.generate(**encoded, max_new_tokens=room, stopping_criteria=_stopping_criteria(should_stop),
+                                     **settings)[:, encoded["input_ids"].shape[1]:]
         generated += rows * new.shape[1]
         if should_stop is not None and should_stop():
             raise Cancelled("generation cancelled", generated_tokens=generated)
@@ -142,11 +143,12 @@ def _generated_rows(model, tokenizer, prompts, max_new_tokens, temperature, top_
         yield from zip(new[:rows].tolist(), prompt_lengths)
 
 
-# The generation engine (#31). On the CPU, and for little work on CUDA: transformers' generate with its dynamic KV
-# cache. On CUDA when the work pays for a compile, or the shape is compiled already: the same generate with a static
-# KV cache and the decode step compiled by torch.compile in mode reduce-overhead, i.e. replayed as one CUDA graph a
-# token instead of tens of kernels launched from Python (transformers' own path for static caches; 4.57's continuous
-# batching refuses CUDA graphs). A compiled graph holds one shape, so every batch of a call is made that shape.
+# The generation engine (#31, #64). On the CPU, and for little work on CUDA: transformers' generate with its dynamic
+# KV cache. On CUDA when the work pays for a compile, or the shape is compiled already: the engine's own decode loop
+# (decode.py: a static KV cache, the step compiled by torch.compile and STEPS_PER_READ steps replayed as one CUDA graph,
+# the host reading finished rows once per replay; transformers 4.57's continuous batching refuses CUDA graphs, and its
+# generate loop around a compiled forward cost 8.2 of a step's 8.8 ms on an H200). A compiled graph holds one shape,
+# so every batch of a call is made that shape.
 ENGINE_VARIABLE = "FTCORE_GENERATE_ENGINE"  # auto (the default), plain or compiled (tests, benchmarks)
 # prompts × max_new_tokens below which the first compile of a shape costs more than it saves: plain generate at a
 # batch sized from free memory already makes ~1,000 tokens/s on the 1B shape (#31), so a compile of ~60 s pays from
@@ -196,14 +198,18 @@ def choose_engine(model, prompt_lengths: list[int], max_new_tokens: int, batch_s
 
 
 def compiled_generate(model, generate: Callable, input_ids, attention_mask, rows: int, longest: int = 0,
-                      **settings):
-    """The new tokens `generate` (the model's generate) writes after each prompt, with a static KV cache and the decode
-    step compiled. The batch is left-padded to the multiple of PROMPT_BUCKET positions that holds `longest` (the
-    longest prompt of the call, so every batch gets one width) and filled to `rows` rows with copies of its last row,
-    so that one compiled graph serves every batch of that shape; the filler rows' answers are returned too (callers
-    drop them). Positions come from the attention mask, so the padding changes no answer. When the model cannot be
+                      should_stop: Callable[[], bool] | None = None, **settings):
+    """The new tokens `generate` (the model's generate) writes after each prompt, from the engine's own decode loop
+    (decode.py: a static KV cache, the step compiled and replayed as CUDA graphs on a GPU), or, for settings the loop
+    does not serve (decode.plan), from `generate` on a static cache with its forward compiled. The batch is left-padded
+    to the multiple of PROMPT_BUCKET positions that holds `longest` (the longest prompt of the call, so every batch
+    gets one width) and filled to `rows` rows with copies of its last row, so that one compiled graph serves every
+    batch of that shape; the filler rows' answers are returned too (callers drop them). Positions come from the
+    attention mask, so the padding changes no answer. `should_stop` as generate_token_ids. When the model cannot be
     compiled, it says so once and generates on the dynamic cache from then on."""
     import torch
+
+    from . import decode
 
     inner = _base_model(model)
     width = _bucket(max(input_ids.shape[1], longest))
@@ -214,12 +220,13 @@ def compiled_generate(model, generate: Callable, input_ids, attention_mask, rows
     if fill > 0:
         input_ids = torch.cat([input_ids, input_ids[-1:].expand(fill, -1)])
         attention_mask = torch.cat([attention_mask, attention_mask[-1:].expand(fill, -1)])
+    stopping = _stopping_criteria(should_stop)
     if not getattr(inner, "_ftcore_compile_failed", False):
         new_tokens = settings.get("max_new_tokens") or settings["generation_config"].max_new_tokens
         shape = (rows, width + new_tokens)
         if shape not in getattr(inner, "_ftcore_compiled_shapes", set()):
-            events.emit(events.Log(level="info", message=f"generation: compiling the decode step for {rows} rows × "
-                                   f"{width} + {new_tokens} positions (once per shape, tens of seconds on a GPU)"))
+            events.emit(events.Log(level="info", message=f"generation: a new decode shape, {rows} rows × {width} + "
+                                   f"{new_tokens} positions (on a GPU its step compiles once: tens of seconds)"))
         # In training, PEFT and TRL hook the input embeddings to make their output require grad (once each, so
         # disable_input_require_grads removes only the last): nothing without grad, and torch.compile cannot trace
         # requires_grad_, so the embeddings' forward hooks are set aside while a compiled graph generates.
@@ -227,17 +234,24 @@ def compiled_generate(model, generate: Callable, input_ids, attention_mask, rows
         hooks = dict(embeddings._forward_hooks)
         embeddings._forward_hooks.clear()
         try:
-            out = generate(input_ids=input_ids, attention_mask=attention_mask, cache_implementation="static",
-                           compile_config=_compile_config(input_ids.device), disable_compile=False, **settings)
+            if (loop := decode.plan(inner, settings)) is not None:
+                seed = int(torch.randint(0, 2**31 - rows, ()))  # the global generator's: torch.manual_seed holds
+                out = decode.decode(inner, input_ids, attention_mask, loop, seed, settings.get("stop_strings"),
+                                    settings.get("tokenizer"), should_stop)
+            else:
+                out = generate(input_ids=input_ids, attention_mask=attention_mask, cache_implementation="static",
+                               compile_config=_compile_config(input_ids.device), disable_compile=False,
+                               stopping_criteria=stopping, **settings)[:, input_ids.shape[1]:]
             inner.__dict__.setdefault("_ftcore_compiled_shapes", set()).add(shape)
-            return out[:, input_ids.shape[1]:]
+            return out
         except Exception as e:  # noqa: BLE001 - the compiled path is an optimisation: the dynamic cache still answers
             inner._ftcore_compile_failed = True
             events.emit(events.Log(level="warning", message=f"generation on a compiled static cache failed "
                                    f"({type(e).__name__}: {e}); this model generates without it from now on"))
         finally:
             embeddings._forward_hooks.update(hooks)
-    out = generate(input_ids=input_ids, attention_mask=attention_mask, disable_compile=True, **settings)
+    out = generate(input_ids=input_ids, attention_mask=attention_mask, disable_compile=True, stopping_criteria=stopping,
+                   **settings)
     return out[:, input_ids.shape[1]:]
 
 

@@ -83,3 +83,17 @@ def test_the_answers_of_a_preference_pair_cannot_have_weight_0(tiny_model, tmp_p
                                                    "rejected": [{"role": "assistant", "content": "b"}]}])
     with pytest.raises(SpecError, match="record 1: 'chosen' message 1: the answers of a preference pair are always"):
         validate(_spec(tiny_model, train, trainer_type="dpo", hyperparameters=Hyperparameters(max_length=128)))
+
+
+def test_the_contracts_schedulers_and_losses_are_what_transformers_and_trl_take():
+    """The training request's enums (contract.json, from the zod schema) within what the libraries accept: every
+    lr_scheduler_type a transformers SchedulerType, every loss_type one its trainer's config lists."""
+    from transformers.trainer_utils import SchedulerType
+    from trl import DPOConfig, GRPOConfig
+
+    from ftcore.train.contract import CONTRACT, loss_types
+
+    assert set(CONTRACT["hyperparameters"]["lr_scheduler_type"]["enum"]) <= {s.value for s in SchedulerType}
+    for trainer, config in (("grpo", GRPOConfig), ("dpo", DPOConfig)):
+        documented = config.__dataclass_fields__["loss_type"].metadata["help"]  # TRL lists them only in its help
+        assert loss_types(trainer) and all(f"'{loss}'" in documented for loss in loss_types(trainer)), trainer

@@ -24,11 +24,10 @@ def from_dict(cls, data: dict[str, Any], where: str = "spec"):
     if not isinstance(data, dict):
         raise SpecError(f"{where} must be a JSON object")
     hints = typing.get_type_hints(cls)
-    names = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(data) - names)
-    if unknown:
-        raise SpecError(f"{where}: unknown field(s) {unknown}; known fields: {sorted(names)}")
     fields = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - set(fields))
+    if unknown:
+        raise SpecError(f"{where}: unknown field(s) {unknown}; known fields: {sorted(fields)}")
     kwargs = {}
     for name, value in data.items():
         kwargs[name] = _convert(hints[name], value, f"{where}.{name}")

@@ -6,14 +6,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from .contract import CONTRACT, dataclass_of, loss_types
+from .contract import CONTRACT, dataclass_of
 
 # interface.md 2.12 and the evaluation settings, as the training request's schema states them (contract.py).
 Hyperparameters = dataclass_of("Hyperparameters", CONTRACT["hyperparameters"],
                                "interface.md 2.12; defaults are the request sample's values",
                                defaults={"max_length": CONTRACT["default_max_length"]})
 EvalConfig = dataclass_of("EvalConfig", CONTRACT["eval_config"], "evaluation during training")
-GRPO_LOSS_TYPES, DPO_LOSS_TYPES = loss_types("grpo"), loss_types("dpo")
 
 
 @dataclass

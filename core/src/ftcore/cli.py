@@ -31,6 +31,7 @@ COMMANDS = {
     "gguf": "ftcore.export.gguf",
     "onnx": "ftcore.export.onnx",
     "evaluate": "ftcore.evaluation.evaluate",
+    "benchmark": "ftcore.evaluation.benchmarks",
     "serve": "ftcore.serve",
 }
 

@@ -35,9 +35,9 @@ are all busy, a looping grade() gets a share of one, and its own CPU timer must 
 grader ran past a 2 s wall limit in the suite, three processes on two cores)."""
 
 
-def _wall_seconds() -> float:
+def _wall_seconds(cpu_seconds: float) -> float:
     """A sample's wall time: its CPU time, and as much again (at least WALL_SLACK_SECONDS)."""
-    return CPU_SECONDS + max(CPU_SECONDS, WALL_SLACK_SECONDS)
+    return cpu_seconds + max(cpu_seconds, WALL_SLACK_SECONDS)
 
 
 # Runs inside the sandbox with the standard library only: the source on the first line of stdin, then one
@@ -107,7 +107,7 @@ def _base_python() -> tuple[str, str]:
     raise SpecError(f"no Python interpreter under {prefix} for the grader sandbox")
 
 
-def _command() -> list[str]:
+def _command(cpu_seconds: float) -> list[str]:
     python, prefix = _base_python()
     binds = ["--ro-bind", "/usr", "/usr"]
     if not prefix.startswith("/usr/"):
@@ -116,7 +116,7 @@ def _command() -> list[str]:
              for arg in ("--symlink", os.readlink(f"/{name}"), f"/{name}")]
     return ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--clearenv", *binds, *links,
             "--proc", "/proc", "--dev", "/dev", "--size", str(TMP_BYTES), "--tmpfs", "/tmp", "--chdir", "/tmp",
-            python, "-I", "-S", "-c", _RUNNER, str(CPU_SECONDS)]
+            python, "-I", "-S", "-c", _RUNNER, str(cpu_seconds)]
 
 
 @functools.cache
@@ -128,7 +128,7 @@ def unavailable() -> str | None:
         return ("python graders need bubblewrap (the bwrap command) to run isolated, and this machine has none; "
                 "install it (Debian: apt-get install bubblewrap)")
     try:
-        grades = _run_batch("def grade(sample, item):\n    return 1.0\n", [({}, {})])
+        grades = _run_batch("def grade(sample, item):\n    return 1.0\n", [({}, {})], CPU_SECONDS)
     except (OSError, SpecError) as error:
         return f"bubblewrap cannot make a sandbox for python graders on this machine: {error}"
     if grades != [Grade(1.0)]:
@@ -136,14 +136,16 @@ def unavailable() -> str | None:
     return None
 
 
-def run_python_grader(source: str, pairs: list[tuple[dict, dict]]) -> list[Grade]:
-    """grade(sample, item) of `source` for each (sample, item), in the sandbox; refused where there is none."""
+def run_python_grader(source: str, pairs: list[tuple[dict, dict]], cpu_seconds: float | None = None) -> list[Grade]:
+    """grade(sample, item) of `source` for each (sample, item), in the sandbox, each sample within `cpu_seconds` of CPU
+    time (None: CPU_SECONDS); refused where there is none."""
+    cpu_seconds = cpu_seconds or CPU_SECONDS
     reason = unavailable()
     if reason:
         raise SpecError(reason)
     grades: list[Grade] = []
     while len(grades) < len(pairs):
-        grades += _run_batch(source, pairs[len(grades):])
+        grades += _run_batch(source, pairs[len(grades):], cpu_seconds)
     return grades
 
 
@@ -153,22 +155,22 @@ def _limits() -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
-def _run_batch(source: str, pairs: list[tuple[dict, dict]]) -> list[Grade]:
+def _run_batch(source: str, pairs: list[tuple[dict, dict]], cpu_seconds: float) -> list[Grade]:
     """Grades as many of `pairs` as one sandbox process gets through: all, or up to the one that ended it (which
     scores 0 with the reason)."""
-    process = subprocess.Popen(_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+    process = subprocess.Popen(_command(cpu_seconds), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                bufsize=0, env={}, preexec_fn=_limits)
     lines = [json.dumps(source)] + [json.dumps({"sample": s, "item": i}) for s, i in pairs]
     threading.Thread(target=_feed, args=(process, lines), daemon=True).start()
     answers = _Answers(process.stdout.fileno())
     grades: list[Grade] = []
-    deadline = time.monotonic() + START_SECONDS + _wall_seconds()
+    deadline = time.monotonic() + START_SECONDS + _wall_seconds(cpu_seconds)
     ended = None
     try:
         while len(grades) < len(pairs):
             line = answers.next(deadline)
             if line is None:
-                ended = f"it ran past its {CPU_SECONDS:g} s limit"
+                ended = f"it ran past its {cpu_seconds:g} s limit"
                 break
             if line == b"":
                 process.wait()
@@ -180,7 +182,7 @@ def _run_batch(source: str, pairs: list[tuple[dict, dict]]) -> list[Grade]:
                 return [Grade(0.0, answer["fatal"][:MAX_ERROR_CHARS])] * len(pairs)
             grades.append(Grade(float(answer["score"])) if "score" in answer
                           else Grade(0.0, answer["error"][:MAX_ERROR_CHARS]))
-            deadline = time.monotonic() + _wall_seconds()
+            deadline = time.monotonic() + _wall_seconds(cpu_seconds)
     finally:
         answers.close()
         process.kill()

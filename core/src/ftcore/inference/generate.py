@@ -72,7 +72,8 @@ def generate_token_ids(model, tokenizer, prompts: list[list[dict]], max_new_toke
     return [_until_stop_token(row, stops)[0] for row, _ in rows]
 
 
-def generate_answers(model, tokenizer, prompts: list[list[dict]], max_new_tokens: int = 256, temperature: float = 0.0,
+def generate_answers(model, tokenizer, prompts: list[list[dict] | str], max_new_tokens: int = 256,
+                     temperature: float = 0.0,
                      top_p: float = 1.0, batch_size: int | None = None, stop: list[str] | None = None,
                      should_stop: Callable[[], bool] | None = None, tools: list[dict] | None = None,
                      forced: ForcedCall | None = None) -> list[Answer]:
@@ -110,7 +111,8 @@ def _generated_rows(model, tokenizer, prompts, max_new_tokens, temperature, top_
     stop_at_strings = {"stop_strings": stop_strings, "tokenizer": tokenizer} if stop_strings else {}
     constrained = {"prefix_allowed_tokens_fn": allowed_tokens_fn(tokenizer, forced.schema)} if forced else {}
     texts = None if encode is not None else [
-        render(tokenizer, p, tools, add_generation_prompt=True) + (forced.prefix if forced else "") for p in prompts]
+        _raw(tokenizer, p) if isinstance(p, str) else render(tokenizer, p, tools, add_generation_prompt=True)
+        + (forced.prefix if forced else "") for p in prompts]
     lengths = [len(ids) for ids in tokenizer(texts, add_special_tokens=False)["input_ids"]] if texts else []
     engine = choose_engine(model, lengths, max_new_tokens, batch_size)
     # Compiled: every batch is padded to the call's longest prompt, so one room serves them all.
@@ -322,6 +324,14 @@ def _room(model, prompt_length: int, max_new_tokens: int) -> int:
         raise SpecError(f"a prompt is {prompt_length} tokens and the model's context is {context} tokens, so it does not "
                         "fit; shorten the conversation")
     return min(max_new_tokens, context - prompt_length)
+
+
+def _raw(tokenizer, prompt: str) -> str:
+    """A prompt given as text is a raw continuation (HumanEval): no chat template, but the start-of-text token the
+    tokenizer puts first by default, as a chat template does (the batch is encoded without special tokens)."""
+    bos = tokenizer.bos_token
+    starts = bos is not None and tokenizer("x", add_special_tokens=True)["input_ids"][:1] == [tokenizer.bos_token_id]
+    return bos + prompt if starts and not prompt.startswith(bos) else prompt
 
 
 def _until_stop_token(row: list[int], stops: set[int]) -> tuple[list[int], bool]:

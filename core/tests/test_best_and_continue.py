@@ -91,3 +91,32 @@ def test_a_run_can_go_on_from_another_runs_adapter(tiny_model, sft_files, tmp_pa
     assert start_of_second < (start_of_first + end_of_first) / 2
     assert math.isfinite(start_of_second)
     assert any("continuing the adapter" in e.message for e in second.of("log"))
+
+
+@pytest.mark.slow
+def test_graders_score_each_evaluation_and_the_best_scoring_step_is_the_model(tiny_model, tmp_path):
+    """eval_config.graders (#61): a grader that scores an answer 1 while it is not yet the learnt one, so the score
+    falls as the run memorises QA and the best step is not the last. valid_score is in every evaluation's metrics,
+    the kept step is the first argmax of them, and the saved adapter is that checkpoint's."""
+    train = write_jsonl(tmp_path / "train.jsonl", [conversation(q, a) for q, a in QA] * 4)
+    test = write_jsonl(tmp_path / "test.jsonl", [{**conversation(q, a), "learned": a} for q, a in QA])
+    not_learnt = {"type": "string_check", "name": "not_learnt", "operation": "ne", "input": "{{sample.output_text}}",
+                  "reference": "{{item.learned}}"}
+    config = EvalConfig(eval_strategy="steps", eval_steps=5, load_best_model_at_end=True, metric_for_best="valid_score",
+                        graders=[not_learnt], grader_max_new_tokens=12)
+    out = tmp_path / "run"
+    with captured_events() as cap:
+        run(spec(tiny_model, (train, test), out, config, max_steps=30, learning_rate=0.02))
+    reported = next(i for i, e in enumerate(cap.events) if e.event == "metrics" and "best_step" in e.extra)
+    scores = [(m.step, m.extra["valid_score"]) for m in cap.events[:reported]
+              if m.event == "metrics" and "valid_score" in m.extra]
+    assert [s for s, _ in scores] == [5, 10, 15, 20, 25, 30]
+    assert all(m.extra["valid_score/not_learnt"] == m.extra["valid_score"] for m in cap.events[:reported]
+               if m.event == "metrics" and "valid_score" in m.extra)
+    best = max(scores, key=lambda s: s[1])  # the first of the highest, as transformers keeps it
+    step = int(cap.events[reported].extra["best_step"])
+    assert step == best[0] != 30 and scores[-1][1] < best[1], scores  # memorised by the end: scored lower
+    saved = load_file(out / "adapter" / "adapter_model.safetensors")
+    kept = load_file(out / "checkpoints" / f"checkpoint-{step}" / "adapter_model.safetensors")
+    assert saved.keys() == kept.keys() and all((saved[k] == kept[k]).all() for k in saved)
+    assert any(f"kept the best checkpoint: step {step} (valid_score " in e.message for e in cap.of("log"))

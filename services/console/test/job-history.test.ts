@@ -2,7 +2,7 @@
 // gathered (a warning that the job cannot learn must not sit unread in the scrolled log), a job with no step yet has
 // no curve to draw (no empty chart boxes while it prepares), and a GRPO job's curve is its reward.
 import { describe, expect, it } from 'vitest';
-import { emptyHistory, hasCurves, recordEvent, rewardSeries, warningsOf } from '../web/src/api/job-history.ts';
+import { emptyHistory, hasCurves, recordEvent, rewardSeries, validScoreSeries, warningsOf } from '../web/src/api/job-history.ts';
 import { formatClock } from '../web/src/components/format.ts';
 
 const at = '2026-03-01T14:03:22.512Z';
@@ -41,5 +41,17 @@ describe('the job page’s history', () => {
     recordEvent(history, 'progress', { step: 2, loss: 0, extra: { reward: 0.5 } }, '2');
     recordEvent(history, 'metrics', { step: 2, eval_loss: null, eval_reward: 0.4 }, '3');
     expect(rewardSeries(history)).toEqual([[1, 2], [0.25, 0.5], [null, 0.4]]);
+  });
+
+  it('draws the graders’ score of each evaluation, and each grader’s, and nothing for a job without graders', () => {
+    const history = emptyHistory();
+    expect(validScoreSeries(history).names).toEqual([]);
+    recordEvent(history, 'metrics', { step: 5, eval_loss: 1.2, valid_score: 0.75, 'valid_score/exact': 0.5, 'valid_score/fuzzy': 1 }, '1');
+    recordEvent(history, 'metrics', { step: 10, eval_loss: 0.9, valid_score: 0.25, 'valid_score/exact': 0, 'valid_score/fuzzy': 0.5 }, '2');
+    recordEvent(history, 'metrics', { step: 10, eval_loss: 0.8, final: true, valid_score: 0.3 }, '3');
+    expect(validScoreSeries(history)).toEqual({
+      names: ['valid_score', 'valid_score/exact', 'valid_score/fuzzy'],
+      data: [[5, 10], [0.75, 0.25], [0.5, 0], [1, 0.5]],
+    });
   });
 });

@@ -108,6 +108,8 @@ describe('continuing a job', () => {
     ['a checkpoint it does not have', { from_job: 'PARENT', from_checkpoint_step: 7 }, 'from_checkpoint_step', /has no checkpoint at step 7; its checkpoints are at steps/],
     ['a checkpoint without the job', { from_checkpoint_step: 4 }, 'from_checkpoint_step', /send from_job too/],
     ['keeping the best without evaluations', { eval_config: { load_best_model_at_end: true } }, 'eval_config.load_best_model_at_end', /needs evaluations/],
+    ['the best by valid_score without graders', { eval_config: { eval_strategy: 'steps', metric_for_best: 'valid_score' } }, 'eval_config.metric_for_best', /send eval_config.graders/],
+    ['graders without evaluations', { eval_config: { graders: [{ type: 'string_check', name: 'a', input: '{{sample.output_text}}', reference: '{{item.reference}}', operation: 'eq' }] } }, 'eval_config.graders', /set eval_strategy to steps or epoch/],
   ])('%s → 422 at the field', async (_name, config, field, msg) => {
     const resolved = JSON.parse(JSON.stringify(config).replaceAll('PARENT', parentId)) as Record<string, unknown>;
     const res = await h.train({ method: 'POST', url: '/train', payload: loraRequest(dataset, {}, resolved) });

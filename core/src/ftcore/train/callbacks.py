@@ -151,9 +151,10 @@ class ProtocolCallback(TrainerCallback):
         if self.compute_eval_metrics and loss is not None:
             report.perplexity = _finite(math.exp(min(loss, 700)))
             report.accuracy = _finite(metrics.get("eval_accuracy"))
-        report.extra = {k: float(v) for k, v in metrics.items() if k not in
-                        ("eval_loss", "eval_runtime", "eval_accuracy", "epoch") and isinstance(v, (int, float))
-                        and math.isfinite(v)}
+        # valid_score (train/valid_score.py) under OpenAI's kind of name; transformers needs it as eval_valid_score
+        report.extra = {k.removeprefix("eval_") if k.startswith("eval_valid_score") else k: float(v)
+                        for k, v in metrics.items() if k not in ("eval_loss", "eval_runtime", "eval_accuracy", "epoch")
+                        and isinstance(v, (int, float)) and math.isfinite(v)}
         report.extra.update(self.eval_rewards)
         self.eval_rewards = {}
         events.emit(report)

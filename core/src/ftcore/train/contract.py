@@ -13,13 +13,13 @@ from typing import Literal
 
 CONTRACT = json.loads(Path(__file__).with_name("contract.json").read_text())
 
-_TYPES = {"integer": int, "number": float, "boolean": bool, "string": str}
+_TYPES = {"integer": int, "number": float, "boolean": bool, "string": str, "array": list}
 # JSON Schema keywords of a field that specs.from_dict enforces (from the field's metadata).
 BOUNDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "pattern")
 
 
 def _field(name: str, schema: dict, defaults: dict):
-    """One dataclass field of a property: its type (an enum is a Literal), its default (a property without one is
+    """One dataclass field of a property: its type (an enum is a Literal; an array a list, its items as JSON), its default (a property without one is
     optional: None, unless `defaults` names what the API fills in), its description and bounds as metadata."""
     kind = Literal[tuple(schema["enum"])] if "enum" in schema else _TYPES[schema["type"]]
     if "default" in schema:

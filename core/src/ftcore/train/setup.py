@@ -42,6 +42,11 @@ def setup(spec: Options, train_records, test_records, mode, plan=None):
     tokens.wrap(trainer)
     cancel = CancelOnSigterm()
     protocol = ProtocolCallback(tokens, spec.eval_config.compute_eval_metrics)
+    if spec.eval_config.graders:  # before the protocol, which reports the evaluation's metrics
+        from .valid_score import ValidScore
+
+        ev = spec.eval_config
+        trainer.add_callback(ValidScore(ev.graders, test_records or [], ev.grader_samples, ev.grader_max_new_tokens))
     trainer.add_callback(protocol)
     trainer.add_callback(cancel)
     protocol.diverged.watch(trainer)

@@ -57,6 +57,7 @@ def validate(spec: Options) -> tuple[list[dict], list[dict] | None, Mode]:
     if "max_prompt_length" in method_of(spec).SETTINGS and hp.max_prompt_length >= hp.max_length:
         raise SpecError(f"max_prompt_length {hp.max_prompt_length} leaves no room for the answer within "
                         f"max_length {hp.max_length}; lower max_prompt_length")
+    _check_valid_graders(spec)
     if spec.eval_config.eval_strategy != "no" and not test:
         raise SpecError(f"eval_strategy {spec.eval_config.eval_strategy} needs a test split; pass test_file "
                         "(process the dataset with a manual_split) or set eval_strategy no")
@@ -150,6 +151,23 @@ def _check_arguments(record: dict, where: str) -> None:
                                     "as a JSON object in a string") from e
                 if not isinstance(parsed, dict):
                     raise SpecError(f"{where} message {m}: a tool call's arguments must be a JSON object")
+
+
+def _check_valid_graders(spec: Options) -> None:
+    """eval_config.graders (train/valid_score.py): graders the core can run, at evaluations that happen; a
+    metric_for_best of valid_score needs them."""
+    ev = spec.eval_config
+    if ev.metric_for_best.removeprefix("eval_").startswith("valid_score") and not ev.graders:
+        raise SpecError("metric_for_best valid_score is the graders' score; add eval_config.graders")
+    if not ev.graders:
+        return
+    if ev.eval_strategy == "no":
+        raise SpecError("eval_config.graders score the test split at each evaluation; set eval_strategy to steps or "
+                        "epoch")
+    from ..evaluation.graders import check_grader
+
+    for i, grader in enumerate(ev.graders):
+        check_grader(grader, f"eval_config.graders[{i}]")
 
 
 def _check_scheduler(name: str) -> None:

@@ -91,6 +91,7 @@ async function checkTrainRequest(platform: Platform, userId: string, request: Tr
     });
   }
   if (config.trainer_type === 'grpo') await checkJudges(platform, userId, config.reward_config ?? []);
+  if (config.eval_config.graders) await checkJudges(platform, userId, config.eval_config.graders);
   const parent = config.from_job ? await checkParent(platform, userId, config, issues) : undefined;
   if (issues.length > 0) throw new UnprocessableEntity(issues);
   if (config.export_config.destination === 'hub' && !request.hub_token) {

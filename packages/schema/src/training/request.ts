@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { GgufQuantization, HubRepoId } from '../artifacts.ts';
 import { boundedInt, CheckpointStep, documentedRules, Identifier, Modality, Secret } from '../common.ts';
 import { trainRequest } from '../examples.ts';
-import { graderProblems, SampleResponseFormat } from '../graders.ts';
+import { Grader, graderProblems, SampleResponseFormat } from '../graders.ts';
 import { settingApplies, type SettingScope } from '../setting-scope.ts';
 import { TrainerType, TrainingMethod } from '../trainers.ts';
 import { RewardConfig } from './rewards.ts';
@@ -126,7 +126,18 @@ export const EvalConfig = z.strictObject({
     .string()
     .regex(/^(eval_)?[a-z][a-z0-9_]*$/, 'a metric the evaluation reports, e.g. eval_loss or eval_accuracy')
     .default('eval_loss')
-    .describe('Lower is better for a loss (…loss), higher for anything else'),
+    .describe('Lower is better for a loss (…loss), higher for anything else; valid_score (with graders) is the graders’ mean'),
+  graders: z
+    .array(Grader)
+    .min(1)
+    .max(8)
+    .optional()
+    .describe(
+      'At each evaluation, the model answers the test split’s prompts and these graders (the objects /v1 graders and POST /evaluation take) score them: ' +
+        'valid_score (the mean of the graders’ means, as OpenAI reports valid_mean_reward) and valid_score/<name> in the job’s metrics; metric_for_best valid_score keeps the best-scoring step',
+    ),
+  grader_samples: boundedInt(1, 1000).default(32).describe('graders: test rows answered and scored at each evaluation (the first ones)'),
+  grader_max_new_tokens: boundedInt(1, 4096).default(256).describe('graders: tokens per answer at most'),
 });
 
 export const TrackerConfig = z.strictObject({
@@ -161,6 +172,19 @@ export const TrainingConfig = z
       ctx.addIssue({ code: 'custom', path: ['from_checkpoint_step'], message: 'from_checkpoint_step names a checkpoint of from_job; send from_job too', params: { type: 'missing' } });
     }
     const evaluating = config.eval_config.eval_strategy !== 'no';
+    if (config.eval_config.graders && !evaluating) {
+      ctx.addIssue({ code: 'custom', path: ['eval_config', 'graders'], message: 'graders score the test split at each evaluation: set eval_strategy to steps or epoch' });
+    }
+    if (/^(eval_)?valid_score/.test(config.eval_config.metric_for_best) && !config.eval_config.graders) {
+      ctx.addIssue({ code: 'custom', path: ['eval_config', 'metric_for_best'], message: 'metric_for_best valid_score is the graders’ score: send eval_config.graders' });
+    }
+    const graderNames = new Set<string>();
+    config.eval_config.graders?.forEach((grader, index) => {
+      if (graderNames.has(grader.name)) {
+        ctx.addIssue({ code: 'custom', path: ['eval_config', 'graders', index, 'name'], message: `grader name ${grader.name} is used twice` });
+      }
+      graderNames.add(grader.name);
+    });
     for (const key of ['early_stopping_patience', 'load_best_model_at_end'] as const) {
       if (config.eval_config[key] && !evaluating) {
         ctx.addIssue({ code: 'custom', path: ['eval_config', key], message: `${key} needs evaluations: set eval_strategy to steps or epoch` });

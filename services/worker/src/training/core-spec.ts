@@ -1,7 +1,7 @@
 // A training config (a stored job's, or a dry run's) → the core's train spec (core/src/ftcore/train/spec.py). Only local paths and
 // settings: secrets go to the child's environment (secretsEnvironment), never into this file.
 import type { JobSecretValues } from '@ftp/platform';
-import type { TrainingConfig } from '@ftp/schema';
+import { namedGraders, type TrainingConfig } from '@ftp/schema';
 
 export interface JobPaths {
   baseModel: string;
@@ -29,7 +29,8 @@ export function trainSpec(config: TrainingConfig, paths: JobPaths, options: { re
     trainer_type: config.trainer_type,
     modality: config.modality,
     hyperparameters: config.hyperparameters,
-    eval_config: config.eval_config,
+    // A multi grader's graders as a map by name (OpenAI's form may hold one grader object there), as /v1 graders send it.
+    eval_config: { ...config.eval_config, ...(config.eval_config.graders ? { graders: config.eval_config.graders.map(namedGraders) } : {}) },
     // Whole: the core's RewardItem holds every field of RewardConfig (core/tests/test_cli.py checks that against
     // openapi/training.json).
     reward_config: config.reward_config ?? [],

@@ -69,8 +69,8 @@ async function train(ctx: JobContext, job: TrainingJobRow, inputs: TrainingInput
   const config = jobConfig(job);
   if (ctx.trainProcesses > 1) platform.logger.info({ jobId: job.job_id, processes: ctx.trainProcesses }, 'training on several processes (torchrun)');
   const oomBefore = await oomKills();
-  // A score_model reward asks its judge through a relay that runs it with the job owner's rights.
-  const result = await withJudgeRelay(platform, job.user_id, config.reward_config ?? [], (relay) =>
+  // A score_model reward or evaluation grader asks its judge through a relay that runs it with the job owner's rights.
+  const result = await withJudgeRelay(platform, job.user_id, [...(config.reward_config ?? []), ...(config.eval_config.graders ?? [])], (relay) =>
     runCore({
       command: 'train',
       spec: inputs.spec,

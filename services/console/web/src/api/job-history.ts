@@ -113,6 +113,15 @@ export function rewardSeries(history: JobHistory): [number[], Array<number | nul
   return [steps, steps.map((s) => train.get(s) ?? null), steps.map((s) => evals.get(s) ?? null)];
 }
 
+/** eval_config.graders' score at each evaluation of the run (valid_score: the graders' mean), and each grader's
+ *  (valid_score/<name>); empty when the job has no graders. */
+export function validScoreSeries(history: JobHistory): { names: string[]; data: [number[], ...Array<Array<number | null>>] } {
+  const during = history.evals.filter((e) => !e.final && num(e.valid_score) !== null);
+  const names = ['valid_score', ...new Set(during.flatMap((e) => Object.keys(e).filter((k) => k.startsWith('valid_score/'))))];
+  const steps = during.map((e) => e.step);
+  return { names: during.length > 0 ? names : [], data: [steps, ...names.map((name) => during.map((e) => num(e[name])))] };
+}
+
 /** One figure of the progress points by step (learning rate, tokens/s), the steps that have it. */
 export function progressSeries(history: JobHistory, key: 'learning_rate' | 'tokens_per_second'): [number[], Array<number | null>] {
   const byStep = new Map<number, number>();

@@ -4,7 +4,7 @@ import { useEffect, useMemo, useState } from 'react';
 import { Accordion, Alert, Anchor, Button, Card, Group, List, Progress, ScrollArea, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
 import { Link, useLocation } from 'wouter';
 import { api } from '../../api/client.ts';
-import { hasCurves, lossSeries, progressSeries, rewardSeries, warningsOf, type JobHistory } from '../../api/job-history.ts';
+import { hasCurves, lossSeries, progressSeries, rewardSeries, validScoreSeries, warningsOf, type JobHistory } from '../../api/job-history.ts';
 import type { JobDeleteResult, TrainingJob } from '../../api/types.ts';
 import { useLoad } from '../../api/use-load.ts';
 import { ConfirmButton } from '../../components/ConfirmButton.tsx';
@@ -45,6 +45,7 @@ export function JobPage({ id }: { id: string }) {
   // GRPO's loss is ~0 by construction (a group's advantages sum to 0): its figure is the reward (#39).
   const grpo = trainerOf(job) === 'grpo';
   const loss = useMemo(() => (grpo ? rewardSeries(history) : lossSeries(history)), [history, grpo]);
+  const validScore = useMemo(() => validScoreSeries(history), [history]);
   const learningRate = useMemo(() => progressSeries(history, 'learning_rate'), [history]);
   const speed = useMemo(() => progressSeries(history, 'tokens_per_second'), [history]);
   const last = history.progress.at(-1);
@@ -155,7 +156,7 @@ export function JobPage({ id }: { id: string }) {
             </Alert>
           )}
           {hasCurves(history) ? (
-            <Curves grpo={grpo} loss={loss} learningRate={learningRate} speed={speed} />
+            <Curves grpo={grpo} loss={loss} learningRate={learningRate} speed={speed} validScore={validScore} />
           ) : (
             <Card withBorder data-testid="no-curves">
               <Text c="dimmed">{waiting(job, history)}</Text>
@@ -211,10 +212,23 @@ function waiting(job: TrainingJob, history: JobHistory): string {
   return 'No training step was reported.';
 }
 
-/** The loss (GRPO: reward), learning-rate and tokens/s curves. */
-function Curves({ grpo, loss, learningRate, speed }: { grpo: boolean; loss: ReturnType<typeof lossSeries>; learningRate: ReturnType<typeof progressSeries>; speed: ReturnType<typeof progressSeries> }) {
+const SCORE_COLORS = ['#e8590c', '#1c7ed6', '#2f9e44', '#ae3ec9', '#f08c00', '#0c8599', '#c2255c', '#5c940d', '#495057'];
+
+/** The loss (GRPO: reward), graders' score (eval_config.graders), learning-rate and tokens/s curves. */
+function Curves({ grpo, loss, learningRate, speed, validScore }: { grpo: boolean; loss: ReturnType<typeof lossSeries>; learningRate: ReturnType<typeof progressSeries>; speed: ReturnType<typeof progressSeries>; validScore: ReturnType<typeof validScoreSeries> }) {
   return (
     <>
+      {validScore.names.length > 0 && (
+        <Card withBorder>
+          <TimeSeriesChart
+            title="Graders’ score at each evaluation"
+            testId="valid-score-chart"
+            height={200}
+            series={validScore.names.map((label, i) => ({ label, color: SCORE_COLORS[i % SCORE_COLORS.length]!, points: true }))}
+            data={validScore.data}
+          />
+        </Card>
+      )}
       <Card withBorder>
         <TimeSeriesChart
           title={grpo ? 'Reward' : 'Loss'}

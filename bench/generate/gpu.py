@@ -174,7 +174,33 @@ def step_profile(model, tokenizer, conversations, new_tokens: int, seconds_per_s
     torch.cuda.synchronize()
     graph_step = start.elapsed_time(end) / 1000 / (replays * decoder.every)
     return {"graph": True, "steps_per_replay": decoder.every, "graph_step_ms": 1000 * graph_step,
-            "call_step_ms": 1000 * seconds_per_step, "share_outside_graph": 1 - graph_step / seconds_per_step}
+            "call_step_ms": 1000 * seconds_per_step, "share_outside_graph": 1 - graph_step / seconds_per_step,
+            "kernels": step_kernels(decoder, batch, plan)}
+
+
+def step_kernels(decoder, batch, plan, steps: int = 8) -> list[dict]:
+    """Where a step's GPU time goes: the compiled step run `steps` times outside its graph under torch.profiler (the
+    same kernels the graph replays), the 12 kernels with the most time, each as ms a step and share of the step."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    from ftcore.inference import decode
+
+    with torch.no_grad():
+        decoder.start(batch["input_ids"], batch["attention_mask"], plan, 0)
+        step = decode._compiled_step(decoder.variant)
+        on = ProfilerActivity.CUDA if torch.cuda.is_available() else ProfilerActivity.CPU  # CPU: this code's dry run
+        with profile(activities=[on]) as prof:
+            for _ in range(steps):
+                step(decoder.model, decoder.cache, decoder.variant, *decoder._state())
+            if torch.cuda.is_available():
+                torch.cuda.synchronize()
+    cpu = not torch.cuda.is_available()
+    timed = [(e.key, e.self_cpu_time_total if cpu else e.device_time_total) for e in prof.key_averages()]
+    timed = [(name, us) for name, us in timed if us > 0]
+    total = sum(us for _, us in timed) or 1.0
+    return [{"kernel": name[:90], "ms_per_step": us / 1000 / steps, "share": us / total}
+            for name, us in sorted(timed, key=lambda k: -k[1])[:12]]
 
 
 def bench_grpo(args) -> dict:
@@ -267,7 +293,9 @@ def main() -> None:
         if (profile := report["step_profile"]).get("graph"):
             print(f"a decode step of 64 rows: {profile['graph_step_ms']:.2f} ms in its CUDA graph "
                   f"({profile['steps_per_replay']} steps a replay), {profile['call_step_ms']:.2f} ms in the whole "
-                  f"call: {100 * profile['share_outside_graph']:.0f}% outside the graph")
+                  f"call: {100 * profile['share_outside_graph']:.0f}% outside the graph; its kernels:")
+            for kernel in profile["kernels"]:
+                print(f"  {kernel['ms_per_step']:7.3f} ms {100 * kernel['share']:5.1f}%  {kernel['kernel']}")
         else:
             print(f"no CUDA graph of the 64-row step to time: {profile.get('error', 'the loop did not capture one')}")
     else:

@@ -18,6 +18,7 @@ const SERVICE_TESTS = [
   'packages/cli/test/http.test.ts',
   'packages/core-client/test/core-server.test.ts',
   'packages/core-client/test/run-core.test.ts',
+  'packages/core-client/test/supervised-child.test.ts',
   'packages/datasets/test/hub-errors.test.ts',
   'packages/datasets/test/hub.test.ts',
   'packages/datasets/test/llm.test.ts',

@@ -1,12 +1,10 @@
 // A warm ML core: one long-lived `ftcore serve` process that keeps models loaded between requests. Requests
 // are written to its stdin as JSON lines, each with an id, and pipelined (the core answers them in order);
 // answers are matched by id. A request past its time limit is cancelled in the core and rejected here; a core
-// that dies fails its pending requests with the reason and is started again by the next request.
-import type { ChildProcessWithoutNullStreams } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
-import { createInterface } from 'node:readline';
-import { parseCoreEventLine, type CoreEvent, type GeneratedEvent, type GradedEvent, type PreflightEvent, type ScoredEvent } from './events.ts';
-import { spawnCore, stderrSummary } from './run-core.ts';
+// that dies fails its pending requests with the reason and is started again by the next request (supervised-child.ts).
+import type { CoreEvent, GeneratedEvent, GradedEvent, PreflightEvent, ScoredEvent } from './events.ts';
+import { coreEventOf, spawnCore } from './run-core.ts';
+import { ending, jsonLines, SupervisedChild, why, type ChildLink, type Held } from './supervised-child.ts';
 import type { PlainMessage } from '@ftp/schema';
 import type { z } from 'zod';
 
@@ -99,30 +97,31 @@ export class CoreServerError extends Error {
   }
 }
 
-interface Pending {
-  resolve: (event: Answer) => void;
-  reject: (error: CoreServerError) => void;
-  onProgress?: (message: string) => void;
-}
-
-interface Running {
-  child: ChildProcessWithoutNullStreams;
-  ready: Promise<void>;
-  stderrTail: string[];
-}
-
 export class CoreServer {
-  private running: Running | undefined;
-  private readonly pending = new Map<string, Pending>();
+  private readonly core: SupervisedChild<Record<string, unknown>, CoreEvent, RequestOptions, Answer>;
   /** Requests cancelled in the core whose answer is still to come, with who wants to know what they cost. */
   private readonly cancelled = new Map<string, (generatedTokens: number) => void>();
-  private closed = false;
 
-  constructor(private readonly options: CoreServerOptions = {}) {}
+  constructor(private readonly options: CoreServerOptions = {}) {
+    this.core = new SupervisedChild({
+      start: () => this.spawn(),
+      isReady: (event) => event.event === 'ready',
+      receive: (event, held) => this.receive(event, held),
+      onEnd: (end, stderr) => {
+        this.cancelled.clear(); // the core that would have answered them is gone
+        const how = end.startError ? `could not be started (${end.startError.message})` : ending(end);
+        const error = new CoreServerError('exited', `the ML core server ${how}${why(stderr)}`);
+        return () => error;
+      },
+      closed: () => new CoreServerError('closed', 'the ML core server was closed'),
+      // An idle core exits at once when its stdin closes (it cancels what runs); one busy loading a model is stopped.
+      stop: { termAfterMs: 2_000, killAfterMs: 10_000 },
+    });
+  }
 
   /** The core's process id, while one runs. */
   get pid(): number | undefined {
-    return this.running?.child.pid;
+    return this.core.pid;
   }
 
   generate(params: GenerateParams, options: RequestOptions = {}): Promise<Generated> {
@@ -145,150 +144,70 @@ export class CoreServer {
 
   /** Stops the core (stdin closes: it cancels what runs and exits) and fails what is pending. */
   async close(): Promise<void> {
-    this.closed = true;
-    const running = this.running;
-    this.failAll(new CoreServerError('closed', 'the ML core server was closed'));
-    if (!running) return;
-    const exited = new Promise<void>((resolve) => {
-      if (running.child.exitCode !== null || running.child.signalCode !== null) resolve();
-      else running.child.once('close', () => resolve());
-    });
-    running.child.stdin.end();
-    // An idle core exits at once; one busy loading a model is stopped (nobody waits for its answers any more).
-    const term = setTimeout(() => running.child.kill('SIGTERM'), 2_000);
-    const kill = setTimeout(() => running.child.kill('SIGKILL'), 10_000);
-    await exited;
-    clearTimeout(term);
-    clearTimeout(kill);
+    this.cancelled.clear();
+    await this.core.dispose();
   }
 
   private async request(op: 'generate' | 'evaluate' | 'grade' | 'preflight', params: GenerateParams | EvaluateParams | GradeParams | { spec: Record<string, unknown> }, options: RequestOptions): Promise<Answer> {
-    if (this.closed) throw new CoreServerError('closed', 'the ML core server was closed');
-    const id = randomUUID();
+    const { held, answer } = this.core.request(options, ({ id }) => ({ ...params, op, id }));
+    const giveUp = (error: CoreServerError) => {
+      if (!held.waiting) return;
+      if (held.sent) this.core.send({ op: 'cancel', id: held.id }); // the core stops working on it at its next token
+      held.reject(error);
+    };
     const timeoutMs = options.timeoutMs ?? this.options.requestTimeoutMs;
-    let timer: NodeJS.Timeout | undefined;
-    let onAbort: (() => void) | undefined;
-    let sent = false;
-    const answered = new Promise<Answer>((resolve, reject) => {
-      this.pending.set(id, { resolve, reject, ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
-      const giveUp = (error: CoreServerError) => {
-        if (!this.pending.delete(id)) return;
-        if (sent) this.send({ op: 'cancel', id }); // the core stops working on it at its next token
-        reject(error);
-      };
-      if (timeoutMs !== undefined) {
-        timer = setTimeout(() => giveUp(new CoreServerError('timeout', `the ML core did not answer within ${timeoutMs} ms`)), timeoutMs);
+    const timer = timeoutMs === undefined ? undefined : setTimeout(() => giveUp(new CoreServerError('timeout', `the ML core did not answer within ${timeoutMs} ms`)), timeoutMs);
+    const onAbort = () => {
+      if (options.onCancelled && held.waiting) {
+        if (held.sent) this.cancelled.set(held.id, options.onCancelled);
+        else options.onCancelled(0); // the core never had it
       }
-      if (options.signal) {
-        onAbort = () => {
-          if (options.onCancelled && this.pending.has(id)) {
-            if (sent) this.cancelled.set(id, options.onCancelled);
-            else options.onCancelled(0); // the core never had it
-          }
-          giveUp(new CoreServerError('cancelled', 'the request was cancelled'));
-        };
-        if (options.signal.aborted) onAbort();
-        else options.signal.addEventListener('abort', onAbort, { once: true });
-      }
-    });
+      giveUp(new CoreServerError('cancelled', 'the request was cancelled'));
+    };
+    if (options.signal?.aborted) onAbort();
+    else options.signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      const running = this.start();
-      await Promise.race([running.ready, answered]);
-      if (this.pending.has(id)) {
-        this.send({ ...params, op, id });
-        sent = true;
-      }
-      return await answered;
+      return await answer;
     } finally {
       clearTimeout(timer);
-      if (onAbort) options.signal?.removeEventListener('abort', onAbort);
-      this.pending.delete(id);
+      options.signal?.removeEventListener('abort', onAbort);
     }
   }
 
-  private send(request: Record<string, unknown>): void {
-    const child = this.running?.child;
-    if (child && child.stdin.writable) child.stdin.write(`${JSON.stringify(request)}\n`);
-  }
-
-  /** The running core, started when there is none (first request, or after it died). */
-  private start(): Running {
-    if (this.running) return this.running;
+  /** A new `ftcore serve`. stdin is its request channel; when this process dies it closes and the core exits (serve
+   *  runs no parent watch). */
+  private spawn(): ChildLink<Record<string, unknown>, CoreEvent> {
     const flags = [
       ...(this.options.memoryBudgetBytes !== undefined ? ['--memory_budget_bytes', String(this.options.memoryBudgetBytes)] : []),
       ...(this.options.device ? ['--device', this.options.device] : []),
       ...(this.options.bertscoreEncoder ? ['--bertscore_encoder', this.options.bertscoreEncoder] : []),
     ];
-    // stdin is the request channel; when this process dies it closes and the core exits (serve runs no parent watch).
     const { child, stderrTail } = spawnCore(['serve', ...flags], {
       ...(this.options.python ? { python: this.options.python } : {}),
       ...(this.options.env ? { env: this.options.env } : {}),
       ...(this.options.onStderr ? { onStderr: this.options.onStderr } : {}),
     });
-    let markReady!: () => void;
-    let failStart!: (error: CoreServerError) => void;
-    const ready = new Promise<void>((resolve, reject) => {
-      markReady = resolve;
-      failStart = reject;
-    });
-    ready.catch(() => undefined); // observed through the requests that wait on it
-    const running: Running = { child, ready, stderrTail };
-    this.running = running;
-
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      if (line.trim() === '') return;
-      let event: CoreEvent;
-      try {
-        event = parseCoreEventLine(line);
-      } catch (err) {
-        stderrTail.push(`unparseable core output: ${line.slice(0, 200)} (${(err as Error).message})`);
-        return;
-      }
-      if (event.event === 'ready') markReady();
-      else this.dispatch(event);
-    });
-    child.stdin.on('error', () => undefined); // EPIPE when the core died; 'close' reports it
-    const onGone = (why: string) => {
-      if (this.running !== running) return;
-      this.running = undefined;
-      const tail = stderrSummary(stderrTail);
-      const error = new CoreServerError('exited', `the ML core server ${why}${tail ? `: ${tail}` : ''}`);
-      failStart(error);
-      this.failAll(error);
-    };
-    child.once('error', (err) => onGone(`could not be started (${err.message})`));
-    child.once('close', (code, signal) => onGone(signal ? `was killed by ${signal}` : `exited with code ${code}`));
-    return running;
+    return jsonLines(child, stderrTail, (line) => coreEventOf(line, stderrTail));
   }
 
-  private dispatch(event: CoreEvent): void {
+  private receive(event: CoreEvent, held: Held<RequestOptions, Answer> | undefined): void {
     if (event.event === 'log') {
       // The core answers requests one at a time, in order: what it says now is about the oldest one waiting.
-      this.pending.values().next().value?.onProgress?.(event.message);
+      this.core.oldest()?.state.onProgress?.(event.message);
       return this.options.onLog?.(event);
     }
     if (event.event !== 'generated' && event.event !== 'scored' && event.event !== 'graded' && event.event !== 'preflight' && event.event !== 'error') return;
-    const id = event.id;
-    const waiting = id ? this.pending.get(id) : undefined;
-    const cancelled = id ? this.cancelled.get(id) : undefined;
+    const cancelled = event.id ? this.cancelled.get(event.id) : undefined;
     if (cancelled) {
-      this.cancelled.delete(id!);
+      this.cancelled.delete(event.id!);
       const cost = event.event === 'error' ? (event.generated_tokens ?? 0) : event.event === 'generated' ? event.token_ids.reduce((n, ids) => n + ids.length, 0) : 0;
       return cancelled(cost);
     }
-    if (!waiting || !id) {
+    if (!held) {
       if (event.event === 'error') this.options.onLog?.({ event: 'log', level: 'error', message: event.message });
       return; // an answer nobody waits for any more (timed out), or a server-level error
     }
-    this.pending.delete(id);
-    if (event.event === 'error') waiting.reject(new CoreServerError(event.code, event.message, event.field ?? undefined));
-    else waiting.resolve(event);
-  }
-
-  private failAll(error: CoreServerError): void {
-    const waiting = [...this.pending.values()];
-    this.pending.clear();
-    this.cancelled.clear(); // the core that would have answered them is gone
-    for (const p of waiting) p.reject(error);
+    if (event.event === 'error') held.reject(new CoreServerError(event.code, event.message, event.field ?? undefined));
+    else held.resolve(event);
   }
 }

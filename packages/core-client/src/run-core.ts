@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseCoreEventLine, type CoreEvent } from './events.ts';
+import { ending, keepTail, why } from './supervised-child.ts';
 
 /** The core's virtual environment made by `uv sync` in core/ (scripts/bootstrap.sh). */
 export const DEFAULT_CORE_PYTHON = fileURLToPath(new URL('../../../core/.venv/bin/python', import.meta.url));
@@ -49,13 +50,12 @@ export interface CoreResult {
   cancelled: boolean;
 }
 
-const STDERR_TAIL = 20;
 /** The lowest CPU priority (nice 19): background cores take only what nothing else wants. */
 export const BACKGROUND_PRIORITY = 19;
 
 export interface CoreProcess {
   child: ChildProcessWithoutNullStreams;
-  /** The last STDERR_TAIL lines of stderr (library logs), for failures the core could not describe itself. */
+  /** The last lines of stderr (library logs), for failures the core could not describe itself. */
   stderrTail: string[];
 }
 
@@ -82,18 +82,18 @@ export function spawnCore(
       // runs at normal priority
     }
   }
-  const stderrTail: string[] = [];
-  createInterface({ input: child.stderr }).on('line', (line) => {
-    stderrTail.push(line);
-    if (stderrTail.length > STDERR_TAIL) stderrTail.shift();
-    options.onStderr?.(line);
-  });
-  return { child, stderrTail };
+  return { child, stderrTail: keepTail(child.stderr, options.onStderr) };
 }
 
-/** The last few non-empty stderr lines as one line, for an error message. */
-export function stderrSummary(stderrTail: readonly string[]): string {
-  return stderrTail.filter((l) => l.trim() !== '').slice(-3).join(' | ');
+/** A line of the core's stdout as its event; a line that is none is kept with the stderr tail, for the message the
+ *  core's failure ends up with. */
+export function coreEventOf(line: string, stderrTail: string[]): CoreEvent | undefined {
+  try {
+    return parseCoreEventLine(line);
+  } catch (err) {
+    stderrTail.push(`unparseable core output: ${line.slice(0, 200)} (${(err as Error).message})`);
+    return undefined;
+  }
 }
 
 export async function runCore(options: RunCoreOptions): Promise<CoreResult> {
@@ -129,14 +129,8 @@ export async function runCore(options: RunCoreOptions): Promise<CoreResult> {
 
   // Events are handled one after another, in order: state updates must not interleave.
   for await (const line of createInterface({ input: child.stdout })) {
-    if (line.trim() === '') continue;
-    let event: CoreEvent;
-    try {
-      event = parseCoreEventLine(line);
-    } catch (err) {
-      result.stderrTail.push(`unparseable core output: ${line.slice(0, 200)} (${(err as Error).message})`);
-      continue;
-    }
+    const event = line.trim() === '' ? undefined : coreEventOf(line, result.stderrTail);
+    if (!event) continue;
     if (event.event === 'done') result.done = true;
     if (event.event === 'error') result.error = event;
     await options.onEvent?.(event);
@@ -151,7 +145,7 @@ export async function runCore(options: RunCoreOptions): Promise<CoreResult> {
 /** One sentence for a failed run: the core's own error, else the end of its stderr, else the exit status. */
 export function describeCoreFailure(result: CoreResult): string {
   if (result.error) return result.error.message;
-  const tail = stderrSummary(result.stderrTail);
-  const status = result.signal ? `was killed by ${result.signal}` : `exited with code ${result.exitCode}`;
-  return tail ? `the ML core ${status}: ${tail}` : `the ML core ${status} without reporting an error`;
+  const tail = why(result.stderrTail);
+  const status = ending({ code: result.exitCode, signal: result.signal });
+  return tail ? `the ML core ${status}${tail}` : `the ML core ${status} without reporting an error`;
 }

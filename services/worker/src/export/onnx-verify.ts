@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import type * as Ort from 'onnxruntime-node';
 import type { OnnxVariantParity } from '@ftp/platform';
 import { onnxModelFile } from '@ftp/jobs/models';
-import { ended, ending, forkTypeScript, why } from '../child-process.ts';
+import { ending, forkTypeScript, why } from '@ftp/core-client/supervised-child';
 
 const MAIN = fileURLToPath(new URL('./onnx-verify-main.ts', import.meta.url));
 
@@ -122,18 +122,15 @@ export async function measureOnnxParity(folder: string, reference: OnnxReference
 }
 
 /** measureOnnxParity in a child process of its own; a crash there fails the check with the way it ended. */
-export function measureOnnxParityApart(folder: string, referenceFile: string): Promise<OnnxVariantParity[]> {
-  return new Promise((resolve, reject) => {
-    const { child, stderr } = forkTypeScript(MAIN, [folder, referenceFile]);
-    let answer: { parity: OnnxVariantParity[] } | { error: string } | undefined;
-    child.on('message', (message: typeof answer) => {
-      answer = message;
-    });
-    child.once('error', reject);
-    ended(child, (code, signal) => {
-      if (answer && 'parity' in answer && code === 0) resolve(answer.parity);
-      else if (answer && 'error' in answer) reject(new Error(`the ONNX check failed: ${answer.error}`));
-      else reject(new Error(`the ONNX check's process ${ending(code, signal)}${why(stderr)}`));
-    });
+export async function measureOnnxParityApart(folder: string, referenceFile: string): Promise<OnnxVariantParity[]> {
+  const check = forkTypeScript<never, { parity: OnnxVariantParity[] } | { error: string }>(MAIN, [folder, referenceFile]);
+  let answer: { parity: OnnxVariantParity[] } | { error: string } | undefined;
+  check.onMessage((message) => {
+    answer = message;
   });
+  const end = await check.ended;
+  if (end.startError) throw end.startError;
+  if (answer && 'parity' in answer && end.code === 0) return answer.parity;
+  if (answer && 'error' in answer) throw new Error(`the ONNX check failed: ${answer.error}`);
+  throw new Error(`the ONNX check's process ${ending(end)}${why(check.stderr)}`);
 }

@@ -27,7 +27,7 @@ async function probe(spec: { model: string; lora?: string; gpu?: 'auto' | false 
 
 async function serve(options: FastEngineOptions): Promise<void> {
   const engine = await FastEngine.create(options);
-  const running = new Map<number, AbortController>();
+  const running = new Map<string, AbortController>();
   process.on('message', (message: EngineRequest) => {
     if (message.type === 'cancel') {
       running.get(message.id)?.abort(new Error(message.reason));

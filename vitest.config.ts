@@ -54,6 +54,7 @@ const SERVICE_TESTS = [
   'services/worker/test/infer-tools.test.ts',
   'services/worker/test/onnx-verify.test.ts',
   'services/worker/test/prepare-after-training.test.ts',
+  'services/inference/test/evaluations.test.ts',
 ];
 
 /** Files under test/ (and ftune's against a stack) that start processes: the stack, its scripts and documents driven

@@ -3,7 +3,7 @@
 // service, and packages import no service or worker; among the packages, schema → platform → jobs → datasets, each
 // importing only those before it (schema none of ours). Checked on the source imports of every production file
 // and on the workspace dependency graph (package.json `dependencies`, followed transitively). Inside the jobs
-// package, its folders (training, models, openai, runtime over queues) reach each other only through a lower
+// package, its folders (training, evaluations, models, openai, runtime over queues) reach each other only through a lower
 // folder's index.ts, and everything outside it only through its package.json subpaths.
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -24,6 +24,7 @@ const JOBS_FOLDERS: Readonly<Record<string, readonly string[]>> = {
   runtime: ['queues'],
   openai: ['queues', 'models'],
   training: ['queues', 'models', 'runtime'],
+  evaluations: ['queues', 'models'],
 };
 const JOBS = path.join(ROOT, 'packages', 'jobs');
 const JOBS_SRC = path.join(JOBS, 'src');

@@ -1,7 +1,7 @@
 // Isolation between users, over every operation of every service: the embedded stack in JWT mode with two users, A
 // and B. A creates one of everything that has an id and can exist without a worker (an upload, a processed dataset,
 // a training job, /v1 files, a fine-tuning job and a failed one, with the processed dataset it made, an upload in parts,
-// a batch, a webhook endpoint and the delivery of the failed job's event to it); then B calls
+// a batch, an evaluation with benchmarks (queued), a webhook endpoint and the delivery of the failed job's event to it); then B calls
 // every operation read from openapi/*.json (so a new endpoint cannot be forgotten) with A's ids in its path and body:
 // 404 everywhere (on /v1 OpenAI's error body), and no answer of B's, whatever its status, holds any of A's ids or
 // strings beyond what B's own request sent. Then every request again with no credential: 401 (but /health), no blob
@@ -64,6 +64,8 @@ interface AIds {
   parts: string[];
   /** A's batch, validating (no worker takes it). */
   batches: string[];
+  /** A's evaluation with benchmarks, queued (no worker takes it). */
+  evaluations: string[];
   /** A's webhook endpoint, and the delivery of its failed job's event to it. */
   webhooks: string[];
   deliveries: string[];
@@ -95,6 +97,7 @@ const pathValues = (a: AIds): Record<string, string[]> => ({
   model: a.models,
   upload_id: a.uploads,
   batch_id: a.batches,
+  evaluation_id: a.evaluations,
   // A's jobs store no checkpoint without a worker, so A has none to share (test/openai-checkpoint-permissions.test.ts
   // shares a stored one between users); B is still refused at names of A's jobs.
   fine_tuned_model_checkpoint: a.models.map((model) => `${model}:ckpt-step-1`),
@@ -149,6 +152,7 @@ const BODIES: Record<string, (a: AIds, b: BIds) => Variant[]> = {
     ...a.models.map((model) => ({ body: { model_source: 'base', base_model_id: TINY_MODEL, dataset_id: b.processedDatasetId, max_samples: 1, graders: [judgedBy(model)] }, status: 404 })),
   ],
   'POST /inference/batch': (a) => a.jobs.map((job_id) => ({ body: { job_id, messages: [[{ role: 'user', content: 'hi' }]], max_new_tokens: 1 }, status: 404 })),
+  'POST /evaluations': (a) => a.jobs.map((job_id) => ({ body: { job_id, benchmarks: { tasks: ['hellaswag'] } }, status: 404 })),
   'POST /v1/files': () => [{ form: form({ purpose: 'fine-tune' }, B_JSONL), status: 200 }],
   'POST /v1/uploads': () => [{ body: { bytes: 10, filename: 'b-upload.jsonl', mime_type: 'application/jsonl', purpose: 'fine-tune' }, status: 200 }],
   'POST /v1/uploads/{upload_id}/parts': () => [{ form: () => { const data = new FormData(); data.append('data', new Blob(['b part']), 'b-part'); return data; }, status: 404 }],
@@ -349,6 +353,8 @@ describe('isolation between two users, over every operation of every OpenAPI doc
       form: form({ purpose: 'batch' }, { text: JSON.stringify({ custom_id: `${MARK}-line`, method: 'POST', url: '/v1/chat/completions', body: { model: TINY_MODEL, messages: [{ role: 'user', content: A_TEXT.chatLine }] } }), name: A_TEXT.fileName })(),
     });
     const aBatch = await ok(`${urls.openai}/v1/batches`, tokenA, { method: 'POST', json: { input_file_id: batchFile.id, endpoint: '/v1/chat/completions', completion_window: '24h', metadata: { note: MARK } } });
+    const aEvaluation = await ok(`${urls.inference}/evaluations`, tokenA, { method: 'POST', json: { model_source: 'base', base_model_id: TINY_MODEL, benchmarks: { tasks: [`${MARK}_task`] } } });
+    expect(aEvaluation.status).toBe('queued');
     const deliveries = await ok(`${urls.openai}/v1/webhook_endpoints/${hooks.id}/deliveries`, tokenA, { method: 'GET' });
     expect(deliveries.data.map((d: { event_type: string }) => d.event_type)).toEqual(['fine_tuning.job.failed']);
     const a: AIds = {
@@ -364,12 +370,13 @@ describe('isolation between two users, over every operation of every OpenAPI doc
       uploads: [aUpload.id],
       parts: [aPart.id],
       batches: [aBatch.id],
+      evaluations: [aEvaluation.id],
       webhooks: [hooks.id],
       deliveries: (deliveries.data as Array<{ id: string }>).map((d) => d.id),
     };
     expect(a.events.length).toBeGreaterThan(0);
     /** Nothing of these may reach B, unless B's own request sent it (a 404 may name the id asked for). */
-    const secrets = [...new Set([...a.raw, ...a.processed, ...a.jobs, ...a.models, ...a.events, ...a.uploads, ...a.parts, ...a.batches, ...a.webhooks, ...a.deliveries, hooks.signing_secret, USER_A, ...Object.values(A_TEXT)])];
+    const secrets = [...new Set([...a.raw, ...a.processed, ...a.jobs, ...a.models, ...a.events, ...a.uploads, ...a.parts, ...a.batches, ...a.evaluations, ...a.webhooks, ...a.deliveries, hooks.signing_secret, USER_A, ...Object.values(A_TEXT)])];
 
     // 2. B's own: a processed dataset and a file, for the requests that name one of B's besides one of A's.
     const bUpload = await ok(`${urls.preprocessing}/datasets/upload`, tokenB, { method: 'POST', form: form({}, B_CSV)() });

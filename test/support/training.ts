@@ -19,6 +19,8 @@ export interface TrainingHarness {
   /** Uploads a CSV and processes it; returns the processed_dataset_id. */
   dataset(csv: string, body?: Record<string, unknown>, headers?: Record<string, string>): Promise<string>;
   waitFor(jobId: string, done: (job: Record<string, unknown>) => boolean, timeoutMs?: number, headers?: Record<string, string>): Promise<Record<string, unknown>>;
+  /** Trains loraRequest on `dataset` (or `request`) and waits until the job has completed; returns its id. */
+  trainedJob(dataset: string, headers?: Record<string, string>, request?: Record<string, unknown>): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -29,6 +31,15 @@ export async function startTrainingHarness(env: Record<string, string> = {}, opt
   const worker = options.worker === false ? undefined : await startWorker(platform);
   const train = (o: InjectOptions) => checkedInject('training', training, o);
   const pre = (o: InjectOptions) => checkedInject('preprocessing', preprocessing, o);
+  const waitFor: TrainingHarness['waitFor'] = async (jobId, done, timeoutMs = 180_000, headers = {}) => {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const job = (await train({ url: `/jobs/${jobId}`, headers })).json() as Record<string, unknown>;
+      if (done(job)) return job;
+      if (Date.now() > deadline) throw new Error(`job ${jobId} did not get there in time: ${JSON.stringify(job)}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  };
   return {
     platform,
     preprocessing,
@@ -57,14 +68,14 @@ export async function startTrainingHarness(env: Record<string, string> = {}, opt
       if (processed.statusCode !== 200) throw new Error(`process failed: ${processed.body}`);
       return processed.json().processed_dataset_id as string;
     },
-    async waitFor(jobId, done, timeoutMs = 180_000, headers = {}) {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const job = (await train({ url: `/jobs/${jobId}`, headers })).json() as Record<string, unknown>;
-        if (done(job)) return job;
-        if (Date.now() > deadline) throw new Error(`job ${jobId} did not get there in time: ${JSON.stringify(job)}`);
-        await new Promise((r) => setTimeout(r, 250));
-      }
+    waitFor,
+    async trainedJob(dataset, headers = {}, request = loraRequest(dataset)) {
+      const submitted = await train({ method: 'POST', url: '/train', payload: request, headers });
+      if (submitted.statusCode !== 200) throw new Error(`submit failed: ${submitted.body}`);
+      const jobId = submitted.json().job_id as string;
+      const job = await waitFor(jobId, (j) => j.status === 'completed' || j.status === 'failed', 240_000, headers);
+      if (job.status !== 'completed') throw new Error(`job ${jobId} did not complete: ${JSON.stringify(job)}`);
+      return jobId;
     },
     async close() {
       await worker?.stop();

@@ -1,10 +1,12 @@
 // GET /jobs/{id}/events: the training service's server-sent events of a job. It replays the job's event log
 // (`status`, `progress`, `metrics`, `log`, each with its sequence number as `id`), follows it while the job runs,
 // and ends with `end`, whose data is the final job (as GET /jobs/{id} shows it). A stream that breaks before `end`
-// (a restart of the service, an idle timeout) is picked up again where it stopped, with Last-Event-ID.
+// (a restart of the service, an idle timeout) is picked up again where it stopped, with Last-Event-ID. An evaluation's
+// log (GET /evaluations/{id}/events, the inference service) streams the same way.
 import type { JobProgress, TrainingJob } from '@ftp/schema';
 import { ApiError, CliError } from './errors.ts';
 import { segment, type Api } from './http.ts';
+import type { Service } from './config.ts';
 import { parseSse } from './sse.ts';
 
 export type JobEvent =
@@ -17,16 +19,29 @@ export type JobEvent =
 
 const MAX_RECONNECTS = 10;
 
+/** A resource's event log stream: where it is, and what it is called in messages (`job`, `job_…`). */
+export interface EventLogSource {
+  service: Service;
+  path: string;
+  kind: string;
+  id: string;
+}
+
 /** The job's events until `end` (included). Throws the API's sentence for an unknown job, and after
  *  MAX_RECONNECTS broken streams in a row. */
-export async function* jobEvents(api: Api, jobId: string): AsyncGenerator<JobEvent> {
+export function jobEvents(api: Api, jobId: string): AsyncGenerator<JobEvent> {
+  return logEvents(api, { service: 'training', path: `/jobs/${segment(jobId)}/events`, kind: 'job', id: jobId }) as AsyncGenerator<JobEvent>;
+}
+
+/** A log's events until `end` (included), reconnecting after the last id seen when the stream breaks. */
+export async function* logEvents(api: Api, source: EventLogSource): AsyncGenerator<{ id?: string; event: string; data: unknown }> {
   let lastId: string | undefined;
   let failures = 0;
   let lastError = '';
   for (;;) {
     const controller = new AbortController();
     try {
-      const res = await api.send('training', 'GET', `/jobs/${segment(jobId)}/events`, {
+      const res = await api.send(source.service, 'GET', source.path, {
         kind: 'stream',
         headers: { accept: 'text/event-stream', ...(lastId !== undefined ? { 'last-event-id': lastId } : {}) },
         signal: controller.signal,
@@ -42,12 +57,12 @@ export async function* jobEvents(api: Api, jobId: string): AsyncGenerator<JobEve
           data = message.data;
         }
         const event = message.event ?? 'message';
-        yield { ...(message.id !== undefined ? { id: message.id } : {}), event, data } as JobEvent;
+        yield { ...(message.id !== undefined ? { id: message.id } : {}), event, data };
         if (message.event === 'end') return;
       }
-      lastError = 'the stream ended before the job did';
+      lastError = `the stream ended before the ${source.kind} did`;
     } catch (err) {
-      // An answer about the request itself (unknown job, bad key) will not change on a retry; a 5xx might.
+      // An answer about the request itself (unknown id, bad key) will not change on a retry; a 5xx might.
       if (err instanceof ApiError && err.status < 500) throw err;
       if (!(err instanceof CliError) && !(err instanceof TypeError) && (err as Error).name !== 'AbortError') throw err;
       lastError = (err as Error).message;
@@ -55,7 +70,7 @@ export async function* jobEvents(api: Api, jobId: string): AsyncGenerator<JobEve
       controller.abort();
     }
     failures += 1;
-    if (failures > MAX_RECONNECTS) throw new CliError(`lost the event stream of job ${jobId}: ${lastError}`);
+    if (failures > MAX_RECONNECTS) throw new CliError(`lost the event stream of ${source.kind} ${source.id}: ${lastError}`);
     // Back off before reconnecting: 0.5 s, 1 s, … up to 5 s.
     await new Promise((resolve) => setTimeout(resolve, Math.min(500 * failures, 5_000)));
   }

@@ -1,5 +1,6 @@
 // Usage errors, said before any service is asked: a misspelt flag is named with the one it resembles (#54: `ftune
-// train --datset x` said only that --dataset was missing), and a missing required option is still said.
+// train --datset x` said only that --dataset was missing), a missing required option is still said, and an evaluation
+// names its model one way only.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { main } from '../src/main.ts';
 
@@ -28,5 +29,15 @@ describe('usage errors', () => {
     const { code, stderr } = await ftune(['train', '--dataset', 'pd_1']);
     expect(code).toBe(2);
     expect(stderr).toContain("error: required option '--model <model>' not specified");
+  });
+
+  it.each([
+    [['evaluations', 'create', '--tasks', 'arc_easy'], 'name the model: a job_id, or --base MODEL'],
+    [['evaluation', 'create', '--base', 'tiny', '--with-base', '--tasks', 'arc_easy'], '--with-base choose among a job’s models'],
+    [['evaluations', 'create', 'job_1', '--humaneval-k', 'x'], "option '--humaneval-k <list>' argument 'x' is invalid"],
+  ])('ftune %j: exit 2, said', async (args, said) => {
+    const { code, stderr } = await ftune(args);
+    expect(code).toBe(2);
+    expect(stderr).toContain(said);
   });
 });

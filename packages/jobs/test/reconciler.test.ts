@@ -1,5 +1,5 @@
 // The reconciler on the real queue (BullMQ on the Redis of test/servers, a key prefix of its own per platform) and
-// the rows of a real metadata store: for each lane, a row waiting with no queue entry is queued again once, a row a
+// the rows of a real metadata store: for each lane (jobs, exports, datasets, batches, evaluations), a row waiting with no queue entry is queued again once, a row a
 // live worker let go of is resumed, failed or queued again, an entry whose row is finished is removed, and a
 // request whose producer is gone is removed after its time limit. Two processes reconciling at once act once.
 import { randomBytes } from 'node:crypto';
@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { newId, type Platform, type QueueDefinition } from '@ftp/platform';
 import { openTestPlatform, type TestPlatform } from '@ftp/platform/testing';
 import { EvaluationFields } from '@ftp/schema';
-import { augmentQueue, batchQueue, evaluateQueue, exportQueue, inferQueue, preflightQueue, trainingQueue } from '../src/queues/index.ts';
+import { augmentQueue, batchQueue, benchmarkQueue, evaluateQueue, exportQueue, inferQueue, preflightQueue, trainingQueue } from '../src/queues/index.ts';
 import { reconcile } from '../src/runtime/index.ts';
 
 let platform: TestPlatform;
@@ -168,6 +168,33 @@ describe('the reconciler', () => {
 
     expect((await entriesOf(batchQueue, (p) => p.batchId)).sort()).toEqual([letGoRow, lost].sort());
     expect(await platform.batches.getForWorker(letGoRow)).toMatchObject({ status: 'validating', worker_id: null });
+  });
+
+  it('evaluations: re-queues one the queue lost and one a live worker let go of; drops the entry of a finished one', async () => {
+    const evaluation = async () => {
+      const id = newId('evalrun');
+      await platform.evaluationRuns.insert({
+        evaluation_id: id, user_id: 'local', job_id: null, model_source: 'base', checkpoint_step: null, base_model_id: 'tiny',
+        request: { model_source: 'base', base_model_id: 'tiny', with_base: false, benchmarks: { tasks: ['qa'], apply_chat_template: false } },
+      });
+      return id;
+    };
+    const lost = await evaluation();
+    await age('evaluation_runs', 'evaluation_id', lost);
+    const letGoRow = await evaluation();
+    const letGo = await liveWorker([]);
+    await platform.evaluationRuns.claim(letGoRow, letGo);
+    await age('evaluation_runs', 'evaluation_id', letGoRow);
+    await platform.workers.heartbeat(letGo, []);
+    const done = await evaluation();
+    await platform.queue.add(benchmarkQueue, { evaluationId: done });
+    await platform.evaluationRuns.cancel('local', done);
+
+    await Promise.all([reconcile(platform), reconcile(platform)]);
+
+    expect((await entriesOf(benchmarkQueue, (p) => p.evaluationId)).sort()).toEqual([letGoRow, lost].sort());
+    expect(await platform.evaluationRuns.getForWorker(letGoRow)).toMatchObject({ status: 'queued', worker_id: null });
+    expect((await platform.evaluationRuns.events(lost)).at(-1)!.data).toMatchObject({ message: expect.stringContaining('its queue entry was lost') });
   });
 
   const requestLanes: Array<[string, QueueDefinition<never, unknown>, unknown, string]> = [

@@ -86,9 +86,9 @@ const EnvSchema = z
     WORKER_STOP_GRACE_S: positiveInt.default(60).describe('on SIGTERM, how long a worker gives its training jobs to checkpoint and store it before it exits'),
     WORKER_QUEUES: z
       .string()
-      .regex(/^\s*(train|export|infer|evaluate|preflight|augment|batch)(\s*,\s*(train|export|infer|evaluate|preflight|augment|batch))*\s*$/, 'must be a comma-separated list of train, export, infer, evaluate, preflight, augment, batch')
-      .default('train,export,infer,evaluate,preflight,augment,batch')
-      .transform((v) => [...new Set(v.split(',').map((q) => q.trim()))] as Array<'train' | 'export' | 'infer' | 'evaluate' | 'preflight' | 'augment' | 'batch'>)
+      .regex(/^\s*(train|export|infer|evaluate|preflight|augment|batch|benchmark)(\s*,\s*(train|export|infer|evaluate|preflight|augment|batch|benchmark))*\s*$/, 'must be a comma-separated list of train, export, infer, evaluate, preflight, augment, batch, benchmark')
+      .default('train,export,infer,evaluate,preflight,augment,batch,benchmark')
+      .transform((v) => [...new Set(v.split(',').map((q) => q.trim()))] as Array<'train' | 'export' | 'infer' | 'evaluate' | 'preflight' | 'augment' | 'batch' | 'benchmark'>)
       .describe('the queues a worker serves'),
     WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464).describe("a scaled-out worker's own /metrics port (0: none); the embedded stack's services carry its worker's metrics"),
     WORKER_CONCURRENCY: positiveInt.default(1).describe('training jobs one worker runs at once'),
@@ -97,6 +97,11 @@ const EnvSchema = z
       .enum(['auto', 'ddp', 'fsdp'])
       .default('auto')
       .describe('Full jobs on several processes: auto shards weights, gradients and optimizer state (FSDP) when pre-flight says the model does not fit one process; ddp never; fsdp always'),
+    LM_EVAL_TASK_DIRS: z
+      .string()
+      .default('')
+      .transform((v) => v.split(',').map((d) => d.trim()).filter((d) => d !== '').map((d) => path.resolve(d)))
+      .describe("comma-separated folders of lm-eval task YAMLs on a worker (lm-eval's include_path): the deployment's own tasks, which POST /evaluations names in benchmarks.tasks beside lm-eval's"),
     START_WORKER: boolFromEnv.default(true).describe('run a worker in the embedded process'),
     CORE_PYTHON: z.string().min(1).optional().describe('python of the ML core (default core/.venv/bin/python)'),
     MODELS_DIR: z.string().min(1).optional().describe('local model store (default DATA_DIR/models)'),

@@ -15,6 +15,7 @@ export * from './db/api-keys-repository.ts';
 export * from './db/jobs-repository.ts';
 export * from './db/exports-repository.ts';
 export * from './db/evaluations-repository.ts';
+export * from './db/evaluation-runs-repository.ts';
 export * from './db/workers-repository.ts';
 export * from './db/uploads-repository.ts';
 export * from './db/batches-repository.ts';
@@ -32,6 +33,8 @@ export { checkHealth, registerHealthRoute, type HealthReport } from './http/heal
 export { checkMetricsCredential, registerMetricsRoute } from './http/metrics.ts';
 export { RequestValidationError } from './http/validation.ts';
 export { requestLifetime } from './http/request-lifetime.ts';
+export { streamEventLog, type StreamedLog } from './http/event-log-stream.ts';
+export type { EventLogRow } from './db/event-log.ts';
 export { openAiErrorOf } from './http/error-handler.ts';
 export { registerApiDocs } from './http/docs.ts';
 export { fitListItem, fitResponse, fitToSchema, UnservableRow, type Fitted } from './http/response-fit.ts';

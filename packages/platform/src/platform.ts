@@ -12,6 +12,7 @@ import { ApiKeysRepository } from './db/api-keys-repository.ts';
 import { JobsRepository } from './db/jobs-repository.ts';
 import { ExportsRepository } from './db/exports-repository.ts';
 import { EvaluationsRepository } from './db/evaluations-repository.ts';
+import { EvaluationRunsRepository } from './db/evaluation-runs-repository.ts';
 import { WorkersRepository } from './db/workers-repository.ts';
 import { UploadsRepository } from './db/uploads-repository.ts';
 import { BatchesRepository } from './db/batches-repository.ts';
@@ -38,6 +39,8 @@ export interface Platform {
   jobs: JobsRepository;
   exports: ExportsRepository;
   evaluations: EvaluationsRepository;
+  /** Evaluations with benchmarks (POST /evaluations), run by workers. */
+  evaluationRuns: EvaluationRunsRepository;
   workers: WorkersRepository;
   uploads: UploadsRepository;
   batches: BatchesRepository;
@@ -115,6 +118,7 @@ function repositories(db: Database, config: Config) {
     jobs: new JobsRepository(db, webhooks),
     exports: new ExportsRepository(db, webhooks),
     evaluations: new EvaluationsRepository(db, webhooks),
+    evaluationRuns: new EvaluationRunsRepository(db, webhooks),
     workers: new WorkersRepository(db),
     uploads: new UploadsRepository(db),
     batches: new BatchesRepository(db, webhooks),

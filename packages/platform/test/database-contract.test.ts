@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   DatasetsRepository,
+  EvaluationRunsRepository,
   EvaluationsRepository,
   JobsRepository,
   WebhooksRepository,
@@ -126,6 +127,34 @@ describe.each(drivers)('metadata store contract: $name', (driver) => {
       metrics: { accuracy: 0.5 }, num_samples: 2, samples: [{ output: 'x' }], warnings: [], elapsed_seconds: 1.234,
     };
     expect(await evaluations.insert(evaluation)).toEqual({ ...evaluation, created_at: expect.any(Date) });
+  });
+
+  it('moves an evaluation with benchmarks through its states under guards, its log beside it, a page at a time', async () => {
+    const user = `user-${randomBytes(4).toString('hex')}`;
+    const runs = new EvaluationRunsRepository(db, new WebhooksRepository(db, false));
+    const insert = () => runs.insert({
+      evaluation_id: newId('evalrun'), user_id: user, job_id: null, model_source: 'base', checkpoint_step: null, base_model_id: 'tiny',
+      request: { model_source: 'base', base_model_id: 'tiny', benchmarks: { tasks: ['hellaswag'] } },
+    });
+    const first = await insert();
+    expect(first).toMatchObject({ status: 'queued', attempts: 0, results: null, worker_id: null, started_at: null, request: { benchmarks: { tasks: ['hellaswag'] } } });
+    const claimed = await runs.claim(first.evaluation_id, 'wrk_a');
+    expect(claimed).toMatchObject({ status: 'running', worker_id: 'wrk_a', attempts: 1, started_at: expect.any(Date) });
+    expect(await runs.claim(first.evaluation_id, 'wrk_b')).toBeUndefined();
+    expect(await runs.update(first.evaluation_id, { status: 'completed' }, 'wrk_b')).toBeUndefined();
+    const results = { lm_eval: { results: { hellaswag: { acc: { value: 0.25, stderr: 0.01, filter: 'none' } } } } };
+    expect(await runs.update(first.evaluation_id, { status: 'completed', results, finished_at: new Date() }, 'wrk_a')).toMatchObject({ status: 'completed', results });
+    expect(await runs.cancel(user, first.evaluation_id)).toBeUndefined();
+    const second = await insert();
+    expect(await runs.cancel('someone-else', second.evaluation_id)).toBeUndefined();
+    expect(await runs.cancel(user, second.evaluation_id)).toMatchObject({ status: 'cancelled', finished_at: expect.any(Date) });
+    expect((await runs.events(first.evaluation_id)).map((e) => [e.seq, e.kind, e.data])).toEqual([[1, 'status', { status: 'queued' }], [2, 'status', { status: 'running' }], [3, 'status', { status: 'completed' }]]);
+    const page = await runs.listPage(user, { limit: 1 });
+    expect([page.rows.map((r) => r.evaluation_id), page.hasMore]).toEqual([[second.evaluation_id], true]);
+    const next = await runs.listPage(user, { limit: 1, after: second.evaluation_id });
+    expect([next.rows.map((r) => r.evaluation_id), next.hasMore]).toEqual([[first.evaluation_id], false]);
+    expect(await runs.delete(user, first.evaluation_id)).toBe(true);
+    expect(await runs.events(first.evaluation_id)).toEqual([]);
   });
 
   it('numbers the events of one job in order when several writers add them at once', async () => {

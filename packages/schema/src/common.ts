@@ -46,6 +46,25 @@ export function contentSchemaOf(schema: z.ZodType, { inline = false } = {}): Rec
   return JSON.parse(JSON.stringify(json).replace(/"#\/\$defs\/([^"]+)"/g, '"#/components/schemas/$1"')) as Record<string, unknown>;
 }
 
+const EventSeq = z.string().regex(/^\d+$/).describe('Sequence number; send it back as Last-Event-ID to resume after it');
+
+/** One server-sent event of a resource's event log stream (a job's, an evaluation's): `event` the kind, `id` its
+ *  sequence number (none on `end`), `data` one line of JSON whose shape its kind decides (`kinds`, as contentSchema). */
+export function eventLogStreamItem(kinds: Readonly<Record<string, z.ZodType>>) {
+  return z.union(
+    Object.entries(kinds).map(([kind, data]) =>
+      z
+        .object({
+          event: z.literal(kind),
+          // `end` sends no id of its own; an SSE reader carries the last one over to it (the stream's last event id).
+          id: kind === 'end' ? EventSeq.optional() : EventSeq,
+          data: z.string().describe(`${data.description ?? kind}: one line of JSON (contentSchema)`).meta({ contentMediaType: 'application/json', contentSchema: contentSchemaOf(data) }),
+        })
+        .describe(data.description ?? kind),
+    ) as unknown as [z.ZodObject, z.ZodObject, ...z.ZodObject[]],
+  );
+}
+
 /** A value the service may not know yet: absent or null. */
 export const maybe = <T extends z.ZodType>(schema: T) => schema.nullable().optional();
 

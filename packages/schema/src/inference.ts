@@ -19,13 +19,19 @@ export const TaskType = z
   .describe('Metric suite: conversation/summarization rouge+bertscore; qa exact_match+f1; translation bleu+meteor; classification accuracy+precision+recall+f1; general rouge+bleu');
 export type TaskType = z.infer<typeof TaskType>;
 
-/** Model choice and generation options common to evaluation and batch inference. */
-const generationFields = {
+/** Which model a request runs (evaluation, batch inference, evaluations with benchmarks), and the hub token a gated
+ *  base model needs. */
+export const modelChoiceFields = {
   hub_token: Secret.optional().describe('Model-hub credential for gated base models; never stored'),
   model_source: ModelSource.default('adapter'),
   job_id: Identifier.optional().describe('Trained job whose model runs; required unless model_source is base'),
   checkpoint_step: CheckpointStep.optional(),
   base_model_id: z.string().min(1).optional().describe('Required for base; otherwise must match the job’s base when given'),
+};
+
+/** Model choice and generation options common to evaluation and batch inference. */
+const generationFields = {
+  ...modelChoiceFields,
   use_fast_engine: z.boolean().default(false).describe('true: llama.cpp on the GGUF; false: transformers'),
   max_new_tokens: boundedInt(1).default(256),
   temperature: z.number().min(0).default(0).describe('0 is greedy decoding, and so is anything below 1e-4'),
@@ -34,7 +40,8 @@ const generationFields = {
 
 type ModelChoice = { model_source: ModelSource; job_id?: string | undefined; base_model_id?: string | undefined; checkpoint_step?: number | undefined };
 
-function checkModelChoice(request: ModelChoice, ctx: z.RefinementCtx): void {
+/** The rules between the model choice's fields (a refinement of every request that has them). */
+export function refineModelChoice(request: ModelChoice, ctx: z.RefinementCtx): void {
   if (request.model_source === 'base' && request.base_model_id === undefined) {
     ctx.addIssue({ code: 'custom', path: ['base_model_id'], message: 'base_model_id is required when model_source is base', params: { type: 'missing' } });
   }
@@ -51,8 +58,8 @@ function checkModelChoice(request: ModelChoice, ctx: z.RefinementCtx): void {
 export const DEFAULT_MAX_EVAL_SAMPLES = 1000;
 export const DEFAULT_MAX_BATCH = 64;
 
-/** checkModelChoice, as JSON Schema (model_source defaults to adapter). */
-const modelChoiceRules = [
+/** refineModelChoice, as JSON Schema (model_source defaults to adapter). */
+export const modelChoiceRules = [
   { when: { required: ['model_source'], properties: { model_source: { const: 'base' } } }, then: { required: ['base_model_id'], not: { required: ['checkpoint_step'] } } },
   { when: { not: { required: ['model_source'], properties: { model_source: { const: 'base' } } } }, then: { required: ['job_id'] } },
 ];
@@ -78,7 +85,7 @@ export const EvaluationFields = z.strictObject({
 
 export const EvaluationRequest = EvaluationFields
   .superRefine((request, ctx) => {
-    checkModelChoice(request, ctx);
+    refineModelChoice(request, ctx);
     if (request.metrics !== undefined && request.task_type !== undefined) {
       ctx.addIssue({ code: 'custom', path: ['task_type'], message: 'send either metrics or task_type, not both' });
     }
@@ -137,7 +144,7 @@ export const BatchInferenceRequest = z
       .describe(`Conversations (server limit MAX_BATCH, default ${DEFAULT_MAX_BATCH}: 422 above it); the model answers each`)
       .meta({ maxItems: DEFAULT_MAX_BATCH }),
   })
-  .superRefine(checkModelChoice)
+  .superRefine(refineModelChoice)
   .meta({ id: 'BatchInferenceRequest', description: 'Generate one answer per conversation', examples: [batchRequest], ...documentedRules(...modelChoiceRules) });
 export type BatchInferenceRequest = z.infer<typeof BatchInferenceRequest>;
 

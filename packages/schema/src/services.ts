@@ -56,10 +56,10 @@ export const exportService: ServiceInfo = {
 export const inferenceService: ServiceInfo = {
   name: 'inference',
   title: 'Fine-tuning pipeline: inference',
-  description: 'Evaluates trained or base models on processed datasets and generates answers for batches of conversations.',
+  description: 'Evaluates trained or base models on processed datasets and with standard benchmarks, and generates answers for batches of conversations.',
   version: '1.0.0',
   defaultPort: 8004,
-  tags: [healthTag, { name: 'inference', description: 'Evaluation and batch generation' }],
+  tags: [healthTag, { name: 'inference', description: 'Evaluation and batch generation' }, { name: 'evaluations', description: 'Evaluations with standard benchmarks (lm-eval tasks, HumanEval), run in the background' }],
   routes: Object.values(inferenceRoutes).map((route) => withFrameworkErrors(route, ErrorBody)),
 };
 

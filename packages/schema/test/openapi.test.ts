@@ -19,7 +19,12 @@ const ENDPOINTS: Record<ServiceName, string[]> = {
   preprocessing: ['GET /health', 'GET /metrics', 'POST /datasets/upload', 'GET /datasets/uploads', 'POST /datasets/process', 'GET /datasets', 'GET /datasets/{processed_dataset_id}', 'DELETE /datasets/{processed_dataset_id}'],
   training: ['GET /health', 'GET /metrics', 'POST /train', 'GET /jobs', 'GET /jobs/{job_id}', 'DELETE /jobs/{job_id}', 'POST /jobs/{job_id}/cancel', 'POST /jobs/{job_id}/pause', 'POST /jobs/{job_id}/resume', 'GET /jobs/{job_id}/events', 'GET /jobs/{job_id}/dashboard', 'GET /jobs/{job_id}/checkpoints', 'GET /workers'],
   export: ['GET /health', 'GET /metrics', 'POST /exports', 'GET /exports', 'GET /exports/{job_id}', 'GET /exports/{job_id}/download'],
-  inference: ['GET /health', 'GET /metrics', 'POST /evaluation', 'POST /inference/batch'],
+  inference: [
+    'GET /health', 'GET /metrics', 'POST /evaluation', 'POST /inference/batch',
+    // Evaluations with benchmarks (#59), a resource like a job
+    'POST /evaluations', 'GET /evaluations', 'GET /evaluations/{evaluation_id}', 'GET /evaluations/{evaluation_id}/events',
+    'POST /evaluations/{evaluation_id}/cancel', 'DELETE /evaluations/{evaluation_id}',
+  ],
   openai: [
     'GET /health', 'GET /metrics', 'POST /v1/files', 'GET /v1/files', 'GET /v1/files/{file_id}', 'GET /v1/files/{file_id}/content', 'DELETE /v1/files/{file_id}',
     'POST /v1/fine_tuning/jobs', 'GET /v1/fine_tuning/jobs', 'GET /v1/fine_tuning/jobs/{fine_tuning_job_id}', 'POST /v1/fine_tuning/jobs/{fine_tuning_job_id}/cancel', 'POST /v1/fine_tuning/jobs/{fine_tuning_job_id}/pause', 'POST /v1/fine_tuning/jobs/{fine_tuning_job_id}/resume',

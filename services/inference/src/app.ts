@@ -1,8 +1,10 @@
-// Builds the inference service (interface.md 4.4 + decisions.md "Inference and evaluation") on a platform; no
-// listen. It holds no model: it validates, queues the work for a worker and waits for the answer.
+// Builds the inference service (interface.md 4.4 + decisions.md "Inference and evaluation", and the evaluations with
+// benchmarks of "Sweeps and evaluation that decides") on a platform; no listen. It holds no model: it validates, queues
+// the work for a worker and waits for the answer (or, for an evaluation with benchmarks, answers with its row).
 import type { FastifyInstance } from 'fastify';
 import { createServiceApp, registerApiDocs, registerHealthRoute, registerMetricsRoute, type Platform } from '@ftp/platform';
 import { registerInferenceRoutes } from './routes/inference.ts';
+import { registerEvaluationRoutes } from './routes/evaluations.ts';
 
 export async function buildInferenceApp(platform: Platform): Promise<FastifyInstance> {
   const app = createServiceApp({ platform, service: 'inference' });
@@ -10,5 +12,6 @@ export async function buildInferenceApp(platform: Platform): Promise<FastifyInst
   registerHealthRoute(app, 'inference');
   registerMetricsRoute(app, 'inference');
   registerInferenceRoutes(app);
+  registerEvaluationRoutes(app);
   return app;
 }

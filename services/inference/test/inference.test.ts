@@ -45,10 +45,7 @@ beforeAll(async () => {
   alice = { authorization: `Bearer ${(await h.platform.apiKeys.create('alice', 'a')).key}` };
   bob = { authorization: `Bearer ${(await h.platform.apiKeys.create('bob', 'b')).key}` };
   dataset = await h.dataset(qaCsv(), {}, alice);
-  const submitted = await h.train({ method: 'POST', url: '/train', payload: loraRequest(dataset), headers: alice });
-  jobId = submitted.json().job_id;
-  const job = await h.waitFor(jobId, (j) => j.status === 'completed' || j.status === 'failed', 240_000, alice);
-  expect(job.status, JSON.stringify(job)).toBe('completed');
+  jobId = await h.trainedJob(dataset, alice);
 }, 300_000);
 afterAll(async () => {
   await app?.close();

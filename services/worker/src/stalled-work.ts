@@ -28,6 +28,13 @@ const rowLanes: Partial<Record<QueueName, { idOf(payload: Record<string, string>
       return row && { status: row.status, workerId: row.worker_id, waiting: row.status === 'running' && !row.worker_id, held: row.status === 'running' && !!row.worker_id, error: row.message };
     },
   },
+  benchmark: {
+    idOf: (p) => p.evaluationId,
+    read: async (platform, id) => {
+      const row = await platform.evaluationRuns.getForWorker(id);
+      return row && { status: row.status, workerId: row.worker_id, waiting: row.status === 'queued', held: row.status === 'running', error: row.error };
+    },
+  },
   augment: {
     idOf: (p) => p.processedDatasetId,
     read: async (platform, id) => {

@@ -5,12 +5,15 @@
 // finished or running on another worker, keeping its models/ cache, which inference and exports of the job or of
 // its checkpoints use. A queued job's folder stays: if this machine takes it again, a checkpoint newer than the
 // stored one may be here. Workers on one machine may share DATA_DIR: each folder names the worker that last trained
-// in it (OWNER), and a folder another live worker owns is that worker's business.
+// in it (OWNER), and a folder another live worker owns is that worker's business. An evaluation's folder
+// (DATA_DIR/work/<evaluation_id>: its specs and results files) is scratch its worker removes when it ends; one a worker
+// left behind when it died goes here, unless the evaluation runs on another live worker.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { JobStatus, Platform } from '@ftp/platform';
 
 const JOB_FOLDER = /^job_[0-9a-f]+$/;
+const EVALUATION_FOLDER = /^evalrun_[0-9a-f]+$/;
 const OWNER = '.worker';
 /** What the folder of a job that exists keeps: the local cache of its models. */
 const KEPT = new Set(['models']);
@@ -33,12 +36,14 @@ export async function ownWorkDir(folder: string, workerId: string): Promise<void
 /** Cleans DATA_DIR/work/<job_id> of every job not in `atWork`; returns the ids whose folders were touched. */
 export async function sweepWorkDirs(platform: Platform, workerId: string, atWork: ReadonlySet<string>): Promise<string[]> {
   const root = path.join(platform.config.dataDir, 'work');
-  const names = (await fs.readdir(root).catch(() => [] as string[])).filter((n) => JOB_FOLDER.test(n) && !atWork.has(n));
-  if (names.length === 0) return [];
+  const folders = (await fs.readdir(root).catch(() => [] as string[])).filter((n) => !atWork.has(n));
+  const names = folders.filter((n) => JOB_FOLDER.test(n));
+  const evaluations = folders.filter((n) => EVALUATION_FOLDER.test(n));
+  if (names.length === 0 && evaluations.length === 0) return [];
   const rows = await platform.db.query<Row>('SELECT job_id, status, worker_id FROM training_jobs WHERE job_id = ANY($1)', [names]);
   const byId = new Map(rows.map((r) => [r.job_id, r]));
   const others = new Set((await platform.workers.live(platform.config.WORKER_TIMEOUT_S)).map((w) => w.worker_id).filter((id) => id !== workerId));
-  const swept: string[] = [];
+  const swept = await sweepEvaluationFolders(platform, root, evaluations, others);
   for (const name of names) {
     const folder = path.join(root, name);
     const row = byId.get(name);
@@ -51,4 +56,17 @@ export async function sweepWorkDirs(platform: Platform, workerId: string, atWork
     swept.push(name);
   }
   return swept;
+}
+
+/** Removes the folders of evaluations no live worker but this one runs (this one's at work were left out). */
+async function sweepEvaluationFolders(platform: Platform, root: string, names: string[], others: ReadonlySet<string>): Promise<string[]> {
+  if (names.length === 0) return [];
+  const running = await platform.db.query<{ evaluation_id: string; worker_id: string | null }>(
+    "SELECT evaluation_id, worker_id FROM evaluation_runs WHERE evaluation_id = ANY($1) AND status = 'running'",
+    [names],
+  );
+  const elsewhere = new Set(running.filter((r) => r.worker_id !== null && others.has(r.worker_id)).map((r) => r.evaluation_id));
+  const gone = names.filter((name) => !elsewhere.has(name));
+  for (const name of gone) await fs.rm(path.join(root, name), { recursive: true, force: true });
+  return gone;
 }

@@ -1,13 +1,13 @@
 // A worker: registers itself (host, devices, queues served), consumes each queue it serves as its own lane
 // (training WORKER_CONCURRENCY at a time, exports one at a time, inference, evaluation and batches on warm engines,
-// datasets augmented by a language model two at a time), beats
-// its heartbeat, stops the training jobs whose users cancelled them, and on stop hands its unfinished jobs, exports
-// and datasets back to the queue within WORKER_STOP_GRACE_S. Its processors wait out a database or storage outage
+// datasets augmented by a language model two at a time, evaluations with benchmarks one at a time), beats
+// its heartbeat, stops the training jobs and evaluations whose users cancelled them, and on stop hands its unfinished
+// jobs, exports, evaluations and datasets back to the queue within WORKER_STOP_GRACE_S. Its processors wait out a database or storage outage
 // (OUTAGE_RETRY_S), and the jobs at work when one ends say so in their history. It imports packages only.
 import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { newId, RUNNING_STATUSES, withOutageRetries, type JobHandler, type Consumer, type Outage, type Platform, type QueueDefinition, type WorkContext } from '@ftp/platform';
-import { augmentQueue, batchQueue, evaluateQueue, exportQueue, inferQueue, preflightQueue, trainingQueue, type QueueName } from '@ftp/jobs/queues';
+import { augmentQueue, batchQueue, benchmarkQueue, evaluateQueue, exportQueue, inferQueue, preflightQueue, trainingQueue, type QueueName } from '@ftp/jobs/queues';
 import { trainingDevice } from '@ftp/jobs/training';
 import { watchIntervalMs } from '@ftp/jobs/runtime';
 import { detectDevices, registerGpuMetrics } from './devices.ts';
@@ -21,6 +21,7 @@ import { runExportJob } from './export/run-export-job.ts';
 import { runTrainingJob } from './training/run-training-job.ts';
 import { runPreflight } from './training/preflight.ts';
 import { runProcessingJob } from './datasets/run-processing.ts';
+import { runBenchmarkEvaluation } from './evaluations/run-benchmark-evaluation.ts';
 import { BackgroundPreparation } from './inference/prepare-after-training.ts';
 import { PAUSED, SHUTDOWN, TAKEN, type JobContext } from './training/job-context.ts';
 
@@ -108,6 +109,7 @@ export async function startWorker(platform: Platform, options: WorkerOptions = {
   serve('preflight', preflightQueue, (_p, id) => id, (p, signal) => runPreflight(work, machine, p, signal, () => warmEngines().core));
   serve('augment', augmentQueue, (p) => p.processedDatasetId, (p, signal) => runProcessingJob({ platform: work, workerId, signal }, p.processedDatasetId));
   serve('batch', batchQueue, (p) => p.batchId, (p, signal) => runBatch({ platform: work, workerId, signal }, warmEngines(), p.batchId));
+  serve('benchmark', benchmarkQueue, (p) => p.evaluationId, (p, signal) => runBenchmarkEvaluation({ platform: work, workerId, signal }, p.evaluationId));
 
   // Heartbeat; cancel requests and jobs taken from this worker (flags on the rows, so any process can set them).
   let beating: Promise<void> | undefined;
@@ -117,6 +119,10 @@ export async function startWorker(platform: Platform, options: WorkerOptions = {
       await platform.workers.register(registration, [...atWork.keys()]);
     }
     for (const [id, work] of atWork) {
+      if (work.queue === 'benchmark') {
+        await checkEvaluation(platform, workerId, id, work.controller);
+        continue;
+      }
       if (work.queue !== 'train') continue;
       const job = await platform.jobs.getForWorker(id);
       if (!job || job.cancel_requested) work.controller.abort('cancelled');
@@ -144,7 +150,7 @@ export async function startWorker(platform: Platform, options: WorkerOptions = {
       // requests (seconds) are left to finish. The heartbeat goes on meanwhile, or the watchdog would take this
       // worker for dead and fail its jobs while they are being handed back. Past the grace period the worker goes
       // without them: the watchdog recovers what is left once the worker's row is gone.
-      for (const at of atWork.values()) if (at.queue === 'train' || at.queue === 'export' || at.queue === 'augment' || at.queue === 'batch') at.controller.abort(SHUTDOWN);
+      for (const at of atWork.values()) if (at.queue === 'train' || at.queue === 'export' || at.queue === 'augment' || at.queue === 'batch' || at.queue === 'benchmark') at.controller.abort(SHUTDOWN);
       const graceMs = platform.config.WORKER_STOP_GRACE_S * 1000;
       const grace = new AbortController();
       const finished = await Promise.race([Promise.all(consumers.map((c) => c.close())).then(() => true), sleep(graceMs, false, { signal: grace.signal }).catch(() => false)]);
@@ -158,6 +164,15 @@ export async function startWorker(platform: Platform, options: WorkerOptions = {
       log.info('worker stopped');
     },
   };
+}
+
+/** Stops an evaluation this worker runs when its row says so: cancelled by its user (or deleted with its job), or no
+ *  longer this worker's (failed or queued again by a watchdog while this worker was silent). */
+async function checkEvaluation(platform: Platform, workerId: string, evaluationId: string, controller: AbortController): Promise<void> {
+  const row = await platform.evaluationRuns.getForWorker(evaluationId);
+  if (!row || row.status === 'cancelled') controller.abort('cancelled');
+  // (Queued is the moment before this worker claims it.)
+  else if (row.status !== 'queued' && (row.status !== 'running' || row.worker_id !== workerId)) controller.abort(TAKEN);
 }
 
 /** An outage the worker's writes waited out, in the history of each training job it was running. */

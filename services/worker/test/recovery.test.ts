@@ -1,12 +1,13 @@
 // The work of a worker that went silent (recoverOrphans, run by every process's watchdog): its jobs fail naming it,
 // or go back to the queue when they asked to resume (or, asked to pause, are paused); its exports and the datasets it augmented are queued again, and
+// so are its evaluations with benchmarks, until one has lost a worker on each of its attempts (then it fails); and
 // the exports finish on a live worker (a hub export whose sealed token is gone fails saying to start it again). Each row is acted on once when two
 // processes notice at the same time, and a live worker's job is left alone. No ML: the job's adapter is a few
 // stored files, and an adapter export only archives them.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { newId, type ExportRow, type TrainingJobRow } from '@ftp/platform';
 import { openTestPlatform, type TestPlatform } from '@ftp/platform/testing';
-import { augmentQueue, HUB_TOKEN_LOST, trainingQueue } from '@ftp/jobs/queues';
+import { augmentQueue, benchmarkQueue, HUB_TOKEN_LOST, MAX_EVALUATION_ATTEMPTS, trainingQueue } from '@ftp/jobs/queues';
 import { recoverOrphans } from '@ftp/jobs/runtime';
 import { startWorker, type WorkerHandle } from '../src/index.ts';
 
@@ -128,4 +129,36 @@ it('fails or re-queues a silent worker’s work once, and leaves a live worker�
     { type: 'adapter', variant: 'file', path: archive },
   ]);
   expect(platform.logText()).toContain('export queued again: its worker wrk_dead stopped');
+});
+
+it('queues a silent worker’s evaluation again to start over, and fails one that lost a worker on each attempt', async () => {
+  await register('wrk_dead_benchmarking', 3600);
+  const running = async (attempts: number) => {
+    const id = newId('evalrun');
+    await platform.evaluationRuns.insert({
+      evaluation_id: id, user_id: 'local', job_id: null, model_source: 'base', checkpoint_step: null, base_model_id: 'tiny',
+      request: { model_source: 'base', base_model_id: 'tiny', with_base: false, benchmarks: { tasks: ['qa'], apply_chat_template: false } },
+    });
+    await platform.evaluationRuns.claim(id, 'wrk_dead_benchmarking');
+    await platform.db.query('UPDATE evaluation_runs SET attempts = $2 WHERE evaluation_id = $1', [id, attempts]);
+    return id;
+  };
+  const again = await running(1);
+  const spent = await running(MAX_EVALUATION_ATTEMPTS);
+  const queued: string[] = [];
+  const consumer = platform.queue.process(benchmarkQueue, async ({ evaluationId }) => {
+    queued.push(evaluationId);
+  });
+  await Promise.all([recoverOrphans(platform), recoverOrphans(platform)]);
+
+  expect(await platform.evaluationRuns.getForWorker(again)).toMatchObject({ status: 'queued', worker_id: null, attempts: 1 });
+  expect((await platform.evaluationRuns.events(again)).map((e) => e.data.status ?? e.data.message)).toEqual([
+    'queued', 'running', 'queued', `queued again to start over: the worker wrk_dead_benchmarking stopped (attempt 1 of ${MAX_EVALUATION_ATTEMPTS})`,
+  ]);
+  expect(await platform.evaluationRuns.getForWorker(spent)).toMatchObject({
+    status: 'failed', error: expect.stringMatching(/^the worker wrk_dead_benchmarking stopped while this evaluation ran, and so did a worker on each of its 3 attempts/),
+  });
+  await until(async () => queued, (ids) => ids.length >= 1);
+  await consumer.close();
+  expect(queued).toEqual([again]);
 });

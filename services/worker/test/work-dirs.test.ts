@@ -1,6 +1,7 @@
 // A worker's sweep of DATA_DIR/work: the folder of a job that is gone goes whole; a job that ended, or runs on another
 // worker now, loses its training files and keeps its model cache; a queued job's folder and the job at work stay;
-// a folder another live worker owns (workers sharing DATA_DIR on one machine) is left alone.
+// a folder another live worker owns (workers sharing DATA_DIR on one machine) is left alone. An evaluation's scratch
+// folder left by a worker that died goes, unless the evaluation runs on another live worker or this one.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -54,4 +55,29 @@ it('keeps what a job still needs and what another live worker owns, and removes 
   expect(await contents(movedAway)).toEqual(['models']);
   expect(await contents(gone)).toEqual([]);
   for (const kept of [neighbours, queued, atWork]) expect(await contents(kept)).toEqual(['.worker', 'data', 'models', 'run']);
+});
+
+it('removes the scratch folders of evaluations no live worker runs', async () => {
+  const me = 'wrk_me_evaluating';
+  await platform.workers.register({ worker_id: 'wrk_other_evaluating', host: 'test', pid: 1, devices: [], queues: ['benchmark'] });
+  const evaluation = async (workerId: string | null) => {
+    const id = newId('evalrun');
+    await platform.evaluationRuns.insert({
+      evaluation_id: id, user_id: 'local', job_id: null, model_source: 'base', checkpoint_step: null, base_model_id: 'tiny',
+      request: { model_source: 'base', base_model_id: 'tiny', with_base: false, benchmarks: { tasks: ['qa'], apply_chat_template: false } },
+    });
+    if (workerId) await platform.evaluationRuns.claim(id, workerId);
+    await fs.mkdir(folder(id), { recursive: true });
+    await fs.writeFile(path.join(folder(id), 'model-spec.json'), '{}');
+    return id;
+  };
+  const left = await evaluation('wrk_dead_evaluating');
+  const elsewhere = await evaluation('wrk_other_evaluating');
+  const mine = await evaluation(me);
+
+  const swept = await sweepWorkDirs(platform, me, new Set([mine]));
+
+  expect(swept.filter((name) => name.startsWith('evalrun_'))).toEqual([left]); // (the first test's jobs are swept too)
+  expect(await contents(left)).toEqual([]);
+  for (const kept of [elsewhere, mine]) expect(await contents(kept)).toEqual(['model-spec.json']);
 });

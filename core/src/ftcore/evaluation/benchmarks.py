@@ -93,8 +93,9 @@ def load_tasks(names: list[str], task_dirs: list[str]):
     manager = TaskManager(include_path=task_dirs or None)
     unknown = [n for n in names if n not in manager.all_tasks]
     if unknown:
-        raise SpecError(f"lm-eval knows no task {', '.join(map(repr, unknown))}; name one of its tasks "
-                        f"(`lm_eval ls tasks`) or put its YAML in one of task_dirs")
+        raise SpecError.at("tasks", f"lm-eval knows no task {', '.join(map(repr, unknown))}; name one of its tasks "
+                           "(`lm_eval ls tasks`) or one of your own: its YAML in a folder of task_dirs (on a worker: "
+                           "LM_EVAL_TASK_DIRS)")
     try:
         manager.load(names)
     except Exception as error:  # noqa: BLE001 - lm-eval's and datasets' reasons are many; said as they are

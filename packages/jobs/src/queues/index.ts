@@ -2,9 +2,9 @@
 // payload and result) that API processes produce to and workers consume, the request an API process hands a worker and
 // waits on, and the sentences a row carries when its work ends without finishing. Imports no other folder.
 export {
-  augmentQueue, batchQueue, evaluateQueue, exportQueue, inferQueue, preflightQueue, trainingQueue, QUEUES, type QueueName,
+  augmentQueue, batchQueue, benchmarkQueue, evaluateQueue, exportQueue, inferQueue, preflightQueue, trainingQueue, QUEUES, type QueueName,
   GenerationDetail, GenerationSettings, GradeResult, InferResult, ModelChoice, PreparingReport, StreamDelta, samplingTemperature,
   type EvaluatePayload, type GradePayload, type InferPayload, type PreflightPayload,
 } from './queues.ts';
 export { requestFromWorker, type TimeLimit, type WorkRequestOptions } from './request-work.ts';
-export { CANCELLED_BY_USER, HUB_TOKEN_LOST, workerLetGo, workerStopped } from './messages.ts';
+export { CANCELLED_BY_USER, evaluationLost, HUB_TOKEN_LOST, MAX_EVALUATION_ATTEMPTS, workerLetGo, workerStopped } from './messages.ts';

@@ -15,3 +15,12 @@ export function workerLetGo(workerId: string | null): string {
 /** An export to the hub whose sealed token expired (SECRET_TTL_S) or was dropped before a worker took it. */
 export const HUB_TOKEN_LOST =
   'the hub token of this export is no longer available (it expired or its job ended); start the export again with hub_token';
+
+/** Workers an evaluation may lose before it is failed instead of queued again (one that takes its worker down each
+ *  time, say for memory, must not loop). */
+export const MAX_EVALUATION_ATTEMPTS = 3;
+
+/** An evaluation whose worker stopped on each of its attempts. */
+export function evaluationLost(workerId: string | null, attempts: number): string {
+  return `the worker ${workerId ?? '(unknown)'} stopped while this evaluation ran, and so did a worker on each of its ${attempts} attempts (process exit, crash, lost machine or memory); it is not queued again: create it again, with a lower limit or on a machine with more memory`;
+}

@@ -18,6 +18,10 @@ export const augmentQueue = defineQueue('augment', z.object({ processedDatasetId
  *  (its lines are batched inside it). */
 export const batchQueue = defineQueue('batch', z.object({ batchId: Id }), { concurrency: 1 });
 
+/** An evaluation with benchmarks (POST /evaluations; its hub_token sealed under its id). One at a time per worker: a
+ *  benchmark keeps the model busy for minutes to hours, and its own batches use the device. */
+export const benchmarkQueue = defineQueue('benchmark', z.object({ evaluationId: Id }), { concurrency: 1 });
+
 /** The model a request runs: a job's adapter or merged model, or a base model alone. */
 export const ModelChoice = z.object({
   model_source: ModelSource,
@@ -147,6 +151,6 @@ export const preflightQueue = defineQueue(
 export type PreflightPayload = z.infer<typeof preflightQueue.payload>;
 
 /** The lanes a worker serves by default (WORKER_QUEUES unset), by name. */
-export const QUEUES = { train: trainingQueue, export: exportQueue, infer: inferQueue, evaluate: evaluateQueue, preflight: preflightQueue, augment: augmentQueue, batch: batchQueue } as const;
+export const QUEUES = { train: trainingQueue, export: exportQueue, infer: inferQueue, evaluate: evaluateQueue, preflight: preflightQueue, augment: augmentQueue, batch: batchQueue, benchmark: benchmarkQueue } as const;
 export type QueueName = keyof typeof QUEUES;
 export const QUEUE_NAMES = Object.keys(QUEUES) as QueueName[];

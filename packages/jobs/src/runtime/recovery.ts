@@ -1,13 +1,14 @@
 // Work whose worker is gone. A worker that has not beaten its heartbeat for WORKER_TIMEOUT_S is dead: its
 // training jobs fail ("the worker <id> stopped") or, when they asked for it (resume_on_restart), go back to the
-// queue to continue from their last stored checkpoint; its exports, batches and the datasets it was augmenting are
-// queued again (a batch goes on from its first line not answered) (they write the same keys, and their secrets are sealed in the database, not in the dead process). Every
+// queue to continue from their last stored checkpoint; its exports, batches, evaluations and the datasets it was augmenting are
+// queued again (a batch goes on from its first line not answered; an evaluation starts over, up to MAX_EVALUATION_ATTEMPTS
+// workers) (they write the same keys, and their secrets are sealed in the database, not in the dead process). Every
 // long-lived process runs the watchdog, API processes included, so this holds when the dead worker was the only one.
 // Each change is a guarded UPDATE (the row still names that worker and its hold is still lost), so when several
 // processes notice the same death only one of them acts on each row, and a worker that just registered is never
 // taken for dead. The reconciler (reconciler.ts) releases work the same way when a live worker let go of it.
 import { type LostHold, type Platform, type TrainingJobRow } from '@ftp/platform';
-import { augmentQueue, batchQueue, exportQueue, trainingQueue, workerLetGo, workerStopped } from '../queues/index.ts';
+import { augmentQueue, batchQueue, benchmarkQueue, evaluationLost, exportQueue, MAX_EVALUATION_ATTEMPTS, trainingQueue, workerLetGo, workerStopped } from '../queues/index.ts';
 import { jobConfig } from '@ftp/schema';
 
 export interface RecoveryOptions {
@@ -68,6 +69,8 @@ export async function releaseLostWork(platform: Platform, lost: LostHold): Promi
     }
   }
 
+  await releaseLostEvaluations(platform, lost);
+
   for (const row of await platform.datasets.listProcessingOrphaned(lost)) {
     // It starts over on whichever worker takes it; its llm_api_key stays sealed until then.
     if (await platform.datasets.releaseProcessing(row, lost)) {
@@ -75,6 +78,25 @@ export async function releaseLostWork(platform: Platform, lost: LostHold): Promi
       platform.metrics.repairs.inc({ repair: 'dataset_requeued' });
       logger.warn({ processedDatasetId: row.processed_dataset_id, workerId: row.worker_id }, `dataset processing queued again: its ${whatHappened(row.worker_id, lost)}`);
     }
+  }
+}
+
+/** Evaluations whose worker's hold is lost: queued again to start over, or failed once MAX_EVALUATION_ATTEMPTS workers
+ *  were lost on them. */
+async function releaseLostEvaluations(platform: Platform, lost: LostHold): Promise<void> {
+  const { evaluationRuns, logger } = platform;
+  for (const row of await evaluationRuns.listOrphaned(lost)) {
+    const again = row.attempts < MAX_EVALUATION_ATTEMPTS;
+    const to = again ? { status: 'queued' as const } : { status: 'failed' as const, error: evaluationLost(row.worker_id, row.attempts) };
+    if (!(await evaluationRuns.releaseOrphan(row, to, lost))) continue;
+    if (again) {
+      await evaluationRuns.appendEvent(row.evaluation_id, 'log', { level: 'warning', message: `queued again to start over: the ${whatHappened(row.worker_id, lost)} (attempt ${row.attempts} of ${MAX_EVALUATION_ATTEMPTS})` });
+      await platform.queue.add(benchmarkQueue, { evaluationId: row.evaluation_id });
+    } else {
+      await platform.secrets.drop(row.evaluation_id);
+    }
+    platform.metrics.repairs.inc({ repair: again ? 'evaluation_requeued' : 'evaluation_failed' });
+    logger.warn({ evaluationId: row.evaluation_id, workerId: row.worker_id, attempts: row.attempts }, `evaluation ${again ? 'queued again' : 'failed'}: its ${whatHappened(row.worker_id, lost)}`);
   }
 }
 
@@ -87,7 +109,7 @@ export async function recoverOrphans(platform: Platform, options: RecoveryOption
   await platform.secrets.sweepExpired();
 }
 
-/** Work the in-process queue held when its process stopped: queued jobs and exports not yet taken, re-added
+/** Work the in-process queue held when its process stopped: queued jobs, exports, evaluations … not yet taken, re-added
  *  from the rows in order. A durable queue (Redis) still has them. */
 export async function requeuePending(platform: Platform): Promise<void> {
   if (platform.queue.durable) return;
@@ -97,4 +119,5 @@ export async function requeuePending(platform: Platform): Promise<void> {
   }
   for (const row of await platform.datasets.listProcessingPending()) await platform.queue.add(augmentQueue, { processedDatasetId: row.processed_dataset_id });
   for (const row of await platform.batches.listWaiting()) await platform.queue.add(batchQueue, { batchId: row.batch_id });
+  for (const row of await platform.evaluationRuns.listWaiting()) await platform.queue.add(benchmarkQueue, { evaluationId: row.evaluation_id });
 }

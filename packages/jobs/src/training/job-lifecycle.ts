@@ -1,7 +1,7 @@
 // Ending a training job, for both faces. Cancel (POST /jobs/{id}/cancel, POST /v1/fine_tuning/jobs/{id}/cancel): the
 // flag is set and the time recorded; a queued job ends here (a worker that takes it later finds it failed and skips
 // it), a running one is stopped by its worker, which watches the flag wherever it runs. Delete (DELETE /jobs/{id},
-// DELETE /v1/models/{ft model}): the row, its secrets, evaluations and every stored file. Pause (POST /jobs/{id}/pause,
+// DELETE /v1/models/{ft model}): the row, its secrets, evaluations (both kinds) and every stored file. Pause (POST /jobs/{id}/pause,
 // POST /v1/fine_tuning/jobs/{id}/pause): a queued job is paused here and stays out of the queue; a running one is
 // flagged, and its worker has the core checkpoint at its next step, stores the checkpoint and leaves the job paused.
 // Resume queues a paused job again; whichever worker takes it continues from its last stored checkpoint, with the
@@ -65,9 +65,15 @@ export async function deleteTrainingJob(platform: Platform, userId: string, jobI
   if (await platform.exports.anyRunning(job.job_id)) {
     throw new Conflict(`an export of job ${job.job_id} is running; delete the job once it has finished (GET /exports/${job.job_id})`);
   }
+  const benchmarking = (await platform.evaluationRuns.listUnfinishedOfJob(userId, job.job_id)).map((e) => e.evaluation_id);
+  if (benchmarking.length > 0) {
+    throw new Conflict(`evaluation ${benchmarking.join(', ')} of job ${job.job_id} is queued or running; cancel it (POST /evaluations/{id}/cancel) or delete the job once it has finished`);
+  }
+  // Its evaluations with benchmarks go first, any user's (a shared checkpoint's): their model is going.
+  const runs = await platform.evaluationRuns.deleteOfJob(userId, job.job_id);
   await platform.jobs.delete(userId, job.job_id);
   await platform.secrets.drop(job.job_id);
-  const evaluations = await platform.evaluations.deleteFor(userId, { jobId: job.job_id });
+  const evaluations = [...(await platform.evaluations.deleteFor(userId, { jobId: job.job_id })), ...runs];
   const blobs = await platform.blobs.deletePrefix(job.blob_prefix);
   return { job, blobs, evaluations };
 }

@@ -7,6 +7,7 @@ import { newId } from '../ids.ts';
 import { guardedUpdate, type Bind } from './guarded-update.ts';
 import type { ExportRow } from './exports-repository.ts';
 import { holdLost, listLostHolds, TRAINING_WORK, type LostHold } from './work-rows.ts';
+import { appendLogEvent, readLogEvents, type EventLogTable } from './event-log.ts';
 import type { WebhooksRepository } from './webhooks-repository.ts';
 import type { JobStatus } from '@ftp/schema';
 
@@ -90,6 +91,8 @@ export interface CheckpointRow {
   created_at: Date;
 }
 
+const JOB_EVENTS: EventLogTable = { table: 'job_events', idColumn: 'job_id' };
+
 export interface JobEventRow {
   job_id: string;
   seq: number;
@@ -137,8 +140,8 @@ export class JobsRepository {
         JSON.stringify(row.training_config), row.blob_prefix, row.tracker_url, row.parent_job_id ?? null, row.parent_checkpoint_step ?? null,
         row.openai ? JSON.stringify(row.openai) : null, row.failed?.error ?? null, row.failed ? new Date() : null],
     );
-    for (const message of row.earlier ?? []) await appendEventIn(tx, row.job_id, 'log', { level: 'info', message });
-    await appendEventIn(tx, row.job_id, 'status', { status, ...(row.failed ? { error: row.failed.error } : {}) });
+    for (const message of row.earlier ?? []) await appendLogEvent(tx, JOB_EVENTS, row.job_id, 'log', { level: 'info', message });
+    await appendLogEvent(tx, JOB_EVENTS, row.job_id, 'status', { status, ...(row.failed ? { error: row.failed.error } : {}) });
     // A /v1 job refused at once (its file failed validation) ended: its webhook goes out like any other end's.
     if (row.failed) await this.webhooks.recordEvent(tx, row.user_id, jobEventType('failed', created!)!, { id: row.job_id });
     return created!;
@@ -280,7 +283,7 @@ export class JobsRepository {
     return this.db.transaction(async (tx) => {
       const row = await run(tx);
       if (!row) return undefined;
-      await appendEventIn(tx, jobId, 'status', { status, ...(update.error ? { error: update.error } : {}) });
+      await appendLogEvent(tx, JOB_EVENTS, jobId, 'status', { status, ...(update.error ? { error: update.error } : {}) });
       const type = jobEventType(status, row);
       if (type) await this.webhooks.recordEvent(tx, row.user_id, type, { id: jobId });
       return row;
@@ -372,26 +375,11 @@ export class JobsRepository {
 
   /** The job's event log (status changes, progress, metrics) in order, after sequence number `afterSeq`. */
   async events(jobId: string, afterSeq = 0): Promise<JobEventRow[]> {
-    return this.db.query<JobEventRow>('SELECT * FROM job_events WHERE job_id = $1 AND seq > $2 ORDER BY seq', [jobId, afterSeq]);
+    return readLogEvents<JobEventRow>(this.db, JOB_EVENTS, jobId, afterSeq);
   }
 
-  /** Adds an event after the job's last. Writers of one job (a worker's core events, its outage notes, the reconciler)
-   *  can read the same last number at once on a server: the one whose number was taken takes the next. */
+  /** Adds an event after the job's last (event-log.ts: concurrent writers each get a number of their own). */
   async appendEvent(jobId: string, kind: JobEventRow['kind'], data: Record<string, unknown>): Promise<void> {
-    await appendEventIn(this.db, jobId, kind, data);
-  }
-}
-
-/** Adds an event to a job's log through `db` (a transaction's, or the repository's). */
-async function appendEventIn(db: Queryable, jobId: string, kind: JobEventRow['kind'], data: Record<string, unknown>): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    const added = await db.query(
-      `INSERT INTO job_events (job_id, seq, kind, data)
-       VALUES ($1, (SELECT coalesce(max(seq), 0) + 1 FROM job_events WHERE job_id = $1), $2, $3::json)
-       ON CONFLICT (job_id, seq) DO NOTHING RETURNING seq`,
-      [jobId, kind, JSON.stringify(data)],
-    );
-    if (added.length > 0) return;
-    if (attempt === 100) throw new Error(`job ${jobId}: 100 writers took the next event number before this one`);
+    await appendLogEvent(this.db, JOB_EVENTS, jobId, kind, data);
   }
 }

@@ -1,4 +1,4 @@
-// What the three kinds of rows a worker takes (training jobs, exports, datasets being augmented) have in common for
+// What the kinds of rows a worker takes (training jobs, exports, datasets being augmented, evaluations) have in common for
 // the watchdog and the reconciler: which rows wait for a worker, and when a worker's hold on a row no longer counts —
 // the worker is silent (dead), or alive but no longer working on it (its handler ended without finishing the row).
 // Each is an SQL predicate, so the same test both lists rows and guards the UPDATE that repairs one.
@@ -16,6 +16,7 @@ export interface WorkTable {
 
 export const TRAINING_WORK: WorkTable = { table: 'training_jobs', idColumn: 'job_id', waiting: "status = 'queued'", held: "status IN ('preparing', 'training')" };
 export const EXPORT_WORK: WorkTable = { table: 'exports', idColumn: 'export_id', waiting: "status = 'running' AND worker_id IS NULL", held: "status = 'running' AND worker_id IS NOT NULL" };
+export const EVALUATION_WORK: WorkTable = { table: 'evaluation_runs', idColumn: 'evaluation_id', waiting: "status = 'queued'", held: "status = 'running'" };
 export const DATASET_WORK: WorkTable = {
   table: 'processed_datasets', idColumn: 'processed_dataset_id', waiting: "status = 'processing' AND worker_id IS NULL", held: "status = 'processing' AND worker_id IS NOT NULL",
 };

@@ -1,4 +1,5 @@
-// Route contracts of the inference service (interface.md 4.4): evaluation and batch inference.
+// Route contracts of the inference service (interface.md 4.4): evaluation and batch inference, and the evaluations that
+// run benchmarks in the background (evaluations.ts).
 import {
   BatchInferenceRequest,
   BatchInferenceResult,
@@ -17,6 +18,7 @@ import {
   serviceErrors,
 } from './contract.ts';
 import { ErrorBody } from '../common.ts';
+import { evaluationRoutes } from './evaluations.ts';
 
 const tags = ['inference'] as const;
 const modelConflict = conflict('The training job has not completed, so its model does not exist yet; or an adapter was asked of a job that trained the whole model');
@@ -74,4 +76,6 @@ export const inferenceRoutes = {
       },
     },
   }),
+
+  ...evaluationRoutes,
 };

@@ -2,7 +2,7 @@
 // server-sent events of GET /jobs/{id}/events, and the job's checkpoints.
 import { z } from 'zod';
 import { ArtifactGroups, ExportRecord } from '../artifacts.ts';
-import { contentSchemaOf, Identifier, Modality, Timestamp, maybe } from '../common.ts';
+import { eventLogStreamItem, Identifier, Modality, Timestamp, maybe } from '../common.ts';
 import { PreflightReport } from './preflight.ts';
 
 // ---------------------------------------------------------------------------------------------
@@ -114,24 +114,10 @@ export const JobEventData = {
   end: z.union([TrainingJob, z.object({ job_id: Identifier, deleted: z.literal(true) })]).describe('The last event: the final job (or that it was deleted)'),
 } as const;
 
-const EventSeq = z.string().regex(/^\d+$/).describe('Sequence number; send it back as Last-Event-ID to resume after it');
-
 /** One event of the stream as its SSE fields carry it (OpenAPI 3.2 calls this the stream's item schema; schemathesis
  *  checks every event against it): `event` the kind, `id` its sequence number, `data` one line of JSON
  *  whose shape the kind decides (its contentSchema). */
-export const JobStreamEvent = z
-  .union(
-    Object.entries(JobEventData).map(([kind, data]) =>
-      z
-        .object({
-          event: z.literal(kind),
-          // `end` sends no id of its own; an SSE reader carries the last one over to it (the stream's last event id).
-          id: kind === 'end' ? EventSeq.optional() : EventSeq,
-          data: z.string().describe(`${data.description ?? kind}: one line of JSON (contentSchema)`).meta({ contentMediaType: 'application/json', contentSchema: contentSchemaOf(data) }),
-        })
-        .describe(data.description ?? kind),
-    ) as unknown as [z.ZodObject, z.ZodObject, ...z.ZodObject[]],
-  )
+export const JobStreamEvent = eventLogStreamItem(JobEventData)
   .meta({ id: 'JobStreamEvent', description: 'One server-sent event of GET /jobs/{id}/events; the stream is a sequence of them, with `:` comments as heartbeats' });
 
 // ---------------------------------------------------------------------------------------------

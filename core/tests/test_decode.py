@@ -183,6 +183,20 @@ def test_stop_strings_stop_tokens_and_max_tokens_end_each_row_as_generate_does(e
         assert "length" in {a.finish_reason for a in looped}
 
 
+def test_a_second_call_of_a_shape_fills_the_same_state_tensors(tiny_model):
+    """A CUDA graph replays the addresses it was captured with: a second call of the same shape, here with another
+    stop token, must write its settings into the tensors the first call made, never new ones."""
+    model, tokenizer = load_for_inference(tiny_model, device="cpu")
+    input_ids, mask = encoded(tokenizer)
+    decode.decode(model, input_ids, mask, decode.plan(model, settings(tokenizer)))
+    (decoder,) = model._ftcore_decoders.values()
+    before = [t.data_ptr() for t in decoder._state()]
+    other = decode.plan(model, settings(tokenizer, eos_token_id=tokenizer.pad_token_id))
+    decode.decode(model, input_ids, mask, other)
+    assert len(model._ftcore_decoders) == 1 and [t.data_ptr() for t in decoder._state()] == before
+    assert decoder.stops.tolist() == [tokenizer.pad_token_id]
+
+
 def test_a_cancel_ends_the_loop_at_its_next_read(tiny_model, monkeypatch):
     model, tokenizer = load_for_inference(tiny_model, device="cpu")
     input_ids, mask = encoded(tokenizer)

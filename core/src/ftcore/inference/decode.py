@@ -78,7 +78,7 @@ def decode(model, input_ids, attention_mask, plan: Plan, seed: int = 0, stop_str
     turns true the rows end where they are. `probabilities`: also the probability each sampled token had after
     temperature and top-p (for tests), as a second tensor."""
     every = every or STEPS_PER_READ
-    decoder = _decoder(model, input_ids.shape[0], input_ids.shape[1], plan.max_new_tokens, every,
+    decoder = _decoder(model, input_ids.shape[0], input_ids.shape[1], plan.max_new_tokens, len(plan.stop_ids), every,
                        input_ids.device.type == "cuda" if compiled is None else compiled)
     # Sampling reads the model without dropout (GRPO samples while its model trains, as a vLLM-served GRPO does), so
     # one compiled graph serves training and inference alike.
@@ -96,7 +96,7 @@ class Decoder:
     model per shape (the graph holds their addresses; transformers' static cache is marked static, so a new one would
     recompile the step)."""
 
-    def __init__(self, model, rows: int, width: int, new_tokens: int, every: int, compiled: bool):
+    def __init__(self, model, rows: int, width: int, new_tokens: int, stop_count: int, every: int, compiled: bool):
         import torch
         from transformers import StaticCache
 
@@ -117,7 +117,7 @@ class Decoder:
         self.seeds = torch.zeros(rows, **long)
         self.temperature = torch.ones(rows, 1, dtype=torch.float32, device=device)
         self.top_p = torch.ones(rows, 1, dtype=torch.float32, device=device)
-        self.stops = torch.zeros(0, **long)
+        self.stops = torch.zeros(stop_count, **long)
         self.pad = torch.zeros(1, **long)
         self.compiled, self.graphs, self.tried = compiled, {}, set()
         self.cut: dict[int, int] = {}
@@ -153,7 +153,8 @@ class Decoder:
         self.seeds.copy_(torch.arange(seed, seed + self.seeds.shape[0], device=device))
         self.temperature.fill_(plan.temperature or 1.0)
         self.top_p.fill_(plan.top_p)
-        self.stops = torch.tensor(plan.stop_ids, dtype=torch.long, device=device)
+        # Filled in place, as every state tensor is: a captured graph reads the addresses it was captured with.
+        self.stops.copy_(torch.tensor(plan.stop_ids, dtype=torch.long))
         self.pad.fill_(plan.pad_id)
         self.last.fill_(plan.max_new_tokens - 1)
         self.finished.zero_()
@@ -248,11 +249,11 @@ class Decoder:
                                    f"CUDA graph failed ({type(e).__name__}: {e}); the steps run one by one"))
 
 
-def _decoder(model, rows: int, width: int, new_tokens: int, every: int, compiled: bool) -> Decoder:
+def _decoder(model, rows: int, width: int, new_tokens: int, stop_count: int, every: int, compiled: bool) -> Decoder:
     decoders = model.__dict__.setdefault("_ftcore_decoders", {})
-    key = (rows, width, new_tokens, every, compiled)
+    key = (rows, width, new_tokens, stop_count, every, compiled)
     if key not in decoders:
-        decoders[key] = Decoder(model, rows, width, new_tokens, every, compiled)
+        decoders[key] = Decoder(model, rows, width, new_tokens, stop_count, every, compiled)
     return decoders[key]
 
 

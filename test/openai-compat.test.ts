@@ -342,7 +342,12 @@ describe('LLM augmentation against this stack’s own /v1 on the tiny model', { 
     // The key travelled sealed: not in the stack's log, not in any file of its data folder.
     expect(await stack.output()).not.toContain(aliceToken);
     const files = (await fs.readdir(stack.dataDir, { recursive: true, withFileTypes: true })).filter((e) => e.isFile());
-    for (const file of files) expect((await fs.readFile(path.join(file.parentPath, file.name))).includes(aliceToken), file.name).toBe(false);
+    for (const file of files) {
+      // The shared stack's other jobs end meanwhile and their work folders go (with their .worker marker): a file gone
+      // since the listing holds nothing at rest.
+      const text = await fs.readFile(path.join(file.parentPath, file.name)).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? undefined : Promise.reject(err)));
+      if (text !== undefined) expect(text.includes(aliceToken), file.name).toBe(false);
+    }
   });
 });
 

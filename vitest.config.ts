@@ -55,6 +55,7 @@ const SERVICE_TESTS = [
   'services/worker/test/onnx-verify.test.ts',
   'services/worker/test/prepare-after-training.test.ts',
   'services/inference/test/evaluations.test.ts',
+  'services/inference/test/comparisons.test.ts',
 ];
 
 /** Files under test/ (and ftune's against a stack) that start processes: the stack, its scripts and documents driven

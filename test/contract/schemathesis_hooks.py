@@ -126,6 +126,12 @@ def _benchmark_rule(entry):
     return "benchmarks" in loc and ("needs samples ≥" in msg or "limit is a count (an integer ≥ 1) or a fraction below 1" in msg)
 
 
+def _same_models(entry):
+    """POST /comparisons: model_b must not be model_a again; JSON Schema cannot compare two objects of one body, and the
+    operation says it compares two different models."""
+    return entry.get("loc") == ["body", "model_b"] and "model_b is model_a again" in entry.get("msg", "")
+
+
 def _unknown_model(entry):
     """A base model that is nowhere is a 422 at base_model_id (decisions.md); this stack has no model at all, on purpose."""
     return entry.get("type") == "unknown_model"
@@ -166,7 +172,7 @@ def _openai_grader_rule(error):
 
 def _explained(method, path, status, body):
     if status == 422 and _all_entries(body, lambda e: _reward_rule(e) or _grader_rule(e) or _unknown_model(e) or _other_base(e)
-                                      or _variant_rule(e) or _benchmark_rule(e)):
+                                      or _variant_rule(e) or _benchmark_rule(e) or _same_models(e)):
         return True
     error = body.get("error") if isinstance(body, dict) else None
     if status == 400 and path.startswith("/v1/fine_tuning") and isinstance(error, dict) and _openai_grader_rule(error):

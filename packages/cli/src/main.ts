@@ -8,6 +8,7 @@ import { chatCommand } from './commands/chat.ts';
 import { datasetsCommand } from './commands/datasets.ts';
 import { evalCommand } from './commands/eval.ts';
 import { evaluationsCommand } from './commands/evaluations.ts';
+import { comparisonsCommand } from './commands/comparisons.ts';
 import { exportCommand, exportsCommand } from './commands/exports.ts';
 import { jobsCommand } from './commands/jobs.ts';
 import { trainCommand } from './commands/train.ts';
@@ -43,6 +44,7 @@ export function buildProgram(): Command {
   program.addCommand(chatCommand());
   program.addCommand(evalCommand());
   program.addCommand(evaluationsCommand());
+  program.addCommand(comparisonsCommand());
   // On every command: usage errors come back to main() (which exits 2, where commander would exit 1) with a hint.
   const configure = (command: Command) => {
     command.exitOverride().showHelpAfterError('(add --help for usage)');

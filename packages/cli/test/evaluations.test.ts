@@ -19,6 +19,14 @@ describe('resultRows', () => {
     ]);
   });
 
+  it('gives a row per dataset metric (a metric’s parts each), the base beside the model', () => {
+    const dataset = (f1: number, rouge1: number) => ({ metrics: { f1, rouge: { rouge1 } }, num_samples: 2, dataset_id: 'pd_1', samples: [], warnings: [], notes: [] });
+    expect(resultRows({ results: { dataset: dataset(0.5, 0.25) }, base_results: { dataset: dataset(0, 0.125) } })).toEqual([
+      ['dataset pd_1', 'f1', '0.5', '0'],
+      ['dataset pd_1', 'rouge.rouge1', '0.25', '0.125'],
+    ]);
+  });
+
   it('has no base column without a base, and no rows before results', () => {
     expect(resultRows({ results: { lm_eval: lmEval(1 / 3, 1) }, base_results: null })[0]).toEqual(['qa_choice', 'acc', '0.3333 ± 0.25']);
     expect(resultRows({ results: null, base_results: null })).toEqual([]);

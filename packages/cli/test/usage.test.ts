@@ -35,6 +35,8 @@ describe('usage errors', () => {
     [['evaluations', 'create', '--tasks', 'arc_easy'], 'name the model: a job_id, or --base MODEL'],
     [['evaluation', 'create', '--base', 'tiny', '--with-base', '--tasks', 'arc_easy'], '--with-base choose among a job’s models'],
     [['evaluations', 'create', 'job_1', '--humaneval-k', 'x'], "option '--humaneval-k <list>' argument 'x' is invalid"],
+    [['comparisons', 'create', 'pd_1', '--a', 'job_1', '--b', 'base:tiny'], "required option '--judge <model>' not specified"],
+    [['compare', 'create', 'pd_1', '--a', 'job_1@0', '--b', 'base:tiny', '--judge', 'j'], "option '--a <model>' argument 'job_1@0' is invalid"],
   ])('ftune %j: exit 2, said', async (args, said) => {
     const { code, stderr } = await ftune(args);
     expect(code).toBe(2);

@@ -52,6 +52,7 @@ async function deleteProcessed(platform: Platform, userId: string, row: Processe
   // Row first: if removing files fails part-way, nothing points at the rest and a retry is harmless.
   await platform.datasets.deleteProcessed(userId, id);
   const evaluations = await platform.evaluations.deleteFor(userId, { processedDatasetId: id });
+  const comparisons = await platform.comparisons.deleteFor(userId, { processedDatasetId: id });
   const files = await platform.blobs.deletePrefix(row.blob_prefix);
   const source = row.dataset_source === 'upload' ? `the upload ${row.dataset_id} was kept` : `its source, hub dataset ${row.dataset_id}, is not stored here`;
   return {
@@ -59,7 +60,7 @@ async function deleteProcessed(platform: Platform, userId: string, row: Processe
     deleted: true,
     message: `processed dataset ${id} and its ${files.length} files were deleted; ${source}${cancelled}`,
     deleted_files_count: files.length,
-    deleted_resources: [`processed_datasets/${id}`, ...files.map((key) => platform.blobs.uri(key)), ...evaluations.map((e) => `evaluations/${e}`)],
+    deleted_resources: [`processed_datasets/${id}`, ...files.map((key) => platform.blobs.uri(key)), ...evaluations.map((e) => `evaluations/${e}`), ...comparisons.map((c) => `comparisons/${c}`)],
   };
 }
 

@@ -13,6 +13,7 @@ import { JobsRepository } from './db/jobs-repository.ts';
 import { ExportsRepository } from './db/exports-repository.ts';
 import { EvaluationsRepository } from './db/evaluations-repository.ts';
 import { EvaluationRunsRepository } from './db/evaluation-runs-repository.ts';
+import { ComparisonsRepository } from './db/comparisons-repository.ts';
 import { WorkersRepository } from './db/workers-repository.ts';
 import { UploadsRepository } from './db/uploads-repository.ts';
 import { BatchesRepository } from './db/batches-repository.ts';
@@ -41,6 +42,8 @@ export interface Platform {
   evaluations: EvaluationsRepository;
   /** Evaluations with benchmarks (POST /evaluations), run by workers. */
   evaluationRuns: EvaluationRunsRepository;
+  /** Pairwise comparisons (POST /comparisons), written when done. */
+  comparisons: ComparisonsRepository;
   workers: WorkersRepository;
   uploads: UploadsRepository;
   batches: BatchesRepository;
@@ -119,6 +122,7 @@ function repositories(db: Database, config: Config) {
     exports: new ExportsRepository(db, webhooks),
     evaluations: new EvaluationsRepository(db, webhooks),
     evaluationRuns: new EvaluationRunsRepository(db, webhooks),
+    comparisons: new ComparisonsRepository(db),
     workers: new WorkersRepository(db),
     uploads: new UploadsRepository(db),
     batches: new BatchesRepository(db, webhooks),

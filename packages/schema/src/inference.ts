@@ -83,19 +83,24 @@ export const EvaluationFields = z.strictObject({
   num_sample_results: boundedInt(0).default(3).describe('How many predictions to return in samples'),
 });
 
+/** The rules between the scoring fields (POST /evaluation, and the dataset of POST /evaluations). */
+export function refineEvaluationScoring(request: { metrics?: EvaluationMetric[] | undefined; task_type?: TaskType | undefined; graders?: Grader[] | undefined }, ctx: z.RefinementCtx): void {
+  if (request.metrics !== undefined && request.task_type !== undefined) {
+    ctx.addIssue({ code: 'custom', path: ['task_type'], message: 'send either metrics or task_type, not both' });
+  }
+  const names = new Set<string>();
+  request.graders?.forEach((grader, index) => {
+    if (names.has(grader.name) || request.metrics?.includes(grader.name as EvaluationMetric)) {
+      ctx.addIssue({ code: 'custom', path: ['graders', index, 'name'], message: `${grader.name} names another grader or metric already; give each grader a name of its own` });
+    }
+    names.add(grader.name);
+  });
+}
+
 export const EvaluationRequest = EvaluationFields
   .superRefine((request, ctx) => {
     refineModelChoice(request, ctx);
-    if (request.metrics !== undefined && request.task_type !== undefined) {
-      ctx.addIssue({ code: 'custom', path: ['task_type'], message: 'send either metrics or task_type, not both' });
-    }
-    const names = new Set<string>();
-    request.graders?.forEach((grader, index) => {
-      if (names.has(grader.name) || request.metrics?.includes(grader.name as EvaluationMetric)) {
-        ctx.addIssue({ code: 'custom', path: ['graders', index, 'name'], message: `${grader.name} names another grader or metric already; give each grader a name of its own` });
-      }
-      names.add(grader.name);
-    });
+    refineEvaluationScoring(request, ctx);
   })
   .meta({
     id: 'EvaluationRequest',

@@ -59,7 +59,7 @@ export const inferenceService: ServiceInfo = {
   description: 'Evaluates trained or base models on processed datasets and with standard benchmarks, and generates answers for batches of conversations.',
   version: '1.0.0',
   defaultPort: 8004,
-  tags: [healthTag, { name: 'inference', description: 'Evaluation and batch generation' }, { name: 'evaluations', description: 'Evaluations with standard benchmarks (lm-eval tasks, HumanEval), run in the background' }],
+  tags: [healthTag, { name: 'inference', description: 'Evaluation and batch generation' }, { name: 'evaluations', description: 'Evaluations with standard benchmarks (lm-eval tasks, HumanEval), run in the background' }, { name: 'comparisons', description: 'Pairwise comparisons of two models by an LLM judge, each pair judged in both orders' }],
   routes: Object.values(inferenceRoutes).map((route) => withFrameworkErrors(route, ErrorBody)),
 };
 

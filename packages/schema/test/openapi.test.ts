@@ -24,6 +24,8 @@ const ENDPOINTS: Record<ServiceName, string[]> = {
     // Evaluations with benchmarks (#59), a resource like a job
     'POST /evaluations', 'GET /evaluations', 'GET /evaluations/{evaluation_id}', 'GET /evaluations/{evaluation_id}/events',
     'POST /evaluations/{evaluation_id}/cancel', 'DELETE /evaluations/{evaluation_id}',
+    // Pairwise comparisons by a judge (#61), results kept
+    'POST /comparisons', 'GET /comparisons', 'GET /comparisons/{comparison_id}', 'DELETE /comparisons/{comparison_id}',
   ],
   openai: [
     'GET /health', 'GET /metrics', 'POST /v1/files', 'GET /v1/files', 'GET /v1/files/{file_id}', 'GET /v1/files/{file_id}/content', 'DELETE /v1/files/{file_id}',

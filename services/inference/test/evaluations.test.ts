@@ -1,7 +1,8 @@
 // Evaluations with benchmarks (POST /evaluations, #59) over the HTTP API, run by a real worker with the real core: a
 // tiny LoRA job trained for the test, two lm-eval tasks of the deployment's own (YAML over local JSONL in the worker's
 // LM_EVAL_TASK_DIRS) and HumanEval run on its adapter and, with with_base, on its base, lm-eval's numbers stored as it
-// reports them; cancel of a running evaluation (its core stopped) and of a queued one (never run); a task lm-eval does
+// reports them; a processed dataset scored (metrics and a grader) on both, stored exactly as POST /evaluation answers
+// the same request; cancel of a running evaluation (its core stopped) and of a queued one (never run); a task lm-eval does
 // not know, said as the request's fault; what is refused before queueing; another user's evaluation reading exactly
 // like an unknown one; the list's pages and delete; a stopping worker handing its evaluation back. Every JSON response
 // is contract-checked.
@@ -25,6 +26,7 @@ let tasksDir: string;
 let alice: Record<string, string>;
 let bob: Record<string, string>;
 let jobId: string;
+let datasetId: string;
 
 type Json = Record<string, any>;
 const call = (options: InjectOptions) => checkedInject('inference', app, options);
@@ -77,7 +79,8 @@ beforeAll(async () => {
   app = await buildInferenceApp(h.platform);
   alice = { authorization: `Bearer ${(await h.platform.apiKeys.create('alice', 'a')).key}` };
   bob = { authorization: `Bearer ${(await h.platform.apiKeys.create('bob', 'b')).key}` };
-  jobId = await h.trainedJob(await h.dataset(qaCsv(), {}, alice), alice);
+  datasetId = await h.dataset(qaCsv(), {}, alice);
+  jobId = await h.trainedJob(datasetId, alice);
 }, 300_000);
 afterAll(async () => {
   await app?.close();
@@ -92,6 +95,8 @@ describe('POST /evaluations refuses what cannot run, before anything is queued',
     ['pass@2 of one sample', { job_id: 'job_x', benchmarks: { humaneval: { k: [2] } } }, ['body', 'benchmarks', 'humaneval', 'k'], /pass@2 needs samples ≥ 2/],
     ['a fractional count', { job_id: 'job_x', benchmarks: { tasks: ['qa_choice'], limit: 2.5 } }, ['body', 'benchmarks', 'limit'], /a count \(an integer ≥ 1\) or a fraction/],
     ['with_base of a base model', { model_source: 'base', base_model_id: 'tiny', with_base: true, benchmarks: { tasks: ['qa_choice'] } }, ['body', 'with_base'], /model is the base already/],
+    ['neither benchmarks nor a dataset', { job_id: 'job_x' }, ['body'], /ask for benchmarks, a dataset to score, or both/],
+    ['a dataset scored by metrics and a suite', { job_id: 'job_x', dataset: { dataset_id: 'pd_x', metrics: ['f1'], task_type: 'qa' } }, ['body', 'dataset', 'task_type'], /either metrics or task_type/],
   ])('%s: a 422 naming the field', async (_what, body, loc, msg) => {
     const res = await create(body);
     expect(res.statusCode, res.body).toBe(422);
@@ -159,6 +164,34 @@ describe('an evaluation of a job’s adapter with its base', () => {
   });
 });
 
+describe('an evaluation that scores a dataset', () => {
+  it('stores, for the model and its base, what POST /evaluation answers for the same request', { timeout: 240_000 }, async () => {
+    const scoring = {
+      dataset_id: datasetId, metrics: ['exact_match', 'f1'], max_new_tokens: 8, num_sample_results: 4,
+      graders: [{ type: 'string_check', name: 'exact', input: '{{sample.output_text}}', reference: '{{item.reference}}', operation: 'eq' }],
+    };
+    const created = (await create({ job_id: jobId, with_base: true, dataset: scoring })).json();
+    expect(created.request).toMatchObject({ dataset: { ...scoring, temperature: 0 } });
+    const evaluation = await finished(created.id);
+    expect(evaluation.status, JSON.stringify(evaluation)).toBe('completed');
+    const synchronous = async (model: Json) => {
+      const res = await call({ method: 'POST', url: '/evaluation', payload: { ...model, ...scoring }, headers: alice });
+      expect(res.statusCode, res.body).toBe(200);
+      return res.json() as Json;
+    };
+    expect(evaluation.results).toEqual({ dataset: await synchronous({ job_id: jobId }) });
+    expect(evaluation.base_results).toEqual({ dataset: await synchronous({ model_source: 'base', base_model_id: 'tiny' }) });
+    // The tuned model answers its test rows as trained; the random base does not.
+    expect(evaluation.results.dataset.metrics.exact).toBeGreaterThan(evaluation.base_results.dataset.metrics.exact);
+    expect((await events(created.id)).filter((e) => e.event === 'log').map((e) => e.data.message)).toContain(`scoring processed dataset ${datasetId}`);
+  });
+
+  it('refuses a dataset that is not the caller’s, naming the field', async () => {
+    const res = await create({ job_id: jobId, dataset: { dataset_id: datasetId } }, bob);
+    expect(res.statusCode).toBe(404);
+  });
+});
+
 describe('cancel', () => {
   it('stops a running evaluation’s benchmark, and a queued one never runs', { timeout: 180_000 }, async () => {
     // 2,000 answers of up to 256 tokens: far longer than the test waits.
@@ -217,7 +250,7 @@ describe('another user, the list, delete', () => {
     const all = (await call({ url: '/evaluations', headers: alice })).json();
     expect(all.has_more).toBe(false);
     const ids = (all.evaluations as Json[]).map((e) => e.id);
-    expect(ids).toHaveLength(4);
+    expect(ids).toHaveLength(5);
     const created = (all.evaluations as Json[]).map((e) => e.created_at as string);
     expect([...created].sort().reverse()).toEqual(created);
     const first = (await call({ url: '/evaluations?limit=3', headers: alice })).json();

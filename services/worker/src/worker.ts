@@ -15,6 +15,7 @@ import { sweepWorkDirs } from './work-dirs.ts';
 import { noteStalledWork } from './stalled-work.ts';
 import { InferenceEngines, type InferenceEnginesOptions } from './inference/engines.ts';
 import { runEvaluation } from './inference/run-evaluation.ts';
+import { runComparison } from './inference/run-comparison.ts';
 import { runInference } from './inference/run-inference.ts';
 import { runBatch } from './inference/run-batch.ts';
 import { runExportJob } from './export/run-export-job.ts';
@@ -104,8 +105,9 @@ export async function startWorker(platform: Platform, options: WorkerOptions = {
   }, options.concurrency ?? platform.config.WORKER_CONCURRENCY);
   serve('export', exportQueue, (p) => p.exportId, async (p, signal) => runExportJob({ platform: work, workerId, machine, trainProcesses, signal }, p.exportId));
   serve('infer', inferQueue, (_p, id) => id, (p, signal, report) => runInference(work, warmEngines(), p, signal, report));
-  // The evaluate lane also grades answers (the /v1 graders endpoints).
-  serve('evaluate', evaluateQueue, (_p, id) => id, (p, signal) => ('grade' in p ? warmEngines().grade(p.grade, p.userId, signal) : runEvaluation(work, warmEngines(), p, signal)));
+  // The evaluate lane also grades answers (the /v1 graders endpoints) and compares two models (POST /comparisons).
+  serve('evaluate', evaluateQueue, (_p, id) => id, (p, signal) =>
+    'grade' in p ? warmEngines().grade(p.grade, p.userId, signal) : 'compare' in p ? runComparison(work, warmEngines(), p, signal) : runEvaluation(work, warmEngines(), p, signal));
   serve('preflight', preflightQueue, (_p, id) => id, (p, signal) => runPreflight(work, machine, p, signal, () => warmEngines().core));
   serve('augment', augmentQueue, (p) => p.processedDatasetId, (p, signal) => runProcessingJob({ platform: work, workerId, signal }, p.processedDatasetId));
   serve('batch', batchQueue, (p) => p.batchId, (p, signal) => runBatch({ platform: work, workerId, signal }, warmEngines(), p.batchId));

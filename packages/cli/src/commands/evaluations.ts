@@ -37,6 +37,13 @@ export function resultRows(evaluation: Pick<Evaluation, 'results' | 'base_result
   for (const [key, value] of passAt(evaluation.results)) {
     rows.push(['humaneval', key, figure(value), ...(base ? [figure(base.humaneval?.[key])] : [])]);
   }
+  // The dataset's metrics and graders: a metric with parts (rouge) is a row per part.
+  const flat = (results: BenchmarkResults | null | undefined) =>
+    Object.entries(results?.dataset?.metrics ?? {}).flatMap(([name, value]) => (typeof value === 'number' ? [[name, value] as const] : Object.entries(value).map(([part, v]) => [`${name}.${part}`, v] as const)));
+  const baseScores = new Map(flat(base));
+  for (const [name, value] of flat(evaluation.results)) {
+    rows.push([`dataset ${evaluation.results!.dataset!.dataset_id}`, name, figure(value), ...(base ? [figure(baseScores.get(name))] : [])]);
+  }
   return rows;
 }
 
@@ -72,7 +79,7 @@ async function follow(api: Api, id: string, quiet: boolean): Promise<Evaluation>
 
 function createCommand() {
   return new Command('create')
-    .description('run benchmarks on a trained job’s model (or a base model with --base) in the background')
+    .description('run benchmarks (and score a dataset) on a trained job’s model (or a base model with --base) in the background')
     .argument('[job]', 'job_id of the trained model (leave out with --base)')
     .option('--base <model>', 'benchmark this base model alone instead of a job’s model')
     .addOption(new Option('--source <source>', 'with a job: its adapter over the base, or the merged model (service default: adapter)').choices(['adapter', 'merged'] as const))
@@ -87,7 +94,11 @@ function createCommand() {
     .option('--humaneval-k <list>', 'comma-separated k of pass@k (service default: 1)', positiveInts)
     .option('--humaneval-temperature <x>', '0 is greedy (service default: 0)', numberFrom(0, 2, 'a number from 0 to 2'))
     .option('--humaneval-max-new-tokens <n>', 'tokens per completion at most (service default: 512)', positiveInt)
-    .option('--with-base', 'with a job: also run the benchmarks on its base model')
+    .option('--dataset <id>', 'also score the model on this processed dataset’s test split, as `ftune eval` does')
+    .option('--metrics <names>', 'with --dataset: comma-separated metrics (rouge, bleu, exact_match, …)', names)
+    .option('--task <type>', 'with --dataset: a metric suite (qa, summarization, …) instead of --metrics')
+    .option('--max-samples <n>', 'with --dataset: score at most this many rows', positiveInt)
+    .option('--with-base', 'with a job: also run the benchmarks and the dataset scoring on its base model')
     .option('--follow', 'print its log until it ends; exit 0 only when it completes')
     .option('--json', 'print the API’s JSON document (with --follow: the final evaluation)')
     .action(async (jobId, options, command) => {
@@ -98,12 +109,27 @@ function createCommand() {
       }
       const humanevalFlags = [options.humanevalLimit, options.humanevalSamples, options.humanevalK, options.humanevalTemperature, options.humanevalMaxNewTokens];
       const humaneval = options.humaneval || humanevalFlags.some((v) => v !== undefined);
+      if (options.dataset === undefined && (options.metrics || options.task || options.maxSamples !== undefined)) {
+        throw new UsageError('--metrics, --task and --max-samples choose how --dataset is scored; name the dataset with --dataset');
+      }
       const hubToken = api.settings.hubToken;
+      const benchmarked = options.tasks !== undefined || humaneval;
       const request: Partial<EvaluationCreateRequest> = {
         ...(jobId !== undefined
           ? { job_id: jobId, ...(options.source ? { model_source: options.source } : {}), ...(options.checkpoint !== undefined ? { checkpoint_step: options.checkpoint } : {}), ...(options.withBase ? { with_base: true } : {}) }
           : { model_source: 'base', base_model_id: options.base }),
-        benchmarks: {
+        ...(options.dataset !== undefined
+          ? {
+              dataset: {
+                dataset_id: options.dataset,
+                ...(options.metrics ? { metrics: options.metrics } : {}),
+                ...(options.task ? { task_type: options.task } : {}),
+                ...(options.maxSamples !== undefined ? { max_samples: options.maxSamples } : {}),
+              } as NonNullable<EvaluationCreateRequest['dataset']>,
+            }
+          : {}),
+        // Benchmarks only when some were asked for (an evaluation may score its dataset alone).
+        ...(benchmarked || options.dataset === undefined ? { benchmarks: {
           ...(options.tasks ? { tasks: options.tasks } : {}),
           ...(options.numFewshot !== undefined ? { num_fewshot: options.numFewshot } : {}),
           ...(options.limit !== undefined ? { limit: options.limit } : {}),
@@ -116,10 +142,10 @@ function createCommand() {
                   ...(options.humanevalK !== undefined ? { k: options.humanevalK } : {}),
                   ...(options.humanevalTemperature !== undefined ? { temperature: options.humanevalTemperature } : {}),
                   ...(options.humanevalMaxNewTokens !== undefined ? { max_new_tokens: options.humanevalMaxNewTokens } : {}),
-                } as NonNullable<EvaluationCreateRequest['benchmarks']['humaneval']>,
+                } as NonNullable<NonNullable<EvaluationCreateRequest['benchmarks']>['humaneval']>,
               }
             : {}),
-        },
+        } } : {}),
         // A gated base model needs the hub's token; it is sent, never shown.
         ...(hubToken ? { hub_token: hubToken } : {}),
       };
@@ -153,7 +179,7 @@ export function evaluationsCommand(): Command {
       if (page.evaluations.length === 0) return printLine('no evaluations');
       printTable(['ID', 'STATUS', 'MODEL', 'TASKS', 'CREATED'], page.evaluations.map((e) => [
         e.id, e.status, e.job_id ?? e.base_model_id,
-        [...(e.request.benchmarks.tasks ?? []), ...(e.request.benchmarks.humaneval ? ['humaneval'] : [])].join(', '), formatTime(e.created_at),
+        [...(e.request.benchmarks?.tasks ?? []), ...(e.request.benchmarks?.humaneval ? ['humaneval'] : []), ...(e.request.dataset ? [e.request.dataset.dataset_id] : [])].join(', '), formatTime(e.created_at),
       ]));
       if (page.has_more) printLine(`more: ftune evaluations list --after ${page.evaluations.at(-1)!.id}`);
     });

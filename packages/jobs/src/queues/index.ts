@@ -4,7 +4,7 @@
 export {
   augmentQueue, batchQueue, benchmarkQueue, evaluateQueue, exportQueue, inferQueue, preflightQueue, trainingQueue, QUEUES, type QueueName,
   GenerationDetail, GenerationSettings, GradeResult, InferResult, ModelChoice, PreparingReport, StreamDelta, samplingTemperature,
-  type EvaluatePayload, type GradePayload, type InferPayload, type PreflightPayload,
+  type ComparisonPayload, type EvaluatePayload, type GradePayload, type InferPayload, type PreflightPayload,
 } from './queues.ts';
 export { requestFromWorker, type TimeLimit, type WorkRequestOptions } from './request-work.ts';
 export { CANCELLED_BY_USER, evaluationLost, HUB_TOKEN_LOST, MAX_EVALUATION_ATTEMPTS, workerLetGo, workerStopped } from './messages.ts';

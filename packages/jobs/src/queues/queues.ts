@@ -4,7 +4,7 @@
 // batch inference call on the same worker.
 import { z } from 'zod';
 import { defineQueue } from '@ftp/platform';
-import { EvaluationFields, EvaluationResult, ModelSource, PlainMessage, PreflightReport } from '@ftp/schema';
+import { EvaluationFields, EvaluationResult, ModelSource, PlainMessage, PreflightReport, StoredComparisonRequest } from '@ftp/schema';
 
 const Id = z.string().min(1);
 
@@ -129,12 +129,16 @@ export const GradeResult = z.object({
 export type GradeResult = z.infer<typeof GradeResult>;
 
 const EvaluationWork = z.object({ ...Requester, request: EvaluationFields.omit({ hub_token: true }) });
+/** POST /comparisons: two models' answers and the judge's verdicts, on the evaluate lane (it is an evaluation). */
+const ComparisonWork = z.object({ ...Requester, compare: StoredComparisonRequest });
 export const evaluateQueue = defineQueue(
   'evaluate',
-  z.union([EvaluationWork, z.object({ ...Requester, grade: GradeWork })]),
-  { result: z.union([EvaluationResult, GradeResult]), concurrency: 2 },
+  z.union([EvaluationWork, z.object({ ...Requester, grade: GradeWork }), ComparisonWork]),
+  // A comparison's answer is the id of the row its worker wrote (its verdicts can be long; the API reads them there).
+  { result: z.union([EvaluationResult, GradeResult, z.object({ comparison_id: Id })]), concurrency: 2 },
 );
 export type EvaluatePayload = z.infer<typeof EvaluationWork>;
+export type ComparisonPayload = z.infer<typeof ComparisonWork>;
 export type GradePayload = z.infer<typeof GradeWork>;
 
 /** POST /train with dry_run: the request as it would be stored (secrets cut out), checked and measured on a worker. */

@@ -57,7 +57,7 @@ export async function resumeTrainingJob(platform: Platform, userId: string, jobI
 }
 
 /** Deletes a job that is not running and everything it stored; returns what went (blob keys, evaluation ids). */
-export async function deleteTrainingJob(platform: Platform, userId: string, jobId: string): Promise<{ job: TrainingJobRow; blobs: string[]; evaluations: string[] }> {
+export async function deleteTrainingJob(platform: Platform, userId: string, jobId: string): Promise<{ job: TrainingJobRow; blobs: string[]; evaluations: string[]; comparisons: string[] }> {
   const job = await platform.jobs.getOwn(userId, jobId);
   if (RUNNING_STATUSES.includes(job.status)) {
     throw new Conflict(`job ${job.job_id} is ${job.status}; cancel it first (POST /jobs/${job.job_id}/cancel)`);
@@ -74,6 +74,7 @@ export async function deleteTrainingJob(platform: Platform, userId: string, jobI
   await platform.jobs.delete(userId, job.job_id);
   await platform.secrets.drop(job.job_id);
   const evaluations = [...(await platform.evaluations.deleteFor(userId, { jobId: job.job_id })), ...runs];
+  const comparisons = await platform.comparisons.deleteFor(userId, { jobId: job.job_id });
   const blobs = await platform.blobs.deletePrefix(job.blob_prefix);
-  return { job, blobs, evaluations };
+  return { job, blobs, evaluations, comparisons };
 }

@@ -19,6 +19,7 @@ import {
 } from './contract.ts';
 import { ErrorBody } from '../common.ts';
 import { evaluationRoutes } from './evaluations.ts';
+import { comparisonRoutes } from './comparisons.ts';
 
 const tags = ['inference'] as const;
 const modelConflict = conflict('The training job has not completed, so its model does not exist yet; or an adapter was asked of a job that trained the whole model');
@@ -78,4 +79,5 @@ export const inferenceRoutes = {
   }),
 
   ...evaluationRoutes,
+  ...comparisonRoutes,
 };

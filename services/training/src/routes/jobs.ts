@@ -73,7 +73,7 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
   routes.route({
     ...trainingRoutes.deleteJob,
     handler: async (request) => {
-      const { job, blobs, evaluations } = await deleteTrainingJob(platform, request.userId, request.params.job_id);
+      const { job, blobs, evaluations, comparisons } = await deleteTrainingJob(platform, request.userId, request.params.job_id);
       return {
         job_id: job.job_id,
         deleted: true,
@@ -84,6 +84,7 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
           `training_jobs/${job.job_id}`,
           ...blobs.map((key) => platform.blobs.uri(key)),
           ...evaluations.map((e) => `evaluations/${e}`),
+          ...comparisons.map((c) => `comparisons/${c}`),
         ],
       };
     },

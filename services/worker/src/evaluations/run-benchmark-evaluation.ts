@@ -1,6 +1,6 @@
 // The benchmark queue's processor (POST /evaluations): claim the evaluation (queued → running), make its model local
-// (and with with_base its base), run `ftcore benchmark` on each (their log lines become the evaluation's events), store
-// the numbers the results file holds, complete. It ends failed with a sentence a person can act on (the benchmark
+// (and with with_base its base), run `ftcore benchmark` on each (their log lines become the evaluation's events) and
+// score its dataset on the evaluate lane, store the numbers, complete. It ends failed with a sentence a person can act on (the benchmark
 // refusing the request is said as the request's fault); cancelled, its core is stopped and nothing more is written;
 // when the worker stops (SIGTERM), it goes back to the queue to start over on whichever worker takes it.
 import fs from 'node:fs/promises';
@@ -8,14 +8,18 @@ import path from 'node:path';
 import { describeCoreFailure, runCore, type CoreEvent, type CoreResult } from '@ftp/core-client';
 import { AppError, type EvaluationRunRow, type JobSecretValues, type Platform } from '@ftp/platform';
 import { evaluationRequestOf } from '@ftp/jobs/evaluations';
-import { benchmarkQueue } from '@ftp/jobs/queues';
-import { BenchmarkResults, type StoredEvaluationRequest } from '@ftp/schema';
+import { benchmarkQueue, type TimeLimit } from '@ftp/jobs/queues';
+import { evaluateOnWorker } from '@ftp/jobs/training';
+import { BenchmarkResults, type BenchmarkSettings, type StoredEvaluationRequest } from '@ftp/schema';
 import { resolveModel } from '../inference/model-files.ts';
 import { coreKilled, CoreKilled, oomKills } from '../training/core-killed.ts';
 import { SHUTDOWN, TAKEN } from '../training/job-context.ts';
 
 /** A cancelled benchmark has nothing to save: it gets this long to exit before it is killed. */
 const CANCEL_GRACE_MS = 10_000;
+/** An evaluation runs as long as it needs (its cancel stops it): the dataset's scoring has no limit of its own but
+ *  the longest timer Node has (24.8 days). */
+const UNLIMITED: TimeLimit = { ms: 2 ** 31 - 1, setting: 'the longest timer', fix: 'cancel the evaluation instead' };
 
 export interface BenchmarkContext {
   platform: Platform;
@@ -45,10 +49,8 @@ export async function runBenchmarkEvaluation(ctx: BenchmarkContext, evaluationId
   const dir = path.join(platform.config.dataDir, 'work', evaluationId);
   try {
     const request = evaluationRequestOf(row);
-    const model = await localModel(ctx, row, 'model', secrets);
-    const base = request.with_base ? await localModel(ctx, row, 'base', secrets) : undefined;
-    const results = await benchmark(ctx, row, request, model, 'model', dir, secrets);
-    const baseResults = base ? await benchmark(ctx, row, request, base, 'base', dir, secrets) : null;
+    const results = await evaluate(ctx, row, request, 'model', dir, secrets);
+    const baseResults = request.with_base ? await evaluate(ctx, row, request, 'base', dir, secrets) : null;
     const done = await platform.evaluationRuns.update(evaluationId, { status: 'completed', results, base_results: baseResults, finished_at: new Date() }, ctx.workerId);
     if (done) platform.logger.info({ evaluationId }, 'evaluation completed');
     await platform.secrets.drop(evaluationId);
@@ -59,22 +61,36 @@ export async function runBenchmarkEvaluation(ctx: BenchmarkContext, evaluationId
   }
 }
 
+/** One model's numbers: its benchmarks (`ftcore benchmark` on its local folders), then its scores on the dataset (the
+ *  work of POST /evaluation, on the evaluate lane of any worker, without that endpoint's time limit). */
+async function evaluate(ctx: BenchmarkContext, row: EvaluationRunRow, request: StoredEvaluationRequest, which: Which, dir: string, secrets: JobSecretValues | undefined): Promise<BenchmarkResults> {
+  const benchmarks = request.benchmarks ? await benchmark(ctx, row, request.benchmarks, await localModel(ctx, row, which, secrets), which, dir, secrets) : {};
+  if (!request.dataset) return benchmarks;
+  await note(ctx.platform, row.evaluation_id, { level: 'info', message: `scoring processed dataset ${request.dataset.dataset_id}`, model: which });
+  const dataset = await evaluateOnWorker(ctx.platform, { userId: row.user_id, request: { ...modelChoice(row, which), ...request.dataset } }, secrets?.hubToken, ctx.signal, UNLIMITED);
+  return { ...benchmarks, dataset };
+}
+
+/** The model an evaluation runs, or (with_base) its base, on transformers. */
+function modelChoice(row: EvaluationRunRow, which: Which) {
+  return which === 'base'
+    ? { model_source: 'base' as const, base_model_id: row.base_model_id, use_fast_engine: false }
+    : { model_source: row.model_source, job_id: row.job_id ?? undefined, checkpoint_step: row.checkpoint_step ?? undefined, base_model_id: row.base_model_id, use_fast_engine: false };
+}
+
 /** The model's local folders (built as inference builds them: downloaded, merged, cached), or its base's. */
 async function localModel(ctx: BenchmarkContext, row: EvaluationRunRow, which: Which, secrets: JobSecretValues | undefined): Promise<LocalModel> {
   const { platform } = ctx;
-  const choice = which === 'base'
-    ? { model_source: 'base' as const, base_model_id: row.base_model_id, use_fast_engine: false }
-    : { model_source: row.model_source, job_id: row.job_id ?? undefined, checkpoint_step: row.checkpoint_step ?? undefined, base_model_id: row.base_model_id, use_fast_engine: false };
   const say = (message: string) => void note(platform, row.evaluation_id, { level: 'info', message, model: which });
-  const { files } = await resolveModel(platform, row.user_id, choice, secrets, ctx.signal, say);
+  const { files } = await resolveModel(platform, row.user_id, modelChoice(row, which), secrets, ctx.signal, say);
   if (files.engine !== 'transformers') throw new Error(`the ${which} resolved to ${files.engine} files, not a transformers folder`);
   return { model: files.model, ...(files.adapter ? { adapter: files.adapter } : {}) };
 }
 
 /** Runs `ftcore benchmark` on one model and returns its numbers. */
-async function benchmark(ctx: BenchmarkContext, row: EvaluationRunRow, request: StoredEvaluationRequest, model: LocalModel, which: Which, dir: string, secrets: JobSecretValues | undefined): Promise<BenchmarkResults> {
+async function benchmark(ctx: BenchmarkContext, row: EvaluationRunRow, settings: BenchmarkSettings, model: LocalModel, which: Which, dir: string, secrets: JobSecretValues | undefined): Promise<BenchmarkResults> {
   const { platform } = ctx;
-  const { tasks, humaneval, num_fewshot: numFewshot, limit, apply_chat_template: applyChatTemplate } = request.benchmarks;
+  const { tasks, humaneval, num_fewshot: numFewshot, limit, apply_chat_template: applyChatTemplate } = settings;
   const spec = {
     model: model.model,
     ...(model.adapter ? { adapter: model.adapter } : {}),

@@ -10,24 +10,13 @@ import type { AddressInfo } from 'node:net';
 import { ModelNotFound, type Platform } from '@ftp/platform';
 import { inferQueue, requestFromWorker, type GenerationSettings } from '@ftp/jobs/queues';
 import type { PlainMessage } from '@ftp/schema';
-import { judgeModels } from '@ftp/jobs/training';
-import { parseModelName, resolveModelName } from '@ftp/jobs/models';
+import { forwardToJudge, judgeModels, routeJudge, type JudgeRequest } from '@ftp/jobs/training';
 
 export interface JudgeRelay {
   /** The OpenAI-compatible API root the core posts /chat/completions to. */
   url: string;
   token: string;
   close(): Promise<void>;
-}
-
-interface JudgeRequest {
-  model?: unknown;
-  messages?: unknown;
-  temperature?: number;
-  top_p?: number;
-  seed?: number;
-  max_tokens?: number;
-  response_format?: { type?: string; json_schema?: { schema?: Record<string, unknown> } };
 }
 
 const MAX_BODY_BYTES = 4 * 2 ** 20;
@@ -76,16 +65,14 @@ async function answer(platform: Platform, userId: string, token: string, req: ht
   const messages = (request.messages as Array<{ role?: unknown; content?: unknown }>).map(
     (m): PlainMessage => ({ role: m.role === 'developer' ? 'system' : (m.role as PlainMessage['role']), content: String(m.content ?? '') }),
   );
-  let named;
+  let route;
   try {
-    named = await resolveModelName(platform, userId, request.model);
+    route = await routeJudge(platform, userId, request.model);
   } catch (err) {
     if (!(err instanceof ModelNotFound)) throw err;
-    if (!platform.config.LLM_API_BASE || !('base' in parseModelName(request.model))) {
-      return refuse(404, `model ${JSON.stringify(request.model)} is not one of yours here${platform.config.LLM_API_BASE ? '' : ', and LLM_API_BASE is not set for other judges'}`);
-    }
-    return forward(platform.config.LLM_API_BASE, request);
+    return refuse(404, `model ${JSON.stringify(request.model)} is not one of yours here${platform.config.LLM_API_BASE ? '' : ', and LLM_API_BASE is not set for other judges'}`);
   }
+  if ('forward' in route) return forwardToJudge(route.forward, request);
   const schema = request.response_format?.type === 'json_schema' ? request.response_format.json_schema?.schema : undefined;
   const generation: GenerationSettings = {
     max_new_tokens: request.max_tokens ?? 64,
@@ -93,16 +80,10 @@ async function answer(platform: Platform, userId: string, token: string, req: ht
     ...(request.top_p !== undefined ? { top_p: request.top_p } : {}),
     ...(request.seed !== undefined ? { seed: request.seed } : {}),
     // A judge of this stack answers its score in the shape asked for (a grammar on the fast engine).
-    ...(schema && named.choice.use_fast_engine ? { response_format: { type: 'json_schema' as const, schema } } : {}),
+    ...(schema && route.choice.use_fast_engine ? { response_format: { type: 'json_schema' as const, schema } } : {}),
   };
-  const result = await requestFromWorker(platform, inferQueue, { userId, model: named.choice, conversations: [messages], generation }, undefined, 'the judge');
+  const result = await requestFromWorker(platform, inferQueue, { userId, model: route.choice, conversations: [messages], generation }, undefined, 'the judge');
   return { status: 200, body: { object: 'chat.completion', model: request.model, choices: [{ index: 0, message: { role: 'assistant', content: result.results[0] ?? '' }, finish_reason: result.details[0]?.finish_reason ?? 'stop' }] } };
-}
-
-/** Another judge: the same request, to LLM_API_BASE. */
-async function forward(base: string, request: JudgeRequest): Promise<{ status: number; body: unknown }> {
-  const res = await fetch(`${base.replace(/\/$/, '')}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(request) });
-  return { status: res.status, body: await res.json().catch(() => ({ error: { message: `LLM_API_BASE answered ${res.status}` } })) };
 }
 
 function bodyOf(req: http.IncomingMessage): Promise<string> {

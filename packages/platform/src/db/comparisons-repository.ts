@@ -1,6 +1,7 @@
 // Rows of pairwise comparisons (POST /comparisons): written once, when a comparison is done. Every method takes the
 // caller's user_id and filters on it, so another user's comparison reads exactly like an unknown one.
 import type { Database } from './database.ts';
+import { newestFirstPage } from './pages.ts';
 
 export interface ComparisonRow {
   comparison_id: string;
@@ -33,16 +34,9 @@ export class ComparisonsRepository {
     return row;
   }
 
-  /** One page of the caller's comparisons, newest first, after the one named (an id of nobody's: from the start). */
-  async listPage(userId: string, page: { after?: string | undefined; limit: number }): Promise<{ rows: ComparisonRow[]; hasMore: boolean }> {
-    const rows = await this.db.query<ComparisonRow>(
-      `SELECT * FROM comparisons c WHERE c.user_id = $1 AND ($2::text IS NULL
-         OR NOT EXISTS (SELECT 1 FROM comparisons a WHERE a.user_id = $1 AND a.comparison_id = $2)
-         OR (c.created_at, c.comparison_id) < (SELECT a.created_at, a.comparison_id FROM comparisons a WHERE a.user_id = $1 AND a.comparison_id = $2))
-       ORDER BY c.created_at DESC, c.comparison_id DESC LIMIT $3`,
-      [userId, page.after ?? null, page.limit + 1],
-    );
-    return { rows: rows.slice(0, page.limit), hasMore: rows.length > page.limit };
+  /** One page of the caller's comparisons, newest first. */
+  listPage(userId: string, page: { after?: string | undefined; limit: number }): Promise<{ rows: ComparisonRow[]; hasMore: boolean }> {
+    return newestFirstPage<ComparisonRow>(this.db, 'comparisons', 'comparison_id', userId, page);
   }
 
   /** Whether it was there to delete. */

@@ -4,6 +4,7 @@
 // status change writes its event to the log in the same transaction (and a completion its webhook event), whichever
 // path made it: the worker, a cancel, the watchdog.
 import type { Database, Queryable } from './database.ts';
+import { newestFirstPage } from './pages.ts';
 import { appendLogEvent, readLogEvents, type EventLogRow, type EventLogTable } from './event-log.ts';
 import { guardedUpdate, type Bind } from './guarded-update.ts';
 import { EVALUATION_WORK, holdLost, listLostHolds, type LostHold } from './work-rows.ts';
@@ -77,17 +78,9 @@ export class EvaluationRunsRepository {
     return row;
   }
 
-  /** One page of the caller's evaluations, newest first: at most `limit`, those after evaluation `after` in that order
-   *  (an id that is not the caller's gives the first page, as an unknown cursor does). */
-  async listPage(userId: string, page: { after?: string | undefined; limit: number }): Promise<{ rows: EvaluationRunRow[]; hasMore: boolean }> {
-    const rows = await this.db.query<EvaluationRunRow>(
-      `SELECT * FROM evaluation_runs e WHERE e.user_id = $1 AND ($2::text IS NULL
-         OR NOT EXISTS (SELECT 1 FROM evaluation_runs a WHERE a.user_id = $1 AND a.evaluation_id = $2)
-         OR (e.created_at, e.evaluation_id) < (SELECT a.created_at, a.evaluation_id FROM evaluation_runs a WHERE a.user_id = $1 AND a.evaluation_id = $2))
-       ORDER BY e.created_at DESC, e.evaluation_id DESC LIMIT $3`,
-      [userId, page.after ?? null, page.limit + 1],
-    );
-    return { rows: rows.slice(0, page.limit), hasMore: rows.length > page.limit };
+  /** One page of the caller's evaluations, newest first. */
+  listPage(userId: string, page: { after?: string | undefined; limit: number }): Promise<{ rows: EvaluationRunRow[]; hasMore: boolean }> {
+    return newestFirstPage<EvaluationRunRow>(this.db, 'evaluation_runs', 'evaluation_id', userId, page);
   }
 
   /** The caller's queued or running evaluations of a job, oldest first (what the job's deletion must not pull from

@@ -2,6 +2,7 @@
 // progress, finish) act on a job the queue handed over, by id alone; the recovery methods act on jobs whose
 // worker went silent (workers-repository.ts holds the heartbeats).
 import type { Database, Queryable } from './database.ts';
+import { newestFirstPage } from './pages.ts';
 import { NotFound } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { guardedUpdate, type Bind } from './guarded-update.ts';
@@ -188,16 +189,9 @@ export class JobsRepository {
     return this.db.query<TrainingJobRow>('SELECT * FROM training_jobs WHERE user_id = $1 ORDER BY created_at DESC, job_id DESC', [userId]);
   }
 
-  /** One page of the caller's jobs, newest first: at most `limit`, those after job `after` in that order (an id that
-   *  is not the caller's gives the first page, as an unknown cursor does); `hasMore` says whether a next page exists. */
-  async listPage(userId: string, page: { after?: string; limit: number }): Promise<{ rows: TrainingJobRow[]; hasMore: boolean }> {
-    const rows = await this.db.query<TrainingJobRow>(
-      `SELECT * FROM training_jobs j WHERE j.user_id = $1 AND ($2::text IS NULL OR NOT EXISTS (SELECT 1 FROM training_jobs a WHERE a.user_id = $1 AND a.job_id = $2)
-         OR (j.created_at, j.job_id) < (SELECT a.created_at, a.job_id FROM training_jobs a WHERE a.user_id = $1 AND a.job_id = $2))
-       ORDER BY j.created_at DESC, j.job_id DESC LIMIT $3`,
-      [userId, page.after ?? null, page.limit + 1],
-    );
-    return { rows: rows.slice(0, page.limit), hasMore: rows.length > page.limit };
+  /** One page of the caller's jobs, newest first. */
+  listPage(userId: string, page: { after?: string; limit: number }): Promise<{ rows: TrainingJobRow[]; hasMore: boolean }> {
+    return newestFirstPage<TrainingJobRow>(this.db, 'training_jobs', 'job_id', userId, page);
   }
 
   /** How many jobs the store holds in each status, by trainer (metrics: ftp_jobs). */

@@ -3,8 +3,9 @@
 // progress bar reaches 100%) → process with a live chat-bubble preview; a file uploaded elsewhere is listed → launch a
 // job after its pre-flight report → watch the loss curve grow over server-sent events (meanwhile, GRPO rewards composed
 // in the launch form on a second tab) → playground answer → the model prepared for chat in the job's events →
-// evaluation beside the base model → export and download through a one-time link → compare two jobs → a webhook endpoint
-// added, sent a sample, then the cancel of a job delivered to it and sent again. Every page is
+// evaluation beside the base model → benchmarks (HumanEval) in the background beside the base model → export and
+// download through a one-time link → compare two jobs → judge the job against its base model with an LLM judge → a
+// webhook endpoint added, sent a sample, then the cancel of a job delivered to it and sent again. Every page is
 // photographed (1280 px wide, and the key ones at 390 px) into test/.artifacts/console/, which git ignores. Without
 // Chromium the file fails; it does not skip.
 import fs from 'node:fs/promises';
@@ -366,6 +367,45 @@ describe('the web console', () => {
     await shot('evaluation');
   }, 360_000);
 
+  it('runs HumanEval on the trained job beside its base model in the background, follows it, and shows both figures', async () => {
+    await page.goto(`${consoleUrl}/evaluation?job=${jobId}`);
+    const form = page.getByRole('form', { name: 'Benchmarks' });
+    await expect.poll(() => form.getByLabel('Job').inputValue()).toBe(jobId);
+    await form.getByLabel('HumanEval', { exact: true }).check();
+    await form.getByLabel('Problems').fill('1');
+    await form.getByLabel('Tokens per completion').fill('8');
+    await form.getByLabel('With the base model').check();
+    const [response] = await Promise.all([
+      page.waitForResponse((r) => r.url().endsWith('/api/inference/evaluations') && r.request().method() === 'POST'),
+      form.getByRole('button', { name: 'Start benchmarks' }).click(),
+    ]);
+    expect(response.status()).toBe(200);
+    const { id } = (await response.json()) as { id: string };
+    // Listed at once, and opened; the page follows it (its event stream) until it has ended.
+    const row = page.getByRole('table', { name: 'Your benchmark runs' }).locator(`tr[data-id="${id}"]`);
+    await expect.poll(() => row.getByTestId('status').textContent()).toMatch(/^(queued|running|completed)$/);
+    const run = page.getByRole('region', { name: 'Benchmark run' });
+    await expect.poll(() => run.getByTestId('status').textContent(), { timeout: 150_000 }).toBe('completed');
+    expect(await row.getByTestId('status').textContent()).toBe('completed');
+    const stored = await ok(`${urls.inference}/evaluations/${id}`);
+    expect(stored).toMatchObject({ status: 'completed', job_id: jobId, request: { with_base: true, benchmarks: { humaneval: { limit: 1, max_new_tokens: 8 } } } });
+    const results = run.getByRole('table', { name: 'Benchmark results' });
+    expect(await results.getByRole('columnheader').allTextContents()).toEqual(['Task', 'Metric', 'Value', 'Base']);
+    const passAt1 = (await results.locator('tbody tr').filter({ hasText: 'pass@1' }).getByRole('cell').allTextContents());
+    expect(passAt1.slice(0, 2)).toEqual(['humaneval', 'pass@1']);
+    expect(Number(passAt1[2])).toBeCloseTo(stored.results.humaneval['pass@1'], 3);
+    expect(Number(passAt1[3])).toBeCloseTo(stored.base_results.humaneval['pass@1'], 3);
+    // Its log, both models' lines.
+    const log = run.getByRole('list', { name: 'Benchmark log' });
+    expect(await log.textContent()).toContain('humaneval: 1 problems × 1 samples');
+    expect(await log.textContent()).toContain('[base] humaneval: 1 problems × 1 samples');
+    await run.scrollIntoViewIfNeeded();
+    await shot('evaluation-benchmarks');
+    await shot('evaluation-benchmarks', 390);
+    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+    await page.setViewportSize({ width: 1280, height: 900 });
+  }, 200_000);
+
   it('exports the adapter, follows the export, and downloads the file through a one-time link', async () => {
     await page.goto(`${consoleUrl}/exports?job=${jobId}`);
     await page.getByRole('button', { name: 'Export', exact: true }).click();
@@ -390,8 +430,10 @@ describe('the web console', () => {
     await until('second job', () => ok(`${urls.training}/jobs/${otherJobId}`), (j) => j.status === 'completed' || j.status === 'failed', 150_000);
     await page.goto(`${consoleUrl}/compare`);
     await page.getByRole('combobox', { name: 'Jobs' }).click();
-    await page.getByRole('option', { name: /console-a/ }).click();
-    await page.getByRole('option', { name: /console-b/ }).click();
+    // (its dropdown's: the judge form below lists the jobs too)
+    const options = page.getByRole('listbox');
+    await options.getByRole('option', { name: /console-a/ }).click();
+    await options.getByRole('option', { name: /console-b/ }).click();
     await page.keyboard.press('Escape');
     const table = page.getByRole('table', { name: 'Jobs compared' });
     await expect.poll(() => chartPoints('compare-chart'), { timeout: 30_000 }).toBeGreaterThanOrEqual(40);
@@ -418,6 +460,59 @@ describe('the web console', () => {
     await shot('datasets', 390);
     expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
   }, 240_000);
+
+  it('judges the trained job against its base model with an LLM judge, shows every pair, lists the comparison and deletes it', async () => {
+    await page.goto(`${consoleUrl}/compare`);
+    const form = page.getByRole('form', { name: 'Judge two models' });
+    const modelA = form.getByRole('group', { name: 'Model A' });
+    const modelB = form.getByRole('group', { name: 'Model B' });
+    await modelA.getByLabel('Source').selectOption('adapter');
+    await modelA.getByLabel('Job').selectOption(jobId);
+    await modelB.getByLabel('Source').selectOption('base');
+    await modelB.getByLabel('Base model').fill(TINY_MODEL);
+    await modelB.getByLabel('Base model').press('Escape');
+    await form.getByLabel('Dataset').selectOption(datasetId);
+    // The tiny random model judges: it writes no readable verdict, so every pair is a tie (or unreadable).
+    await form.getByLabel('Judge model').fill(TINY_MODEL);
+    await form.getByLabel('Judge model').press('Escape');
+    await form.getByLabel('Max samples').fill('2');
+    await form.getByLabel('Max new tokens').fill('16');
+    const responded = page.waitForResponse((r) => r.url().endsWith('/api/inference/comparisons') && r.request().method() === 'POST', { timeout: 240_000 });
+    await form.getByRole('button', { name: 'Compare' }).click();
+    // The request waits for the whole comparison: meanwhile the page says for how long.
+    await form.getByText(/^Comparing: \d+ s so far/).waitFor();
+    const response = await responded;
+    expect(response.status(), await response.text()).toBe(200);
+    const { id } = (await response.json()) as { id: string };
+    const stored = await ok(`${urls.inference}/comparisons/${id}`);
+    expect(stored).toMatchObject({ pairs: 2, counts: { win: 0, tie: 2, loss: 0 }, winner: null, model_a: { job_id: jobId }, model_b: { model_source: 'base', base_model_id: TINY_MODEL } });
+    const result = page.getByRole('region', { name: 'Comparison result' });
+    await result.waitFor();
+    expect(await result.textContent()).toContain('2 pairs');
+    expect(await result.getByTestId('comparison-winner').textContent()).toBe('No winner declared: the interval holds 50%');
+    expect(await result.locator('[data-stat="ties"]').textContent()).toBe('2 (100%)');
+    const verdicts = result.getByRole('table', { name: 'Verdicts' });
+    expect(await verdicts.locator('tbody tr').count()).toBe(2);
+    expect(await verdicts.locator('td[data-column=answer-a]').allTextContents()).toEqual(stored.verdicts.map((v: { answer_a: string }) => v.answer_a));
+    expect(await verdicts.locator('td[data-column=answer-b]').allTextContents()).toEqual(stored.verdicts.map((v: { answer_b: string }) => v.answer_b));
+    expect(await verdicts.locator('td[data-column=outcome]').allTextContents()).toEqual(stored.verdicts.map((v: { sample_index: number }) => (stored.flipped.includes(v.sample_index) ? 'tieflipped' : 'tie')));
+    await shot('compare-judge');
+    await shot('compare-judge', 390);
+    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+    await page.setViewportSize({ width: 1280, height: 900 });
+    // Listed; opened again from the list after a reload; deleted after asking.
+    await page.reload();
+    const row = page.getByRole('table', { name: 'Your comparisons' }).locator(`tr[data-id="${id}"]`);
+    await row.getByRole('button', { name: 'Open' }).click();
+    expect(await result.getByTestId('comparison-winner').textContent()).toBe('No winner declared: the interval holds 50%');
+    expect(await result.getByRole('table', { name: 'Verdicts' }).locator('tbody tr').count()).toBe(2);
+    await row.getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete comparison' }).click();
+    await expect.poll(() => row.count()).toBe(0);
+    expect(await result.count()).toBe(0);
+    const { comparisons } = await ok(`${urls.inference}/comparisons`);
+    expect(comparisons.map((c: { id: string }) => c.id)).not.toContain(id);
+  }, 300_000);
 
   it('adds a webhook endpoint (its secret shown once) and sends it a sample that unwrap verifies', async () => {
     await page.goto(`${consoleUrl}/webhooks`);

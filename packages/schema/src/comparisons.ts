@@ -128,6 +128,7 @@ export const ComparisonList = z
     has_more: z.boolean().describe('Whether another page follows (ask again with after = the last id of this one)'),
   })
   .meta({ id: 'ComparisonList' });
+export type ComparisonList = z.infer<typeof ComparisonList>;
 
 export const ComparisonParams = z.object({ comparison_id: Identifier.describe('From POST /comparisons') });
 

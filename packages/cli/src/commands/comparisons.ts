@@ -3,7 +3,7 @@
 // checkpoint) or `base:MODEL`; the summary prints A's wins, ties and losses, its share of the decided pairs with the
 // Wilson interval, the judge's position consistency and the winner, if the interval declares one.
 import { Command, InvalidArgumentError } from '@commander-js/extra-typings';
-import type { ComparedModel, Comparison, ComparisonCreateRequest } from '@ftp/schema';
+import type { ComparedModel, Comparison, ComparisonCreateRequest, ComparisonList } from '@ftp/schema';
 import { segment } from '../http.ts';
 import { formatTime, printJson, printKeyValue, printLine, printTable } from '../output.ts';
 import { context, JSON_HELP } from './context.ts';
@@ -98,7 +98,7 @@ export function comparisonsCommand(): Command {
     .action(async (options, command) => {
       const { api, json } = context(command);
       const query = new URLSearchParams({ ...(options.limit ? { limit: String(options.limit) } : {}), ...(options.after ? { after: options.after } : {}) });
-      const page = await api.json<{ comparisons: Comparison[]; has_more: boolean }>('inference', 'GET', `/comparisons${query.size > 0 ? `?${query}` : ''}`);
+      const page = await api.json<ComparisonList>('inference', 'GET', `/comparisons${query.size > 0 ? `?${query}` : ''}`);
       if (json) return printJson(page);
       if (page.comparisons.length === 0) return printLine('no comparisons');
       printTable(['ID', 'A', 'B', 'JUDGE', 'W/T/L', 'WINNER', 'CREATED'], page.comparisons.map((c) => [

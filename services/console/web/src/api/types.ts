@@ -1,10 +1,17 @@
 // The resources the console shows, typed from the same zod schemas the services validate against (types only:
 // nothing of @ftp/schema is bundled).
 export type {
+  BenchmarkResults,
+  CheckpointList,
+  Comparison,
+  ComparisonList,
   DatasetDeleteResult,
   DatasetList,
   DatasetSummary,
+  Evaluation,
+  EvaluationList,
   EvaluationResult,
+  EvaluationStatus,
   ExportCreateResult,
   ExportDetails,
   ExportList,
@@ -14,6 +21,7 @@ export type {
   FieldMappings,
   JobDeleteResult,
   JobList,
+  ModelSource,
   PreflightReport,
   ProcessedDataset,
   ProcessingMode,

@@ -1,4 +1,4 @@
-// A job's, dataset's or export's status as a coloured badge.
+// A job's, dataset's, export's or evaluation's status as a coloured badge.
 import { Badge } from '@mantine/core';
 
 const COLORS: Record<string, string> = {
@@ -11,6 +11,7 @@ const COLORS: Record<string, string> = {
   completed: 'green',
   ready: 'green',
   failed: 'red',
+  cancelled: 'orange',
 };
 
 export function StatusBadge({ status }: { status: string }) {

@@ -39,3 +39,8 @@ export function formatClock(iso: string): string {
   const date = new Date(iso);
   return Number.isNaN(date.getTime()) ? iso : date.toLocaleTimeString('en-GB', { hour: '2-digit', minute: '2-digit', second: '2-digit' });
 }
+
+/** A share (0–1) as a percentage to `digits` significant digits: 0.5 → 50%, 0.0976 → 9.76%. */
+export function formatPercent(share: number | null | undefined, digits = 3): string {
+  return share === null || share === undefined ? '—' : `${formatNumber(100 * share, digits)}%`;
+}

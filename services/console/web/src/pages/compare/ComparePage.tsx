@@ -1,8 +1,8 @@
 // Compare jobs: their loss curves overlaid on one step axis, and a table of what they were (their training_config,
 // every hyperparameter, and what the pre-flight report counted) and what they reached, with the rows where they
-// differ highlighted.
+// differ highlighted. Below, two models judged by an LLM on a dataset's prompts (JudgeSection.tsx).
 import { useEffect, useMemo, useState } from 'react';
-import { Card, MultiSelect, ScrollArea, Stack, Table, Text, Title } from '@mantine/core';
+import { Card, Divider, MultiSelect, ScrollArea, Stack, Table, Text, Title } from '@mantine/core';
 import { api } from '../../api/client.ts';
 import { followJobEvents } from '../../api/job-events.ts';
 import { emptyHistory, lossSeries, type JobHistory } from '../../api/job-history.ts';
@@ -12,6 +12,7 @@ import { ErrorAlert } from '../../components/ErrorAlert.tsx';
 import { formatNumber } from '../../components/format.ts';
 import { TimeSeriesChart } from '../../components/TimeSeriesChart.tsx';
 import classes from './ComparePage.module.css';
+import { JudgeSection } from './JudgeSection.tsx';
 
 const COLORS = ['#4c6ef5', '#e8590c', '#2f9e44', '#ae3ec9', '#1098ad', '#f08c00'];
 
@@ -35,6 +36,7 @@ export function ComparePage() {
   return (
     <Stack>
       <Title order={2}>Compare</Title>
+      <Title order={3}>Jobs side by side</Title>
       <ErrorAlert message={jobs.error ?? error} />
       <MultiSelect
         label="Jobs"
@@ -84,6 +86,8 @@ export function ComparePage() {
           </Card>
         </>
       )}
+      <Divider my="md" />
+      <JudgeSection jobs={jobs.data?.jobs ?? []} />
     </Stack>
   );
 }

@@ -1,8 +1,8 @@
 // Evaluate a model (a job's adapter or merged model, or a base model) on a processed dataset, by default beside the
 // job's base model on the same samples: the metrics (graders' means among them) and the per-sample table of prompt,
-// reference and predictions with their grades.
+// reference and predictions with their grades. Below, standard benchmarks run in the background (BenchmarksSection.tsx).
 import { useEffect, useRef, useState, type FormEvent } from 'react';
-import { Button, Card, Group, MultiSelect, NativeSelect, NumberInput, SimpleGrid, Stack, Switch, Text, Textarea, Title } from '@mantine/core';
+import { Button, Card, Divider, Group, MultiSelect, NativeSelect, NumberInput, SimpleGrid, Stack, Switch, Text, Textarea, Title } from '@mantine/core';
 import { useSearch } from 'wouter';
 import { api } from '../../api/client.ts';
 import type { DatasetList, EvaluationResult, JobList } from '../../api/types.ts';
@@ -11,6 +11,7 @@ import { useLoad } from '../../api/use-load.ts';
 import { formatDuration } from '../../components/format.ts';
 import { ErrorAlert } from '../../components/ErrorAlert.tsx';
 import { CODE_INPUT } from '../../components/code-input.ts';
+import { BenchmarksSection } from './BenchmarksSection.tsx';
 import { EvaluationView, type EvaluationRun } from './EvaluationView.tsx';
 
 const TASKS = ['general', 'conversation', 'qa', 'summarization', 'translation', 'classification'];
@@ -173,6 +174,8 @@ export function EvaluationPage() {
         </Stack>
       </Card>
       {result?.tuned && <EvaluationView tuned={result.tuned} base={result.base} />}
+      <Divider my="md" />
+      <BenchmarksSection jobs={completed} fromJob={fromJob} />
     </Stack>
   );
 }

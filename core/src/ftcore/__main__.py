@@ -4,8 +4,8 @@ from .cli import main
 from .lean_imports import for_command
 from .parent_watch import start_parent_watch
 
-# serve reads its requests from stdin and exits when it closes; the watch would consume them.
-if sys.argv[1:2] != ["serve"]:
+# serve and tinker-session read their requests from stdin and exit when it closes; the watch would consume them.
+if sys.argv[1:2] not in (["serve"], ["tinker-session"]):
     start_parent_watch()
 # One command, then the process exits: the only place a command may shape how libraries import (cli.main also runs
 # several commands in one process for scripts, where a gguf's setting would outlive it).

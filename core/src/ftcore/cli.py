@@ -33,6 +33,7 @@ COMMANDS = {
     "evaluate": "ftcore.evaluation.evaluate",
     "benchmark": "ftcore.evaluation.benchmarks",
     "serve": "ftcore.serve",
+    "tinker-session": "ftcore.tinker.process",
 }
 
 

@@ -175,12 +175,23 @@ class Graded:
     event: Literal["graded"] = "graded"
 
 
+@dataclass
+class TinkerResult:
+    """tinker-session: the answer to one request (its id and op), what the op returned as JSON data."""
+
+    id: str
+    op: str
+    result: dict[str, Any]
+    elapsed_seconds: float
+    event: Literal["tinker_result"] = "tinker_result"
+
+
 CoreEvent = (Progress | Log | Metrics | Checkpoint | Artifact | Error | Tracker | Preflight | Done | Ready | Generated
-             | Scored | Graded)
+             | Scored | Graded | TinkerResult)
 EVENT_TYPES: dict[str, type] = {
     "progress": Progress, "log": Log, "metrics": Metrics, "checkpoint": Checkpoint,
     "artifact": Artifact, "error": Error, "tracker": Tracker, "preflight": Preflight, "done": Done,
-    "ready": Ready, "generated": Generated, "scored": Scored, "graded": Graded,
+    "ready": Ready, "generated": Generated, "scored": Scored, "graded": Graded, "tinker_result": TinkerResult,
 }
 
 _lock = threading.Lock()

@@ -134,6 +134,15 @@ export const GradedEvent = z.strictObject({
   elapsed_seconds: num,
 });
 
+/** tinker-session: the answer to one request (its id and op), what the op returned (Tinker's field names). */
+export const TinkerResultEvent = z.strictObject({
+  event: z.literal('tinker_result'),
+  id: z.string(),
+  op: z.string(),
+  result: z.record(z.string(), z.unknown()),
+  elapsed_seconds: num,
+});
+
 export const CoreEvent = z.discriminatedUnion('event', [
   ProgressEvent,
   LogEvent,
@@ -148,6 +157,7 @@ export const CoreEvent = z.discriminatedUnion('event', [
   GeneratedEvent,
   ScoredEvent,
   GradedEvent,
+  TinkerResultEvent,
 ]);
 export type CoreEvent = z.infer<typeof CoreEvent>;
 

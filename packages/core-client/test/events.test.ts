@@ -13,7 +13,7 @@ const lines = (name: string) =>
 describe('core event protocol', () => {
   it('parses every valid fixture line and covers every event kind', () => {
     const kinds = new Set(lines('events.jsonl').map((line) => parseCoreEventLine(line).event));
-    expect([...kinds].sort()).toEqual(['artifact', 'checkpoint', 'done', 'error', 'generated', 'graded', 'log', 'metrics', 'preflight', 'progress', 'ready', 'scored', 'tracker']);
+    expect([...kinds].sort()).toEqual(['artifact', 'checkpoint', 'done', 'error', 'generated', 'graded', 'log', 'metrics', 'preflight', 'progress', 'ready', 'scored', 'tinker_result', 'tracker']);
   });
 
   it('rejects every invalid fixture line', () => {

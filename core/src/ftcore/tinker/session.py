@@ -1,0 +1,288 @@
+"""A Tinker training session: one base model with a LoRA adapter and its AdamW optimizer, kept loaded while a client's
+own loop calls the primitives (forward_backward, optim_step, sample, save/load), as a Tinker TrainingClient does.
+
+Gradients accumulate across forward_backward calls until optim_step, as Tinker's do; every loss is a sum over tokens
+(losses.py). The model stays in eval mode: no dropout, so forward() and forward_backward() see the same function.
+"""
+from __future__ import annotations
+
+import json
+import math
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..errors import SpecError
+from . import losses
+from .lora import LoraSpec, lora_config
+from .sampling import SampleOutput, SamplingParams, sample
+
+SESSION_FILE = "tinker_session.json"
+OPTIMIZER_FILE = "optimizer.pt"
+
+
+@dataclass
+class Datum:
+    """One sequence: its token ids, and the loss_fn_inputs aligned with them (position i predicts target_tokens[i]);
+    each input is array-like (a list, numpy or torch), [N] or, for top-k targets, [N, K]."""
+
+    model_input: list[int]
+    loss_fn_inputs: dict[str, Any]
+
+
+@dataclass
+class AdamParams:
+    """Tinker's AdamParams and defaults (tinker/types/optimizer.py): AdamW, decoupled weight decay, clipping off at 0."""
+
+    learning_rate: float = 1e-4
+    beta1: float = 0.9
+    beta2: float = 0.95
+    eps: float = 1e-12
+    weight_decay: float = 0.0
+    grad_clip_norm: float = 0.0
+
+
+@dataclass
+class ForwardBackwardOutput:
+    """Per datum {"logprobs": float32 array, target_tokens' shape}; metrics keyed `name:reduction` (the SDK splits
+    each key on its one colon to combine chunks, tinker/lib/chunked_fwdbwd_helpers.py)."""
+
+    loss_fn_outputs: list[dict[str, np.ndarray]]
+    metrics: dict[str, float]
+
+
+class TrainingSession:
+    def __init__(self, model, tokenizer, spec: LoraSpec, max_batch_tokens: int):
+        self.model, self.tokenizer, self.spec = model, tokenizer, spec
+        self.max_batch_tokens = max_batch_tokens
+        self.device = next(model.parameters()).device
+        self.parameters = [p for p in model.parameters() if p.requires_grad]
+        self.optimizer = torch.optim.AdamW(self.parameters)
+        self.step = 0
+        # Samples without a seed of their own draw from here, so a seeded session is reproducible end to end.
+        self.generator = torch.Generator(self.device).manual_seed(spec.seed)
+
+    @classmethod
+    def create(cls, spec: LoraSpec, device: str = "auto", max_batch_tokens: int = 8192) -> TrainingSession:
+        from peft import get_peft_model
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        if not Path(spec.base_model, "config.json").is_file():
+            raise SpecError.at("base_model", f"{spec.base_model} is not a model folder (no config.json)")
+        target = "cuda" if device != "cpu" and torch.cuda.is_available() else "cpu"
+        cuda = target == "cuda"
+        dtype = torch.bfloat16 if cuda and torch.cuda.is_bf16_supported() else torch.float32
+        base = AutoModelForCausalLM.from_pretrained(spec.base_model, dtype=dtype,
+                                                    attn_implementation="sdpa" if cuda else "eager").to(target)
+        torch.manual_seed(spec.seed)  # the LoRA A matrices' initialisation
+        # PEFT keeps the adapter in float32 over a bfloat16 base (autocast_adapter_dtype).
+        model = get_peft_model(base, lora_config(base, spec))
+        model.eval()
+        return cls(model, AutoTokenizer.from_pretrained(spec.base_model), spec, max_batch_tokens)
+
+    @classmethod
+    def from_state(cls, path: str, base_model: str | None = None, with_optimizer: bool = False, device: str = "auto",
+                   max_batch_tokens: int = 8192) -> TrainingSession:
+        """A session made from a save_state folder: its LoRA settings, weights and, with_optimizer, optimizer."""
+        saved = _read_session_file(path)
+        spec = LoraSpec(**{**saved["lora"], "base_model": base_model or saved["lora"]["base_model"]})
+        session = cls.create(spec, device, max_batch_tokens)
+        session.load_state(path, with_optimizer)
+        return session
+
+    # --- training -------------------------------------------------------------------------------------------------
+
+    def forward_backward(self, data: list[Datum], loss_fn: str, loss_fn_config: dict[str, float] | None = None,
+                         forward_only: bool = False) -> ForwardBackwardOutput:
+        """Target logprobs and the summed loss of every datum; unless forward_only, the loss's gradients are added to
+        those accumulated since the last optim_step. A call that fails leaves the gradients as they were."""
+        loss, config = losses.resolve(loss_fn, loss_fn_config)
+        rows = [self._tensors(datum, loss, n) for n, datum in enumerate(data)]
+        if not rows:
+            raise SpecError.at("data", "forward_backward needs at least one datum")
+        with self._added_to_accumulated_gradients(), torch.set_grad_enabled(not forward_only):
+            outputs, total = self._run_batches(rows, loss, config, forward_only)
+        return ForwardBackwardOutput(outputs, {"loss:sum": total})
+
+    def optim_step(self, params: AdamParams) -> dict[str, float]:
+        """One AdamW step over the adapter with exactly these hyperparameters (they may change every call), clipping
+        the global gradient norm first when grad_clip_norm > 0; then the gradients are cleared."""
+        if params.learning_rate < 0 or params.eps < 0 or params.weight_decay < 0 or params.grad_clip_norm < 0 \
+                or not (0 <= params.beta1 < 1 and 0 <= params.beta2 < 1):
+            raise SpecError.at("adam_params", "learning_rate, eps, weight_decay and grad_clip_norm must be ≥ 0, "
+                                              "beta1 and beta2 in [0, 1)")
+        for group in self.optimizer.param_groups:
+            group.update(lr=params.learning_rate, betas=(params.beta1, params.beta2), eps=params.eps,
+                         weight_decay=params.weight_decay)
+        limit = params.grad_clip_norm if params.grad_clip_norm > 0 else math.inf
+        grad_norm = float(torch.nn.utils.clip_grad_norm_(self.parameters, limit))
+        self.optimizer.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        self.step += 1
+        return {"grad_norm:mean": grad_norm, "learning_rate:mean": params.learning_rate}
+
+    def sample(self, prompt: list[int], num_samples: int = 1, params: SamplingParams | None = None,
+               prompt_logprobs: bool = False) -> SampleOutput:
+        """Samples from the current weights (sampling.sample)."""
+        return sample(self.model, self.tokenizer, prompt, num_samples, params or SamplingParams(), prompt_logprobs,
+                      self.generator)
+
+    # --- checkpoints ----------------------------------------------------------------------------------------------
+
+    def save_weights_for_sampler(self, path: str) -> str:
+        """The adapter in PEFT's format with the tokenizer, as training saves one: serve and merge load it."""
+        self.model.save_pretrained(path, save_embedding_layers=False)
+        self.tokenizer.save_pretrained(path)
+        return path
+
+    def save_state(self, path: str) -> str:
+        """The adapter, the optimizer's state and step count, and the LoRA settings a session is recreated from."""
+        self.save_weights_for_sampler(path)
+        torch.save({"optimizer": self.optimizer.state_dict(), "generator": self.generator.get_state()},
+                   Path(path, OPTIMIZER_FILE))
+        Path(path, SESSION_FILE).write_text(json.dumps({"lora": asdict(self.spec), "step": self.step}, indent=2))
+        return path
+
+    def load_state(self, path: str, with_optimizer: bool = True) -> None:
+        """Loads a save_state folder into this session (same LoRA settings); without the optimizer, the optimizer
+        starts afresh. Accumulated gradients are dropped."""
+        from peft.utils import set_peft_model_state_dict
+        from safetensors.torch import load_file
+
+        saved = _read_session_file(path)
+        mine = {k: v for k, v in asdict(self.spec).items() if k not in ("base_model", "seed")}
+        theirs = {k: v for k, v in saved["lora"].items() if k not in ("base_model", "seed")}
+        if mine != theirs:
+            raise SpecError.at("path", f"{path} holds an adapter of {theirs}; this session's is {mine}")
+        weights = load_file(Path(path, "adapter_model.safetensors"), device=str(self.device))
+        result = set_peft_model_state_dict(self.model, weights)
+        if result.unexpected_keys or any("lora_" in key for key in result.missing_keys):
+            raise SpecError.at("path", f"{path}'s adapter does not fit this model")
+        self.optimizer.zero_grad(set_to_none=True)
+        if with_optimizer:
+            # On the CPU: load_state_dict moves the moments to their parameters, and a generator state stays there.
+            state = torch.load(Path(path, OPTIMIZER_FILE), map_location="cpu")
+            self.optimizer.load_state_dict(state["optimizer"])
+            self.generator.set_state(state["generator"])
+            self.step = saved["step"]
+        else:
+            self.optimizer = torch.optim.AdamW(self.parameters)
+            self.step = 0
+
+    def info(self) -> dict:
+        weights = next(self.model.parameters())
+        return {**asdict(self.spec), "step": self.step, "device": weights.device.type,
+                "dtype": str(weights.dtype).removeprefix("torch."), "vocab_size": self._vocab_size(),
+                "max_context_length": self._context(), "target_modules": sorted(self.model.peft_config["default"]
+                                                                                .target_modules)}
+
+    # --- internals ------------------------------------------------------------------------------------------------
+
+    def _vocab_size(self) -> int:
+        return self.model.get_output_embeddings().weight.shape[0]
+
+    def _context(self) -> int | None:
+        return getattr(self.model.config, "max_position_embeddings", None)
+
+    @contextmanager
+    def _added_to_accumulated_gradients(self):
+        """Runs its body on cleared gradients and adds the accumulated ones back after; a body that fails (say, out of
+        memory after some batches' backward) leaves them as they were."""
+        before = [p.grad for p in self.parameters]
+        for p in self.parameters:
+            p.grad = None
+        try:
+            yield
+        except BaseException:
+            for p, grad in zip(self.parameters, before):
+                p.grad = grad
+            raise
+        for p, grad in zip(self.parameters, before):
+            if grad is not None:
+                p.grad = grad if p.grad is None else p.grad.add_(grad)
+
+    def _tensors(self, datum: Datum, loss: losses.Loss, n: int) -> dict[str, torch.Tensor]:
+        """A datum's tokens and the inputs its loss reads, as tensors on the device, checked against one another."""
+        where = f"data[{n}]"
+        tokens = _integers(datum.model_input, f"{where}.model_input")
+        given = datum.loss_fn_inputs
+        missing = [name for name in ("target_tokens", *loss.inputs) if name not in given]
+        if missing:
+            raise SpecError.at(f"{where}.loss_fn_inputs", f"{where} lacks loss_fn_inputs {missing}")
+        targets = _integers(given["target_tokens"], f"{where}.loss_fn_inputs.target_tokens")
+        if tokens.ndim != 1 or not len(tokens) or targets.ndim not in (1, 2) or len(targets) != len(tokens):
+            raise SpecError.at(where, f"{where}: model_input must be N > 0 token ids and target_tokens [N] or [N, K] "
+                                      f"(got {list(tokens.shape)} and {list(targets.shape)})")
+        vocab, context = self._vocab_size(), self._context()
+        if min(tokens.min(), targets.min()) < 0 or max(tokens.max(), targets.max()) >= vocab:
+            raise SpecError.at(where, f"{where}: token ids must lie in [0, {vocab})")
+        if context and len(tokens) > context:
+            raise SpecError.at(where, f"{where}: {len(tokens)} tokens exceed the model's context of {context}")
+        row = {"tokens": tokens, "target_tokens": targets}
+        for name in (*loss.inputs, *loss.optional):
+            if name in given:
+                value = torch.as_tensor(np.asarray(given[name], dtype=np.float32))
+                if value.shape != targets.shape:
+                    raise SpecError.at(f"{where}.loss_fn_inputs.{name}", f"{where}: {name} has shape "
+                                       f"{list(value.shape)}; target_tokens has {list(targets.shape)}")
+                row[name] = value
+        return {name: value.to(self.device) for name, value in row.items()}
+
+    def _run_batches(self, rows, loss: losses.Loss, config, forward_only: bool):
+        outputs, total = [], 0.0
+        for batch in _batches(rows, self.max_batch_tokens):
+            datum_losses = []
+            for row, logprobs in zip(batch, self._target_logprobs(batch)):
+                inputs = {name: value for name, value in row.items() if name not in ("tokens", "target_tokens")}
+                datum_losses.append(loss.compute(logprobs, inputs, config))
+                outputs.append({"logprobs": logprobs.detach().float().cpu().numpy()})
+            batch_loss = torch.stack(datum_losses).sum()
+            if not forward_only:
+                batch_loss.backward()  # one batch's activations at a time; the loss is a sum, so its gradients add
+            total += float(batch_loss.detach())
+        return outputs, total
+
+    def _target_logprobs(self, batch: list[dict]) -> list[torch.Tensor]:
+        """log p(target | prefix) at every position of each row, right-padded into one forward pass."""
+        longest = max(len(row["tokens"]) for row in batch)
+        ids = torch.zeros(len(batch), longest, dtype=torch.long, device=self.device)
+        mask = torch.zeros_like(ids)
+        for i, row in enumerate(batch):
+            ids[i, :len(row["tokens"])], mask[i, :len(row["tokens"])] = row["tokens"], 1
+        logits = self.model(input_ids=ids, attention_mask=mask, use_cache=False).logits.float()
+        result = []
+        for i, row in enumerate(batch):
+            own, targets = logits[i, :len(row["tokens"])], row["target_tokens"]
+            picked = own.gather(-1, targets.view(len(targets), -1)) - own.logsumexp(-1, keepdim=True)
+            result.append(picked.view(targets.shape))
+        return result
+
+
+def _integers(value, where: str) -> torch.Tensor:
+    tensor = torch.as_tensor(np.asarray(value))
+    if tensor.is_floating_point() or tensor.dtype == torch.bool:
+        raise SpecError.at(where, f"{where} must hold integer token ids")
+    return tensor.long()
+
+
+def _batches(rows: list[dict], max_batch_tokens: int):
+    """Consecutive rows whose padded size (rows × longest) stays within max_batch_tokens; a longer row goes alone."""
+    batch: list[dict] = []
+    for row in rows:
+        longest = max([len(r["tokens"]) for r in batch] + [len(row["tokens"])])
+        if batch and (len(batch) + 1) * longest > max_batch_tokens:
+            yield batch
+            batch = []
+        batch.append(row)
+    yield batch
+
+
+def _read_session_file(path: str) -> dict:
+    file = Path(path, SESSION_FILE)
+    if not file.is_file():
+        raise SpecError.at("path", f"{path} is not a save_state folder (no {SESSION_FILE})")
+    return json.loads(file.read_text())

@@ -19,7 +19,7 @@ import { sharedStack, type SharedStack } from './support/shared-stack.ts';
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const BLOCKS = readmeBlocks(fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8'));
 const DEFAULT_PORTS = { preprocessing: 8001, training: 8002, export: 8003, inference: 8004, openai: 8000 } as const;
-const ID = /\b(ds|pd|job|exp)_[0-9a-f]{24}\b/g;
+const ID = /\b(ds|pd|job|exp|evalrun|cmp)_[0-9a-f]{24}\b/g;
 
 let stack: SharedStack;
 let token: string;
@@ -71,7 +71,7 @@ function filled(text: string): string {
     out = out.replace(new RegExp(`(localhost|127\\.0\\.0\\.1):${port}\\b`, 'g'), `$1:${actual}`);
   }
   out = out.replace(/\b(localhost|127\.0\.0\.1):8080\b/g, `$1:${new URL(stack.consoleUrl).port}`);
-  return out.replace(/\b(ds|pd|job|exp)_…/g, (placeholder, prefix: string) => {
+  return out.replace(/\b(ds|pd|job|exp|evalrun|cmp)_…/g, (placeholder, prefix: string) => {
     const id = ids.get(prefix);
     if (!id) throw new Error(`${placeholder}: no earlier answer gave an id of that kind`);
     return id;
@@ -103,7 +103,7 @@ async function runStep(step: Step): Promise<void> {
 const CLAIMS: { when: RegExp; check: (stdout: string, where: string) => void }[] = [
   {
     // "… which the base model alone could not know: it makes someone up" — and it answers in sentences, not bytes.
-    when: /"model_source": "base"/,
+    when: /\/inference\/batch[\s\S]*"model_source": "base"/,
     check(stdout, where) {
       const results = JSON.parse(stdout).results as string[];
       expect(results[0], `${where}: the base model knew what only training taught`).not.toContain('Mara Voss');

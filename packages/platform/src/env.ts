@@ -101,7 +101,7 @@ const EnvSchema = z
       .string()
       .default('')
       .transform((v) => v.split(',').map((d) => d.trim()).filter((d) => d !== '').map((d) => path.resolve(d)))
-      .describe("comma-separated folders of lm-eval task YAMLs on a worker (lm-eval's include_path): the deployment's own tasks, which POST /evaluations names in benchmarks.tasks beside lm-eval's"),
+      .describe("comma-separated folders of lm-eval task YAMLs on a worker (lm-eval's include_path): the deployment's own tasks, which POST /evaluations names in benchmarks.tasks beside lm-eval's and the core's (everyday_facts)"),
     START_WORKER: boolFromEnv.default(true).describe('run a worker in the embedded process'),
     CORE_PYTHON: z.string().min(1).optional().describe('python of the ML core (default core/.venv/bin/python)'),
     MODELS_DIR: z.string().min(1).optional().describe('local model store (default DATA_DIR/models)'),

@@ -41,7 +41,7 @@ export const BenchmarkSettings = z
       .max(64)
       .optional()
       .describe(
-        'lm-evaluation-harness tasks or groups: lm-eval’s own (their data from the model hub), or tasks of the deployment’s own whose ' +
+        'lm-evaluation-harness tasks or groups: lm-eval’s own (their data from the model hub), the core’s own (everyday_facts, offline), or tasks of the deployment’s own whose ' +
           'YAML files sit in the worker’s LM_EVAL_TASK_DIRS (lm-eval’s include_path). A task lm-eval does not know fails the evaluation saying so',
       ),
     num_fewshot: boundedInt(0, 64).optional().describe('Few-shot examples per prompt (default: each task’s own)'),

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from helpers import QA, captured_events
 
+from ftcore import events
 from ftcore.errors import SpecError
 from ftcore.evaluation import humaneval
 from ftcore.evaluation.benchmarks import PACKAGED_TASKS, Options, load_tasks, run
@@ -182,3 +183,16 @@ def test_humaneval_generates_raw_continuations_on_the_engine(tiny_model, tmp_pat
     assert all(row["first_failure"] for row in report["per_problem"].values())
     with pytest.raises(SpecError, match="pass@2 needs humaneval_samples ≥ 2"):
         run(Options(model=tiny_model, output_file=str(tmp_path / "o.json"), humaneval=True, humaneval_k=[2]))
+
+
+def test_the_heartbeat_says_what_runs_not_the_libraries_loading(tiny_model, tmp_path):
+    """The command starts in the libraries' stage (cli.main); once HumanEval generates, its heartbeat must say so (a
+    full run once said "loading the ML libraries: 300 s so far" while it generated), and nothing is left running."""
+    events.stage("loading_libraries", "loading the ML libraries")
+    with captured_events() as cap:
+        run(Options(model=tiny_model, output_file=str(tmp_path / "o.json"), humaneval=True, humaneval_limit=1,
+                    max_new_tokens=4))
+    stages = [(e.stage, e.message) for e in cap.of("log") if e.stage]
+    assert stages == [("evaluating", "humaneval: generating 1 completions…"),
+                      ("evaluating", "humaneval: running 1 completions' tests in the sandbox…")]
+    assert events._stage["name"] is None

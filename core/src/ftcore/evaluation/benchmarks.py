@@ -64,6 +64,7 @@ def run(options: Options) -> None:
         from .humaneval import run_humaneval
 
         results["humaneval"] = run_humaneval(options)
+    events.end_stage()
     out = Path(options.output_file)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=1) + "\n")
@@ -161,6 +162,8 @@ def run_lm_eval(options: Options, manager, tasks: list[str]) -> dict:
         if Path(options.adapter, "tokenizer_config.json").is_file():  # training saves the chat template there
             model_args["tokenizer"] = options.adapter
     events.emit(events.Log(level="info", message=f"lm-eval: {', '.join(tasks)} on {device}"))
+    # The heartbeat says this stage from now on, not the libraries' loading the command started with.
+    events.stage("evaluating", f"lm-eval: running {', '.join(tasks)}")
     out = simple_evaluate(model="hf", model_args=model_args, tasks=tasks, task_manager=manager,
                           num_fewshot=options.num_fewshot, limit=_limit(options.limit), device=device,
                           batch_size=options.batch_size, apply_chat_template=options.apply_chat_template,

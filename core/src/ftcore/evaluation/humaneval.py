@@ -44,10 +44,12 @@ def run_humaneval(options) -> dict:
     torch.manual_seed(options.seed)
     model, tokenizer = load_for_inference(options.model, options.adapter, options.device)
     events.emit(events.Log(level="info", message=f"humaneval: {len(chosen)} problems × {n} samples"))
+    events.stage("evaluating", f"humaneval: generating {len(chosen) * n} completions")
     answers = generate_answers(model, tokenizer, [p["prompt"] for p in chosen for _ in range(n)],
                                options.max_new_tokens, options.temperature, batch_size=options.batch_size, stop=STOP)
     samples = [{"task_id": p["task_id"], "completion": a.text} for p, a in zip([p for p in chosen for _ in range(n)],
                                                                                 answers)]
+    events.stage("evaluating", f"humaneval: running {len(samples)} completions' tests in the sandbox")
     return score(samples, chosen, options.humaneval_k, options.humaneval_timeout)
 
 

@@ -98,6 +98,8 @@ const pathValues = (a: AIds): Record<string, string[]> => ({
   upload_id: a.uploads,
   batch_id: a.batches,
   evaluation_id: a.evaluations,
+  // A comparison is written only once a worker has run it: A has none here (B's 404 still shows nothing of A's).
+  comparison_id: ['cmp_000000000000000000000000'],
   // A's jobs store no checkpoint without a worker, so A has none to share (test/openai-checkpoint-permissions.test.ts
   // shares a stored one between users); B is still refused at names of A's jobs.
   fine_tuned_model_checkpoint: a.models.map((model) => `${model}:ckpt-step-1`),
@@ -152,7 +154,19 @@ const BODIES: Record<string, (a: AIds, b: BIds) => Variant[]> = {
     ...a.models.map((model) => ({ body: { model_source: 'base', base_model_id: TINY_MODEL, dataset_id: b.processedDatasetId, max_samples: 1, graders: [judgedBy(model)] }, status: 404 })),
   ],
   'POST /inference/batch': (a) => a.jobs.map((job_id) => ({ body: { job_id, messages: [[{ role: 'user', content: 'hi' }]], max_new_tokens: 1 }, status: 404 })),
-  'POST /evaluations': (a) => a.jobs.map((job_id) => ({ body: { job_id, benchmarks: { tasks: ['hellaswag'] } }, status: 404 })),
+  'POST /evaluations': (a) => [
+    ...a.jobs.map((job_id) => ({ body: { job_id, benchmarks: { tasks: ['hellaswag'] } }, status: 404 })),
+    ...a.processed.map((dataset_id) => ({ body: { model_source: 'base', base_model_id: TINY_MODEL, dataset: { dataset_id } }, status: 404 })),
+  ],
+  'POST /comparisons': (a, b) => {
+    const base = { model_source: 'base', base_model_id: TINY_MODEL };
+    const fast = { ...base, use_fast_engine: true };
+    return [
+      ...a.processed.map((dataset_id) => ({ body: { dataset_id, model_a: base, model_b: fast, judge: { model: TINY_MODEL } }, status: 404 })),
+      ...a.jobs.map((job_id) => ({ body: { dataset_id: b.processedDatasetId, model_a: { job_id }, model_b: base, judge: { model: TINY_MODEL } }, status: 404 })),
+      ...a.models.map((model) => ({ body: { dataset_id: b.processedDatasetId, model_a: base, model_b: fast, judge: { model } }, status: 404 })),
+    ];
+  },
   'POST /v1/files': () => [{ form: form({ purpose: 'fine-tune' }, B_JSONL), status: 200 }],
   'POST /v1/uploads': () => [{ body: { bytes: 10, filename: 'b-upload.jsonl', mime_type: 'application/jsonl', purpose: 'fine-tune' }, status: 200 }],
   'POST /v1/uploads/{upload_id}/parts': () => [{ form: () => { const data = new FormData(); data.append('data', new Blob(['b part']), 'b-part'); return data; }, status: 404 }],
@@ -179,6 +193,7 @@ const BODIES: Record<string, (a: AIds, b: BIds) => Variant[]> = {
 const A_HAS_NONE: Record<string, string> = {
   'GET /exports/{job_id}/download': 'no job of A completes without a worker, so none has an export file to download',
   'GET /v1/fine_tuning/checkpoints/{fine_tuned_model_checkpoint}/permissions': 'no job of A stores a checkpoint without a worker, so none can be shared',
+  'GET /comparisons/{comparison_id}': 'a comparison is stored only once a worker has run it, so A has none',
 };
 
 // ---- Reading the documents ----

@@ -1,24 +1,19 @@
 // Pairwise comparisons (POST /comparisons, #61), for the API and the worker alike: what is checked before a worker is
 // asked (the dataset ready, both models the caller's and completed, the judge one they may ask), the judging of the
 // pairs in both orders (pairwise.ts reads and counts the verdicts), and how a stored comparison reads.
-import { invalidField, NotFound, type ComparisonRow, type Platform } from '@ftp/platform';
+import { NotFound, type ComparisonRow, type Platform } from '@ftp/platform';
 import { Comparison, ComparisonResult, StoredComparisonRequest, type ChatMessage, type ComparisonCreateRequest, type JudgeSettings } from '@ftp/schema';
 import { checkModelChoice } from '../models/index.ts';
 import { evaluateQueue, requestFromWorker } from '../queues/index.ts';
 import { plainConversation } from './conversations.ts';
-import { readyDataset } from './datasets.ts';
-import { askJudge, routeJudge } from './grading.ts';
+import { askJudge, checkScoredDataset, routeJudge } from './grading.ts';
 import { judgeMessages, outcomeOf, readVerdict, summarize, type PairJudgement } from './pairwise.ts';
 
 /** Checks what can be checked here, has a worker run the comparison while the client waits (cancelled there when
  *  `lifetime` aborts), and answers the row the worker wrote. */
 export async function createComparison(platform: Platform, userId: string, request: ComparisonCreateRequest, lifetime?: AbortSignal): Promise<ComparisonRow> {
   const { hub_token: hubToken, ...stored } = request;
-  const { MAX_EVAL_SAMPLES } = platform.config;
-  if (stored.max_samples !== undefined && stored.max_samples > MAX_EVAL_SAMPLES) {
-    throw invalidField(['body', 'max_samples'], `max_samples ${stored.max_samples} is more than MAX_EVAL_SAMPLES (${MAX_EVAL_SAMPLES})`, 'too_big');
-  }
-  await readyDataset(platform, userId, stored.dataset_id, ['body', 'dataset_id']);
+  await checkScoredDataset(platform, userId, stored, ['body']);
   await checkModelChoice(platform, userId, stored.model_a, hubToken);
   await checkModelChoice(platform, userId, stored.model_b, hubToken);
   await routeJudge(platform, userId, stored.judge.model);

@@ -2,10 +2,11 @@
 // /v1/fine_tuning/alpha/graders asks and waits. An answer that the grader could not grade is a reward of 0 with the
 // reason; a grader the core refuses (a python grader on a worker without a sandbox, python that does not compile) is
 // the caller's 400 naming the grader.
-import { ModelNotFound, ServiceUnavailable, type Platform } from '@ftp/platform';
+import { invalidField, ModelNotFound, ServiceUnavailable, type Platform } from '@ftp/platform';
 import { EvaluationResult, JUDGE_GRADERS, type PlainMessage } from '@ftp/schema';
 import { evaluateQueue, GradeResult, inferQueue, requestFromWorker, type EvaluatePayload, type GradePayload, type ModelChoice, type TimeLimit } from '../queues/index.ts';
 import { parseModelName, resolveModelName } from '../models/index.ts';
+import { readyDataset } from './datasets.ts';
 
 /** Each output graded against its item on a worker. */
 export async function gradeOnWorker(platform: Platform, userId: string, work: GradePayload): Promise<GradeResult> {
@@ -18,6 +19,17 @@ export async function evaluateOnWorker(platform: Platform, payload: EvaluatePayl
   return EvaluationResult.parse(await requestFromWorker(platform, evaluateQueue, payload, hubToken, 'the evaluation', options));
 }
 
+
+/** What scoring a processed dataset asks before a worker is (POST /evaluation, an evaluation's `dataset`, a
+ *  comparison): max_samples within MAX_EVAL_SAMPLES (a 422), the dataset the caller's and ready. `loc` is where the
+ *  request holds dataset_id and max_samples. */
+export async function checkScoredDataset(platform: Platform, userId: string, scoring: { dataset_id: string; max_samples?: number | undefined }, loc: string[]): Promise<void> {
+  const { MAX_EVAL_SAMPLES } = platform.config;
+  if (scoring.max_samples !== undefined && scoring.max_samples > MAX_EVAL_SAMPLES) {
+    throw invalidField([...loc, 'max_samples'], `max_samples ${scoring.max_samples} is more than MAX_EVAL_SAMPLES (${MAX_EVAL_SAMPLES})`, 'too_big');
+  }
+  await readyDataset(platform, userId, scoring.dataset_id, [...loc, 'dataset_id']);
+}
 
 /** The judge models score_model and label_model graders name (a multi grader's included). */
 export function judgeModels(grader: unknown): string[] {

@@ -5,7 +5,7 @@ export { jobPageUrl, preflightTrainingJob, submitTrainingJob, type JobExtras } f
 export { CANCELLABLE_STATUSES, cancelTrainingJob, deleteTrainingJob, pauseTrainingJob, resumeTrainingJob } from './job-lifecycle.ts';
 export { queueProcessing, readyDataset } from './datasets.ts';
 export { queueExport, type NewExport } from './exports.ts';
-export { askJudge, checkJudges, evaluateOnWorker, forwardToJudge, gradeOnWorker, judgeModels, routeJudge, type JudgeRequest, type JudgeRoute } from './grading.ts';
+export { askJudge, checkJudges, checkScoredDataset, evaluateOnWorker, forwardToJudge, gradeOnWorker, judgeModels, routeJudge, type JudgeRequest, type JudgeRoute } from './grading.ts';
 export { createComparison, deleteComparison, judgePairs, presentComparison, type ComparedRow } from './comparisons.ts';
 export { summarize, type ComparisonSummary, type PairJudgement, type PositionVerdict } from './pairwise.ts';
 export { plainConversation, promptAndReference } from './conversations.ts';

@@ -3,10 +3,10 @@
 // evaluation reads exactly like an unknown one.
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { fitListItem, fitResponse, invalidField, NotFound, streamEventLog, UNFINISHED_EVALUATION, type EvaluationRunRow } from '@ftp/platform';
+import { fitListItem, fitResponse, NotFound, streamEventLog, UNFINISHED_EVALUATION, type EvaluationRunRow } from '@ftp/platform';
 import { Evaluation, inferenceRoutes } from '@ftp/schema';
 import { cancelEvaluation, createEvaluation, deleteEvaluation, presentEvaluation } from '@ftp/jobs/evaluations';
-import { checkJudges, readyDataset } from '@ftp/jobs/training';
+import { checkJudges, checkScoredDataset } from '@ftp/jobs/training';
 
 export function registerEvaluationRoutes(app: FastifyInstance): void {
   const routes = app.withTypeProvider<ZodTypeProvider>();
@@ -24,11 +24,7 @@ export function registerEvaluationRoutes(app: FastifyInstance): void {
       const { dataset } = request.body;
       if (dataset) {
         // What POST /evaluation checks of the same fields, here before anything is queued.
-        const { MAX_EVAL_SAMPLES } = platform.config;
-        if (dataset.max_samples !== undefined && dataset.max_samples > MAX_EVAL_SAMPLES) {
-          throw invalidField(['body', 'dataset', 'max_samples'], `max_samples ${dataset.max_samples} is more than MAX_EVAL_SAMPLES (${MAX_EVAL_SAMPLES})`, 'too_big');
-        }
-        await readyDataset(platform, request.userId, dataset.dataset_id, ['body', 'dataset', 'dataset_id']);
+        await checkScoredDataset(platform, request.userId, dataset, ['body', 'dataset']);
         await checkJudges(platform, request.userId, dataset.graders ?? []);
       }
       return present(await createEvaluation(platform, request.userId, request.body), request.log);

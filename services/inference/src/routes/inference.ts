@@ -5,14 +5,14 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { invalidField, requestLifetime } from '@ftp/platform';
 import { inferenceRoutes } from '@ftp/schema';
-import { checkJudges, evaluateOnWorker, plainConversation, readyDataset } from '@ftp/jobs/training';
+import { checkJudges, checkScoredDataset, evaluateOnWorker, plainConversation } from '@ftp/jobs/training';
 import { checkModelChoice } from '@ftp/jobs/models';
 import { inferQueue, requestFromWorker } from '@ftp/jobs/queues';
 
 export function registerInferenceRoutes(app: FastifyInstance): void {
   const routes = app.withTypeProvider<ZodTypeProvider>();
   const { platform } = app;
-  const { MAX_BATCH, MAX_EVAL_SAMPLES } = platform.config;
+  const { MAX_BATCH } = platform.config;
 
   routes.route({
     ...inferenceRoutes.runBatchInference,
@@ -40,10 +40,7 @@ export function registerInferenceRoutes(app: FastifyInstance): void {
     handler: async (request, reply) => {
       const lifetime = requestLifetime(reply);
       const { hub_token: hubToken, ...evaluation } = request.body;
-      if (evaluation.max_samples !== undefined && evaluation.max_samples > MAX_EVAL_SAMPLES) {
-        throw invalidField(['body', 'max_samples'], `max_samples ${evaluation.max_samples} is more than MAX_EVAL_SAMPLES (${MAX_EVAL_SAMPLES})`, 'too_big');
-      }
-      await readyDataset(platform, request.userId, evaluation.dataset_id, ['body', 'dataset_id']);
+      await checkScoredDataset(platform, request.userId, evaluation, ['body']);
       await checkModelChoice(platform, request.userId, evaluation, hubToken);
       await checkJudges(platform, request.userId, evaluation.graders ?? []);
       return evaluateOnWorker(platform, { userId: request.userId, request: evaluation }, hubToken, lifetime);

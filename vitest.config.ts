@@ -55,6 +55,8 @@ const SERVICE_TESTS = [
   'services/worker/test/onnx-verify.test.ts',
   'services/worker/test/prepare-after-training.test.ts',
   'services/inference/test/evaluations.test.ts',
+  'services/tinker/test/wire.test.ts',
+  'services/tinker/test/sdk.test.ts',
   'services/inference/test/comparisons.test.ts',
 ];
 

@@ -36,7 +36,7 @@ beforeAll(async () => {
   apps = [await buildOpenAiApp(platform), await buildInferenceApp(platform)];
   [openai, inference] = (await Promise.all(apps.map((app) => app.listen({ host: '127.0.0.1', port: 0 })))) as [string, string];
   const unused = 'http://127.0.0.1:9';
-  const consoleApp = await buildConsoleApp({ upstreams: { openai, inference, preprocessing: unused, training: unused, export: unused }, logLevel: 'warn' });
+  const consoleApp = await buildConsoleApp({ upstreams: { openai, inference, preprocessing: unused, training: unused, export: unused, tinker: unused }, logLevel: 'warn' });
   apps.push(consoleApp);
   consoleUrl = await consoleApp.listen({ host: '127.0.0.1', port: 0 });
   // Both engines warm (a GGUF made, the core started, the model loaded): what is measured below is decoding.

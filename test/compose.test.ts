@@ -30,8 +30,8 @@ describe('docker-compose.yml', async () => {
   // ${VAR:-default} and ${VAR:?message} as a deployment would resolve them with nothing set.
   const resolved = (value: string) => value.replace(/\$\{(\w+)(?::-([^}]*)|:\?[^}]*)?\}/g, (_m, name: string, fallback?: string) => fallback ?? `<${name}>`);
 
-  it('has the three stores, the five HTTP services, a worker (CPU, and GPU under a profile) and Prometheus', () => {
-    expect(Object.keys(compose.services).sort()).toEqual(['console', 'export', 'inference', 'openai', 'postgres', 'preprocessing', 'prometheus', 'redis', 's3', 'training', 'worker', 'worker-gpu']);
+  it('has the three stores, the six HTTP services, a worker (CPU, and GPU under a profile) and Prometheus', () => {
+    expect(Object.keys(compose.services).sort()).toEqual(['console', 'export', 'inference', 'openai', 'postgres', 'preprocessing', 'prometheus', 'redis', 's3', 'tinker', 'training', 'worker', 'worker-gpu']);
     expect(compose.services.s3!.image).toMatch(/seaweedfs/);
   });
 

@@ -72,7 +72,7 @@ describe('README: scaling out without Docker', () => {
   });
 
   it('starts each service and worker with the script that runs the entry point the scaled-out tests start', () => {
-    for (const service of ['preprocessing', 'training', 'export', 'inference', 'openai', 'console']) {
+    for (const service of ['preprocessing', 'training', 'export', 'inference', 'openai', 'tinker', 'console']) {
       expect(section).toContain(`pnpm start:${service}`);
       expect(scripts[`start:${service}`]).toBe(`tsx services/${service}/src/server.ts`);
     }

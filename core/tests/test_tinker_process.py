@@ -70,6 +70,17 @@ def test_every_op_round_trips_and_a_bad_request_is_answered_with_an_error(tiny_m
         assert loaded["result"] == {"path": state, "step": 1}
         assert session.ask({"id": "sw", "op": "save_weights_for_sampler", "path": sampler})["result"]["path"] == sampler
         assert PeftConfig.from_pretrained(sampler).r == 4
+        # A sampling client of those weights: still theirs after another step.
+        greedy = {"id": "sa", "op": "sample", "prompt": [5, 6, 7], "weights": sampler,
+                  "sampling_params": {"max_tokens": 3, "temperature": 0, "stop": []}}
+        before = session.ask(greedy)["result"]["sequences"][0]
+        session.ask({"id": "fb2", "op": "forward_backward", "data": [DATUM], "loss_fn": "cross_entropy"})
+        session.ask({"id": "o2", "op": "optim_step", "adam_params": {"learning_rate": 0.01}})
+        after = session.ask(greedy)["result"]["sequences"][0]
+        assert after["tokens"] == before["tokens"]
+        assert after["logprobs"] == pytest.approx(before["logprobs"], abs=1e-5)
+        never = session.ask({**greedy, "id": "sn", "weights": str(tmp_path / "never")})
+        assert (never["event"], never["id"], never["field"]) == ("error", "sn", "weights")
 
         bad_loss = session.ask({"id": "b", "op": "forward_backward", "data": [DATUM], "loss_fn": "gspo"})
         assert (bad_loss["event"], bad_loss["id"], bad_loss["code"], bad_loss["field"]) == \
@@ -77,7 +88,7 @@ def test_every_op_round_trips_and_a_bad_request_is_answered_with_an_error(tiny_m
         assert "supported: cross_entropy, importance_sampling, ppo, cispo, dro" in bad_loss["message"]
         unknown = session.ask({"id": "u", "op": "train_harder"})
         assert (unknown["code"], unknown["id"]) == ("validation", "u") and "valid: forward_backward" in unknown["message"]
-        assert session.ask({"id": "i2", "op": "info"})["result"]["step"] == 1  # the session went on
+        assert session.ask({"id": "i2", "op": "info"})["result"]["step"] == 2  # the session went on
     finally:
         session.proc.stdin.close()
         assert session.proc.wait(timeout=60) == 0

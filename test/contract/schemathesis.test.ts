@@ -144,7 +144,8 @@ describe('schemathesis over every OpenAPI document', () => {
       const fed = sent.filter((x) => x.url.includes(jobId) || x.body.includes(jobId));
       console.log(`[schemathesis] ${service}: ${sent.length} requests, ${fed.length} with the seeded job's id, ${fed.filter((x) => x.status < 300).length} of them answered 2xx`);
       if (process.env.FTP_DEBUG_FED) for (const x of fed) console.log(x.status, x.url.replace(urls[service], ''), x.body.slice(0, 200));
-      if (service !== 'preprocessing') expect(fed.length, `no request of the ${service} run named the seeded job`).toBeGreaterThan(0);
+      // The Tinker service names no job: its runs are its own (#60 seeds a session next).
+      if (service !== 'preprocessing' && service !== 'tinker') expect(fed.length, `no request of the ${service} run named the seeded job`).toBeGreaterThan(0);
       const reached = REACHED[service]?.(jobId);
       if (reached) expect(fed.some((x) => reached(x) && x.status === 200), `no 200 where the seeded job is named: ${REACHED[service]}`).toBe(true);
     }, 600_000);

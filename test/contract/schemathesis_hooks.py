@@ -170,7 +170,23 @@ def _openai_grader_rule(error):
     return bool(_GRADER_RULE.search(message))
 
 
+def _tinker_rule(path, entry):
+    """/api/v1 (the Tinker-compatible service): its bodies take fields they do not name (the SDK sends some, a newer one
+    may send more), where a NUL character is refused as in every request string; a base model must be a model name; a
+    sampler needs model_path or base_model. Each is said in the document's descriptions."""
+    if not path.startswith("/api/v1/"):
+        return False
+    msg, loc = entry.get("msg", ""), entry.get("loc", [])
+    return ("NUL character" in msg or ("is not a model name" in msg and loc[-1:] == ["base_model"])
+            or "needs model_path (sampler weights) or base_model" in msg)
+
+
 def _explained(method, path, status, body):
+    if status == 422 and _all_entries(body, lambda e: _tinker_rule(path, e)):
+        return True
+    # POST /api/v1/forward_backward: its body is the SDK's protobuf, which no JSON Schema describes.
+    if (method, path, status) == ("POST", "/api/v1/forward_backward", 400):
+        return isinstance(body, dict) and "is not a ForwardBackwardRequest" in str(body.get("detail", ""))
     if status == 422 and _all_entries(body, lambda e: _reward_rule(e) or _grader_rule(e) or _unknown_model(e) or _other_base(e)
                                       or _variant_rule(e) or _benchmark_rule(e) or _same_models(e)):
         return True

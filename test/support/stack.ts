@@ -15,6 +15,7 @@ export interface StackUrls {
   export: string;
   inference: string;
   openai: string;
+  tinker: string;
 }
 
 export interface NodeProcess {
@@ -26,12 +27,12 @@ export interface NodeProcess {
 }
 export type StackProcess = NodeProcess;
 
-/** Environment with free ports for the five services and the console, and the services' URLs (the console's is
+/** Environment with free ports for the six services and the console, and the services' URLs (the console's is
  *  `consoleUrl`: startStack does not wait for it). */
 export async function stackPorts(): Promise<{ env: Record<string, string>; urls: StackUrls; consoleUrl: string }> {
-  const [p1, p2, p3, p4, p5, p6] = (await freePorts(6)) as [number, number, number, number, number, number];
+  const [p1, p2, p3, p4, p5, p6, p7] = (await freePorts(7)) as [number, number, number, number, number, number, number];
   return {
-    env: { PREPROCESSING_PORT: String(p1), TRAINING_PORT: String(p2), EXPORT_PORT: String(p3), INFERENCE_PORT: String(p4), OPENAI_PORT: String(p5), CONSOLE_PORT: String(p6) },
+    env: { PREPROCESSING_PORT: String(p1), TRAINING_PORT: String(p2), EXPORT_PORT: String(p3), INFERENCE_PORT: String(p4), OPENAI_PORT: String(p5), CONSOLE_PORT: String(p6), TINKER_PORT: String(p7) },
     consoleUrl: `http://127.0.0.1:${p6}`,
     urls: {
       preprocessing: `http://127.0.0.1:${p1}`,
@@ -39,6 +40,7 @@ export async function stackPorts(): Promise<{ env: Record<string, string>; urls:
       export: `http://127.0.0.1:${p3}`,
       inference: `http://127.0.0.1:${p4}`,
       openai: `http://127.0.0.1:${p5}`,
+      tinker: `http://127.0.0.1:${p7}`,
     },
   };
 }

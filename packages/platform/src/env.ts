@@ -20,6 +20,7 @@ const EnvSchema = z
     EXPORT_PORT: port.default(8003),
     INFERENCE_PORT: port.default(8004),
     OPENAI_PORT: port.default(8000).describe('the OpenAI-compatible /v1 surface'),
+    TINKER_PORT: port.default(8005).describe('the Tinker-compatible API (/api/v1, for the tinker SDK)'),
     CONSOLE_PORT: port.default(8080).describe('the web console'),
     // Where the console forwards /api/<service>/…; unset: that service's port on this host (the embedded default).
     CONSOLE_PREPROCESSING_URL: z.url().optional(),
@@ -27,6 +28,7 @@ const EnvSchema = z
     CONSOLE_EXPORT_URL: z.url().optional(),
     CONSOLE_INFERENCE_URL: z.url().optional(),
     CONSOLE_OPENAI_URL: z.url().optional(),
+    CONSOLE_TINKER_URL: z.url().optional(),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     LOG_FORMAT: z.enum(['auto', 'json', 'pretty']).default('auto').describe('auto: readable lines (pino-pretty) on a terminal, JSON otherwise'),
     AUTH_MODE: z.enum(['none', 'token', 'jwt']).default('none'),
@@ -86,11 +88,12 @@ const EnvSchema = z
     WORKER_STOP_GRACE_S: positiveInt.default(60).describe('on SIGTERM, how long a worker gives its training jobs to checkpoint and store it before it exits'),
     WORKER_QUEUES: z
       .string()
-      .regex(/^\s*(train|export|infer|evaluate|preflight|augment|batch|benchmark)(\s*,\s*(train|export|infer|evaluate|preflight|augment|batch|benchmark))*\s*$/, 'must be a comma-separated list of train, export, infer, evaluate, preflight, augment, batch, benchmark')
-      .default('train,export,infer,evaluate,preflight,augment,batch,benchmark')
-      .transform((v) => [...new Set(v.split(',').map((q) => q.trim()))] as Array<'train' | 'export' | 'infer' | 'evaluate' | 'preflight' | 'augment' | 'batch' | 'benchmark'>)
+      .regex(/^\s*(train|export|infer|evaluate|preflight|augment|batch|benchmark|session)(\s*,\s*(train|export|infer|evaluate|preflight|augment|batch|benchmark|session))*\s*$/, 'must be a comma-separated list of train, export, infer, evaluate, preflight, augment, batch, benchmark, session')
+      .default('train,export,infer,evaluate,preflight,augment,batch,benchmark,session')
+      .transform((v) => [...new Set(v.split(',').map((q) => q.trim()))] as Array<'train' | 'export' | 'infer' | 'evaluate' | 'preflight' | 'augment' | 'batch' | 'benchmark' | 'session'>)
       .describe('the queues a worker serves'),
     WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464).describe("a scaled-out worker's own /metrics port (0: none); the embedded stack's services carry its worker's metrics"),
+    TINKER_IDLE_S: positiveInt.default(600).describe('a Tinker training run with no call for this long saves its state and lets its worker go (its next call queues it again, to continue from there)'),
     WORKER_CONCURRENCY: positiveInt.default(1).describe('training jobs one worker runs at once'),
     TRAIN_PROCESSES: positiveInt.optional().describe('processes one training job runs on (torchrun, DDP); unset: one per CUDA device, 1 without'),
     TRAIN_SHARDING: z

@@ -17,6 +17,7 @@ export * from './db/exports-repository.ts';
 export * from './db/evaluations-repository.ts';
 export * from './db/evaluation-runs-repository.ts';
 export * from './db/comparisons-repository.ts';
+export * from './db/tinker-repository.ts';
 export * from './db/workers-repository.ts';
 export * from './db/uploads-repository.ts';
 export * from './db/batches-repository.ts';

@@ -14,6 +14,7 @@ import { ExportsRepository } from './db/exports-repository.ts';
 import { EvaluationsRepository } from './db/evaluations-repository.ts';
 import { EvaluationRunsRepository } from './db/evaluation-runs-repository.ts';
 import { ComparisonsRepository } from './db/comparisons-repository.ts';
+import { TinkerRepository } from './db/tinker-repository.ts';
 import { WorkersRepository } from './db/workers-repository.ts';
 import { UploadsRepository } from './db/uploads-repository.ts';
 import { BatchesRepository } from './db/batches-repository.ts';
@@ -44,6 +45,8 @@ export interface Platform {
   evaluationRuns: EvaluationRunsRepository;
   /** Pairwise comparisons (POST /comparisons), written when done. */
   comparisons: ComparisonsRepository;
+  /** The Tinker-compatible API's sessions, runs, samplers, calls and checkpoints. */
+  tinker: TinkerRepository;
   workers: WorkersRepository;
   uploads: UploadsRepository;
   batches: BatchesRepository;
@@ -123,6 +126,7 @@ function repositories(db: Database, config: Config) {
     evaluations: new EvaluationsRepository(db, webhooks),
     evaluationRuns: new EvaluationRunsRepository(db, webhooks),
     comparisons: new ComparisonsRepository(db),
+    tinker: new TinkerRepository(db),
     workers: new WorkersRepository(db),
     uploads: new UploadsRepository(db),
     batches: new BatchesRepository(db, webhooks),

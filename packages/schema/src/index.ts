@@ -13,6 +13,7 @@ export * from './export.ts';
 export * from './inference.ts';
 export * from './evaluations.ts';
 export * from './comparisons.ts';
+export * from './tinker.ts';
 export * from './openai/index.ts';
 export { validationDetail, fastifyValidationDetail, issuesFromFastifyValidation, type RequestLocation } from './validation.ts';
 export { defineRoute, JSON_BODY_LIMIT, MAX_PARAM_LENGTH, MULTIPART_LIMITS, type RouteContract } from './routes/contract.ts';
@@ -21,6 +22,7 @@ export { trainingRoutes } from './routes/training.ts';
 export { exportRoutes } from './routes/export.ts';
 export { inferenceRoutes } from './routes/inference.ts';
 export { openaiRoutes } from './routes/openai/index.ts';
+export { tinkerRoutes } from './routes/tinker.ts';
 export * from './services.ts';
 export {
   buildOpenApiDocument,

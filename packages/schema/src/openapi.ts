@@ -88,6 +88,8 @@ export function openApiOptions(service: ServiceInfo): FastifyDynamicSwaggerOptio
       components: {
         securitySchemes: {
           bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key (AUTH_MODE=token) or a JWT whose sub is the user id (AUTH_MODE=jwt)' },
+          // The tinker SDK's own header (the Tinker-compatible service; its /metrics takes the bearer token as everywhere).
+          ...(service.name === 'tinker' ? { apiKeyAuth: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'tml- then an API key (AUTH_MODE=token), or a JWT whose sub is the user id (AUTH_MODE=jwt): what the tinker SDK sends' } } : {}),
         },
       },
     },

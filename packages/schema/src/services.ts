@@ -1,4 +1,4 @@
-// The five services (the four of the interface and the OpenAI-compatible one): name, OpenAPI title and version, default port and route contracts.
+// The six services (the four of the interface, the OpenAI-compatible one and the Tinker-compatible one): name, OpenAPI title and version, default port and route contracts.
 import { ErrorBody } from './common.ts';
 import { OpenAiError } from './openai/common.ts';
 import { withFrameworkErrors, type RouteContract } from './routes/contract.ts';
@@ -7,8 +7,9 @@ import { inferenceRoutes } from './routes/inference.ts';
 import { openaiRoutes } from './routes/openai/index.ts';
 import { preprocessingRoutes } from './routes/preprocessing.ts';
 import { trainingRoutes } from './routes/training.ts';
+import { tinkerRoutes } from './routes/tinker.ts';
 
-export type ServiceName = 'preprocessing' | 'training' | 'export' | 'inference' | 'openai';
+export type ServiceName = 'preprocessing' | 'training' | 'export' | 'inference' | 'openai' | 'tinker';
 
 export interface ServiceInfo {
   readonly name: ServiceName;
@@ -83,12 +84,25 @@ export const openaiService: ServiceInfo = {
   routes: Object.values(openaiRoutes).map((route) => withFrameworkErrors(route, OpenAiError)),
 };
 
+export const tinkerService: ServiceInfo = {
+  name: 'tinker',
+  title: 'Fine-tuning pipeline: Tinker-compatible API',
+  description:
+    'Thinking Machines’ Tinker training primitives (forward_backward, optim_step, sample, save and load state) for the official tinker SDK unchanged ' +
+    '(base_url http://host:8005, api_key tml-<API key>): each training run is a LoRA model a worker holds in memory; every call answers a future.',
+  version: '1.0.0',
+  defaultPort: 8005,
+  tags: [healthTag, { name: 'tinker', description: 'The tinker SDK’s calls: sessions, training runs, sampling, futures, checkpoints' }],
+  routes: Object.values(tinkerRoutes).map((route) => withFrameworkErrors(route, ErrorBody)),
+};
+
 export const services: Readonly<Record<ServiceName, ServiceInfo>> = {
   preprocessing: preprocessingService,
   training: trainingService,
   export: exportService,
   inference: inferenceService,
   openai: openaiService,
+  tinker: tinkerService,
 };
 
 export const SERVICE_NAMES = Object.keys(services) as ServiceName[];

@@ -44,6 +44,16 @@ const ENDPOINTS: Record<ServiceName, string[]> = {
     'GET /v1/webhook_endpoints/{webhook_endpoint_id}/deliveries', 'POST /v1/webhook_endpoints/{webhook_endpoint_id}/deliveries/{delivery_id}/redeliver',
     'GET /v1/webhook_event_types',
   ],
+  tinker: [
+    'GET /health', 'GET /metrics',
+    // What the tinker SDK 0.38 calls (docs/tinker-wire.md), #60
+    'POST /api/v1/client/config', 'POST /api/v1/client/dynamic_config', 'POST /api/v1/create_session', 'POST /api/v1/session_heartbeat',
+    'POST /api/v1/sessions/{session_id}/finish', 'POST /api/v1/create_model', 'POST /api/v1/get_info', 'POST /api/v1/forward_backward',
+    'POST /api/v1/optim_step', 'POST /api/v1/save_weights', 'POST /api/v1/save_weights_for_sampler', 'POST /api/v1/load_weights',
+    'POST /api/v1/create_sampling_session', 'GET /api/v1/samplers/{sampler_id}', 'POST /api/v1/asample', 'POST /api/v1/retrieve_future',
+    'POST /api/v1/telemetry', 'GET /api/v1/healthz', 'GET /api/v1/get_server_capabilities', 'GET /api/v1/training_runs',
+    'GET /api/v1/training_runs/{run_id}', 'GET /api/v1/training_runs/{run_id}/checkpoints', 'GET /api/v1/checkpoints', 'POST /api/v1/weights_info',
+  ],
 };
 
 function operations(document: OpenAPIV3_1.Document): Array<[string, OpenAPIV3_1.OperationObject]> {
@@ -101,11 +111,13 @@ describe.each(SERVICE_NAMES)('%s OpenAPI document', (service) => {
     const validationStatus = service === 'openai' ? '400' : '422';
     for (const [name, operation] of operations(await documentOf(service))) {
       if (BEARER_REQUIRED.includes(name) || (service === 'openai' && name !== 'GET /health' && name !== 'GET /metrics')) expect(operation.security, name).toEqual([{ bearerAuth: [] }]);
+      // The tinker SDK sends its key as X-API-Key (and checks health at /api/v1/healthz with none).
+      else if (service === 'tinker' && name.includes(' /api/v1/')) expect(operation.security, name).toEqual(name === 'GET /api/v1/healthz' ? [] : [{}, { apiKeyAuth: [] }]);
       else if (name !== 'GET /health') expect(operation.security, name).toEqual([{}, { bearerAuth: [] }]);
       const hasInput = operation.requestBody !== undefined || (operation.parameters ?? []).length > 0;
       expect(Object.keys(operation.responses ?? {}).includes(validationStatus), name).toBe(hasInput);
       if (service === 'openai') expect(Object.keys(operation.responses ?? {}).includes('422'), name).toBe(false);
-      expect(operation.responses?.['500'], name).toBeDefined();
+      if (name !== 'GET /api/v1/healthz') expect(operation.responses?.['500'], name).toBeDefined();
     }
   });
 
@@ -118,7 +130,7 @@ describe.each(SERVICE_NAMES)('%s OpenAPI document', (service) => {
     }
     {
       const requestNames = new Set(operations(document).flatMap(([, operation]) => [...propertyNames(operation.requestBody, components)]));
-      const expected = { preprocessing: ['llm_api_key'], training: ['hub_token', 'api_key'], export: ['hub_token'], inference: ['hub_token'], openai: [] }[service];
+      const expected = { preprocessing: ['llm_api_key'], training: ['hub_token', 'api_key'], export: ['hub_token'], inference: ['hub_token'], openai: [], tinker: [] }[service];
       for (const secret of expected) expect(requestNames.has(secret), `${service} requests take ${secret}`).toBe(true);
     }
   });

@@ -11,7 +11,7 @@ import fastifyStatic from '@fastify/static';
 import { registerDownloads } from './downloads.ts';
 
 /** The services the console reaches, each under /api/<name>/ (openai: the /v1 surface, /api/openai/v1/…). */
-export const CONSOLE_UPSTREAMS = ['preprocessing', 'training', 'export', 'inference', 'openai'] as const;
+export const CONSOLE_UPSTREAMS = ['preprocessing', 'training', 'export', 'inference', 'openai', 'tinker'] as const;
 export type ConsoleUpstream = (typeof CONSOLE_UPSTREAMS)[number];
 
 export const CONSOLE_VERSION = '1.0.0';

@@ -5,8 +5,8 @@ import type { ConsoleUpstream } from './app.ts';
 
 type UpstreamConfig = Pick<
   Config,
-  | 'HOST' | 'PREPROCESSING_PORT' | 'TRAINING_PORT' | 'EXPORT_PORT' | 'INFERENCE_PORT' | 'OPENAI_PORT'
-  | 'CONSOLE_PREPROCESSING_URL' | 'CONSOLE_TRAINING_URL' | 'CONSOLE_EXPORT_URL' | 'CONSOLE_INFERENCE_URL' | 'CONSOLE_OPENAI_URL'
+  | 'HOST' | 'PREPROCESSING_PORT' | 'TRAINING_PORT' | 'EXPORT_PORT' | 'INFERENCE_PORT' | 'OPENAI_PORT' | 'TINKER_PORT'
+  | 'CONSOLE_PREPROCESSING_URL' | 'CONSOLE_TRAINING_URL' | 'CONSOLE_EXPORT_URL' | 'CONSOLE_INFERENCE_URL' | 'CONSOLE_OPENAI_URL' | 'CONSOLE_TINKER_URL'
 >;
 
 export function consoleUpstreams(config: UpstreamConfig): Record<ConsoleUpstream, string> {
@@ -19,5 +19,6 @@ export function consoleUpstreams(config: UpstreamConfig): Record<ConsoleUpstream
     export: config.CONSOLE_EXPORT_URL ?? local(config.EXPORT_PORT),
     inference: config.CONSOLE_INFERENCE_URL ?? local(config.INFERENCE_PORT),
     openai: config.CONSOLE_OPENAI_URL ?? local(config.OPENAI_PORT),
+    tinker: config.CONSOLE_TINKER_URL ?? local(config.TINKER_PORT),
   };
 }

@@ -8,6 +8,7 @@ import { buildTrainingApp } from '@ftp/training';
 import { buildExportApp } from '@ftp/export';
 import { buildInferenceApp } from '@ftp/inference';
 import { buildOpenAiApp } from '@ftp/openai';
+import { buildTinkerApp } from '@ftp/tinker';
 import { buildConsoleApp, consoleUpstreams } from '@ftp/console';
 import { startWorker } from '@ftp/worker';
 
@@ -27,6 +28,7 @@ await runProcess('embedded stack', async (platform) => {
     ['export', await buildExportApp(platform)],
     ['inference', await buildInferenceApp(platform)],
     ['openai', await buildOpenAiApp(platform)],
+    ['tinker', await buildTinkerApp(platform)],
   ];
   const worker = config.START_WORKER ? await startWorker(platform) : undefined;
   for (const [name, app] of apps) {

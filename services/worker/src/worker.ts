@@ -7,7 +7,7 @@
 import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { newId, RUNNING_STATUSES, withOutageRetries, type JobHandler, type Consumer, type Outage, type Platform, type QueueDefinition, type WorkContext } from '@ftp/platform';
-import { augmentQueue, batchQueue, benchmarkQueue, evaluateQueue, exportQueue, inferQueue, preflightQueue, trainingQueue, type QueueName } from '@ftp/jobs/queues';
+import { augmentQueue, batchQueue, benchmarkQueue, evaluateQueue, exportQueue, inferQueue, preflightQueue, sessionQueue, trainingQueue, type QueueName } from '@ftp/jobs/queues';
 import { trainingDevice } from '@ftp/jobs/training';
 import { watchIntervalMs } from '@ftp/jobs/runtime';
 import { detectDevices, registerGpuMetrics } from './devices.ts';
@@ -23,6 +23,7 @@ import { runTrainingJob } from './training/run-training-job.ts';
 import { runPreflight } from './training/preflight.ts';
 import { runProcessingJob } from './datasets/run-processing.ts';
 import { runBenchmarkEvaluation } from './evaluations/run-benchmark-evaluation.ts';
+import { runTinkerSession } from './tinker/run-session.ts';
 import { BackgroundPreparation } from './inference/prepare-after-training.ts';
 import { PAUSED, SHUTDOWN, TAKEN, type JobContext } from './training/job-context.ts';
 
@@ -112,6 +113,7 @@ export async function startWorker(platform: Platform, options: WorkerOptions = {
   serve('augment', augmentQueue, (p) => p.processedDatasetId, (p, signal) => runProcessingJob({ platform: work, workerId, signal }, p.processedDatasetId));
   serve('batch', batchQueue, (p) => p.batchId, (p, signal) => runBatch({ platform: work, workerId, signal }, warmEngines(), p.batchId));
   serve('benchmark', benchmarkQueue, (p) => p.evaluationId, (p, signal) => runBenchmarkEvaluation({ platform: work, workerId, signal }, p.evaluationId));
+  serve('session', sessionQueue, (p) => p.runId, (p, signal) => runTinkerSession({ platform: work, workerId, device: machine.device.startsWith('cuda') ? 'cuda' : 'cpu', signal }, p.runId));
 
   // Heartbeat; cancel requests and jobs taken from this worker (flags on the rows, so any process can set them).
   let beating: Promise<void> | undefined;
@@ -152,7 +154,7 @@ export async function startWorker(platform: Platform, options: WorkerOptions = {
       // requests (seconds) are left to finish. The heartbeat goes on meanwhile, or the watchdog would take this
       // worker for dead and fail its jobs while they are being handed back. Past the grace period the worker goes
       // without them: the watchdog recovers what is left once the worker's row is gone.
-      for (const at of atWork.values()) if (at.queue === 'train' || at.queue === 'export' || at.queue === 'augment' || at.queue === 'batch' || at.queue === 'benchmark') at.controller.abort(SHUTDOWN);
+      for (const at of atWork.values()) if (at.queue === 'train' || at.queue === 'export' || at.queue === 'augment' || at.queue === 'batch' || at.queue === 'benchmark' || at.queue === 'session') at.controller.abort(SHUTDOWN);
       const graceMs = platform.config.WORKER_STOP_GRACE_S * 1000;
       const grace = new AbortController();
       const finished = await Promise.race([Promise.all(consumers.map((c) => c.close())).then(() => true), sleep(graceMs, false, { signal: grace.signal }).catch(() => false)]);

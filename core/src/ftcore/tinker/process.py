@@ -67,6 +67,8 @@ class SampleRequest:
     num_samples: int = 1
     sampling_params: SamplingParams = field(default_factory=SamplingParams)
     prompt_logprobs: bool = False
+    # A folder a save_weights_for_sampler wrote (a sampling client's weights); none: the current weights.
+    weights: str | None = None
 
 
 @dataclass
@@ -105,7 +107,7 @@ OPS = {
     "forward_backward": (ForwardBackwardRequest, _forward_backward),
     "optim_step": (OptimStepRequest, lambda s, r: {"metrics": s.optim_step(r.adam_params)}),
     "sample": (SampleRequest, lambda s, r: asdict(s.sample(r.prompt, r.num_samples, r.sampling_params,
-                                                           r.prompt_logprobs))),
+                                                           r.prompt_logprobs, r.weights))),
     "save_state": (SaveRequest, lambda s, r: {"path": s.save_state(r.path)}),
     "save_weights_for_sampler": (SaveRequest, lambda s, r: {"path": s.save_weights_for_sampler(r.path)}),
     "load_state": (LoadStateRequest, _load_state),

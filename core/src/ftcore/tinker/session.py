@@ -3,11 +3,15 @@ own loop calls the primitives (forward_backward, optim_step, sample, save/load),
 
 Gradients accumulate across forward_backward calls until optim_step, as Tinker's do; every loss is a sum over tokens
 (losses.py). The model stays in eval mode: no dropout, so forward() and forward_backward() see the same function.
+
+save_weights_for_sampler's folders are also kept in memory (the last few), so that sample(weights=folder) draws from
+the weights of that moment however many optim_steps came since, as a Tinker sampling client made for them does.
 """
 from __future__ import annotations
 
 import json
 import math
+from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -23,6 +27,10 @@ from .sampling import SampleOutput, SamplingParams, sample
 
 SESSION_FILE = "tinker_session.json"
 OPTIMIZER_FILE = "optimizer.pt"
+ADAPTER_FILE = "adapter_model.safetensors"
+# save_weights_for_sampler snapshots kept in memory (on the CPU), the least recently used dropped first; one dropped is
+# read back from its folder when sampled from.
+SNAPSHOTS_IN_MEMORY = 4
 
 
 @dataclass
@@ -65,6 +73,14 @@ class TrainingSession:
         self.step = 0
         # Samples without a seed of their own draw from here, so a seeded session is reproducible end to end.
         self.generator = torch.Generator(self.device).manual_seed(spec.seed)
+        # Which weights the adapter holds: every optim_step and load_state moves it on, never back.
+        self.weights_version = 0
+        # The adapter file's key of each trainable parameter (PEFT's names, without the adapter's).
+        self._adapter_keys = _adapter_keys(model, self.parameters)
+        # Folder (resolved) → the weights_version its adapter was saved at, for every folder this session wrote; and
+        # the CPU copies of the latest save_weights_for_sampler ones (or of folders sampled from), most recent last.
+        self._saved_versions: dict[str, int] = {}
+        self._snapshots: OrderedDict[str, list[torch.Tensor]] = OrderedDict()
 
     @classmethod
     def create(cls, spec: LoraSpec, device: str = "auto", max_batch_tokens: int = 8192) -> TrainingSession:
@@ -105,7 +121,11 @@ class TrainingSession:
         if not rows:
             raise SpecError.at("data", "forward_backward needs at least one datum")
         with self._added_to_accumulated_gradients(), torch.set_grad_enabled(not forward_only):
-            outputs, total = self._run_batches(rows, loss, config, forward_only)
+            # A loss or gradient that is not finite raises in here, so that the call's gradients are dropped: one NaN
+            # applied by optim_step would spoil the weights and Adam's moments for good.
+            outputs, total = self._run_batches(rows, loss, loss_fn, config, forward_only)
+            if not forward_only:
+                self._check_gradients(loss_fn, total)
         return ForwardBackwardOutput(outputs, {"loss:sum": total})
 
     def optim_step(self, params: AdamParams) -> dict[str, float]:
@@ -120,28 +140,44 @@ class TrainingSession:
                          weight_decay=params.weight_decay)
         limit = params.grad_clip_norm if params.grad_clip_norm > 0 else math.inf
         grad_norm = float(torch.nn.utils.clip_grad_norm_(self.parameters, limit))
+        self.weights_version += 1  # before the step: one that fails midway may have changed some weights
         self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
         self.step += 1
         return {"grad_norm:mean": grad_norm, "learning_rate:mean": params.learning_rate}
 
     def sample(self, prompt: list[int], num_samples: int = 1, params: SamplingParams | None = None,
-               prompt_logprobs: bool = False) -> SampleOutput:
-        """Samples from the current weights (sampling.sample)."""
-        return sample(self.model, self.tokenizer, prompt, num_samples, params or SamplingParams(), prompt_logprobs,
-                      self.generator)
+               prompt_logprobs: bool = False, weights: str | None = None) -> SampleOutput:
+        """Samples (sampling.sample) from the current weights, or with `weights` from those a save_weights_for_sampler
+        to that folder saved (or any folder holding an adapter of this session's shape). Other weights are swapped into
+        the adapter for the call only: the current ones, their accumulated gradients and the optimizer are untouched."""
+        def draw() -> SampleOutput:
+            return sample(self.model, self.tokenizer, prompt, num_samples, params or SamplingParams(), prompt_logprobs,
+                          self.generator)
+
+        if weights is None:
+            return draw()
+        key = _folder_key(weights)
+        if self._saved_versions.get(key) == self.weights_version:
+            return draw()  # saved since the last change: they are the current weights
+        with self._swapped_in(self._snapshot(key, weights)):
+            return draw()
 
     # --- checkpoints ----------------------------------------------------------------------------------------------
 
     def save_weights_for_sampler(self, path: str) -> str:
-        """The adapter in PEFT's format with the tokenizer, as training saves one: serve and merge load it."""
-        self.model.save_pretrained(path, save_embedding_layers=False)
-        self.tokenizer.save_pretrained(path)
+        """The adapter in PEFT's format with the tokenizer, as training saves one: serve and merge load it. A copy stays
+        in memory too, for sample(weights=path)."""
+        self._write_adapter(path)
+        key = _folder_key(path)
+        self._remember(key, [p.detach().to("cpu", copy=True) for p in self.parameters])
         return path
 
     def save_state(self, path: str) -> str:
         """The adapter, the optimizer's state and step count, and the LoRA settings a session is recreated from."""
-        self.save_weights_for_sampler(path)
+        self._write_adapter(path)
+        # sample(weights=path) may name this folder too: read from disk, unless the weights are still these.
+        self._snapshots.pop(_folder_key(path), None)
         torch.save({"optimizer": self.optimizer.state_dict(), "generator": self.generator.get_state()},
                    Path(path, OPTIMIZER_FILE))
         Path(path, SESSION_FILE).write_text(json.dumps({"lora": asdict(self.spec), "step": self.step}, indent=2))
@@ -158,7 +194,8 @@ class TrainingSession:
         theirs = {k: v for k, v in saved["lora"].items() if k not in ("base_model", "seed")}
         if mine != theirs:
             raise SpecError.at("path", f"{path} holds an adapter of {theirs}; this session's is {mine}")
-        weights = load_file(Path(path, "adapter_model.safetensors"), device=str(self.device))
+        weights = load_file(Path(path, ADAPTER_FILE), device=str(self.device))
+        self.weights_version += 1  # before loading: a load that fails midway may have changed some weights
         result = set_peft_model_state_dict(self.model, weights)
         if result.unexpected_keys or any("lora_" in key for key in result.missing_keys):
             raise SpecError.at("path", f"{path}'s adapter does not fit this model")
@@ -181,6 +218,53 @@ class TrainingSession:
                                                                                 .target_modules)}
 
     # --- internals ------------------------------------------------------------------------------------------------
+
+    def _write_adapter(self, path: str) -> None:
+        self.model.save_pretrained(path, save_embedding_layers=False)
+        self.tokenizer.save_pretrained(path)
+        self._saved_versions[_folder_key(path)] = self.weights_version
+
+    def _remember(self, key: str, tensors: list[torch.Tensor]) -> None:
+        self._snapshots[key] = tensors
+        self._snapshots.move_to_end(key)
+        while len(self._snapshots) > SNAPSHOTS_IN_MEMORY:
+            self._snapshots.popitem(last=False)
+
+    def _snapshot(self, key: str, path: str) -> list[torch.Tensor]:
+        """The adapter tensors saved to `path` (aligned with self.parameters, on the CPU): from memory, else read from
+        the folder and kept in memory."""
+        if key in self._snapshots:
+            self._snapshots.move_to_end(key)
+            return self._snapshots[key]
+        from safetensors.torch import load_file
+
+        file = Path(path, ADAPTER_FILE)
+        if not file.is_file():
+            raise SpecError.at("weights", f"weights {path!r}: no save_weights_for_sampler of this session saved them "
+                                          f"and {path} holds no adapter ({ADAPTER_FILE})")
+        saved = load_file(file, device="cpu")
+        missing = [k for k in self._adapter_keys if k not in saved]
+        extra = sorted(set(saved) - set(self._adapter_keys))
+        misshapen = [k for k, p in zip(self._adapter_keys, self.parameters) if k in saved and saved[k].shape != p.shape]
+        if missing or extra or misshapen:
+            raise SpecError.at("weights", f"weights {path!r}: its adapter does not fit this session's (missing "
+                                          f"{missing[:3]}, unexpected {extra[:3]}, of another shape {misshapen[:3]})")
+        tensors = [saved[k] for k in self._adapter_keys]
+        self._remember(key, tensors)
+        return tensors
+
+    @contextmanager
+    def _swapped_in(self, tensors: list[torch.Tensor]):
+        """The adapter holds `tensors` in its body, its own weights again after: the same tensors, so bit for bit.
+        Only the parameters' data changes hands: their gradients and the optimizer's state (keyed by parameter) stay."""
+        current = [p.data for p in self.parameters]
+        try:
+            for p, tensor in zip(self.parameters, tensors):
+                p.data = tensor.to(device=p.device, dtype=p.dtype)
+            yield
+        finally:
+            for p, tensor in zip(self.parameters, current):
+                p.data = tensor
 
     def _vocab_size(self) -> int:
         return self.model.get_output_embeddings().weight.shape[0]
@@ -232,19 +316,29 @@ class TrainingSession:
                 row[name] = value
         return {name: value.to(self.device) for name, value in row.items()}
 
-    def _run_batches(self, rows, loss: losses.Loss, config, forward_only: bool):
-        outputs, total = [], 0.0
+    def _run_batches(self, rows, loss: losses.Loss, loss_fn: str, config, forward_only: bool):
+        outputs, total, first = [], 0.0, 0
         for batch in _batches(rows, self.max_batch_tokens):
-            datum_losses = []
-            for row, logprobs in zip(batch, self._target_logprobs(batch)):
-                inputs = {name: value for name, value in row.items() if name not in ("tokens", "target_tokens")}
-                datum_losses.append(loss.compute(logprobs, inputs, config))
+            datum_losses, batch_logprobs = [], self._target_logprobs(batch)
+            for row, logprobs in zip(batch, batch_logprobs):
+                datum_losses.append(loss.compute(logprobs, _loss_inputs(row), config))
                 outputs.append({"logprobs": logprobs.detach().float().cpu().numpy()})
             batch_loss = torch.stack(datum_losses).sum()
             if not forward_only:
                 batch_loss.backward()  # one batch's activations at a time; the loss is a sum, so its gradients add
-            total += float(batch_loss.detach())
+            value = float(batch_loss.detach())
+            if not math.isfinite(value):
+                raise _loss_not_finite(loss_fn, batch, batch_logprobs, datum_losses, first, value)
+            total += value
+            first += len(batch)
         return outputs, total
+
+    def _check_gradients(self, loss_fn: str, total: float) -> None:
+        """This call's gradients (the only ones on the parameters while it runs) are finite, in one device sync."""
+        grads = [p.grad for p in self.parameters if p.grad is not None]
+        if grads and not bool(torch.stack([g.isfinite().all() for g in grads]).all()):
+            raise SpecError.at("data", f"the gradients are not finite although the loss is ({loss_fn}: {total}); "
+                                       "the call's gradients were dropped")
 
     def _target_logprobs(self, batch: list[dict]) -> list[torch.Tensor]:
         """log p(target | prefix) at every position of each row, right-padded into one forward pass."""
@@ -260,6 +354,49 @@ class TrainingSession:
             picked = own.gather(-1, targets.view(len(targets), -1)) - own.logsumexp(-1, keepdim=True)
             result.append(picked.view(targets.shape))
         return result
+
+
+def _loss_inputs(row: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    return {name: value for name, value in row.items() if name not in ("tokens", "target_tokens")}
+
+
+def _loss_not_finite(loss_fn: str, batch, batch_logprobs, datum_losses, first: int, value: float) -> SpecError:
+    """The error of a batch whose loss is NaN or infinite, naming the first datum at fault and, where it can, why."""
+    dropped = "the call's gradients were dropped"
+    for i, (row, logprobs, datum_loss) in enumerate(zip(batch, batch_logprobs, datum_losses)):
+        own = float(datum_loss.detach())
+        if math.isfinite(own):
+            continue
+        where = f"data[{first + i}]"
+        bad = [name for name, tensor in _loss_inputs(row).items() if not bool(tensor.isfinite().all())]
+        if bad:
+            why = f"its loss_fn_inputs {bad} hold NaN or infinite values"
+        elif not bool(logprobs.detach().isfinite().all()):
+            why = "the model's logprobs of its target tokens are not finite (have the weights diverged?)"
+        else:
+            why = ("its inputs and logprobs are finite, so a term overflowed (say, the ratio exp(logprobs − sampler "
+                   "logprobs) where a sampler logprob lies far below the model's)")
+        return SpecError.at(where, f"the loss is not finite: {loss_fn} gives {own} for {where}: {why}; {dropped}")
+    last = first + len(batch) - 1
+    return SpecError.at("data", f"the loss is not finite: {loss_fn} gives finite losses for data[{first}] to "
+                                f"data[{last}] but their sum is {value} (an overflow); {dropped}")
+
+
+def _adapter_keys(model, parameters: list[torch.Tensor]) -> list[str]:
+    """The key each trainable parameter has in a saved adapter file, matched by storage with PEFT's own state dict
+    (so PEFT's naming rules are not restated here)."""
+    from peft.utils import get_peft_model_state_dict
+
+    by_storage = {tensor.data_ptr(): key for key, tensor in
+                  get_peft_model_state_dict(model, save_embedding_layers=False).items()}
+    keys = [by_storage.get(p.data_ptr()) for p in parameters]
+    if None in keys:
+        raise RuntimeError("some trainable parameters are not part of the PEFT adapter's state dict")
+    return keys
+
+
+def _folder_key(path: str) -> str:
+    return str(Path(path).resolve())
 
 
 def _integers(value, where: str) -> torch.Tensor:

@@ -22,6 +22,11 @@ export const batchQueue = defineQueue('batch', z.object({ batchId: Id }), { conc
  *  benchmark keeps the model busy for minutes to hours, and its own batches use the device. */
 export const benchmarkQueue = defineQueue('benchmark', z.object({ evaluationId: Id }), { concurrency: 1 });
 
+/** A Tinker training run (services/tinker): held in the worker's memory, its model and optimizer in a core process,
+ *  until it goes idle (TINKER_IDLE_S) or its session ends. A few at once per worker: a loop that loads a saved state
+ *  into a second training client while the first lives needs both held. */
+export const sessionQueue = defineQueue('session', z.object({ runId: Id }), { concurrency: 4 });
+
 /** The model a request runs: a job's adapter or merged model, or a base model alone. */
 export const ModelChoice = z.object({
   model_source: ModelSource,
@@ -155,6 +160,6 @@ export const preflightQueue = defineQueue(
 export type PreflightPayload = z.infer<typeof preflightQueue.payload>;
 
 /** The lanes a worker serves by default (WORKER_QUEUES unset), by name. */
-export const QUEUES = { train: trainingQueue, export: exportQueue, infer: inferQueue, evaluate: evaluateQueue, preflight: preflightQueue, augment: augmentQueue, batch: batchQueue, benchmark: benchmarkQueue } as const;
+export const QUEUES = { train: trainingQueue, export: exportQueue, infer: inferQueue, evaluate: evaluateQueue, preflight: preflightQueue, augment: augmentQueue, batch: batchQueue, benchmark: benchmarkQueue, session: sessionQueue } as const;
 export type QueueName = keyof typeof QUEUES;
 export const QUEUE_NAMES = Object.keys(QUEUES) as QueueName[];

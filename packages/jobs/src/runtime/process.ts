@@ -62,6 +62,7 @@ export const SERVICE_PORTS = {
   export: 'EXPORT_PORT',
   inference: 'INFERENCE_PORT',
   openai: 'OPENAI_PORT',
+  tinker: 'TINKER_PORT',
 } as const satisfies Record<string, keyof Platform['config']>;
 
 /** What runService does with the HTTP app a service builds (a Fastify instance is one): listen, and close at the stop. */

@@ -7,8 +7,8 @@
 // Each change is a guarded UPDATE (the row still names that worker and its hold is still lost), so when several
 // processes notice the same death only one of them acts on each row, and a worker that just registered is never
 // taken for dead. The reconciler (reconciler.ts) releases work the same way when a live worker let go of it.
-import { type LostHold, type Platform, type TrainingJobRow } from '@ftp/platform';
-import { augmentQueue, batchQueue, benchmarkQueue, evaluationLost, exportQueue, MAX_EVALUATION_ATTEMPTS, trainingQueue, workerLetGo, workerStopped } from '../queues/index.ts';
+import { listWaiting, TINKER_WORK, type LostHold, type Platform, type TrainingJobRow } from '@ftp/platform';
+import { augmentQueue, batchQueue, benchmarkQueue, evaluationLost, exportQueue, MAX_EVALUATION_ATTEMPTS, sessionQueue, trainingQueue, workerLetGo, workerStopped } from '../queues/index.ts';
 import { jobConfig } from '@ftp/schema';
 
 export interface RecoveryOptions {
@@ -71,6 +71,16 @@ export async function releaseLostWork(platform: Platform, lost: LostHold): Promi
 
   await releaseLostEvaluations(platform, lost);
 
+  // A Tinker run held its weights in its worker's memory: what it learnt since its last save is gone with it.
+  for (const run of await platform.tinker.listLostRuns(lost)) {
+    const error = `the ${whatHappened(run.worker_id, lost)} holding this training run at step ${run.step}; the weights since its last save are lost: load a saved state (create_training_client_from_state) to go on`;
+    if (await platform.tinker.updateRun(run.run_id, { status: 'failed', error }, ['running'], run.worker_id ?? undefined)) {
+      await platform.tinker.failUnfinished(run.run_id, { error, category: 'server' });
+      platform.metrics.repairs.inc({ repair: 'tinker_run_failed' });
+      logger.warn({ runId: run.run_id, workerId: run.worker_id }, `tinker run failed: its ${whatHappened(run.worker_id, lost)}`);
+    }
+  }
+
   for (const row of await platform.datasets.listProcessingOrphaned(lost)) {
     // It starts over on whichever worker takes it; its llm_api_key stays sealed until then.
     if (await platform.datasets.releaseProcessing(row, lost)) {
@@ -120,4 +130,5 @@ export async function requeuePending(platform: Platform): Promise<void> {
   for (const row of await platform.datasets.listProcessingPending()) await platform.queue.add(augmentQueue, { processedDatasetId: row.processed_dataset_id });
   for (const row of await platform.batches.listWaiting()) await platform.queue.add(batchQueue, { batchId: row.batch_id });
   for (const row of await platform.evaluationRuns.listWaiting()) await platform.queue.add(benchmarkQueue, { evaluationId: row.evaluation_id });
+  for (const runId of await listWaiting(platform.db, TINKER_WORK, 0)) await platform.queue.add(sessionQueue, { runId });
 }

@@ -1,6 +1,6 @@
 // The Fastify instance every service starts from: zod validation with exact 422 locs, the one error
 // handler, request ids, authentication on every request, and the platform decorated once.
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { serializerCompiler } from 'fastify-type-provider-zod';
 import type { Platform } from '../platform.ts';
 import { newId } from '../ids.ts';
@@ -36,9 +36,12 @@ export interface ServiceAppOptions {
   errorStyle?: ErrorStyle;
   /** The service's name in its request metrics (ftp_http_request_duration_seconds{service}). */
   service?: string;
+  /** Where the caller's credential is, as an Authorization header value (default: the Authorization header). The
+   *  Tinker service reads the tinker SDK's X-API-Key instead. */
+  credential?: (headers: FastifyRequest['headers']) => string | undefined;
 }
 
-export function createServiceApp({ platform, bodyLimit = JSON_BODY_LIMIT, errorStyle = 'detail', service = 'service' }: ServiceAppOptions): FastifyInstance {
+export function createServiceApp({ platform, bodyLimit = JSON_BODY_LIMIT, errorStyle = 'detail', service = 'service', credential = (headers) => headers.authorization }: ServiceAppOptions): FastifyInstance {
   const app = Fastify({
     loggerInstance: platform.logger as FastifyBaseLogger,
     genReqId: () => newId('req'),
@@ -79,7 +82,7 @@ export function createServiceApp({ platform, bodyLimit = JSON_BODY_LIMIT, errorS
     reply.header('x-request-id', request.id);
     // /metrics is no user's: its route takes the operator's METRICS_TOKEN itself (http/metrics.ts)
     if (request.routeOptions.url === '/metrics') return;
-    request.userId = await platform.authenticate(request.headers.authorization, isPublic(request.routeOptions.url, request.routeOptions.schema));
+    request.userId = await platform.authenticate(credential(request.headers), isPublic(request.routeOptions.url, request.routeOptions.schema));
   });
   return app;
 }

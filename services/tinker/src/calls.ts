@@ -1,0 +1,50 @@
+// What the Tinker service does with a call: record it for the worker that holds its run (a run that went idle is
+// queued again first), and read its future. A call the server cannot run (an unsupported loss, optimizer or input)
+// is recorded too, with its refusal: the worker fails it in its turn, so the run's seq_id order goes on past it and
+// the SDK gets a failed future with category user naming what to change.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { NotFound, type Platform, type TinkerCallRow, type TinkerRunRow } from '@ftp/platform';
+import { sessionQueue } from '@ftp/jobs/queues';
+import { userError } from '@ftp/jobs/tinker';
+
+/** How long retrieve_future holds a request before answering try_again (the SDK waits 45 s and polls at once again). */
+export const LONG_POLL_MS = 25_000;
+const POLL_MS = 20;
+
+/** The caller's run named by the SDK's model id (404 for anyone else's). */
+export async function runOfModel(platform: Platform, userId: string, modelId: string): Promise<TinkerRunRow> {
+  const run = await platform.tinker.getRunByModel(userId, modelId);
+  if (!run) throw new NotFound('training run (model_id)', modelId);
+  return run;
+}
+
+/** Records a call on a run (`refusal`: the reason it will fail instead of running) and makes sure a worker holds the
+ *  run: one that went idle is queued again, to continue from the state it saved. */
+export async function submitRunCall(
+  platform: Platform,
+  run: TinkerRunRow,
+  call: { targetId?: string; seqId: number | null; op: string; request: Record<string, unknown>; refusal?: string | undefined },
+): Promise<TinkerCallRow> {
+  const made = await platform.tinker.submit({
+    user_id: run.user_id, run_id: run.run_id, target_id: call.targetId ?? run.model_id, seq_id: call.seqId, op: call.op,
+    request: call.refusal ? { ...call.request, refusal: call.refusal } : call.request,
+    ...(run.status === 'failed' ? { status: 'failed' as const, error: userError(run.error ?? 'the training run failed') } : {}),
+  });
+  if (run.status === 'idle' && (await platform.tinker.updateRun(run.run_id, { status: 'queued', worker_id: null }, ['idle']))) {
+    await platform.queue.add(sessionQueue, { runId: run.run_id });
+  }
+  return made;
+}
+
+/** The answer retrieve_future gives: the call's row once it is done or failed, undefined while it waits or runs (after
+ *  up to `waitMs`). A call of a run that failed meanwhile fails with the run's error. */
+export async function awaitCall(platform: Platform, userId: string, requestId: string, waitMs: number, signal: AbortSignal): Promise<TinkerCallRow | undefined> {
+  const until = Date.now() + waitMs;
+  for (;;) {
+    const call = await platform.tinker.getCall(userId, requestId);
+    if (!call) throw new NotFound('future', requestId);
+    if (call.status === 'done' || call.status === 'failed') return call;
+    if (Date.now() >= until || signal.aborted) return undefined;
+    await sleep(POLL_MS);
+  }
+}

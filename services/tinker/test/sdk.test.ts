@@ -1,0 +1,102 @@
+// The official tinker SDK (0.38, locked in test/tools) runs a training loop of its own against this service and a real
+// worker holding the run in the real core, on the tests' tiny model: twenty memorisation steps cut the loss by half or
+// more, forward after them gives the same loss as the last step computed, samples come from the saved sampler weights
+// (greedy equal through two samplers of the same weights, seeded ones reproducible), compute_logprobs agrees with
+// forward's logprobs, and an unsupported loss is a failed future of category user naming it. Every path the SDK hit
+// is recorded: none may be a 404 or 501 the README's "not supported" list does not name.
+import { spawn } from 'node:child_process';
+import type { AddressInfo } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTrainingHarness, type TrainingHarness } from '../../../test/support/training.ts';
+import { buildTinkerApp } from '../src/app.ts';
+
+const PYTHON = 'test/tools/.venv/bin/python';
+let h: TrainingHarness;
+let app: FastifyInstance;
+let baseUrl: string;
+let key: string;
+const hits: Array<{ method: string; path: string; status: number }> = [];
+
+function runSdk(script: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(PYTHON, [script, ...args], { env: { ...process.env, TINKER_TELEMETRY: '0', HF_HUB_OFFLINE: '1', TRANSFORMERS_VERBOSITY: 'error' } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+beforeAll(async () => {
+  h = await startTrainingHarness({ AUTH_MODE: 'token', HF_ENDPOINT: 'http://127.0.0.1:9' });
+  key = `tml-${(await h.platform.apiKeys.create('alice', 'a')).key}`;
+  app = await buildTinkerApp(h.platform);
+  app.addHook('onResponse', async (request, reply) => {
+    hits.push({ method: request.method, path: request.routeOptions.url ?? request.url, status: reply.statusCode });
+  });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  baseUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+}, 120_000);
+afterAll(async () => {
+  await app?.close();
+  await h?.close();
+});
+
+describe('the tinker SDK’s own loop', () => {
+  let seen: Record<string, any>;
+
+  it('trains, saves and samples through the SDK unchanged', async () => {
+    const { code, stdout, stderr } = await runSdk('services/tinker/test/sdk/loop.py', [baseUrl, key, 'tiny']);
+    expect(code, stderr.slice(-4000)).toBe(0);
+    seen = JSON.parse(stdout.trim().split('\n').at(-1)!);
+  }, 300_000);
+
+  it('twenty steps on one sequence cut its loss by half or more', () => {
+    const [first, last] = [seen.losses[0], seen.losses.at(-1)];
+    expect(last).toBeLessThan(first * 0.5);
+    // forward after the last step: the weights the last optim_step made
+    expect(seen.forward_loss).toBeLessThan(last);
+  });
+
+  it('compute_logprobs from the saved sampler weights equals forward’s logprobs of the same tokens', () => {
+    expect(seen.prompt_logprobs[0]).toBeNull();
+    const sampled = seen.prompt_logprobs.slice(1) as number[];
+    expect(sampled).toHaveLength(seen.forward_logprobs.length);
+    sampled.forEach((v, i) => expect(Math.abs(v - seen.forward_logprobs[i])).toBeLessThanOrEqual(1e-3));
+  });
+
+  it('samples: greedy the same through two samplers of the same weights, seeded ones reproducible', () => {
+    expect(seen.greedy.length).toBeGreaterThan(0);
+    expect(seen.again).toEqual(seen.greedy);
+    expect(seen.seeded[0]).toEqual(seen.seeded[1]);
+    expect(seen.state).toMatch(/^tinker:\/\/job_[0-9a-f]+\/weights\/after-20$/);
+    expect(seen.named).toMatch(/^tinker:\/\/job_[0-9a-f]+\/sampler_weights\/final$/);
+  });
+
+  it('an unsupported loss is a failed future of category user that names it', () => {
+    expect(seen.refused.category.toLowerCase()).toContain('user');
+    expect(seen.refused.message).toMatch(/loss_fn cispo is not supported here/);
+  });
+
+  it('every path the SDK hit is served', () => {
+    const missing = hits.filter((h) => h.status === 404 || h.status === 501);
+    expect(missing).toEqual([]);
+    for (const path of ['/api/v1/create_model', '/api/v1/forward_backward', '/api/v1/optim_step', '/api/v1/asample', '/api/v1/retrieve_future']) {
+      expect(hits.map((h) => h.path)).toContain(path);
+    }
+  });
+
+  it('another user’s run, model and saved state read like unknown ones', async () => {
+    const bob = { 'x-api-key': `tml-${(await h.platform.apiKeys.create('bob', 'b')).key}`, 'content-type': 'application/json' };
+    const runId = /^tinker:\/\/([^/]+)\//.exec(seen.state)![1]!;
+    const mine = await fetch(`${baseUrl}/api/v1/training_runs/${runId}`, { headers: { 'x-api-key': key } });
+    expect(mine.status).toBe(200);
+    expect(((await mine.json()) as { step: number }).step).toBe(20);
+    expect((await fetch(`${baseUrl}/api/v1/training_runs/${runId}`, { headers: bob })).status).toBe(404);
+    expect((await fetch(`${baseUrl}/api/v1/get_info`, { method: 'POST', headers: bob, body: JSON.stringify({ model_id: seen.model_id }) })).status).toBe(404);
+    expect((await fetch(`${baseUrl}/api/v1/weights_info`, { method: 'POST', headers: bob, body: JSON.stringify({ tinker_path: seen.state }) })).status).toBe(404);
+    expect(((await (await fetch(`${baseUrl}/api/v1/training_runs`, { headers: bob })).json()) as { training_runs: unknown[] }).training_runs).toEqual([]);
+  });
+});

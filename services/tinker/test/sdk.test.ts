@@ -4,10 +4,11 @@
 // (greedy equal through two samplers of the same weights, seeded ones reproducible), compute_logprobs agrees with
 // forward's logprobs, and an unsupported loss is a failed future of category user naming it. Every path the SDK hit
 // is recorded: none may be a 404 or 501 the README's "not supported" list does not name.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startWorker, type WorkerHandle } from '@ftp/worker';
 import { startTrainingHarness, type TrainingHarness } from '../../../test/support/training.ts';
 import { buildTinkerApp } from '../src/app.ts';
 
@@ -39,8 +40,10 @@ beforeAll(async () => {
   await app.listen({ host: '127.0.0.1', port: 0 });
   baseUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
 }, 120_000);
+let second: WorkerHandle | undefined;
 afterAll(async () => {
   await app?.close();
+  await second?.stop();
   await h?.close();
 });
 
@@ -75,9 +78,9 @@ describe('the tinker SDK’s own loop', () => {
     expect(seen.named).toMatch(/^tinker:\/\/job_[0-9a-f]+\/sampler_weights\/final$/);
   });
 
-  it('an unsupported loss is a failed future of category user that names it', () => {
+  it('an unsupported loss (gspo) is a failed future of category user that names it', () => {
     expect(seen.refused.category.toLowerCase()).toContain('user');
-    expect(seen.refused.message).toMatch(/loss_fn cispo is not supported here/);
+    expect(seen.refused.message).toMatch(/loss_fn gspo is not supported here/);
   });
 
   it('every path the SDK hit is served', () => {
@@ -99,4 +102,36 @@ describe('the tinker SDK’s own loop', () => {
     expect((await fetch(`${baseUrl}/api/v1/weights_info`, { method: 'POST', headers: bob, body: JSON.stringify({ tinker_path: seen.state }) })).status).toBe(404);
     expect(((await (await fetch(`${baseUrl}/api/v1/training_runs`, { headers: bob })).json()) as { training_runs: unknown[] }).training_runs).toEqual([]);
   });
+});
+
+describe('a run whose core dies', () => {
+  it('says so on its next call, and its saved state continues on another worker exactly as the run would have', async () => {
+    const child = spawn(PYTHON, ['services/tinker/test/sdk/resume.py', baseUrl, key, 'tiny'], { env: { ...process.env, TINKER_TELEMETRY: '0', HF_HUB_OFFLINE: '1', TRANSFORMERS_VERBOSITY: 'error' } });
+    let stdout = '';
+    let stderr = '';
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.on('data', (c: Buffer) => {
+        stdout += c.toString();
+        if (stdout.includes('READY')) resolve();
+      });
+      child.on('close', () => reject(new Error(`resume.py ended before READY: ${stderr.slice(-3000)}`)));
+    });
+    // The kernel's OOM killer or an operator: the core holding the run, SIGKILLed while its worker lives. Then that
+    // worker stops, and another one is the only one left to take the run that continues.
+    const cores = execFileSync('pgrep', ['-f', 'ftcore tinker-session']).toString().trim().split('\n').map(Number);
+    expect(cores).toHaveLength(1);
+    process.kill(cores[0]!, 'SIGKILL');
+    await h.worker!.stop();
+    second = await startWorker(h.platform, { queues: ['session'] });
+    child.stdin.write('go\n');
+    expect(await closed, stderr.slice(-4000)).toBe(0);
+    const seen = JSON.parse(stdout.trim().split('\n').at(-1)!) as { reference: [number, number]; resumed: [number, number]; died: string | null };
+    expect(seen.died).toMatch(/killed by SIGKILL.*weights since its last save are lost: load a saved state/);
+    seen.resumed.forEach((loss, i) => expect(Math.abs(loss - seen.reference[i]!) / seen.reference[i]!).toBeLessThanOrEqual(1e-5));
+    expect(seen.resumed[1]).toBeLessThan(seen.resumed[0]);
+    const runs = (await (await fetch(`${baseUrl}/api/v1/training_runs`, { headers: { 'x-api-key': key } })).json()) as { training_runs: Array<{ status: string; error: string | null; base_model: string }> };
+    expect(runs.training_runs.filter((r) => r.status === 'failed').map((r) => r.error)).toEqual([expect.stringMatching(/killed by SIGKILL/)]);
+  }, 300_000);
 });

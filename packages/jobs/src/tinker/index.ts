@@ -36,7 +36,7 @@ export const userError = (error: string): TinkerCallError => ({ error, category:
 export const serverError = (error: string): TinkerCallError => ({ error, category: 'server' });
 
 /** The losses the core computes (core/src/ftcore/tinker/losses.py). */
-export const TINKER_LOSSES = ['cross_entropy', 'importance_sampling', 'ppo'] as const;
+export const TINKER_LOSSES = ['cross_entropy', 'importance_sampling', 'ppo', 'cispo', 'dro'] as const;
 
 /** A run's name for the state it saves when it goes idle, which its next holder loads. */
 export const IDLE_STATE = 'idle-state';

@@ -61,7 +61,7 @@ export const tinkerRoutes = {
     schema: {
       operationId: 'tinkerForwardBackward', summary: 'Forward and backward pass (protobuf)',
       description:
-        'A ForwardBackwardRequest of the SDK’s protobuf schema (application/x-protobuf): data, loss_fn (cross_entropy, importance_sampling, ppo), its config, forward_only. ' +
+        'A ForwardBackwardRequest of the SDK’s protobuf schema (application/x-protobuf): data, loss_fn (cross_entropy, importance_sampling, ppo, cispo, dro), its config, forward_only. ' +
         'Gradients add up until optim_step. Runs in seq_id order with the run’s other training calls. The future’s result is a protobuf ForwardBackwardOutput.',
       tags, security: apiKeyOptional,
       consumes: ['application/x-protobuf'],

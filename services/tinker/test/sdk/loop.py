@@ -42,7 +42,7 @@ sampler2 = service.create_sampling_client(model_path=named)
 again = sampler2.sample(prompt, 1, types.SamplingParams(max_tokens=8, temperature=0.0)).result()
 
 try:
-    training.forward_backward([datum], "cispo").result()
+    training.forward_backward([datum], "gspo").result()
     refused = None
 except tinker.RequestFailedError as e:  # noqa: F841 - the message is what the test reads
     refused = {"message": str(e), "category": str(e.category)}

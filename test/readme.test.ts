@@ -18,8 +18,9 @@ import { sharedStack, type SharedStack } from './support/shared-stack.ts';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const BLOCKS = readmeBlocks(fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8'));
-const DEFAULT_PORTS = { preprocessing: 8001, training: 8002, export: 8003, inference: 8004, openai: 8000 } as const;
+const DEFAULT_PORTS = { preprocessing: 8001, training: 8002, export: 8003, inference: 8004, openai: 8000, tinker: 8005 } as const;
 const ID = /\b(ds|pd|job|exp|evalrun|cmp)_[0-9a-f]{24}\b/g;
+const TOOLS_PYTHON = path.join(ROOT, 'test', 'tools', '.venv', 'bin', 'python');
 
 let stack: SharedStack;
 let token: string;
@@ -116,8 +117,9 @@ async function runPython(block: Block): Promise<void> {
   const code = filled(block.code).replace('<an API key, or anything with AUTH_MODE=none>', token);
   const file = path.join(clone, `readme-line-${block.line}.py`);
   await fsp.writeFile(file, code);
-  // The core's interpreter has the `openai` package a user would install with pip.
-  const python = process.env.CORE_PYTHON ?? DEFAULT_CORE_PYTHON;
+  // The core's interpreter has the `openai` package a user would install with pip; test/tools' has the `tinker` SDK
+  // (whose transformers 5 the core's pins cannot share).
+  const python = /^import tinker\b/m.test(code) ? TOOLS_PYTHON : (process.env.CORE_PYTHON ?? DEFAULT_CORE_PYTHON);
   const run = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
     const child = spawn(python, [file], { cwd: clone });
     let stdout = '';

@@ -57,6 +57,7 @@ const SERVICE_TESTS = [
   'services/inference/test/evaluations.test.ts',
   'services/tinker/test/wire.test.ts',
   'services/tinker/test/sdk.test.ts',
+  'services/tinker/test/idle.test.ts',
   'services/inference/test/comparisons.test.ts',
 ];
 

@@ -1,11 +1,13 @@
 // Isolation between users, over every operation of every service: the embedded stack in JWT mode with two users, A
 // and B. A creates one of everything that has an id and can exist without a worker (an upload, a processed dataset,
 // a training job, /v1 files, a fine-tuning job and a failed one, with the processed dataset it made, an upload in parts,
-// a batch, an evaluation with benchmarks (queued), a webhook endpoint and the delivery of the failed job's event to it); then B calls
+// a batch, an evaluation with benchmarks (queued), a webhook endpoint and the delivery of the failed job's event to it,
+// and on the Tinker-compatible service a session, a training run (queued), a base-model sampler and the run's first
+// future); then B calls
 // every operation read from openapi/*.json (so a new endpoint cannot be forgotten) with A's ids in its path and body:
 // 404 everywhere (on /v1 OpenAI's error body), and no answer of B's, whatever its status, holds any of A's ids or
-// strings beyond what B's own request sent. Then every request again with no credential: 401 (but /health), no blob
-// stored. Afterwards A reads everything again: all there, unchanged.
+// strings beyond what B's own request sent. Then every request again with no credential: 401 (but /health and the
+// tinker SDK's /api/v1/healthz), no blob stored. Afterwards A reads everything again: all there, unchanged.
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -16,6 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SERVICE_NAMES, type ServiceName } from '@ftp/schema';
 import { startStack, stackPorts, type StackProcess, type StackUrls } from '../support/stack.ts';
 import { tinyModelsDir, TINY_MODEL } from '../support/tiny-model.ts';
+import { encodeForwardBackwardRequest } from '../../services/tinker/src/wire/proto.ts';
 
 const OPENAPI_DIR = fileURLToPath(new URL('../../openapi/', import.meta.url));
 const JWT_SECRET = 'isolation-test-secret-of-32-chars-or-more';
@@ -69,18 +72,29 @@ interface AIds {
   /** A's webhook endpoint, and the delivery of its failed job's event to it. */
   webhooks: string[];
   deliveries: string[];
+  /** Tinker: A's session; its training run by model id (`<session>:train:0`) and by run id (`job_…`), queued (no
+   *  worker takes it); its base-model sampler (`<session>:sample:0`); and the run's create_model future. */
+  tinkerSessions: string[];
+  tinkerModels: string[];
+  tinkerRuns: string[];
+  samplers: string[];
+  futures: string[];
 }
 
 /** B's own resources, for requests that must name one of B's besides one of A's. */
 interface BIds {
   processedDatasetId: string;
   fileId: string;
+  /** B's own tinker session, where a request names a session besides A's checkpoint. */
+  tinkerSessionId: string;
 }
 
 /** What B sends besides the URL, and what it must get back. */
 interface Variant {
   body?: unknown;
   form?: () => FormData;
+  /** A body of bytes in a media type of its own (forward_backward's protobuf). */
+  raw?: { bytes: Uint8Array; type: string };
   /** The answer B must get: 404 when the request names anything of A's. */
   status: number;
   check?: (body: any) => void;
@@ -106,6 +120,9 @@ const pathValues = (a: AIds): Record<string, string[]> => ({
   permission_id: ['cp_000000000000000000000000'],
   webhook_endpoint_id: a.webhooks,
   delivery_id: a.deliveries,
+  session_id: a.tinkerSessions,
+  sampler_id: a.samplers,
+  run_id: a.tinkerRuns,
 });
 
 /** Required query parameter name → the value sent (no id is taken by query). */
@@ -186,6 +203,44 @@ const BODIES: Record<string, (a: AIds, b: BIds) => Variant[]> = {
   'POST /v1/fine_tuning/alpha/graders/run': (a) => a.models.map((model) => ({ body: { grader: judgedBy(model), model_sample: 'x', item: {} }, status: 404 })),
   'POST /v1/chat/completions': (a) => a.models.map((model) => ({ body: { model, messages: [{ role: 'user', content: 'hi' }], max_tokens: 1 }, status: 404 })),
   'POST /v1/responses': (a) => a.models.map((model) => ({ body: { model, input: 'hi', max_output_tokens: 1 }, status: 404 })),
+  // The Tinker-compatible service: what the SDK sends, naming A's session, run (by model id or in a tinker:// path),
+  // sampler or future. A has no checkpoint (no worker saves one), so a path names a checkpoint of A's run that B is
+  // refused at whatever its name.
+  'POST /api/v1/client/config': () => [{ body: { sdk_version: '0.38.0' }, status: 200 }],
+  'POST /api/v1/client/dynamic_config': () => [{ body: { sdk_version: '0.38.0' }, status: 200 }],
+  'POST /api/v1/create_session': () => [{ body: {}, status: 200 }],
+  'POST /api/v1/telemetry': () => [{ body: {}, status: 200 }],
+  'POST /api/v1/session_heartbeat': (a) => a.tinkerSessions.map((session_id) => ({ body: { session_id }, status: 404 })),
+  'POST /api/v1/sessions/{session_id}/finish': () => [{ body: {}, status: 404 }],
+  'POST /api/v1/create_model': (a) => a.tinkerSessions.map((session_id) => ({ body: { session_id, model_seq_id: 1, base_model: TINY_MODEL }, status: 404 })),
+  'POST /api/v1/get_info': (a) => a.tinkerModels.map((model_id) => ({ body: { model_id }, status: 404 })),
+  'POST /api/v1/forward_backward': (a) =>
+    a.tinkerModels.map((model_id) => ({
+      raw: {
+        type: 'application/x-protobuf',
+        bytes: encodeForwardBackwardRequest({
+          model_id, seq_id: 1, loss_fn: 'cross_entropy', loss_fn_config: null, forward_only: false,
+          data: [{ model_input: { chunks: [{ type: 'encoded_text', tokens: [1, 2] }] }, loss_fn_inputs: { target_tokens: { data: [2, 3], dtype: 'int64', shape: [2] }, weights: { data: [1, 1], dtype: 'float32', shape: [2] } } }],
+        }),
+      },
+      status: 404,
+    })),
+  'POST /api/v1/optim_step': (a) => a.tinkerModels.map((model_id) => ({ body: { model_id, seq_id: 1, adam_params: { learning_rate: 1e-4 } }, status: 404 })),
+  'POST /api/v1/save_weights': (a) => a.tinkerModels.map((model_id) => ({ body: { model_id, seq_id: 1, path: 'b-state' }, status: 404 })),
+  'POST /api/v1/save_weights_for_sampler': (a) => a.tinkerModels.map((model_id) => ({ body: { model_id, seq_id: 1 }, status: 404 })),
+  'POST /api/v1/load_weights': (a, b) => [
+    ...a.tinkerRuns.map((run) => ({ body: { session_id: b.tinkerSessionId, model_seq_id: 0, path: `tinker://${run}/weights/x` }, status: 404 })),
+    ...a.tinkerModels.map((model_id) => ({ body: { model_id, seq_id: 1, path: `tinker://${a.tinkerRuns[0]}/weights/x` }, status: 404 })),
+  ],
+  'POST /api/v1/create_sampling_session': (a, b) => [
+    ...a.tinkerSessions.map((session_id) => ({ body: { session_id, sampling_session_seq_id: 1, base_model: TINY_MODEL }, status: 404 })),
+    ...a.tinkerRuns.map((run) => ({ body: { session_id: b.tinkerSessionId, sampling_session_seq_id: 0, model_path: `tinker://${run}/sampler_weights/x` }, status: 404 })),
+  ],
+  'POST /api/v1/asample': (a) =>
+    a.samplers.map((sampling_session_id) => ({ body: { sampling_session_id, prompt: { chunks: [{ type: 'encoded_text', tokens: [1, 2] }] }, sampling_params: { max_tokens: 1 } }, status: 404 })),
+  'POST /api/v1/retrieve_future': (a) => a.futures.map((request_id) => ({ body: { request_id }, status: 404 })),
+  'POST /api/v1/weights_info': (a) =>
+    a.tinkerRuns.flatMap((run) => ['weights', 'sampler_weights'].map((kind) => ({ body: { tinker_path: `tinker://${run}/${kind}/x` }, status: 404 }))),
 };
 
 /** GETs naming A's ids that A gets a 404 from too, with why. B's 404 there still shows nothing of A's; everywhere
@@ -240,15 +295,18 @@ interface Answer {
 
 /** One request; a server-sent event stream is read up to its first event (a job's stream stays open while the job
  *  is queued), and every request has a time limit, so nothing here can hang. */
-async function send(url: string, token: string, init: { method: string; json?: unknown; form?: FormData }): Promise<Answer> {
+async function send(url: string, token: string, init: { method: string; json?: unknown; form?: FormData; raw?: Variant['raw'] }): Promise<Answer> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(new Error(`${init.method} ${url}: no answer within 30 s`)), 30_000);
   try {
     const res = await fetch(url, {
       method: init.method,
       signal: controller.signal,
-      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(init.json === undefined ? {} : { 'content-type': 'application/json' }) },
-      ...(init.json !== undefined ? { body: JSON.stringify(init.json) } : init.form ? { body: init.form } : {}),
+      headers: {
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+        ...(init.json !== undefined ? { 'content-type': 'application/json' } : init.raw ? { 'content-type': init.raw.type } : {}),
+      },
+      ...(init.json !== undefined ? { body: JSON.stringify(init.json) } : init.form ? { body: init.form } : init.raw ? { body: init.raw.bytes } : {}),
     });
     const contentType = res.headers.get('content-type') ?? '';
     let text = '';
@@ -307,9 +365,7 @@ beforeAll(async () => {
   // The documents are read from the folder, and each must be a service's: a document added there is covered or fails.
   const files = (await fs.readdir(OPENAPI_DIR)).filter((f) => f.endsWith('.json')).sort();
   expect(files).toEqual(SERVICE_NAMES.map((s) => `${s}.json`).sort());
-  // The Tinker-compatible service (#60) keeps its users apart by the same user_id filters (services/tinker/test/sdk.test.ts
-  // tries one user's run under another's key); its operations join this table with the rest of #60.
-  for (const service of SERVICE_NAMES.filter((s) => s !== 'tinker')) operations.push(...readOperations(service, JSON.parse(await fs.readFile(path.join(OPENAPI_DIR, `${service}.json`), 'utf8')) as Json));
+  for (const service of SERVICE_NAMES) operations.push(...readOperations(service, JSON.parse(await fs.readFile(path.join(OPENAPI_DIR, `${service}.json`), 'utf8')) as Json));
 
   dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'ftp-isolation-'));
   const ports = await stackPorts();
@@ -374,6 +430,13 @@ describe('isolation between two users, over every operation of every OpenAPI doc
     expect(aEvaluation.status).toBe('queued');
     const deliveries = await ok(`${urls.openai}/v1/webhook_endpoints/${hooks.id}/deliveries`, tokenA, { method: 'GET' });
     expect(deliveries.data.map((d: { event_type: string }) => d.event_type)).toEqual(['fine_tuning.job.failed']);
+    // Tinker: a session, a training run in it (queued: no worker takes it) and a sampler of the base model.
+    const tinkerSession = await ok(`${urls.tinker}/api/v1/create_session`, tokenA, { method: 'POST', json: {} });
+    const tinkerModel = await ok(`${urls.tinker}/api/v1/create_model`, tokenA, { method: 'POST', json: { session_id: tinkerSession.session_id, model_seq_id: 0, base_model: TINY_MODEL } });
+    expect(tinkerModel.model_id).toBe(`${tinkerSession.session_id}:train:0`);
+    const tinkerRuns = await ok(`${urls.tinker}/api/v1/training_runs`, tokenA, { method: 'GET' });
+    expect(tinkerRuns.training_runs).toHaveLength(1);
+    const sampler = await ok(`${urls.tinker}/api/v1/create_sampling_session`, tokenA, { method: 'POST', json: { session_id: tinkerSession.session_id, sampling_session_seq_id: 0, base_model: TINY_MODEL } });
     const a: AIds = {
       raw: [upload.dataset_id, file.id, badFile.id, batchFile.id],
       processed: [processed.processed_dataset_id, ftJob.processed_dataset_id],
@@ -390,10 +453,16 @@ describe('isolation between two users, over every operation of every OpenAPI doc
       evaluations: [aEvaluation.id],
       webhooks: [hooks.id],
       deliveries: (deliveries.data as Array<{ id: string }>).map((d) => d.id),
+      tinkerSessions: [tinkerSession.session_id],
+      tinkerModels: [tinkerModel.model_id],
+      tinkerRuns: [tinkerRuns.training_runs[0].training_run_id],
+      samplers: [sampler.sampling_session_id],
+      futures: [tinkerModel.request_id],
     };
+    expect(a.tinkerRuns[0]).toMatch(/^job_/);
     expect(a.events.length).toBeGreaterThan(0);
     /** Nothing of these may reach B, unless B's own request sent it (a 404 may name the id asked for). */
-    const secrets = [...new Set([...a.raw, ...a.processed, ...a.jobs, ...a.models, ...a.events, ...a.uploads, ...a.parts, ...a.batches, ...a.evaluations, ...a.webhooks, ...a.deliveries, hooks.signing_secret, USER_A, ...Object.values(A_TEXT)])];
+    const secrets = [...new Set([...a.raw, ...a.processed, ...a.jobs, ...a.models, ...a.events, ...a.uploads, ...a.parts, ...a.batches, ...a.evaluations, ...a.webhooks, ...a.deliveries, ...a.tinkerSessions, ...a.tinkerModels, ...a.tinkerRuns, ...a.samplers, ...a.futures, hooks.signing_secret, USER_A, ...Object.values(A_TEXT)])];
 
     // 2. B's own: a processed dataset and a file, for the requests that name one of B's besides one of A's.
     const bUpload = await ok(`${urls.preprocessing}/datasets/upload`, tokenB, { method: 'POST', form: form({}, B_CSV)() });
@@ -402,7 +471,8 @@ describe('isolation between two users, over every operation of every OpenAPI doc
       json: { dataset_name: 'b-processed', dataset_id: bUpload.dataset_id, config: { field_mappings: FIELD_MAPPINGS } },
     });
     const bFile = await ok(`${urls.openai}/v1/files`, tokenB, { method: 'POST', form: form({ purpose: 'fine-tune' }, B_JSONL)() });
-    const b: BIds = { processedDatasetId: bProcessed.processed_dataset_id, fileId: bFile.id };
+    const bSession = await ok(`${urls.tinker}/api/v1/create_session`, tokenB, { method: 'POST', json: {} });
+    const b: BIds = { processedDatasetId: bProcessed.processed_dataset_id, fileId: bFile.id, tinkerSessionId: bSession.session_id };
 
     // 3. Every operation as concrete requests: path parameters from A's ids (each of them), bodies from the table.
     const values = pathValues(a);
@@ -472,9 +542,11 @@ describe('isolation between two users, over every operation of every OpenAPI doc
     // 5. B: every request, its status, and none of A's strings in any answer.
     const failures: string[] = [];
     for (const { op, url, variant } of requests) {
-      const answer = await send(url, tokenB, { method: op.method, json: variant.body, form: variant.form?.() });
-      const sent = `${decodeURIComponent(url)}\n${variant.body === undefined ? '' : JSON.stringify(variant.body)}`;
-      const what = `B: ${op.method} ${decodeURIComponent(url.replace(urls[op.service], ''))}${variant.body === undefined ? '' : ` ${JSON.stringify(variant.body)}`} → ${answer.status} ${answer.text.split('\n\n').slice(1).join('\n\n').slice(0, 400)}`;
+      const answer = await send(url, tokenB, { method: op.method, json: variant.body, form: variant.form?.(), raw: variant.raw });
+      // A protobuf body's strings are its bytes as they are (the ids in it are ASCII).
+      const shown = variant.body !== undefined ? JSON.stringify(variant.body) : variant.raw ? Buffer.from(variant.raw.bytes).toString('latin1') : '';
+      const sent = `${decodeURIComponent(url)}\n${shown}`;
+      const what = `B: ${op.method} ${decodeURIComponent(url.replace(urls[op.service], ''))}${variant.body !== undefined ? ` ${shown}` : variant.raw ? ` (${variant.raw.type}, ${variant.raw.bytes.byteLength} bytes)` : ''} → ${answer.status} ${answer.text.split('\n\n').slice(1).join('\n\n').slice(0, 400)}`;
       const problems: string[] = [];
       const leaked = secrets.filter((secret) => answer.text.includes(secret) && !sent.includes(secret));
       if (leaked.length > 0) problems.push(`holds A's ${leaked.join(', ')}`);
@@ -500,13 +572,14 @@ describe('isolation between two users, over every operation of every OpenAPI doc
     expect(failures, failures.join('\n\n')).toEqual([]);
 
     // 6. No credential at all: a shared deployment has no anonymous user (once, a request with no key was user `local`,
-    //    whom the first key belongs to). Every documented operation but /health (200) and /metrics (403: no
-    //    METRICS_TOKEN here) is a 401, and nothing is stored.
+    //    whom the first key belongs to). Every documented operation but /health and /api/v1/healthz (200) and /metrics
+    //    (403: no METRICS_TOKEN here) is a 401, and nothing is stored.
     const blobsBefore = await storedBlobs();
     const anonymous: string[] = [];
     for (const { op, url, variant } of requests) {
-      const answer = await send(url, '', { method: op.method, json: variant.body, form: variant.form?.() });
-      const expected = op.template === '/health' ? 200 : op.template === '/metrics' ? 403 : 401;
+      const answer = await send(url, '', { method: op.method, json: variant.body, form: variant.form?.(), raw: variant.raw });
+      // The tinker SDK checks /api/v1/healthz with no key (its document says so: security []).
+      const expected = op.template === '/health' || op.key === 'GET /api/v1/healthz' ? 200 : op.template === '/metrics' ? 403 : 401;
       if (answer.status !== expected) anonymous.push(`anonymous ${op.method} ${decodeURIComponent(url.replace(urls[op.service], ''))} → ${answer.status}, expected ${expected}`);
       else if (expected === 401 && !/Authorization: Bearer <token>/.test(answer.body?.detail ?? answer.body?.error?.message ?? '')) anonymous.push(`anonymous ${op.key}: the 401 does not say what to send`);
     }
@@ -528,5 +601,7 @@ describe('isolation between two users, over every operation of every OpenAPI doc
     // A's upload in parts has no GET: B's parts, completions and cancels left it open with its one part.
     const completed = await ok(`${urls.openai}/v1/uploads/${aUpload.id}/complete`, tokenA, { method: 'POST', json: { part_ids: [aPart.id] } });
     expect(completed).toMatchObject({ status: 'completed', file: { bytes: Buffer.byteLength(aLines), filename: A_TEXT.fileName } });
+    // A's tinker session has no GET: B's finish and heartbeats left it going (a finished one's heartbeat is a 410).
+    expect(await ok(`${urls.tinker}/api/v1/session_heartbeat`, tokenA, { method: 'POST', json: { session_id: tinkerSession.session_id } })).toEqual({});
   });
 });

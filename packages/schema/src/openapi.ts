@@ -63,13 +63,27 @@ export const multipartForms: Readonly<Record<string, object>> = {
   },
 };
 
-/** jsonSchemaTransform, plus the multipart bodies of `multipartForms`. */
+/**
+ * Binary request bodies, read whole by a content-type parser of the service's and decoded there (no zod schema sees
+ * them); documented here, keyed by `METHOD url`, under the route's `consumes` media type.
+ */
+export const binaryBodies: Readonly<Record<string, object>> = {
+  'POST /api/v1/forward_backward': {
+    type: 'string',
+    format: 'binary',
+    description:
+      'The tinker SDK’s protobuf ForwardBackwardRequest (package tinker_public, services/tinker/src/wire/tinker.proto; docs/tinker-wire.md §3.4), ' +
+      'uncompressed: model_id, seq_id, data, loss_fn, loss_fn_config, forward_only. Bytes that are not one are a 400',
+  },
+};
+
+/** jsonSchemaTransform, plus the multipart bodies of `multipartForms` and the binary ones of `binaryBodies`. */
 export const openApiTransform: SwaggerTransform = (input) => {
   const transformed = jsonSchemaTransform(input);
   const methods = ([] as string[]).concat(input.route.method);
-  const form = methods.map((method) => multipartForms[`${method} ${input.url}`]).find((body) => body !== undefined);
-  if (form === undefined) return transformed;
-  return { ...transformed, schema: { ...transformed.schema, body: form } };
+  const body = methods.map((method) => multipartForms[`${method} ${input.url}`] ?? binaryBodies[`${method} ${input.url}`]).find((b) => b !== undefined);
+  if (body === undefined) return transformed;
+  return { ...transformed, schema: { ...transformed.schema, body } };
 };
 
 /** jsonSchemaTransformObject, then only the components this document uses, under plain names. */

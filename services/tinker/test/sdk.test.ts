@@ -47,9 +47,10 @@ afterAll(async () => {
   await h?.close();
 });
 
-describe('the tinker SDK’s own loop', () => {
-  let seen: Record<string, any>;
+let seen: Record<string, any>;
+const seenLoop = () => seen;
 
+describe('the tinker SDK’s own loop', () => {
   it('trains, saves and samples through the SDK unchanged', async () => {
     const { code, stdout, stderr } = await runSdk('services/tinker/test/sdk/loop.py', [baseUrl, key, 'tiny']);
     expect(code, stderr.slice(-4000)).toBe(0);
@@ -68,6 +69,12 @@ describe('the tinker SDK’s own loop', () => {
     const sampled = seen.prompt_logprobs.slice(1) as number[];
     expect(sampled).toHaveLength(seen.forward_logprobs.length);
     sampled.forEach((v, i) => expect(Math.abs(v - seen.forward_logprobs[i])).toBeLessThanOrEqual(1e-3));
+  });
+
+  it('a sample’s logprobs are forward’s over the same tokens', () => {
+    expect(seen.drawn_logprobs.length).toBeGreaterThan(0);
+    expect(seen.drawn_forward).toHaveLength(seen.drawn_logprobs.length);
+    seen.drawn_logprobs.forEach((v: number, i: number) => expect(Math.abs(v - seen.drawn_forward[i])).toBeLessThanOrEqual(1e-3));
   });
 
   it('samples: greedy the same through two samplers of the same weights, seeded ones reproducible', () => {
@@ -104,6 +111,28 @@ describe('the tinker SDK’s own loop', () => {
   });
 });
 
+describe('a run on the jobs surface', () => {
+  it('is a job of trainer tinker in GET /jobs: paused once its session ended (its state saved), then deleted with its files', async () => {
+    const runId = /^tinker:\/\/([^/]+)\//.exec(seenLoop().state)![1]!;
+    const headers = { authorization: `Bearer ${key.slice(4)}` };
+    let job: Record<string, any> | undefined;
+    for (let i = 0; i < 100 && job?.status !== 'paused'; i++) {
+      if (i > 0) await new Promise((r) => setTimeout(r, 100));
+      job = ((await h.train({ url: '/jobs', headers })).json() as { jobs: Array<Record<string, any>> }).jobs.find((j) => j.job_id === runId);
+    }
+    expect(job).toMatchObject({ status: 'paused', base_model_id: 'tiny', progress: { step: 20 }, training_config: { trainer_type: 'tinker', method: 'LoRA', model_id: seenLoop().model_id } });
+    expect(job!.progress.loss).toBeTypeOf('number');
+    expect((await h.train({ url: `/jobs/${runId}`, headers })).json()).toMatchObject({ job_id: runId, status: 'paused' });
+    expect((await h.train({ method: 'POST', url: `/jobs/${runId}/pause`, headers })).statusCode).toBe(409);
+    const stored = await h.platform.blobs.list(`tinker/`);
+    expect(stored.filter((b) => b.key.includes(runId)).map((b) => b.key)).toEqual(expect.arrayContaining([expect.stringContaining('/weights/after-20/'), expect.stringContaining('/weights/idle-state/')]));
+    const deleted = await h.train({ method: 'DELETE', url: `/jobs/${runId}`, headers });
+    expect(deleted.statusCode, deleted.body).toBe(200);
+    expect((await h.platform.blobs.list('tinker/')).filter((b) => b.key.includes(runId))).toEqual([]);
+    expect((await fetch(`${baseUrl}/api/v1/training_runs/${runId}`, { headers: { 'x-api-key': key } })).status).toBe(404);
+  });
+});
+
 describe('a run whose core dies', () => {
   it('says so on its next call, and its saved state continues on another worker exactly as the run would have', async () => {
     const child = spawn(PYTHON, ['services/tinker/test/sdk/resume.py', baseUrl, key, 'tiny'], { env: { ...process.env, TINKER_TELEMETRY: '0', HF_HUB_OFFLINE: '1', TRANSFORMERS_VERBOSITY: 'error' } });
@@ -120,7 +149,7 @@ describe('a run whose core dies', () => {
     });
     // The kernel's OOM killer or an operator: the core holding the run, SIGKILLed while its worker lives. Then that
     // worker stops, and another one is the only one left to take the run that continues.
-    const cores = execFileSync('pgrep', ['-f', 'ftcore tinker-session']).toString().trim().split('\n').map(Number);
+    const cores = execFileSync('pgrep', ['-P', String(process.pid), '-f', 'ftcore tinker-session']).toString().trim().split('\n').map(Number);
     expect(cores).toHaveLength(1);
     process.kill(cores[0]!, 'SIGKILL');
     await h.worker!.stop();

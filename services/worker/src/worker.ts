@@ -84,12 +84,14 @@ export async function startWorker(platform: Platform, options: WorkerOptions = {
       const controller = new AbortController();
       const forward = () => controller.abort(context.signal.reason);
       context.signal.addEventListener('abort', forward, { once: true });
-      atWork.set(id, { queue: name, controller });
+      const entry = { queue: name, controller };
+      atWork.set(id, entry);
       try {
         return await run(payload, controller.signal, context.report);
       } finally {
         context.signal.removeEventListener('abort', forward);
-        atWork.delete(id);
+        // A Tinker run let go may be taken again here before this handler has closed its core: the newer entry stays.
+        if (atWork.get(id) === entry) atWork.delete(id);
       }
     };
     consumers.push(platform.queue.process(queue, handler, concurrency === undefined ? {} : { concurrency }));
@@ -125,6 +127,13 @@ export async function startWorker(platform: Platform, options: WorkerOptions = {
     for (const [id, work] of atWork) {
       if (work.queue === 'benchmark') {
         await checkEvaluation(platform, workerId, id, work.controller);
+        continue;
+      }
+      if (work.queue === 'session') {
+        // A Tinker run cancelled (or failed by a watchdog while this worker was silent) is no longer this worker's.
+        const run = await platform.tinker.getRunForWorker(id);
+        // (Queued is the moment before this worker claims it.)
+        if (!run || (run.status !== 'queued' && (run.status !== 'running' || run.worker_id !== workerId))) work.controller.abort(TAKEN);
         continue;
       }
       if (work.queue !== 'train') continue;

@@ -162,3 +162,27 @@ it('queues a silent worker’s evaluation again to start over, and fails one tha
   await consumer.close();
   expect(queued).toEqual([again]);
 });
+
+it('fails a Tinker run a silent worker held, and every call it left, saying the weights since its last save are lost', async () => {
+  await register('wrk_tinker_dead', 3600);
+  await register('wrk_tinker_live');
+  const session = await platform.tinker.createSession('local', {});
+  const held = async (n: number, workerId: string) => {
+    const runId = newId('job');
+    const { run } = await platform.tinker.createRun(
+      { run_id: runId, model_id: `${session.session_id}:train:${n}`, session_id: session.session_id, user_id: 'local', base_model: 'tiny', config: { rank: 8, train_mlp: true, train_attn: true, train_unembed: true, seed: 0 }, blob_prefix: `tinker/local/${runId}/` },
+      { op: 'create_model', request: {} },
+    );
+    await platform.tinker.updateRun(run.run_id, { status: 'running', worker_id: workerId, step: 7 }, ['queued']);
+    return platform.tinker.submit({ user_id: 'local', run_id: run.run_id, target_id: run.model_id, seq_id: 1, op: 'optim_step', request: {} });
+  };
+  const lost = await held(0, 'wrk_tinker_dead');
+  const kept = await held(1, 'wrk_tinker_live');
+  // Two processes notice at once: the run is failed once.
+  await Promise.all([recoverOrphans(platform), recoverOrphans(platform)]);
+  const run = (await platform.tinker.getRunForWorker(lost.run_id!))!;
+  expect(run).toMatchObject({ status: 'failed', error: expect.stringMatching(/worker wrk_tinker_dead stopped holding this training run at step 7; the weights since its last save are lost: load a saved state/) });
+  expect(await platform.tinker.getCall('local', lost.request_id)).toMatchObject({ status: 'failed', error: { category: 'server', error: run.error } });
+  expect((await platform.tinker.getRunForWorker(kept.run_id!))!.status).toBe('running');
+  expect((await platform.tinker.getCall('local', kept.request_id))!.status).toBe('queued');
+});

@@ -172,6 +172,19 @@ export class TinkerRepository {
     return { rows, total: Number(count?.n ?? 0) };
   }
 
+  /** Every run of the caller, newest first (GET /jobs shows them beside the training jobs). */
+  listAllRuns(userId: string): Promise<TinkerRunRow[]> {
+    return this.db.query<TinkerRunRow>('SELECT * FROM tinker_runs WHERE user_id = $1 ORDER BY created_at DESC, run_id DESC', [userId]);
+  }
+
+  /** Removes a run and everything recorded of it (its files are the caller's to delete). */
+  async deleteRun(userId: string, runId: string): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      for (const table of ['tinker_calls', 'tinker_checkpoints', 'tinker_samplers']) await tx.query(`DELETE FROM ${table} WHERE user_id = $1 AND run_id = $2`, [userId, runId]);
+      await tx.query('DELETE FROM tinker_runs WHERE user_id = $1 AND run_id = $2', [userId, runId]);
+    });
+  }
+
   /** Updates a run; with `onlyIf`, only while it has one of those statuses; with `onlyWorker`, only while that worker holds it. */
   updateRun(runId: string, set: RunUpdate, onlyIf?: readonly TinkerRunStatus[], onlyWorker?: string): Promise<TinkerRunRow | undefined> {
     return guardedUpdate<TinkerRunRow>(this.db, {

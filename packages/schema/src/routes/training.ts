@@ -57,7 +57,7 @@ export const trainingRoutes = {
     schema: {
       operationId: 'listJobs',
       summary: 'List the caller’s training jobs',
-      description: 'Every job of the caller, newest first.',
+      description: 'Every job of the caller, newest first, with the caller’s Tinker training runs among them (training_config.trainer_type tinker: its optim_steps are its progress, the loss of its last forward_backward its loss; paused while it is let go, idle).',
       tags,
       security: bearerOptional,
       response: {

@@ -83,6 +83,24 @@ export function decodeForwardBackwardRequest(body: Uint8Array): ForwardBackwardC
   };
 }
 
+/** The SDK's side of decodeForwardBackwardRequest, for tests that speak its wire: encoded_text chunks and dense tensors
+ *  only; a config goes out as the SDK writes it (numbers in both maps, strings in v2 alone). */
+export function encodeForwardBackwardRequest(call: ForwardBackwardCall): Uint8Array {
+  const config = Object.entries(call.loss_fn_config ?? {});
+  return encode(ForwardBackwardRequest, {
+    model_id: call.model_id, seq_id: call.seq_id, loss_fn: call.loss_fn, forward_only: call.forward_only,
+    loss_fn_config: Object.fromEntries(config.filter(([, value]) => typeof value === 'number')),
+    loss_fn_config_v2: Object.fromEntries(config.map(([key, value]) => [key, typeof value === 'number' ? { number: value } : { text: value }])),
+    data: call.data.map((datum, i) => ({
+      model_input: datum.model_input.chunks.map((chunk, j) => {
+        if (chunk.type !== 'encoded_text') throw new Error(`data[${i}].model_input[${j}]: only encoded_text chunks are encoded here`);
+        return { encoded_text: { tokens: pack(chunk.tokens, 'int32') } };
+      }),
+      loss_fn_inputs: Object.fromEntries(Object.entries(datum.loss_fn_inputs).map(([name, t]) => [name, { dense: pack(t.data, t.dtype), dtype: t.dtype === 'int64' ? 'DTYPE_INT64' : 'DTYPE_FLOAT32', shape: t.shape }])),
+    })),
+  });
+}
+
 /** One ArrayRecord for the whole batch, each field a float32 BatchedTensor, as the SDK's own server writes it. */
 export function encodeForwardBackwardOutput(out: ForwardBackwardResult): Uint8Array {
   const names = Object.keys(out.loss_fn_outputs[0] ?? {});

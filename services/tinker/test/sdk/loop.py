@@ -36,6 +36,13 @@ prompt = types.ModelInput.from_ints(tokens[:4])
 greedy = sampler.sample(prompt, 1, types.SamplingParams(max_tokens=8, temperature=0.0)).result()
 seeded = [sampler.sample(prompt, 2, types.SamplingParams(max_tokens=8, temperature=1.0, seed=7)).result() for _ in range(2)]
 prompt_logprobs = sampler.compute_logprobs(types.ModelInput.from_ints(tokens)).result()
+# The sampled tokens' own logprobs, against forward's over the same tokens (the sampler's weights are the run's now).
+drawn = seeded[0].sequences[0]
+whole = tokens[:4] + list(drawn.tokens)
+scored = training.forward([types.Datum(model_input=types.ModelInput.from_ints(whole[:-1]),
+                                       loss_fn_inputs={"target_tokens": whole[1:], "weights": [1.0] * (len(whole) - 1)})],
+                          "cross_entropy").result()
+drawn_forward = scored.loss_fn_outputs[0]["logprobs"].tolist()[-len(drawn.tokens):]
 
 named = training.save_weights_for_sampler("final").result().path
 sampler2 = service.create_sampling_client(model_path=named)
@@ -59,6 +66,8 @@ print(json.dumps({
     "greedy_logprobs": greedy.sequences[0].logprobs,
     "again": again.sequences[0].tokens,
     "seeded": [[s.tokens for s in r.sequences] for r in seeded],
+    "drawn_logprobs": list(drawn.logprobs),
+    "drawn_forward": drawn_forward,
     "refused": refused,
     "model_id": training.model_id,
 }))

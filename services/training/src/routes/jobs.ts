@@ -1,19 +1,37 @@
 // /train and /jobs: submit, read, list, cancel, delete, stream events (SSE) and the job's own page.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { fitListItem, fitResponse, type Platform } from '@ftp/platform';
+import { Conflict, fitListItem, fitResponse, NotFound, type Platform, type TinkerRunRow } from '@ftp/platform';
 import { TrainingJob, trainingRoutes } from '@ftp/schema';
 import { cancelTrainingJob, deleteTrainingJob, pauseTrainingJob, preflightTrainingJob, presentCheckpoint, presentJob, presentLane, presentWorker, resumeTrainingJob, submitTrainingJob } from '@ftp/jobs/training';
 import { laneStates } from '@ftp/jobs/runtime';
+import { cancelTinkerRun, deleteTinkerRun, presentTinkerRun } from '@ftp/jobs/tinker';
 import { renderDashboard, signInPage } from '../dashboard.ts';
 import { streamJobEvents } from '../job-events.ts';
 
 /** The caller's job as GET /jobs/{id} shows it, with its latest export (404 when it is not theirs), fitted to its
  *  schema (a 500 naming the job in the log when its row cannot be served, #56). */
 async function present(platform: Platform, request: FastifyRequest, jobId: string) {
-  const { job, latestExport } = await platform.jobs.getOwnWithLatestExport(request.userId, jobId);
+  const found = await platform.jobs.getOwnWithLatestExport(request.userId, jobId).catch(async (err: unknown) => {
+    const run = err instanceof NotFound ? await tinkerRun(platform, request, jobId) : undefined;
+    if (!run) throw err;
+    return run;
+  });
+  if (!('job' in found)) return fitResponse(TrainingJob, presentTinkerRun(found), request.log, { jobId });
+  const { job, latestExport } = found;
   const ahead = job.status === 'queued' ? await platform.jobs.queuedAhead([job.job_id]) : undefined;
   return fitResponse(TrainingJob, presentJob(job, latestExport, ahead?.get(job.job_id)), request.log, { jobId: job.job_id });
+}
+
+/** Pause and resume are a training job's: a Tinker run lets its worker go by itself when idle, and its next call
+ *  brings it back. */
+async function refuseForRun(platform: Platform, request: FastifyRequest, jobId: string, what: string): Promise<void> {
+  if (await tinkerRun(platform, request, jobId)) throw new Conflict(`${jobId} is a Tinker training run, which cannot be ${what}: it saves its state and lets its worker go after TINKER_IDLE_S without a call, and its next call brings it back`);
+}
+
+/** The caller's Tinker training run with this id (its id is a job id: GET /jobs shows runs among the jobs). */
+function tinkerRun(platform: Platform, request: FastifyRequest, jobId: string): Promise<TinkerRunRow | undefined> {
+  return platform.tinker.getRun(request.userId, jobId);
 }
 
 export async function jobRoutes(app: FastifyInstance): Promise<void> {
@@ -35,9 +53,11 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
       const latest = await platform.exports.latestForJobs(request.userId, jobs.map((j) => j.job_id));
       const ahead = await platform.jobs.queuedAhead(jobs.filter((j) => j.status === 'queued').map((j) => j.job_id));
       // One row that cannot be served is left out (and logged), not a 500 for the whole list (#56).
-      return {
-        jobs: jobs.flatMap((job) => fitListItem(TrainingJob, () => presentJob(job, latest.get(job.job_id), ahead.get(job.job_id)), request.log, { jobId: job.job_id }) ?? []),
-      };
+      const listed = [
+        ...jobs.map((job) => ({ at: job.created_at, id: job.job_id, item: () => presentJob(job, latest.get(job.job_id), ahead.get(job.job_id)) })),
+        ...(await platform.tinker.listAllRuns(request.userId)).map((run) => ({ at: run.created_at, id: run.run_id, item: () => presentTinkerRun(run) })),
+      ].sort((a, b) => b.at.getTime() - a.at.getTime() || (a.id < b.id ? 1 : -1));
+      return { jobs: listed.flatMap(({ id, item }) => fitListItem(TrainingJob, item, request.log, { jobId: id }) ?? []) };
     },
   });
 
@@ -49,7 +69,9 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
   routes.route({
     ...trainingRoutes.cancelJob,
     handler: async (request) => {
-      await cancelTrainingJob(platform, request.userId, request.params.job_id);
+      const run = await tinkerRun(platform, request, request.params.job_id);
+      if (run) await cancelTinkerRun(platform, run);
+      else await cancelTrainingJob(platform, request.userId, request.params.job_id);
       return present(platform, request, request.params.job_id);
     },
   });
@@ -57,6 +79,7 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
   routes.route({
     ...trainingRoutes.pauseJob,
     handler: async (request) => {
+      await refuseForRun(platform, request, request.params.job_id, 'paused');
       await pauseTrainingJob(platform, request.userId, request.params.job_id);
       return present(platform, request, request.params.job_id);
     },
@@ -65,6 +88,7 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
   routes.route({
     ...trainingRoutes.resumeJob,
     handler: async (request) => {
+      await refuseForRun(platform, request, request.params.job_id, 'resumed');
       await resumeTrainingJob(platform, request.userId, request.params.job_id);
       return present(platform, request, request.params.job_id);
     },
@@ -73,6 +97,16 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
   routes.route({
     ...trainingRoutes.deleteJob,
     handler: async (request) => {
+      const run = await tinkerRun(platform, request, request.params.job_id);
+      if (run) {
+        const blobs = await deleteTinkerRun(platform, run);
+        return {
+          job_id: run.run_id,
+          deleted: true,
+          message: `training run ${run.run_id} and ${blobs.length} stored files were deleted`,
+          deleted_resources: [`tinker_runs/${run.run_id}`, ...blobs.map((key) => platform.blobs.uri(key))],
+        };
+      }
       const { job, blobs, evaluations, comparisons } = await deleteTrainingJob(platform, request.userId, request.params.job_id);
       return {
         job_id: job.job_id,

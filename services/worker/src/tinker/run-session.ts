@@ -5,6 +5,7 @@
 // The run lets the worker go, its state saved, when it has had no call for TINKER_IDLE_S, its session has ended or
 // the worker stops: its next call queues it again and whichever worker takes it continues from that state. A core
 // that dies takes the state since the last save with it: the run fails, saying which saved state to load.
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -32,7 +33,8 @@ export async function runTinkerSession(ctx: SessionContext, runId: string): Prom
   const run = await platform.tinker.updateRun(runId, { status: 'running', worker_id: workerId }, ['queued']);
   if (!run) return; // taken by another worker, or failed meanwhile
   const log = platform.logger.child({ runId, workerId });
-  const workDir = path.join(platform.config.dataDir, 'work', 'tinker', runId);
+  // One folder per hold: a run let go can be taken again on this worker while this hold still closes its core.
+  const workDir = path.join(platform.config.dataDir, 'work', 'tinker', `${runId}-${randomBytes(4).toString('hex')}`);
   const held = new HeldRun(ctx, run, workDir);
   try {
     await held.start();
@@ -109,6 +111,9 @@ class HeldRun {
   /** Saves the state (weights and optimizer) and leaves the run idle: its next call queues it again. */
   async letGo(): Promise<void> {
     const { platform, workerId } = this.ctx;
+    // Cancelled, or taken from this worker: nothing of it is this worker's to write any more.
+    const now = await platform.tinker.getRunForWorker(this.run.run_id);
+    if (!now || now.status !== 'running' || now.worker_id !== workerId) return;
     await this.save('weights', IDLE_STATE);
     await platform.tinker.updateRun(this.run.run_id, {
       status: 'idle', worker_id: null, step: this.step, next_seq_id: this.nextSeq,

@@ -10,6 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWorker, type WorkerHandle } from '@ftp/worker';
 import { startTrainingHarness, type TrainingHarness } from '../../../test/support/training.ts';
+import { buildOpenAiApp } from '@ftp/openai';
 import { buildTinkerApp } from '../src/app.ts';
 
 const PYTHON = 'test/tools/.venv/bin/python';
@@ -109,6 +110,29 @@ describe('the tinker SDK’s own loop', () => {
     expect((await fetch(`${baseUrl}/api/v1/weights_info`, { method: 'POST', headers: bob, body: JSON.stringify({ tinker_path: seen.state }) })).status).toBe(404);
     expect(((await (await fetch(`${baseUrl}/api/v1/training_runs`, { headers: bob })).json()) as { training_runs: unknown[] }).training_runs).toEqual([]);
   });
+});
+
+describe('sampler weights as a model', () => {
+  it('/v1 chat serves tinker:<run>:<name>: the answer the SDK’s own sampler gives, on transformers', async () => {
+    const runId = /^tinker:\/\/([^/]+)\//.exec(seen.named)![1]!;
+    const openai = await buildOpenAiApp(h.platform);
+    try {
+      const ask = (model: string, fast: boolean, headers = { authorization: `Bearer ${key.slice(4)}` }) =>
+        openai.inject({ method: 'POST', url: '/v1/chat/completions', headers, payload: { model, messages: [{ role: 'user', content: 'the capital of France' }], temperature: 0, max_tokens: 8, use_fast_engine: fast } });
+      const slow = await ask(`tinker:${runId}:final`, false);
+      expect(slow.statusCode, slow.body).toBe(200);
+      expect(slow.json().choices[0].message.content).toBe(seen.chat_text);
+      // The SDK's default LoRA adapts the output layer, which llama.cpp cannot apply here: a 400 that says so.
+      const fast = await ask(`tinker:${runId}:final`, true);
+      expect(fast.statusCode, fast.body).toBe(400);
+      expect(fast.json().error).toMatchObject({ param: 'use_fast_engine', message: expect.stringContaining('adapts the output layer (train_unembed') });
+      expect((await ask(`tinker:${runId}:never-saved`, false)).statusCode).toBe(404);
+      const bob = { authorization: `Bearer ${(await h.platform.apiKeys.create('carol', 'c')).key}` };
+      expect((await ask(`tinker:${runId}:final`, false, bob)).statusCode).toBe(404);
+    } finally {
+      await openai.close();
+    }
+  }, 240_000);
 });
 
 describe('a run on the jobs surface', () => {

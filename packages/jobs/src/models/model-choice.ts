@@ -4,15 +4,17 @@
 // adapter of a Full job, 422 when base_model_id names another base or the checkpoint is not stored) or a base
 // model the model store or hub has. The API checks before queueing; the worker checks again when it takes the
 // work (the job may have been deleted meanwhile).
-import { Conflict, invalidField, NotFound, type Platform, type TrainingJobRow } from '@ftp/platform';
+import { Conflict, invalidField, NotFound, type Platform, type TinkerCheckpointRow, type TinkerRunRow, type TrainingJobRow } from '@ftp/platform';
 import { hasAdapter } from './job-files.ts';
 import { locateBaseModel, type ModelLocation } from './model-store.ts';
 import type { ModelChoice } from '../queues/index.ts';
 import { jobConfig } from '@ftp/schema';
 
 export interface CheckedModel {
-  /** The trained job, unless model_source is base. */
+  /** The trained job, unless model_source is base or the model is a Tinker run's. */
   job?: TrainingJobRow;
+  /** A Tinker run's sampler weights (choice.tinker). */
+  tinker?: { run: TinkerRunRow; saved: TinkerCheckpointRow };
   baseModelId: string;
   /** Where the base model is (model_source base only). */
   base?: ModelLocation;
@@ -23,6 +25,13 @@ export async function checkModelChoice(platform: Platform, userId: string, choic
     const baseModelId = choice.base_model_id!; // the request schema requires it for base
     const base = await locateBaseModel(platform, 'hub', baseModelId, { hubToken, loc: ['body', 'base_model_id'] });
     return { baseModelId, base };
+  }
+  if (choice.tinker) {
+    const { run_id, name } = choice.tinker;
+    const run = await platform.tinker.getRun(userId, run_id);
+    const saved = run && (await platform.tinker.getCheckpoint(userId, run_id, 'sampler_weights', name));
+    if (!run || !saved) throw new NotFound('sampler weights', `tinker:${run_id}:${name}`, 'a Tinker run’s save_weights_for_sampler names them');
+    return { baseModelId: run.base_model, tinker: { run, saved } };
   }
   const job = await jobToRun(platform, userId, choice.job_id!, choice.checkpoint_step);
   if (choice.base_model_id !== undefined && choice.base_model_id !== job.base_model_id) {

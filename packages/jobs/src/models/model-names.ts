@@ -4,11 +4,13 @@
 // a name gives a user, as the infer queue's ModelChoice. The fast engine runs it (the adapter's GGUF over the base's,
 // or the merged GGUF of a Full job), except vision models, which llama.cpp cannot run here: transformers. Unknown or
 // another user's → ModelNotFound (OpenAI's 404 model_not_found; the hub is asked only for an owner/name id).
-import { invalidField, ModelNotFound, type Platform, type TrainingJobRow, UnprocessableEntity } from '@ftp/platform';
+import { invalidField, ModelNotFound, NotFound, type Platform, type TrainingJobRow, UnprocessableEntity } from '@ftp/platform';
 import { checkModelChoice, trainsWholeModel } from './model-choice.ts';
 import type { ModelChoice } from '../queues/index.ts';
 
 const CHECKPOINT = /^(ft:.+:[^:]+:([^:]+)):ckpt-step-(\d+)$/;
+/** Sampler weights a Tinker run saved: tinker:<run id>:<name> (services/tinker). */
+const TINKER = /^tinker:(job_[0-9a-f]+):([A-Za-z0-9][A-Za-z0-9._-]*)$/;
 const FINE_TUNED = /^ft:.+:[^:]+:([^:]+)$/;
 
 /** The model a fine-tuned job made: ft:<base>:<suffix, or custom>:<job id>. */
@@ -37,6 +39,21 @@ export interface NamedModel {
 /** The model `model` names for `userId`, or ModelNotFound; on the engine asked for (`fast`: llama.cpp), or else its
  *  own (llama.cpp for text; transformers for vision, which asking for llama.cpp is a 400 of). */
 export async function resolveModelName(platform: Platform, userId: string, model: string, fast?: boolean): Promise<NamedModel> {
+  const tinker = TINKER.exec(model);
+  if (tinker) {
+    const choice: ModelChoice = { model_source: 'adapter', tinker: { run_id: tinker[1]!, name: tinker[2]! }, use_fast_engine: false };
+    const checked = await checkModelChoice(platform, userId, choice).catch((err: unknown) => {
+      if (err instanceof NotFound) throw new ModelNotFound(model);
+      throw err;
+    });
+    // llama.cpp finds no output tensor of its own to apply an output-layer LoRA to in a model whose output shares the
+    // embeddings (SmolLM2, the tests' tiny model): such weights run on transformers.
+    const unembed = checked.tinker!.run.config.train_unembed;
+    if (fast && unembed) {
+      throw invalidField(['body', 'use_fast_engine'], `${model} adapts the output layer (train_unembed, the tinker SDK's default), which llama.cpp cannot apply as a LoRA here; leave use_fast_engine out or send false (transformers runs it)`);
+    }
+    return { choice: { ...choice, use_fast_engine: fast ?? !unembed } };
+  }
   const named = parseModelName(model);
   if ('base' in named) {
     const choice: ModelChoice = { model_source: 'base', base_model_id: named.base, use_fast_engine: fast ?? true };

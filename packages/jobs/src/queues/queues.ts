@@ -34,6 +34,8 @@ export const ModelChoice = z.object({
   /** A stored checkpoint of the job instead of its final model. */
   checkpoint_step: z.number().int().positive().optional(),
   base_model_id: z.string().min(1).optional(),
+  /** Sampler weights a Tinker run saved (model `tinker:<run id>:<name>`): an adapter over the run's base. */
+  tinker: z.object({ run_id: Id, name: Id }).optional(),
   use_fast_engine: z.boolean(),
 });
 export type ModelChoice = z.infer<typeof ModelChoice>;

@@ -31,7 +31,7 @@ for step in range(20):
 forward = training.forward([datum], "cross_entropy").result()
 forward_logprobs = forward.loss_fn_outputs[0]["logprobs"].tolist()
 state = training.save_state("after-20").result().path
-sampler = training.save_weights_and_get_sampling_client()
+sampler = training.save_weights_and_get_sampling_client().result()
 prompt = types.ModelInput.from_ints(tokens[:4])
 greedy = sampler.sample(prompt, 1, types.SamplingParams(max_tokens=8, temperature=0.0)).result()
 seeded = [sampler.sample(prompt, 2, types.SamplingParams(max_tokens=8, temperature=1.0, seed=7)).result() for _ in range(2)]
@@ -47,6 +47,10 @@ drawn_forward = scored.loss_fn_outputs[0]["logprobs"].tolist()[-len(drawn.tokens
 named = training.save_weights_for_sampler("final").result().path
 sampler2 = service.create_sampling_client(model_path=named)
 again = sampler2.sample(prompt, 1, types.SamplingParams(max_tokens=8, temperature=0.0)).result()
+# What /v1 chat should answer with these weights (tinker:<run>:final): greedy over the chat-templated conversation.
+chat_prompt = tokenizer.apply_chat_template([{"role": "user", "content": "the capital of France"}], add_generation_prompt=True, tokenize=True)
+chat_prompt = list(chat_prompt["input_ids"] if hasattr(chat_prompt, "keys") else chat_prompt)
+chat = sampler2.sample(types.ModelInput.from_ints(chat_prompt), 1, types.SamplingParams(max_tokens=8, temperature=0.0)).result()
 
 try:
     training.forward_backward([datum], "gspo").result()
@@ -65,6 +69,7 @@ print(json.dumps({
     "greedy": greedy.sequences[0].tokens,
     "greedy_logprobs": greedy.sequences[0].logprobs,
     "again": again.sequences[0].tokens,
+    "chat_text": tokenizer.decode(chat.sequences[0].tokens, skip_special_tokens=True),
     "seeded": [[s.tokens for s in r.sequences] for r in seeded],
     "drawn_logprobs": list(drawn.logprobs),
     "drawn_forward": drawn_forward,

@@ -8,6 +8,7 @@ import type { ModelChoice } from '@ftp/jobs/queues';
 import { baseModelFolder, baseModelGguf, ModelBuildError } from '../models/base-models.ts';
 import type { ProgressListener } from '../models/build-progress.ts';
 import { JobModels } from '../models/job-models.ts';
+import { TinkerModels } from '../models/tinker-models.ts';
 import type { ModelFiles } from './engines.ts';
 
 export interface ResolvedModel extends CheckedModel {
@@ -35,9 +36,9 @@ export async function resolveModel(
         : { engine: 'transformers', model: folder };
       return { ...checked, files };
     }
-    const models = new JobModels(platform, checked.job!, options, choice.checkpoint_step);
+    const models = checked.tinker ? new TinkerModels(platform, checked.tinker.run, checked.tinker.saved, options) : new JobModels(platform, checked.job!, options, choice.checkpoint_step);
     let files: ModelFiles;
-    if (choice.model_source === 'adapter') {
+    if (choice.model_source === 'adapter' || models instanceof TinkerModels) {
       files = choice.use_fast_engine
         ? { engine: 'llama.cpp', lora: await models.adapterGguf(), gguf: await models.baseGguf(quantization) }
         : { engine: 'transformers', adapter: await models.adapter(), model: await models.base() };

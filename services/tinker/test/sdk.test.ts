@@ -72,6 +72,15 @@ describe('the tinker SDK’s own loop', () => {
     sampled.forEach((v, i) => expect(Math.abs(v - seen.forward_logprobs[i])).toBeLessThanOrEqual(1e-3));
   });
 
+  it('a base model’s sampler gives the base model’s logprobs (those of a run before its first step)', () => {
+    expect(seen.base_logprobs[0]).toBeNull();
+    const base = seen.base_logprobs.slice(1) as number[];
+    expect(base).toHaveLength(seen.untrained.length);
+    base.forEach((v, i) => expect(Math.abs(v - seen.untrained[i])).toBeLessThanOrEqual(1e-3));
+    // and not the trained run's
+    expect(base.some((v, i) => Math.abs(v - seen.forward_logprobs[i]) > 1e-2)).toBe(true);
+  });
+
   it('a sample’s logprobs are forward’s over the same tokens', () => {
     expect(seen.drawn_logprobs.length).toBeGreaterThan(0);
     expect(seen.drawn_forward).toHaveLength(seen.drawn_logprobs.length);

@@ -238,7 +238,18 @@ export function registerTinkerRoutes(app: FastifyInstance): void {
       } else {
         if (body.base_model === undefined) throw new UnprocessableEntity([{ loc: ['body', 'base_model'], msg: 'a sampler needs model_path (sampler weights) or base_model', type: 'missing' }]);
         await locateBaseModel(platform, 'hub', body.base_model, { loc: ['body', 'base_model'] });
-        await platform.tinker.createSampler({ sampler_id: samplerId, session_id: session.session_id, user_id: userId, run_id: null, base_model: body.base_model!, model_path: null });
+        // A worker holds the base model for it: a run of its own that never trains (a fresh LoRA adds exactly zero:
+        // its B matrices start at zero), sampled with its current weights.
+        const runId = newId('job');
+        const { run } = await platform.tinker.createRun(
+          {
+            run_id: runId, model_id: `${samplerId}:base`, session_id: session.session_id, user_id: userId, base_model: body.base_model,
+            config: { rank: 1, train_mlp: false, train_attn: true, train_unembed: false, seed: 0 }, blob_prefix: tinkerRunPrefix(userId, runId),
+          },
+          { op: 'create_model', request: {} },
+        );
+        await platform.queue.add(sessionQueue, { runId });
+        await platform.tinker.createSampler({ sampler_id: samplerId, session_id: session.session_id, user_id: userId, run_id: run.run_id, base_model: body.base_model, model_path: null });
       }
       return { sampling_session_id: samplerId, type: 'create_sampling_session' as const };
     },
@@ -261,13 +272,7 @@ export function registerTinkerRoutes(app: FastifyInstance): void {
       if (!sampler) throw new NotFound('sampler', body.sampling_session_id ?? '');
       const run = sampler.run_id ? await platform.tinker.getRun(userId, sampler.run_id) : undefined;
       const ids = (call: TinkerCallRow) => Array.from({ length: body.num_samples }, (_, i) => `${call.request_id}:seq:${i}`);
-      if (!run) {
-        const call = await platform.tinker.submit({
-          user_id: userId, run_id: null, target_id: sampler.sampler_id, seq_id: body.seq_id ?? null, op: 'sample', request: {}, status: 'failed',
-          error: { error: 'sampling a base model without a training run is not supported here yet; create a training client and sample from save_weights_and_get_sampling_client()', category: 'user' },
-        });
-        return future(call, { sample_sequence_ids: ids(call) });
-      }
+      if (!run) throw new NotFound('sampler', sampler.sampler_id, 'its training run was deleted');
       const other = body.prompt.chunks.find((c) => c.type !== 'encoded_text');
       const unsupported = other ? `the prompt has a ${other.type} chunk; only encoded_text is supported here`
         : body.topk_prompt_logprobs > 0 || body.topk_sample_logprobs > 0 || body.prompt_alt_tokens_k > 0 ? 'top-k logprobs and alternative prompt tokens are not supported here' : undefined;

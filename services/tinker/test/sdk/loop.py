@@ -27,6 +27,8 @@ for step in range(20):
     out = fwd.result()
     opt.result()
     losses.append(out.metrics["loss:sum"])
+    if step == 0:
+        untrained = out.loss_fn_outputs[0]["logprobs"].tolist()  # a fresh LoRA adds nothing: the base model's
 
 forward = training.forward([datum], "cross_entropy").result()
 forward_logprobs = forward.loss_fn_outputs[0]["logprobs"].tolist()
@@ -43,6 +45,10 @@ scored = training.forward([types.Datum(model_input=types.ModelInput.from_ints(wh
                                        loss_fn_inputs={"target_tokens": whole[1:], "weights": [1.0] * (len(whole) - 1)})],
                           "cross_entropy").result()
 drawn_forward = scored.loss_fn_outputs[0]["logprobs"].tolist()[-len(drawn.tokens):]
+
+base = service.create_sampling_client(base_model=base_model)
+base = base.result() if hasattr(base, "result") else base
+base_logprobs = base.compute_logprobs(types.ModelInput.from_ints(tokens)).result()
 
 named = training.save_weights_for_sampler("final").result().path
 sampler2 = service.create_sampling_client(model_path=named)
@@ -72,6 +78,8 @@ print(json.dumps({
     "chat_text": tokenizer.decode(chat.sequences[0].tokens, skip_special_tokens=True),
     "seeded": [[s.tokens for s in r.sequences] for r in seeded],
     "drawn_logprobs": list(drawn.logprobs),
+    "untrained": untrained,
+    "base_logprobs": base_logprobs,
     "drawn_forward": drawn_forward,
     "refused": refused,
     "model_id": training.model_id,

@@ -9,7 +9,9 @@ import { userError } from '@ftp/jobs/tinker';
 
 /** How long retrieve_future holds a request before answering try_again (the SDK waits 45 s and polls at once again). */
 export const LONG_POLL_MS = 25_000;
-const POLL_MS = 20;
+/** The row is read again after 5 ms, then less and less often, up to every 100 ms: a quick call is answered at once,
+ *  and a long one (a forward_backward of seconds) does not keep the database and the CPU busy while it runs. */
+const POLL_MS = { first: 5, most: 100 } as const;
 
 /** The caller's run named by the SDK's model id (404 for anyone else's). */
 export async function runOfModel(platform: Platform, userId: string, modelId: string): Promise<TinkerRunRow> {
@@ -40,11 +42,11 @@ export async function submitRunCall(
  *  up to `waitMs`). A call of a run that failed meanwhile fails with the run's error. */
 export async function awaitCall(platform: Platform, userId: string, requestId: string, waitMs: number, signal: AbortSignal): Promise<TinkerCallRow | undefined> {
   const until = Date.now() + waitMs;
-  for (;;) {
+  for (let pause: number = POLL_MS.first; ; pause = Math.min(POLL_MS.most, pause * 1.5)) {
     const call = await platform.tinker.getCall(userId, requestId);
     if (!call) throw new NotFound('future', requestId);
     if (call.status === 'done' || call.status === 'failed') return call;
     if (Date.now() >= until || signal.aborted) return undefined;
-    await sleep(POLL_MS);
+    await sleep(pause);
   }
 }

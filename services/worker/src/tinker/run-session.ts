@@ -23,8 +23,9 @@ export interface SessionContext {
   signal: AbortSignal;
 }
 
-/** How often an idle run looks for its next call. */
-const POLL_MS = 10;
+/** How often a run without a call looks for the next: at once after a call (the SDK has usually sent the next
+ *  already), then less and less often, up to every 50 ms, so that a run waiting on its user costs next to nothing. */
+const POLL_MS = { first: 2, most: 50 } as const;
 /** A session whose SDK has not beaten for this long has ended without saying so (its process exited). */
 const SESSION_SILENT_MS = 60_000;
 
@@ -90,11 +91,13 @@ class HeldRun {
     const idleMs = platform.config.TINKER_IDLE_S * 1000;
     let lastCall = Date.now();
     let checkedSession = 0;
+    let pause: number = POLL_MS.first;
     while (!signal.aborted) {
       const call = await platform.tinker.takeNext({ run_id: this.run.run_id, next_seq_id: this.nextSeq });
       if (call) {
         await this.execute(call);
         lastCall = Date.now();
+        pause = POLL_MS.first;
         continue;
       }
       if (Date.now() - lastCall > idleMs) return;
@@ -104,7 +107,8 @@ class HeldRun {
         if (!session || session.finished_at) return;
         if (Date.now() - session.heartbeat_at.getTime() > SESSION_SILENT_MS && Date.now() - lastCall > SESSION_SILENT_MS) return;
       }
-      await sleep(POLL_MS);
+      await sleep(pause);
+      pause = Math.min(POLL_MS.most, pause * 1.5);
     }
   }
 

@@ -157,6 +157,10 @@ describe('a run on the jobs surface', () => {
     expect(job!.progress.loss).toBeTypeOf('number');
     expect((await h.train({ url: `/jobs/${runId}`, headers })).json()).toMatchObject({ job_id: runId, status: 'paused' });
     expect((await h.train({ method: 'POST', url: `/jobs/${runId}/pause`, headers })).statusCode).toBe(409);
+    // Its page's stream (the console follows it): no history of its own, and the end, since no worker holds it now.
+    const stream = (await h.train({ url: `/jobs/${runId}/events`, headers })).body;
+    const end = /event: end\ndata: (.*)\n/.exec(stream);
+    expect(JSON.parse(end![1]!)).toMatchObject({ job_id: runId, status: 'paused' });
     const stored = await h.platform.blobs.list(`tinker/`);
     expect(stored.filter((b) => b.key.includes(runId)).map((b) => b.key)).toEqual(expect.arrayContaining([expect.stringContaining('/weights/after-20/'), expect.stringContaining('/weights/idle-state/')]));
     const deleted = await h.train({ method: 'DELETE', url: `/jobs/${runId}`, headers });

@@ -7,7 +7,7 @@ import { cancelTrainingJob, deleteTrainingJob, pauseTrainingJob, preflightTraini
 import { laneStates } from '@ftp/jobs/runtime';
 import { cancelTinkerRun, deleteTinkerRun, presentTinkerRun } from '@ftp/jobs/tinker';
 import { renderDashboard, signInPage } from '../dashboard.ts';
-import { streamJobEvents } from '../job-events.ts';
+import { streamJobEvents, streamTinkerRunEvents } from '../job-events.ts';
 
 /** The caller's job as GET /jobs/{id} shows it, with its latest export (404 when it is not theirs), fitted to its
  *  schema (a 500 naming the job in the log when its row cannot be served, #56). */
@@ -127,6 +127,11 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
   routes.route({
     ...trainingRoutes.streamJobEvents,
     handler: async (request, reply) => {
+      const run = await tinkerRun(platform, request, request.params.job_id);
+      if (run) {
+        reply.hijack();
+        return streamTinkerRunEvents(platform, run, request.raw, reply.raw);
+      }
       const job = await platform.jobs.getOwn(request.userId, request.params.job_id);
       reply.hijack();
       await streamJobEvents(platform, job, request.raw, reply.raw);

@@ -161,9 +161,9 @@ describe('README: scaling out without Docker, run as written', () => {
       expect(seen, tail).toMatchObject({ workers: 2, job: 'completed', export: 'completed', console: 200 });
       expect(seen.adapter_bytes).toBeGreaterThan(0);
       expect(seen.adapter_bytes).toBe(seen.adapter_length);
-      // Every service and worker stopped on its SIGTERM (the six, the console and two workers: eight jobs), then the
+      // Every service and worker stopped on its SIGTERM (the six services, the console and two workers: nine jobs), then the
       // servers on the section's stop lines: nothing listens any more, and the script ended.
-      expect([...output.matchAll(/@@stopped \d+ (\d+)@@/g)], tail).toHaveLength(8);
+      expect([...output.matchAll(/@@stopped \d+ (\d+)@@/g)], tail).toHaveLength(9);
       expect(/@@listening (\d+)@@/.exec(output)?.[1], tail).toBe('0');
       expect(code, tail).toBe(0);
     } finally {

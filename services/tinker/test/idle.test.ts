@@ -34,7 +34,11 @@ it('a run let go when idle continues from its saved state as if it had never sto
   child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
   expect(code, stderr.slice(-4000)).toBe(0);
-  const seen = JSON.parse(stdout.trim().split('\n').at(-1)!) as { expected: number[]; got: number[]; model_id: string };
+  const seen = JSON.parse(stdout.trim().split('\n').at(-1)!) as { expected: number[]; got: number[]; model_id: string; base_before: Array<number | null>; base_after: Array<number | null> };
+  // A base model's sampler let go and brought back by a sample answers as before (the sample is not taken for the
+  // creation call a new run answers first).
+  expect(seen.base_after).toHaveLength(seen.base_before.length);
+  seen.base_after.forEach((v, i) => (v === null ? expect(seen.base_before[i]).toBeNull() : expect(Math.abs(v - seen.base_before[i]!)).toBeLessThanOrEqual(1e-6)));
   expect(seen.got).toHaveLength(6);
   seen.got.forEach((loss, i) => expect(Math.abs(loss - seen.expected[i]!) / seen.expected[i]!).toBeLessThanOrEqual(1e-5));
   // It did go: its idle state is stored, and the run that continued started from it.

@@ -250,9 +250,12 @@ export class TinkerRepository {
     return row && int(row);
   }
 
-  /** The oldest training call of the run still queued, and whether any call is (to notice a seq_id that never came). */
-  async oldestQueued(runId: string): Promise<TinkerCallRow | undefined> {
-    const [row] = await this.db.query<TinkerCallRow>("SELECT * FROM tinker_calls WHERE run_id = $1 AND status = 'queued' ORDER BY seq_id NULLS LAST, created_at LIMIT 1", [runId]);
+  /** Takes the run's training call `seqId` if it is queued (a new run's create_model or load_weights call is seq 0). */
+  async takeOrdered(runId: string, seqId: number): Promise<TinkerCallRow | undefined> {
+    const [row] = await this.db.query<TinkerCallRow>(
+      "UPDATE tinker_calls SET status = 'running' WHERE run_id = $1 AND seq_id = $2 AND status = 'queued' AND NOT (op = ANY($3)) RETURNING *",
+      [runId, seqId, [...UNORDERED_OPS]],
+    );
     return row && int(row);
   }
 

@@ -32,8 +32,12 @@ datum = types.Datum(model_input=types.ModelInput.from_ints(tokens[:-1]),
 expected = steps(reference, 6, datum)
 
 resting = service.create_lora_training_client(base_model=base_model, rank=8, seed=2).result()
+base = service.create_sampling_client(base_model=base_model)
+base = base.result() if hasattr(base, "result") else base
+before = base.compute_logprobs(types.ModelInput.from_ints(tokens)).result()
 got = steps(resting, 3, datum)
-time.sleep(pause)  # longer than TINKER_IDLE_S: the run saves its state and lets its worker go
+time.sleep(pause)  # longer than TINKER_IDLE_S: both runs save their state and let their worker go
 got += steps(resting, 3, datum)
-print(json.dumps({"expected": expected, "got": got, "model_id": resting.model_id}))
+after = base.compute_logprobs(types.ModelInput.from_ints(tokens)).result()  # a sample brings the base's run back
+print(json.dumps({"expected": expected, "got": got, "model_id": resting.model_id, "base_before": before, "base_after": after}))
 service.close("success").result()

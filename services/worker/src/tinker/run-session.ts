@@ -79,9 +79,11 @@ class HeldRun {
       onStderr: (line) => platform.logger.debug({ runId: this.run.run_id, core: line }),
     });
     await this.core.start();
-    for (let call = await platform.tinker.takeNext({ run_id: this.run.run_id, next_seq_id: 0 }); call && call.seq_id === 0; call = undefined) {
-      const refusal = call.request.refusal;
-      await platform.tinker.finishCall(call.request_id, typeof refusal === 'string' ? { error: userError(refusal) } : { result: call.op === 'create_model' ? { model_id: this.run.model_id } : { model_id: this.run.model_id, path: null } });
+    // Only that one: a run taken again after it went idle has none, and a sample waiting for it is serve()'s.
+    const created = await platform.tinker.takeOrdered(this.run.run_id, 0);
+    if (created) {
+      const refusal = created.request.refusal;
+      await platform.tinker.finishCall(created.request_id, typeof refusal === 'string' ? { error: userError(refusal) } : { result: created.op === 'create_model' ? { model_id: this.run.model_id } : { model_id: this.run.model_id, path: null } });
     }
   }
 

@@ -1,5 +1,6 @@
 // /api/v1: what the tinker SDK calls (docs/tinker-wire.md). Thin: check the request, record the call for the worker
 // that holds its run (calls.ts), answer its future; retrieve_future long-polls the call's row.
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -122,7 +123,8 @@ export function registerTinkerRoutes(app: FastifyInstance): void {
       const run = await runOfModel(platform, request.userId, request.body.model_id);
       const location = await locateBaseModel(platform, 'hub', run.base_model, { loc: ['body', 'model_id'] }).catch(() => undefined);
       // A folder the SDK loads the tokenizer from without the hub, when this machine holds the model.
-      const local = location && location.kind !== 'hub' && (location.kind !== 'store' || (await import('node:fs')).existsSync(path.join(location.folder, 'config.json')));
+      // (a stored model is on this machine once a worker here copied it into MODELS_DIR)
+      const local = location && location.kind !== 'hub' && (location.kind !== 'store' || existsSync(path.join(location.folder, 'config.json')));
       const tokenizer = local ? location.folder : run.base_model;
       return {
         type: 'get_info' as const, model_id: run.model_id, model_data: { arch: null, model_name: run.base_model, tokenizer_id: tokenizer },

@@ -83,6 +83,19 @@ export async function baseModelFolder(platform: Platform, location: ModelLocatio
   return folder;
 }
 
+/** A LoRA adapter folder as a GGUF LoRA file, for llama.cpp to apply over its base model's GGUF: built once, in
+ *  `dir`/gguf-lora, by the core's gguf step (a job's adapter, or a Tinker run's sampler weights). */
+export function adapterGgufIn(
+  platform: Platform, dir: string, model: { base(): Promise<string>; adapter(): Promise<string> }, step: BuildStep, options: ModelBuildOptions = {},
+): Promise<string> {
+  const folder = path.join(dir, 'gguf-lora');
+  const file = path.join(folder, 'adapter.gguf');
+  return once(file, () => isFile(file), async () => {
+    const [base, adapter] = [await model.base(), await model.adapter()];
+    await buildFolder(folder, (temp) => runCoreStep(platform, 'gguf', { model: base, adapter, output_file: path.join(temp, 'adapter.gguf') }, path.join(dir, 'gguf-lora.json'), options));
+  }, step, options.progress);
+}
+
 /** Locates `modelId` (store, cache, hub) and returns its local folder. */
 export async function ensureBaseModel(platform: Platform, provider: 'hub' | 'local', modelId: string, options: ModelBuildOptions = {}): Promise<string> {
   const location = await locateBaseModel(platform, provider, modelId, { hubToken: options.secrets?.hubToken });

@@ -16,6 +16,12 @@ export async function listFolderFiles(folder: string): Promise<string[]> {
     .sort();
 }
 
+/** The bytes of every file under `folder`, together. */
+export async function folderBytes(folder: string): Promise<number> {
+  const sizes = await Promise.all((await listFolderFiles(folder)).map(async (rel) => (await fs.stat(path.join(folder, rel))).size));
+  return sizes.reduce((a, b) => a + b, 0);
+}
+
 /** Uploads every file under `folder` to `prefix` (no trailing slash); returns the URI of the prefix as a folder. */
 export async function uploadFolder(platform: Pick<Platform, 'blobs'>, folder: string, prefix: string): Promise<string> {
   for (const rel of await listFolderFiles(folder)) {

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { Conflict, type Platform, type TrainingJobRow } from '@ftp/platform';
 import { ggufFileName, jobPrefixes, trainsWholeModel, type JobPrefixes } from '@ftp/jobs/models';
 import { jobConfig, type GgufQuantization, type TrainingConfig } from '@ftp/schema';
-import { baseModelGguf, downloadModel, ensureBaseModel, isFile, runCoreStep, type ModelBuildOptions } from './base-models.ts';
+import { adapterGgufIn, baseModelGguf, downloadModel, ensureBaseModel, isFile, runCoreStep, type ModelBuildOptions } from './base-models.ts';
 import { ONNX_CHECK_PROMPTS } from '../export/onnx-verify.ts';
 import { buildFolder } from './blob-folders.ts';
 import { once, type BuildStep } from './build-progress.ts';
@@ -138,14 +138,9 @@ export class JobModels {
   }
 
   /** The LoRA adapter as a GGUF LoRA file, for llama.cpp to apply over the base model's GGUF. */
-  async adapterGguf(): Promise<string> {
-    const folder = path.join(this.dir, 'gguf-lora');
-    const file = path.join(folder, 'adapter.gguf');
-    return once(file, () => isFile(file), async () => {
-      const [base, adapter] = [await this.base(), await this.adapter()];
-      await buildFolder(folder, (temp) =>
-        runCoreStep(this.platform, 'gguf', { model: base, adapter, output_file: path.join(temp, 'adapter.gguf') }, path.join(this.dir, 'gguf-lora.json'), this.options));
-    }, this.step('converting the adapter of {job} to a GGUF LoRA adapter for llama.cpp', async () => [await this.base(), await this.adapter()]), this.options.progress);
+  adapterGguf(): Promise<string> {
+    const step = this.step('converting the adapter of {job} to a GGUF LoRA adapter for llama.cpp', async () => [await this.base(), await this.adapter()]);
+    return adapterGgufIn(this.platform, this.dir, this, step, this.options);
   }
 
   /** The base model of this job as GGUF (what a GGUF LoRA adapter applies over). */

@@ -6,8 +6,7 @@ import path from 'node:path';
 import type { Platform, TinkerCheckpointRow, TinkerRunRow } from '@ftp/platform';
 import { tinkerCheckpointPrefix } from '@ftp/jobs/tinker';
 import type { GgufQuantization } from '@ftp/schema';
-import { baseModelGguf, downloadModel, ensureBaseModel, isFile, loggedStep, runCoreStep, type ModelBuildOptions } from './base-models.ts';
-import { buildFolder } from './blob-folders.ts';
+import { adapterGgufIn, baseModelGguf, downloadModel, ensureBaseModel, isFile, loggedStep, type ModelBuildOptions } from './base-models.ts';
 import { once } from './build-progress.ts';
 
 export class TinkerModels {
@@ -38,12 +37,8 @@ export class TinkerModels {
   }
 
   adapterGguf(): Promise<string> {
-    const folder = path.join(this.dir, 'gguf-lora');
-    const file = path.join(folder, 'adapter.gguf');
-    return once(file, () => isFile(file), async () => {
-      const [base, adapter] = [await this.base(), await this.adapter()];
-      await buildFolder(folder, (temp) => runCoreStep(this.platform, 'gguf', { model: base, adapter, output_file: path.join(temp, 'adapter.gguf') }, path.join(this.dir, 'gguf-lora.json'), this.options));
-    }, loggedStep(this.platform, `converting the sampler weights ${this.name} of training run ${this.run.run_id} to a GGUF LoRA adapter for llama.cpp`, { runId: this.run.run_id }), this.options.progress);
+    const step = loggedStep(this.platform, `converting the sampler weights ${this.name} of training run ${this.run.run_id} to a GGUF LoRA adapter for llama.cpp`, { runId: this.run.run_id });
+    return adapterGgufIn(this.platform, this.dir, this, step, this.options);
   }
 
   async baseGguf(quantization: GgufQuantization): Promise<string> {

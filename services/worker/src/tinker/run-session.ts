@@ -13,7 +13,7 @@ import { CoreServerError, TinkerCore } from '@ftp/core-client';
 import type { Platform, TinkerCallRow, TinkerRunRow } from '@ftp/platform';
 import { IDLE_STATE, serverError, tinkerCheckpointPrefix, tinkerPath, userError, type TinkerCheckpointKind } from '@ftp/jobs/tinker';
 import { ensureBaseModel } from '../models/base-models.ts';
-import { downloadPrefix, listFolderFiles, uploadFolder } from '../models/blob-folders.ts';
+import { downloadPrefix, folderBytes, uploadFolder } from '../models/blob-folders.ts';
 
 export interface SessionContext {
   platform: Platform;
@@ -202,8 +202,7 @@ class HeldRun {
     const prefix = tinkerCheckpointPrefix(this.run, kind, name);
     await platform.blobs.deletePrefix(prefix);
     await uploadFolder(platform, folder, prefix.slice(0, -1));
-    const sizes = await Promise.all((await listFolderFiles(folder)).map(async (rel) => (await fs.stat(path.join(folder, rel))).size));
-    await platform.tinker.recordCheckpoint({ run_id: this.run.run_id, kind, name, user_id: this.run.user_id, step: this.step, size_bytes: sizes.reduce((a, b) => a + b, 0) });
+    await platform.tinker.recordCheckpoint({ run_id: this.run.run_id, kind, name, user_id: this.run.user_id, step: this.step, size_bytes: await folderBytes(folder) });
     return tinkerPath(this.run.run_id, kind, name);
   }
 

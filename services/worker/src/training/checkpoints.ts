@@ -7,7 +7,7 @@ import path from 'node:path';
 import fs from 'node:fs/promises';
 import type { Platform, TrainingJobRow } from '@ftp/platform';
 import { jobPrefixes } from '@ftp/jobs/models';
-import { downloadPrefix, listFolderFiles, uploadFolder } from '../models/blob-folders.ts';
+import { downloadPrefix, folderBytes, uploadFolder } from '../models/blob-folders.ts';
 
 const stepOf = (name: string): number => Number(/^checkpoint-(\d+)$/.exec(name)?.[1] ?? NaN);
 /** Written after every file of a stored checkpoint. */
@@ -42,10 +42,10 @@ async function describeCheckpoint(dir: string, step: number): Promise<{ epoch: n
 export async function storeCheckpoint(platform: Platform, job: TrainingJobRow, checkpointDir: string): Promise<void> {
   const prefix = jobPrefixes(job).checkpoints;
   const name = path.basename(checkpointDir);
-  let sizes: number[];
+  let size: number;
   try {
     await uploadFolder(platform, checkpointDir, `${prefix}${name}`);
-    sizes = await Promise.all((await listFolderFiles(checkpointDir)).map(async (rel) => (await fs.stat(path.join(checkpointDir, rel))).size));
+    size = await folderBytes(checkpointDir);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     platform.logger.info({ jobId: job.job_id, checkpoint: name }, 'checkpoint rotated away by the core before it was stored; skipped');
@@ -53,7 +53,7 @@ export async function storeCheckpoint(platform: Platform, job: TrainingJobRow, c
   }
   await platform.blobs.put(`${prefix}${name}/${COMPLETE}`, '');
   const step = stepOf(name);
-  await platform.jobs.recordCheckpoint({ job_id: job.job_id, step, size_bytes: sizes.reduce((a, b) => a + b, 0), ...(await describeCheckpoint(checkpointDir, step)) });
+  await platform.jobs.recordCheckpoint({ job_id: job.job_id, step, size_bytes: size, ...(await describeCheckpoint(checkpointDir, step)) });
   const kept = new Set(await localCheckpoints(path.dirname(checkpointDir)));
   for (const { name: stored } of await storedCheckpoints(platform, job)) {
     if (kept.has(stored)) continue;

@@ -25,7 +25,7 @@ const JOBS_FOLDERS: Readonly<Record<string, readonly string[]>> = {
   openai: ['queues', 'models'],
   training: ['queues', 'models', 'runtime'],
   evaluations: ['queues', 'models'],
-  tinker: ['queues'],
+  tinker: ['queues', 'training'],
 };
 const JOBS = path.join(ROOT, 'packages', 'jobs');
 const JOBS_SRC = path.join(JOBS, 'src');

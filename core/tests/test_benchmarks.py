@@ -69,6 +69,25 @@ def test_lm_eval_tasks_score_as_lm_evals_own_cli_and_the_tune_moves_them(task_di
     assert base["qa_answer"]["exact_match"]["value"] == 0.0  # the random base writes none of them
 
 
+def test_an_adapter_on_a_tied_output_layer_scores_as_its_merged_model(task_dir, tiny_model, tmp_path):
+    """A Tinker run's sampler weights adapt lm_head (train_unembed), which the tiny model ties to its embeddings:
+    lm-eval's own loading failed on them in transformers' tie_weights; they score as the model merged from them."""
+    from ftcore.export.merge import Options as MergeOptions, run as merge
+    from test_tinker_checkpoint import train
+    from test_tinker_session import new_session
+
+    session = new_session(tiny_model)
+    train(session, 3)
+    adapter = session.save_weights_for_sampler(str(tmp_path / "sampler"))
+    assert "lm_head" in json.loads(Path(adapter, "adapter_config.json").read_text())["target_modules"]
+    with captured_events():
+        merge(MergeOptions(base_model=tiny_model, adapter=adapter, output_dir=str(tmp_path / "merged")))
+    tasks = dict(tasks=["qa_choice"], task_dirs=[str(task_dir)])
+    adapted = benchmark(tmp_path, "adapted", model=tiny_model, adapter=adapter, **tasks)["lm_eval"]["results"]
+    merged = benchmark(tmp_path, "merged", model=str(tmp_path / "merged"), **tasks)["lm_eval"]["results"]
+    assert adapted["qa_choice"]["acc"]["value"] == merged["qa_choice"]["acc"]["value"]
+
+
 def test_a_task_lm_eval_cannot_load_fails_before_any_model(tmp_path, task_dir, monkeypatch):
     """Offline (as this machine is), a task whose data lives on the hub fails at once with lm-eval's reason."""
     import datasets

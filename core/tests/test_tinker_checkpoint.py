@@ -77,3 +77,24 @@ def test_sampler_weights_are_a_peft_adapter_that_answers_as_the_session(tiny_mod
     targets = torch.as_tensor(datum.loss_fn_inputs["target_tokens"])
     loaded = logits.log_softmax(-1).gather(-1, targets[:, None])[:, 0].numpy()
     np.testing.assert_allclose(loaded, logprobs_of(session, [datum])[0], atol=1e-5)
+
+
+def test_merged_sampler_weights_answer_as_the_adapter_even_when_the_output_layer_shares_the_embeddings(tiny_model, tmp_path):
+    """train_unembed (the SDK's default) adapts lm_head; the tiny model's lm_head is its input embeddings' matrix, so
+    a merge that folds the delta into that shared matrix changes the inputs too. The merged model must answer as the
+    adapter does."""
+    from transformers import AutoModelForCausalLM
+
+    from ftcore.export.merge import Options, run
+
+    session = new_session(tiny_model)
+    assert session.model.config.tie_word_embeddings
+    train(session, 3)
+    folder = session.save_weights_for_sampler(str(tmp_path / "sampler"))
+    run(Options(base_model=tiny_model, adapter=folder, output_dir=str(tmp_path / "merged")))
+
+    adapted, tokenizer = load_for_inference(tiny_model, folder, "cpu")
+    merged = AutoModelForCausalLM.from_pretrained(str(tmp_path / "merged"), torch_dtype=torch.float32)
+    ids = torch.tensor([conversation_datum(tokenizer, *QA[0]).model_input])
+    with torch.no_grad():
+        np.testing.assert_allclose(merged(input_ids=ids).logits.numpy(), adapted(input_ids=ids).logits.numpy(), atol=1e-4)

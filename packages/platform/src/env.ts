@@ -94,6 +94,7 @@ const EnvSchema = z
       .describe('the queues a worker serves'),
     WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464).describe("a scaled-out worker's own /metrics port (0: none); the embedded stack's services carry its worker's metrics"),
     TINKER_IDLE_S: positiveInt.default(600).describe('a Tinker training run with no call for this long saves its state and lets its worker go (its next call queues it again, to continue from there)'),
+    TINKER_SEQ_GAP_S: positiveInt.default(300).describe("how long a Tinker training run's later calls wait for a seq_id that never arrived (the SDK retries a submission for 300 s) before the run skips it; the skipped call, sent after all, fails with category user"),
     WORKER_CONCURRENCY: positiveInt.default(1).describe('training jobs one worker runs at once'),
     TRAIN_PROCESSES: positiveInt.optional().describe('processes one training job runs on (torchrun, DDP); unset: one per CUDA device, 1 without'),
     TRAIN_SHARDING: z

@@ -74,6 +74,7 @@ export const ExportRecord = z
     job_id: Identifier,
     type: ExportType,
     checkpoint_step: maybe(z.number().int().positive()).describe('The checkpoint exported; null: the final model'),
+    checkpoint_name: maybe(z.string()).describe('A Tinker training run’s sampler weights exported (job_id the run’s id); null for a job’s models'),
     status: ExportStatus.describe('running → completed | failed'),
     started_at: Timestamp,
     destination: z.array(ExportDestination),

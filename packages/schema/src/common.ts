@@ -36,6 +36,11 @@ export const MAX_INT32 = 2 ** 31 - 1;
 export const boundedInt = (min: number, max = MAX_INT32) => z.number().int().min(min).max(max);
 /** A stored checkpoint of a job (GET /jobs/{id}/checkpoints), instead of its final model. */
 export const CheckpointStep = boundedInt(1).describe('Use this checkpoint of the job (GET /jobs/{id}/checkpoints) instead of its final model');
+/** A Tinker run's saved sampler weights by name (services/tinker; the model `tinker:<run id>:<name>` on /v1). */
+export const CheckpointName = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'a name of letters, digits, dot, underscore and dash, up to 128')
+  .describe('A Tinker training run’s sampler weights, by the name given to save_weights_for_sampler; job_id is then the run’s id (GET /jobs lists runs)');
 export const SECRET_FIELD_NAMES = ['hub_token', 'api_key', 'llm_api_key'] as const;
 
 /** `schema` as a JSON Schema for a document's `contentSchema` (what a string holds, e.g. one server-sent event's JSON

@@ -156,6 +156,7 @@ export const Evaluation = z
     model_source: ModelSource,
     job_id: Identifier.nullable().describe('The trained job whose model runs; null for a base model'),
     checkpoint_step: z.number().int().positive().nullable(),
+    checkpoint_name: z.string().nullable().describe('A Tinker run’s sampler weights evaluated (job_id the run’s id); null otherwise'),
     base_model_id: z.string(),
     request: StoredEvaluationRequest.describe('The request as it was accepted (defaults filled in), without hub_token'),
     results: BenchmarkResults.nullable().describe('The model’s numbers; null until completed'),

@@ -2,20 +2,24 @@
 // decisions.md "Export").
 import { z } from 'zod';
 import { ArtifactGroups, ExportDestination, ExportRecord, ExportType, GgufQuantization, HubRepoId, OnnxVariant, OnnxVariantParity } from './artifacts.ts';
-import { CheckpointStep, documentedRules, MAX_INT32, Identifier, Modality, Secret, maybe } from './common.ts';
+import { CheckpointName, CheckpointStep, documentedRules, MAX_INT32, Identifier, Modality, Secret, maybe } from './common.ts';
 import { exportRequest } from './examples.ts';
 
 export const ExportRequest = z
   .strictObject({
-    job_id: Identifier.describe('A completed training job (any job, with checkpoint_step)'),
+    job_id: Identifier.describe('A completed training job (any job, with checkpoint_step), or a Tinker training run with checkpoint_name'),
     export_type: ExportType.default('adapter'),
     checkpoint_step: CheckpointStep.optional(),
+    checkpoint_name: CheckpointName.optional(),
     destination: z.array(ExportDestination).min(1).default(['cloud']),
     hub_repo_id: HubRepoId.optional().describe('Required when destination includes hub'),
     hub_token: Secret.optional().describe('Model-hub credential, required when destination includes hub; never stored'),
     gguf_quantization: GgufQuantization.default('q8_0').describe('export_type gguf only'),
   })
   .superRefine((request, ctx) => {
+    if (request.checkpoint_step !== undefined && request.checkpoint_name !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['checkpoint_name'], message: 'checkpoint_step names a job’s checkpoint and checkpoint_name a Tinker run’s sampler weights; send one of them' });
+    }
     if (!request.destination.includes('hub')) return;
     for (const key of ['hub_repo_id', 'hub_token'] as const) {
       if (!request[key]) {
@@ -27,7 +31,7 @@ export const ExportRequest = z
     id: 'ExportRequest',
     description: 'Publish a job’s artifacts',
     examples: [exportRequest],
-    ...documentedRules({ when: { required: ['destination'], properties: { destination: { contains: { const: 'hub' } } } }, then: { required: ['hub_repo_id', 'hub_token'], properties: { hub_repo_id: { minLength: 1 }, hub_token: { minLength: 1 } } } }),
+    ...documentedRules({ when: { required: ['checkpoint_step'] }, then: { not: { required: ['checkpoint_name'] } } }, { when: { required: ['destination'], properties: { destination: { contains: { const: 'hub' } } } }, then: { required: ['hub_repo_id', 'hub_token'], properties: { hub_repo_id: { minLength: 1 }, hub_token: { minLength: 1 } } } }),
   });
 export type ExportRequest = z.infer<typeof ExportRequest>;
 
@@ -72,6 +76,7 @@ export const ExportParams = z.object({ job_id: Identifier.describe('Training job
 export const DownloadQuery = z.object({
   type: z.enum(ExportType.options).describe('Which file artifact to stream'),
   checkpoint_step: z.coerce.number().int().min(1).max(MAX_INT32).optional().describe('The file of an export of this checkpoint'),
+  checkpoint_name: CheckpointName.optional().describe('The file of an export of these sampler weights of a Tinker run (job_id the run’s id)'),
   variant: OnnxVariant.optional().describe('type onnx only: one model file (onnx/model_<variant>.onnx) instead of the whole folder as onnx.tar.gz'),
 }).superRefine((query, ctx) => {
   if (query.variant !== undefined && query.type !== 'onnx') {

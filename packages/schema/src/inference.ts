@@ -1,7 +1,7 @@
 // Inference service schemas: evaluation over a processed dataset and batch generation over
 // conversations (interface.md 2.17, 4.4; decisions.md "Inference and evaluation").
 import { z } from 'zod';
-import { boundedInt, CheckpointStep, Conversation, ChatMessage, documentedRules, Identifier, Secret } from './common.ts';
+import { boundedInt, CheckpointName, CheckpointStep, Conversation, ChatMessage, documentedRules, Identifier, Secret } from './common.ts';
 import { batchRequest, evaluationRequest } from './examples.ts';
 import { Grader } from './graders.ts';
 
@@ -26,6 +26,7 @@ export const modelChoiceFields = {
   model_source: ModelSource.default('adapter'),
   job_id: Identifier.optional().describe('Trained job whose model runs; required unless model_source is base'),
   checkpoint_step: CheckpointStep.optional(),
+  checkpoint_name: CheckpointName.optional(),
   base_model_id: z.string().min(1).optional().describe('Required for base; otherwise must match the job’s base when given'),
 };
 
@@ -38,7 +39,7 @@ const generationFields = {
   top_p: z.number().gt(0).max(1).optional(),
 };
 
-type ModelChoice = { model_source: ModelSource; job_id?: string | undefined; base_model_id?: string | undefined; checkpoint_step?: number | undefined };
+type ModelChoice = { model_source: ModelSource; job_id?: string | undefined; base_model_id?: string | undefined; checkpoint_step?: number | undefined; checkpoint_name?: string | undefined };
 
 /** The rules between the model choice's fields (a refinement of every request that has them). */
 export function refineModelChoice(request: ModelChoice, ctx: z.RefinementCtx): void {
@@ -47,6 +48,12 @@ export function refineModelChoice(request: ModelChoice, ctx: z.RefinementCtx): v
   }
   if (request.model_source === 'base' && request.checkpoint_step !== undefined) {
     ctx.addIssue({ code: 'custom', path: ['checkpoint_step'], message: 'checkpoint_step names a checkpoint of a job; use model_source adapter or merged with job_id' });
+  }
+  if (request.model_source === 'base' && request.checkpoint_name !== undefined) {
+    ctx.addIssue({ code: 'custom', path: ['checkpoint_name'], message: 'checkpoint_name names sampler weights of a Tinker run; use model_source adapter or merged with the run’s id as job_id' });
+  }
+  if (request.checkpoint_step !== undefined && request.checkpoint_name !== undefined) {
+    ctx.addIssue({ code: 'custom', path: ['checkpoint_name'], message: 'checkpoint_step names a job’s checkpoint and checkpoint_name a Tinker run’s sampler weights; send one of them' });
   }
   if (request.model_source !== 'base' && request.job_id === undefined) {
     ctx.addIssue({ code: 'custom', path: ['job_id'], message: `job_id is required when model_source is ${request.model_source}`, params: { type: 'missing' } });
@@ -60,7 +67,8 @@ export const DEFAULT_MAX_BATCH = 64;
 
 /** refineModelChoice, as JSON Schema (model_source defaults to adapter). */
 export const modelChoiceRules = [
-  { when: { required: ['model_source'], properties: { model_source: { const: 'base' } } }, then: { required: ['base_model_id'], not: { required: ['checkpoint_step'] } } },
+  { when: { required: ['model_source'], properties: { model_source: { const: 'base' } } }, then: { required: ['base_model_id'], not: { anyOf: [{ required: ['checkpoint_step'] }, { required: ['checkpoint_name'] }] } } },
+  { when: { required: ['checkpoint_step'] }, then: { not: { required: ['checkpoint_name'] } } },
   { when: { not: { required: ['model_source'], properties: { model_source: { const: 'base' } } } }, then: { required: ['job_id'] } },
 ];
 

@@ -1,11 +1,11 @@
 // What the Tinker service does with a call: record it for the worker that holds its run (a run that went idle is
 // queued again first), and read its future. A call the server cannot run (an unsupported loss, optimizer or input)
 // is recorded too, with its refusal: the worker fails it in its turn, so the run's seq_id order goes on past it and
-// the SDK gets a failed future with category user naming what to change.
+// the SDK gets a failed future with category user naming what to change. A training call that arrives after its run
+// went on without it (its later calls waited TINKER_SEQ_GAP_S for it) is recorded failed at once: nothing runs it.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { NotFound, type Platform, type TinkerCallRow, type TinkerRunRow } from '@ftp/platform';
-import { sessionQueue } from '@ftp/jobs/queues';
-import { userError } from '@ftp/jobs/tinker';
+import { requeueIdleRun, userError } from '@ftp/jobs/tinker';
 
 /** How long retrieve_future holds a request before answering try_again (the SDK waits 45 s and polls at once again). */
 export const LONG_POLL_MS = 25_000;
@@ -21,19 +21,23 @@ export async function runOfModel(platform: Platform, userId: string, modelId: st
 }
 
 /** Records a call on a run (`refusal`: the reason it will fail instead of running) and makes sure a worker holds the
- *  run: one that went idle is queued again, to continue from the state it saved. */
+ *  run when it has something to run: one that went idle is queued again, to continue from the state it saved. */
 export async function submitRunCall(
   platform: Platform,
   run: TinkerRunRow,
   call: { targetId?: string; seqId: number | null; op: string; request: Record<string, unknown>; refusal?: string | undefined },
 ): Promise<TinkerCallRow> {
+  const gap = platform.config.TINKER_SEQ_GAP_S;
+  const late = userError(`seq_id ${call.seqId} arrived after the training run went on without it: its later calls had waited ${gap} s for it (TINKER_SEQ_GAP_S), so the run skipped it`);
   const made = await platform.tinker.submit({
     user_id: run.user_id, run_id: run.run_id, target_id: call.targetId ?? run.model_id, seq_id: call.seqId, op: call.op,
     request: call.refusal ? { ...call.request, refusal: call.refusal } : call.request,
     ...(run.status === 'failed' ? { status: 'failed' as const, error: userError(run.error ?? 'the training run failed') } : {}),
-  });
-  if (run.status === 'idle' && (await platform.tinker.updateRun(run.run_id, { status: 'queued', worker_id: null }, ['idle']))) {
-    await platform.queue.add(sessionQueue, { runId: run.run_id });
+  }, late);
+  // Read again after the call is recorded: a worker letting the run go meanwhile either saw this call (and queued the
+  // run again itself) or had made it idle before this read.
+  if (made.status === 'queued' && (run.status === 'idle' || (await platform.tinker.getRunForWorker(run.run_id))?.status === 'idle')) {
+    await requeueIdleRun(platform, run.run_id);
   }
   return made;
 }

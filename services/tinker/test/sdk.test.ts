@@ -10,7 +10,12 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWorker, type WorkerHandle } from '@ftp/worker';
 import { startTrainingHarness, type TrainingHarness } from '../../../test/support/training.ts';
+import { createHash } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
 import { buildOpenAiApp } from '@ftp/openai';
+import { buildInferenceApp } from '@ftp/inference';
+import { buildExportApp } from '@ftp/export';
 import { buildTinkerApp } from '../src/app.ts';
 
 const PYTHON = 'test/tools/.venv/bin/python';
@@ -48,6 +53,8 @@ afterAll(async () => {
   await h?.close();
 });
 
+let evaluated: string | undefined;
+const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 let seen: Record<string, any>;
 const seenLoop = () => seen;
 
@@ -144,6 +151,69 @@ describe('sampler weights as a model', () => {
   }, 240_000);
 });
 
+describe('sampler weights in inference, exports and evaluations (job_id the run, checkpoint_name the name)', () => {
+  it('merged, they answer as the adapter on transformers and on llama.cpp; exported as adapter, GGUF and ONNX; evaluated', async () => {
+    const runId = /^tinker:\/\/([^/]+)\//.exec(seen.named)![1]!;
+    const headers = { authorization: `Bearer ${key.slice(4)}` };
+    const [inference, exporter] = [await buildInferenceApp(h.platform), await buildExportApp(h.platform)];
+    try {
+      const batch = (body: Record<string, unknown>) => inference.inject({
+        method: 'POST', url: '/inference/batch', headers,
+        payload: { job_id: runId, checkpoint_name: 'final', messages: [[{ role: 'user', content: 'the capital of France' }]], max_new_tokens: 8, temperature: 0, ...body },
+      });
+      // Merging folds the output layer's LoRA into an output matrix of its own (the tiny model ties it to the embeddings).
+      for (const body of [{ model_source: 'merged' }, { model_source: 'merged', use_fast_engine: true }]) {
+        const res = await batch(body);
+        expect(res.statusCode, res.body).toBe(200);
+        expect(res.json().results[0], JSON.stringify(body)).toBe(seen.chat_text);
+      }
+      const fastAdapter = await batch({ model_source: 'adapter', use_fast_engine: true });
+      expect(fastAdapter.statusCode, fastAdapter.body).toBe(422);
+      expect(JSON.stringify(fastAdapter.json().detail)).toMatch(/adapts the output layer .* or model_source merged/);
+      const unknown = await batch({ checkpoint_name: 'never-saved' });
+      expect(unknown.statusCode).toBe(404);
+      expect(unknown.json().detail).toMatch(/the run saved final/);
+
+      const exported: Record<string, Record<string, any>> = {};
+      for (const [type, extra] of [['adapter', {}], ['gguf', { gguf_quantization: 'f16' }], ['onnx', {}]] as const) {
+        const started = await exporter.inject({ method: 'POST', url: '/exports', headers, payload: { job_id: runId, checkpoint_name: 'final', export_type: type, ...extra } });
+        expect(started.statusCode, started.body).toBe(200);
+        let latest: Record<string, any> = {};
+        for (let i = 0; i < 600 && latest.status !== 'completed' && latest.status !== 'failed'; i++) {
+          await new Promise((r) => setTimeout(r, 250));
+          latest = (await exporter.inject({ url: `/exports/${runId}`, headers })).json().latest_export ?? {};
+        }
+        expect(latest, JSON.stringify(latest)).toMatchObject({ type, status: 'completed', checkpoint_name: 'final', checkpoint_step: null });
+        exported[type] = latest;
+      }
+      // The ONNX export checks itself against transformers' merged model (fp32 must give its greedy tokens).
+      expect(exported.onnx!.parity.find((p: { variant: string }) => p.variant === 'fp32')).toMatchObject({ agreement: 1 });
+      // The GGUF file stored is the one llama.cpp answered with above.
+      const file = await exporter.inject({ url: `/exports/${runId}/download?type=gguf&checkpoint_name=final`, headers });
+      expect(file.statusCode).toBe(200);
+      expect(file.headers['content-disposition']).toContain(`${runId}-final-model-f16.gguf`);
+      const cache = path.join(h.platform.config.dataDir, 'cache', 'tinker', runId);
+      const [built] = (await fs.readdir(cache, { recursive: true })).filter((f) => f.endsWith('model-f16.gguf'));
+      expect(sha256(file.rawPayload)).toBe(sha256(await fs.readFile(path.join(cache, built!))));
+      expect((await exporter.inject({ url: `/exports/${runId}/download?type=gguf`, headers })).statusCode).toBe(422);
+
+      const evaluation = await inference.inject({ method: 'POST', url: '/evaluations', headers, payload: { job_id: runId, checkpoint_name: 'final', benchmarks: { tasks: ['everyday_facts'], limit: 2 } } });
+      expect(evaluation.statusCode, evaluation.body).toBeLessThan(300);
+      let state: Record<string, any> = evaluation.json();
+      for (let i = 0; i < 600 && (state.status === 'queued' || state.status === 'running'); i++) {
+        await new Promise((r) => setTimeout(r, 250));
+        state = (await inference.inject({ url: `/evaluations/${state.id}`, headers })).json();
+      }
+      expect(state, JSON.stringify(state)).toMatchObject({ status: 'completed', job_id: runId, checkpoint_name: 'final' });
+      expect(state.results.everyday_facts.acc.value).toBeTypeOf('number');
+      evaluated = state.id;
+    } finally {
+      await inference.close();
+      await exporter.close();
+    }
+  }, 400_000);
+});
+
 describe('a run on the jobs surface', () => {
   it('is a job of trainer tinker in GET /jobs: paused once its session ended (its state saved), then deleted with its files', async () => {
     const runId = /^tinker:\/\/([^/]+)\//.exec(seenLoop().state)![1]!;
@@ -166,6 +236,9 @@ describe('a run on the jobs surface', () => {
     const deleted = await h.train({ method: 'DELETE', url: `/jobs/${runId}`, headers });
     expect(deleted.statusCode, deleted.body).toBe(200);
     expect((await h.platform.blobs.list('tinker/')).filter((b) => b.key.includes(runId))).toEqual([]);
+    // its exports' and evaluations' records went with it (no foreign key cascades for a run)
+    expect(await h.platform.exports.latestForJob('alice', runId)).toBeUndefined();
+    expect(await h.platform.evaluationRuns.get('alice', evaluated!)).toBeUndefined();
     expect((await fetch(`${baseUrl}/api/v1/training_runs/${runId}`, { headers: { 'x-api-key': key } })).status).toBe(404);
   });
 });

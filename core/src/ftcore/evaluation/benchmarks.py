@@ -161,6 +161,7 @@ def run_lm_eval(options: Options, manager, tasks: list[str]) -> dict:
         model_args["peft"] = options.adapter
         if Path(options.adapter, "tokenizer_config.json").is_file():  # training saves the chat template there
             model_args["tokenizer"] = options.adapter
+        model_args = _untied_if_output_adapted(model_args, options.adapter, device)
     events.emit(events.Log(level="info", message=f"lm-eval: {', '.join(tasks)} on {device}"))
     # The heartbeat says this stage from now on, not the libraries' loading the command started with.
     events.stage("evaluating", f"lm-eval: running {', '.join(tasks)}")
@@ -172,6 +173,24 @@ def run_lm_eval(options: Options, manager, tasks: list[str]) -> dict:
     return {"results": scores(out["results"]), "n_samples": out.get("n-samples", {}), "versions": out.get("versions", {}),
             "config": {"num_fewshot": options.num_fewshot, "limit": options.limit,
                        "apply_chat_template": options.apply_chat_template, "lm_eval": _version()}}
+
+
+def _untied_if_output_adapted(model_args: dict, adapter: str, device: str) -> dict:
+    """An adapter on the output layer of a model whose output layer is its embeddings' matrix (a Tinker run's
+    train_unembed) makes lm-eval's own loading fail in transformers' tie_weights; such a model is loaded here, untied
+    (models/loading.py), and given to lm-eval as a model, computing what the adapter computes."""
+    import json
+
+    config = json.loads(Path(adapter, "adapter_config.json").read_text())
+    targets = config.get("target_modules") or []
+    if "lm_head" not in (targets if isinstance(targets, list) else [targets]):
+        return model_args
+    from ..models.loading import load_for_inference, untie_adapted_output_layer
+
+    model, tokenizer = load_for_inference(model_args["pretrained"], adapter, device=device)
+    if not untie_adapted_output_layer(model):
+        return model_args
+    return {"pretrained": model, "tokenizer": tokenizer}
 
 
 def scores(results: dict) -> dict:

@@ -25,10 +25,12 @@ def run(options: Options) -> None:
     if not (Path(options.adapter) / "adapter_config.json").is_file():
         raise SpecError(f"adapter {options.adapter} has no adapter_config.json; pass the adapter folder train wrote "
                         "(a Full run writes a whole model, which needs no merge)")
-    from ..models.loading import load_for_inference
+    from ..models.loading import load_for_inference, untie_adapted_output_layer
     from ..models.vision import save_processor
 
     model, tokenizer = load_for_inference(options.base_model, options.adapter, device="cpu")
+    # Merging would add the output layer's delta to the embeddings it shares (see untie_adapted_output_layer).
+    untie_adapted_output_layer(model)
     merged = model.merge_and_unload()
     out = Path(options.output_dir)
     merged.save_pretrained(out)

@@ -20,9 +20,10 @@ export async function createEvaluation(platform: Platform, userId: string, reque
   const row = await platform.evaluationRuns.insert({
     evaluation_id: evaluationId,
     user_id: userId,
-    job_id: checked.job?.job_id ?? null,
+    job_id: checked.job?.job_id ?? checked.tinker?.run.run_id ?? null,
     model_source: stored.model_source,
     checkpoint_step: stored.checkpoint_step ?? null,
+    checkpoint_name: stored.checkpoint_name ?? null,
     base_model_id: checked.baseModelId,
     request: stored,
   });
@@ -77,6 +78,7 @@ export function presentEvaluation(row: EvaluationRunRow): Evaluation {
     model_source: row.model_source,
     job_id: row.job_id,
     checkpoint_step: row.checkpoint_step,
+    checkpoint_name: row.checkpoint_name,
     base_model_id: row.base_model_id,
     request: evaluationRequestOf(row),
     results: resultsOf(row.results),

@@ -13,7 +13,7 @@ import { jobConfig } from '@ftp/schema';
 export interface CheckedModel {
   /** The trained job, unless model_source is base or the model is a Tinker run's. */
   job?: TrainingJobRow;
-  /** A Tinker run's sampler weights (choice.tinker). */
+  /** A Tinker run’s sampler weights (choice.checkpoint_name, job_id the run’s id). */
   tinker?: { run: TinkerRunRow; saved: TinkerCheckpointRow };
   baseModelId: string;
   /** Where the base model is (model_source base only). */
@@ -26,13 +26,7 @@ export async function checkModelChoice(platform: Platform, userId: string, choic
     const base = await locateBaseModel(platform, 'hub', baseModelId, { hubToken, loc: ['body', 'base_model_id'] });
     return { baseModelId, base };
   }
-  if (choice.tinker) {
-    const { run_id, name } = choice.tinker;
-    const run = await platform.tinker.getRun(userId, run_id);
-    const saved = run && (await platform.tinker.getCheckpoint(userId, run_id, 'sampler_weights', name));
-    if (!run || !saved) throw new NotFound('sampler weights', `tinker:${run_id}:${name}`, 'a Tinker run’s save_weights_for_sampler names them');
-    return { baseModelId: run.base_model, tinker: { run, saved } };
-  }
+  if (choice.checkpoint_name !== undefined) return checkTinkerWeights(platform, userId, choice);
   const job = await jobToRun(platform, userId, choice.job_id!, choice.checkpoint_step);
   if (choice.base_model_id !== undefined && choice.base_model_id !== job.base_model_id) {
     throw invalidField(
@@ -47,6 +41,28 @@ export async function checkModelChoice(platform: Platform, userId: string, choic
   checkJobModel(job, choice.model_source === 'adapter');
   if (choice.checkpoint_step !== undefined) await checkCheckpoint(platform, job, choice.checkpoint_step);
   return { job, baseModelId: job.base_model_id };
+}
+
+/** Sampler weights a Tinker run saved (job_id the run's id): 404 for another user's run or an unknown run or name
+ *  (the names it has, said), 422 for a base_model_id that is not the run's; llama.cpp cannot apply a LoRA on the
+ *  output layer of a model whose output shares the embeddings (SmolLM2, the tests' tiny model), which the SDK's
+ *  default train_unembed makes, so such an adapter on the fast engine is a 422 that says to merge or use transformers. */
+async function checkTinkerWeights(platform: Platform, userId: string, choice: ModelChoice): Promise<CheckedModel> {
+  const [runId, name] = [choice.job_id!, choice.checkpoint_name!];
+  const run = await platform.tinker.getRun(userId, runId);
+  if (!run) throw new NotFound('training run', runId);
+  const saved = await platform.tinker.getCheckpoint(userId, runId, 'sampler_weights', name);
+  if (!saved) {
+    const names = (await platform.tinker.listCheckpoints(userId, runId)).filter((c) => c.kind === 'sampler_weights').map((c) => c.name);
+    throw new NotFound('sampler weights', `tinker:${runId}:${name}`, names.length > 0 ? `the run saved ${names.join(', ')}` : 'the run has saved none: save_weights_for_sampler names them');
+  }
+  if (choice.base_model_id !== undefined && choice.base_model_id !== run.base_model) {
+    throw invalidField(['body', 'base_model_id'], `base_model_id ${JSON.stringify(choice.base_model_id)} is not the base of training run ${runId} (${JSON.stringify(run.base_model)}); leave it out or send that`, 'mismatch');
+  }
+  if (choice.use_fast_engine && choice.model_source === 'adapter' && run.config.train_unembed) {
+    throw invalidField(['body', 'use_fast_engine'], `tinker:${runId}:${name} adapts the output layer (train_unembed, the tinker SDK's default), which llama.cpp cannot apply as a LoRA here; send use_fast_engine false (transformers runs it) or model_source merged`);
+  }
+  return { baseModelId: run.base_model, tinker: { run, saved } };
 }
 
 /** The job whose model (or checkpoint `step`) `userId` runs or trains from: its own, or, for a checkpoint, another

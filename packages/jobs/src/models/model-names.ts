@@ -41,18 +41,13 @@ export interface NamedModel {
 export async function resolveModelName(platform: Platform, userId: string, model: string, fast?: boolean): Promise<NamedModel> {
   const tinker = TINKER.exec(model);
   if (tinker) {
-    const choice: ModelChoice = { model_source: 'adapter', tinker: { run_id: tinker[1]!, name: tinker[2]! }, use_fast_engine: false };
+    const choice: ModelChoice = { model_source: 'adapter', job_id: tinker[1]!, checkpoint_name: tinker[2]!, use_fast_engine: fast ?? false };
     const checked = await checkModelChoice(platform, userId, choice).catch((err: unknown) => {
       if (err instanceof NotFound) throw new ModelNotFound(model);
       throw err;
     });
-    // llama.cpp finds no output tensor of its own to apply an output-layer LoRA to in a model whose output shares the
-    // embeddings (SmolLM2, the tests' tiny model): such weights run on transformers.
-    const unembed = checked.tinker!.run.config.train_unembed;
-    if (fast && unembed) {
-      throw invalidField(['body', 'use_fast_engine'], `${model} adapts the output layer (train_unembed, the tinker SDK's default), which llama.cpp cannot apply as a LoRA here; leave use_fast_engine out or send false (transformers runs it)`);
-    }
-    return { choice: { ...choice, use_fast_engine: fast ?? !unembed } };
+    // llama.cpp applies the adapter unless it adapts the output layer (checkModelChoice refuses that asked for).
+    return { choice: { ...choice, use_fast_engine: fast ?? !checked.tinker!.run.config.train_unembed } };
   }
   const named = parseModelName(model);
   if ('base' in named) {

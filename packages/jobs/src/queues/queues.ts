@@ -27,15 +27,16 @@ export const benchmarkQueue = defineQueue('benchmark', z.object({ evaluationId: 
  *  into a second training client while the first lives needs both held. */
 export const sessionQueue = defineQueue('session', z.object({ runId: Id }), { concurrency: 4 });
 
-/** The model a request runs: a job's adapter or merged model, or a base model alone. */
+/** The model a request runs: a job's (or a Tinker run's) adapter or merged model, or a base model alone. */
 export const ModelChoice = z.object({
   model_source: ModelSource,
   job_id: Id.optional(),
   /** A stored checkpoint of the job instead of its final model. */
   checkpoint_step: z.number().int().positive().optional(),
   base_model_id: z.string().min(1).optional(),
-  /** Sampler weights a Tinker run saved (model `tinker:<run id>:<name>`): an adapter over the run's base. */
-  tinker: z.object({ run_id: Id, name: Id }).optional(),
+  /** Sampler weights a Tinker run saved (model `tinker:<run id>:<name>`; job_id is then the run's id): an adapter over
+   *  the run's base. */
+  checkpoint_name: z.string().min(1).optional(),
   use_fast_engine: z.boolean(),
 });
 export type ModelChoice = z.infer<typeof ModelChoice>;

@@ -2,9 +2,10 @@
 // read as a training job (trainer tinker, its optim_steps its progress, the loss of its last forward_backward), and
 // cancelled or deleted through the same routes. Its own rows stay its truth (tinker_runs: the worker that holds it,
 // its calls' order); pause and resume do not apply (a run lets its worker go by itself when idle).
-import { Conflict, type Platform, type TinkerRunRow } from '@ftp/platform';
-import type { TrainingJob } from '@ftp/schema';
-import { CANCELLED_BY_USER } from '../queues/index.ts';
+import { Conflict, type ExportRow, type Platform, type TinkerRunRow } from '@ftp/platform';
+import type { ExportDetails, TrainingJob } from '@ftp/schema';
+import { CANCELLED_BY_USER, sessionQueue } from '../queues/index.ts';
+import { deleteModelResults, presentExportRecord, refuseWhileModelsInUse } from '../training/index.ts';
 
 const STATUS = { queued: 'queued', running: 'training', idle: 'paused', failed: 'failed' } as const satisfies Record<TinkerRunRow['status'], TrainingJob['status']>;
 
@@ -40,6 +41,19 @@ export function presentTinkerRun(run: TinkerRunRow): TrainingJob {
   };
 }
 
+/** GET /exports/{id} of a run: its exports are of its sampler weights (checkpoint_name), so no artifact groups. */
+export function presentTinkerExports(run: TinkerRunRow, latest: ExportRow | undefined): ExportDetails {
+  return {
+    job_id: run.run_id, job_name: `tinker ${run.model_id}`, user_id: run.user_id, adapter_path: null, base_model_id: run.base_model, modality: 'text',
+    artifacts: { file: {}, raw: {}, hub: {} }, onnx_variants: null, latest_export: latest ? presentExportRecord(latest) : null,
+  };
+}
+
+/** Queues an idle run again (a call for it waits): once, whoever asks first, since only an idle run moves to queued. */
+export async function requeueIdleRun(platform: Platform, runId: string): Promise<void> {
+  if (await platform.tinker.updateRun(runId, { status: 'queued', worker_id: null }, ['idle'])) await platform.queue.add(sessionQueue, { runId });
+}
+
 /** Ends a run: its calls not run fail, and the worker holding it lets it go at its next heartbeat. */
 export async function cancelTinkerRun(platform: Platform, run: TinkerRunRow): Promise<void> {
   if (run.status === 'failed') throw new Conflict(`training run ${run.run_id} is already failed; only a queued, training or paused (idle) one can be cancelled`);
@@ -48,11 +62,13 @@ export async function cancelTinkerRun(platform: Platform, run: TinkerRunRow): Pr
   }
 }
 
-/** Deletes a run that no worker holds, its calls, samplers, checkpoints and stored files; returns the blob keys removed. */
-export async function deleteTinkerRun(platform: Platform, run: TinkerRunRow): Promise<string[]> {
+/** Deletes a run that no worker holds, its calls, samplers, checkpoints, exports, evaluations and stored files; returns
+ *  what went (blob keys, evaluation and comparison ids). */
+export async function deleteTinkerRun(platform: Platform, run: TinkerRunRow): Promise<{ blobs: string[]; evaluations: string[]; comparisons: string[] }> {
   if (run.status === 'queued' || run.status === 'running') {
     throw new Conflict(`training run ${run.run_id} is ${run.status === 'queued' ? 'queued' : 'held by a worker'}; cancel it first (POST /jobs/${run.run_id}/cancel)`);
   }
-  await platform.tinker.deleteRun(run.user_id, run.run_id);
-  return platform.blobs.deletePrefix(run.blob_prefix);
+  await refuseWhileModelsInUse(platform, run.user_id, run.run_id, `training run ${run.run_id}`);
+  const results = await deleteModelResults(platform, run.user_id, run.run_id, () => platform.tinker.deleteRun(run.user_id, run.run_id));
+  return { blobs: await platform.blobs.deletePrefix(run.blob_prefix), ...results };
 }

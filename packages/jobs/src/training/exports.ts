@@ -10,6 +10,8 @@ export interface NewExport {
   type: ExportType;
   /** A stored checkpoint of the job instead of its final model. */
   checkpointStep?: number | undefined;
+  /** A Tinker run's sampler weights (jobId the run's id). */
+  checkpointName?: string | undefined;
   destination: ExportDestination[];
   hubRepoId?: string | undefined;
   hubToken?: string | undefined;
@@ -27,6 +29,7 @@ export async function queueExport(platform: Platform, request: NewExport): Promi
     user_id: request.userId,
     type: request.type,
     checkpoint_step: request.checkpointStep ?? null,
+    checkpoint_name: request.checkpointName ?? null,
     destination,
     hub_repo_id: toHub ? request.hubRepoId! : null,
     gguf_quantization: request.type === 'gguf' ? (request.ggufQuantization ?? 'q8_0') : null,

@@ -2,7 +2,7 @@
 // delete, the processed datasets they train on, their exports, their evaluation and graders, the pre-flight estimates,
 // and how a job reads (presenters, figures). Imports models/, queues/ and runtime/ (the type of a lane's state).
 export { jobPageUrl, preflightTrainingJob, submitTrainingJob, type JobExtras } from './submit.ts';
-export { CANCELLABLE_STATUSES, cancelTrainingJob, deleteTrainingJob, pauseTrainingJob, resumeTrainingJob } from './job-lifecycle.ts';
+export { CANCELLABLE_STATUSES, cancelTrainingJob, deleteModelResults, deleteTrainingJob, pauseTrainingJob, refuseWhileModelsInUse, resumeTrainingJob } from './job-lifecycle.ts';
 export { queueProcessing, readyDataset } from './datasets.ts';
 export { queueExport, type NewExport } from './exports.ts';
 export { askJudge, checkJudges, checkScoredDataset, evaluateOnWorker, forwardToJudge, gradeOnWorker, judgeModels, routeJudge, type JudgeRequest, type JudgeRoute } from './grading.ts';
@@ -11,7 +11,7 @@ export { summarize, type ComparisonSummary, type PairJudgement, type PositionVer
 export { plainConversation, promptAndReference } from './conversations.ts';
 export { estimateOnFleet, overheadSeconds, throughputKey, trainingDevice, type CoreReport } from './preflight.ts';
 export {
-  finiteOrNull, hasExports, presentCheckpoint, presentExportDetails, presentExportSummary, presentJob, presentLane, presentProgress, presentWorker,
+  finiteOrNull, hasExports, presentCheckpoint, presentExportDetails, presentExportRecord, presentExportSummary, presentJob, presentLane, presentProgress, presentWorker,
 } from './presenters.ts';
 export { appliedTrainingConfig, trainerOf } from './applied-config.ts';
 export { estimatedTime, formatBytes, formatTicks, niceTicks, readableNumber, type TimeEstimate } from './readable.ts';

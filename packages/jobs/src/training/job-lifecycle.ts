@@ -62,19 +62,31 @@ export async function deleteTrainingJob(platform: Platform, userId: string, jobI
   if (RUNNING_STATUSES.includes(job.status)) {
     throw new Conflict(`job ${job.job_id} is ${job.status}; cancel it first (POST /jobs/${job.job_id}/cancel)`);
   }
-  if (await platform.exports.anyRunning(job.job_id)) {
-    throw new Conflict(`an export of job ${job.job_id} is running; delete the job once it has finished (GET /exports/${job.job_id})`);
-  }
-  const benchmarking = (await platform.evaluationRuns.listUnfinishedOfJob(userId, job.job_id)).map((e) => e.evaluation_id);
-  if (benchmarking.length > 0) {
-    throw new Conflict(`evaluation ${benchmarking.join(', ')} of job ${job.job_id} is queued or running; cancel it (POST /evaluations/{id}/cancel) or delete the job once it has finished`);
-  }
-  // Its evaluations with benchmarks go first, any user's (a shared checkpoint's): their model is going.
-  const runs = await platform.evaluationRuns.deleteOfJob(userId, job.job_id);
-  await platform.jobs.delete(userId, job.job_id);
+  await refuseWhileModelsInUse(platform, userId, job.job_id, `job ${job.job_id}`);
+  const { evaluations, comparisons } = await deleteModelResults(platform, userId, job.job_id, () => platform.jobs.delete(userId, job.job_id));
   await platform.secrets.drop(job.job_id);
-  const evaluations = [...(await platform.evaluations.deleteFor(userId, { jobId: job.job_id })), ...runs];
-  const comparisons = await platform.comparisons.deleteFor(userId, { jobId: job.job_id });
   const blobs = await platform.blobs.deletePrefix(job.blob_prefix);
   return { job, blobs, evaluations, comparisons };
+}
+
+/** 409 while an export or an evaluation with benchmarks of the models of `id` (a job, or a Tinker run) runs. */
+export async function refuseWhileModelsInUse(platform: Platform, userId: string, id: string, what: string): Promise<void> {
+  if (await platform.exports.anyRunning(id)) {
+    throw new Conflict(`an export of ${what} is running; delete it once the export has finished (GET /exports/${id})`);
+  }
+  const benchmarking = (await platform.evaluationRuns.listUnfinishedOfJob(userId, id)).map((e) => e.evaluation_id);
+  if (benchmarking.length > 0) {
+    throw new Conflict(`evaluation ${benchmarking.join(', ')} of ${what} is queued or running; cancel it (POST /evaluations/{id}/cancel) or delete it once that has finished`);
+  }
+}
+
+/** Deletes what was measured of the models of `id` (a job, or a Tinker run): its evaluations with benchmarks first,
+ *  any user's (a shared checkpoint's: their model is going), then the row itself (`deleteRow`), then its synchronous
+ *  evaluations and comparisons. */
+export async function deleteModelResults(platform: Platform, userId: string, id: string, deleteRow: () => Promise<unknown>): Promise<{ evaluations: string[]; comparisons: string[] }> {
+  const runs = await platform.evaluationRuns.deleteOfJob(userId, id);
+  await deleteRow();
+  const evaluations = [...(await platform.evaluations.deleteFor(userId, { jobId: id })), ...runs];
+  const comparisons = await platform.comparisons.deleteFor(userId, { jobId: id });
+  return { evaluations, comparisons };
 }

@@ -38,6 +38,7 @@ export function presentExportRecord(row: ExportRow): ExportRecord {
     job_id: row.job_id,
     type: row.type,
     checkpoint_step: row.checkpoint_step,
+    checkpoint_name: row.checkpoint_name,
     status: row.status,
     started_at: iso(row.started_at),
     destination: row.destination,

@@ -23,6 +23,8 @@ export interface EvaluationRunRow {
   job_id: string | null;
   model_source: 'adapter' | 'merged' | 'base';
   checkpoint_step: number | null;
+  /** A Tinker run's sampler weights (job_id the run's id); null otherwise. */
+  checkpoint_name: string | null;
   base_model_id: string;
   /** The request as accepted, without hub_token (StoredEvaluationRequest). */
   request: Record<string, unknown>;
@@ -43,7 +45,7 @@ export interface EvaluationRunEventRow extends EventLogRow {
   kind: 'status' | 'log';
 }
 
-type NewEvaluationRun = Pick<EvaluationRunRow, 'evaluation_id' | 'user_id' | 'job_id' | 'model_source' | 'checkpoint_step' | 'base_model_id' | 'request'>;
+type NewEvaluationRun = Pick<EvaluationRunRow, 'evaluation_id' | 'user_id' | 'job_id' | 'model_source' | 'checkpoint_step' | 'base_model_id' | 'request'> & Partial<Pick<EvaluationRunRow, 'checkpoint_name'>>;
 type EvaluationRunUpdate = Partial<Pick<EvaluationRunRow, 'status' | 'results' | 'base_results' | 'error' | 'worker_id' | 'finished_at'>>;
 const JSON_COLUMNS = new Set(['request', 'results', 'base_results']);
 const EVENTS: EventLogTable = { table: 'evaluation_run_events', idColumn: 'evaluation_id' };
@@ -58,9 +60,9 @@ export class EvaluationRunsRepository {
   async insert(row: NewEvaluationRun): Promise<EvaluationRunRow> {
     return this.db.transaction(async (tx) => {
       const [created] = await tx.query<EvaluationRunRow>(
-        `INSERT INTO evaluation_runs (evaluation_id, user_id, job_id, model_source, checkpoint_step, base_model_id, request)
-         VALUES ($1, $2, $3, $4, $5, $6, $7::json) RETURNING *`,
-        [row.evaluation_id, row.user_id, row.job_id, row.model_source, row.checkpoint_step, row.base_model_id, JSON.stringify(row.request)],
+        `INSERT INTO evaluation_runs (evaluation_id, user_id, job_id, model_source, checkpoint_step, checkpoint_name, base_model_id, request)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8::json) RETURNING *`,
+        [row.evaluation_id, row.user_id, row.job_id, row.model_source, row.checkpoint_step, row.checkpoint_name ?? null, row.base_model_id, JSON.stringify(row.request)],
       );
       await appendLogEvent(tx, EVENTS, row.evaluation_id, 'status', { status: 'queued' });
       return created!;

@@ -38,6 +38,8 @@ export interface ExportRow {
   type: ExportKind;
   /** The checkpoint exported; null: the job's final model. */
   checkpoint_step: number | null;
+  /** A Tinker run's sampler weights exported (job_id is then the run's id); null for a job's models. */
+  checkpoint_name: string | null;
   status: ExportStatus;
   destination: Array<'cloud' | 'hub'>;
   hub_repo_id: string | null;
@@ -68,11 +70,11 @@ export class ExportsRepository {
     private readonly webhooks: WebhooksRepository,
   ) {}
 
-  async insert(row: Pick<ExportRow, 'export_id' | 'job_id' | 'user_id' | 'type' | 'destination' | 'hub_repo_id' | 'gguf_quantization' | 'message'> & Partial<Pick<ExportRow, 'checkpoint_step'>>): Promise<ExportRow> {
+  async insert(row: Pick<ExportRow, 'export_id' | 'job_id' | 'user_id' | 'type' | 'destination' | 'hub_repo_id' | 'gguf_quantization' | 'message'> & Partial<Pick<ExportRow, 'checkpoint_step' | 'checkpoint_name'>>): Promise<ExportRow> {
     const [created] = await this.db.query<ExportRow>(
-      `INSERT INTO exports (export_id, job_id, user_id, type, status, destination, hub_repo_id, gguf_quantization, message, checkpoint_step)
-       VALUES ($1, $2, $3, $4, 'running', $5::json, $6, $7, $8, $9) RETURNING *`,
-      [row.export_id, row.job_id, row.user_id, row.type, JSON.stringify(row.destination), row.hub_repo_id, row.gguf_quantization, row.message, row.checkpoint_step ?? null],
+      `INSERT INTO exports (export_id, job_id, user_id, type, status, destination, hub_repo_id, gguf_quantization, message, checkpoint_step, checkpoint_name)
+       VALUES ($1, $2, $3, $4, 'running', $5::json, $6, $7, $8, $9, $10) RETURNING *`,
+      [row.export_id, row.job_id, row.user_id, row.type, JSON.stringify(row.destination), row.hub_repo_id, row.gguf_quantization, row.message, row.checkpoint_step ?? null, row.checkpoint_name ?? null],
     );
     return created!;
   }
@@ -98,12 +100,14 @@ export class ExportsRepository {
     return (await this.latestForJobs(userId, [jobId])).get(jobId);
   }
 
-  /** The caller's most recent completed export of `type` of one checkpoint of a job. */
-  async latestOfCheckpoint(userId: string, jobId: string, type: ExportKind, checkpointStep: number): Promise<ExportRow | undefined> {
+  /** The caller's most recent completed export of `type` of one checkpoint of a job (a step), or of a Tinker run's
+   *  sampler weights (a name). */
+  async latestOfCheckpoint(userId: string, jobId: string, type: ExportKind, checkpoint: number | string): Promise<ExportRow | undefined> {
+    const column = typeof checkpoint === 'number' ? 'checkpoint_step' : 'checkpoint_name';
     const [row] = await this.db.query<ExportRow>(
-      `SELECT * FROM exports WHERE user_id = $1 AND job_id = $2 AND type = $3 AND checkpoint_step = $4 AND status = 'completed'
+      `SELECT * FROM exports WHERE user_id = $1 AND job_id = $2 AND type = $3 AND ${column} = $4 AND status = 'completed'
        ORDER BY finished_at DESC, export_id DESC LIMIT 1`,
-      [userId, jobId, type, checkpointStep],
+      [userId, jobId, type, checkpoint],
     );
     return row;
   }
@@ -113,7 +117,7 @@ export class ExportsRepository {
   async completedOnnxOfJobs(userId: string, jobIds: readonly string[]): Promise<ExportRow[]> {
     if (jobIds.length === 0) return [];
     return this.db.query<ExportRow>(
-      `SELECT * FROM exports WHERE user_id = $1 AND job_id = ANY($2) AND type = 'onnx' AND checkpoint_step IS NULL
+      `SELECT * FROM exports WHERE user_id = $1 AND job_id = ANY($2) AND type = 'onnx' AND checkpoint_step IS NULL AND checkpoint_name IS NULL
          AND status = 'completed' ORDER BY finished_at DESC, export_id DESC`,
       [userId, [...jobIds]],
     );

@@ -303,9 +303,13 @@ export class JobsRepository {
     return row;
   }
 
+  /** Deletes the job and its export records (exports.job_id also holds Tinker run ids, so no foreign key cascades). */
   async delete(userId: string, jobId: string): Promise<boolean> {
-    const rows = await this.db.query('DELETE FROM training_jobs WHERE user_id = $1 AND job_id = $2 RETURNING job_id', [userId, jobId]);
-    return rows.length > 0;
+    return this.db.transaction(async (tx) => {
+      const rows = await tx.query('DELETE FROM training_jobs WHERE user_id = $1 AND job_id = $2 RETURNING job_id', [userId, jobId]);
+      if (rows.length > 0) await tx.query('DELETE FROM exports WHERE job_id = $1', [jobId]);
+      return rows.length > 0;
+    });
   }
 
   /** The job's checkpoints stored whole, by step. */

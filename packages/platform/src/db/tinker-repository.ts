@@ -177,11 +177,12 @@ export class TinkerRepository {
     return this.db.query<TinkerRunRow>('SELECT * FROM tinker_runs WHERE user_id = $1 ORDER BY created_at DESC, run_id DESC', [userId]);
   }
 
-  /** Removes a run and everything recorded of it (its files are the caller's to delete). */
+  /** Removes a run and everything recorded of it, its export records too (its files are the caller's to delete). */
   async deleteRun(userId: string, runId: string): Promise<void> {
     await this.db.transaction(async (tx) => {
       for (const table of ['tinker_calls', 'tinker_checkpoints', 'tinker_samplers']) await tx.query(`DELETE FROM ${table} WHERE user_id = $1 AND run_id = $2`, [userId, runId]);
-      await tx.query('DELETE FROM tinker_runs WHERE user_id = $1 AND run_id = $2', [userId, runId]);
+      const rows = await tx.query('DELETE FROM tinker_runs WHERE user_id = $1 AND run_id = $2 RETURNING run_id', [userId, runId]);
+      if (rows.length > 0) await tx.query('DELETE FROM exports WHERE job_id = $1', [runId]);
     });
   }
 
@@ -213,9 +214,18 @@ export class TinkerRepository {
   }
 
   /** Records a call. The SDK resends a call with the same seq_id when its own retries fire: the call already
-   *  recorded for (target, seq_id) is answered again, so nothing runs twice. */
-  submit(call: NewCall): Promise<TinkerCallRow> {
-    return this.db.transaction((tx) => this.insertCall(tx, call));
+   *  recorded for (target, seq_id) is answered again, so nothing runs twice. A new training call whose seq_id the run
+   *  has gone past (skipSeqGap) is recorded failed with `late`: nothing would ever run it. */
+  submit(call: NewCall, late?: TinkerCallError): Promise<TinkerCallRow> {
+    return this.db.transaction(async (tx) => {
+      if (late && call.status !== 'failed' && call.run_id !== null && call.seq_id !== null && !(UNORDERED_OPS as readonly string[]).includes(call.op)) {
+        // KEY SHARE: a skip (FOR UPDATE) either waits for this call to be recorded and sees it, or has committed and
+        // this reads the run's next_seq_id it set.
+        const [run] = await tx.query<{ next_seq_id: number }>('SELECT next_seq_id FROM tinker_runs WHERE run_id = $1 FOR KEY SHARE', [call.run_id]);
+        if (run && call.seq_id < run.next_seq_id) return this.insertCall(tx, { ...call, status: 'failed', error: late });
+      }
+      return this.insertCall(tx, call);
+    });
   }
 
   private async insertCall(tx: Queryable, call: NewCall): Promise<TinkerCallRow> {
@@ -257,6 +267,40 @@ export class TinkerRepository {
       [runId, seqId, [...UNORDERED_OPS]],
     );
     return row && int(row);
+  }
+
+  /** Whether any call of the run waits to run. */
+  async hasQueuedCalls(runId: string): Promise<boolean> {
+    return (await this.db.query("SELECT 1 FROM tinker_calls WHERE run_id = $1 AND status = 'queued' LIMIT 1", [runId])).length > 0;
+  }
+
+  /** The run's training calls queued past `nextSeqId` while it is missing: the lowest one's seq_id and how long the
+   *  oldest has waited (by the database's clock); undefined when none is queued. */
+  async seqGap(runId: string, nextSeqId: number): Promise<{ lowest: number; waitedMs: number } | undefined> {
+    const [row] = await this.db.query<{ lowest: string | number | null; waited_ms: number | null }>(
+      `SELECT min(seq_id) AS lowest, (extract(epoch FROM now() - min(created_at)) * 1000)::float8 AS waited_ms
+       FROM tinker_calls WHERE run_id = $1 AND status = 'queued' AND seq_id > $2 AND NOT (op = ANY($3))`,
+      [runId, nextSeqId, [...UNORDERED_OPS]],
+    );
+    return row && row.lowest !== null ? { lowest: Number(row.lowest), waitedMs: Number(row.waited_ms) } : undefined;
+  }
+
+  /** Moves the run's next_seq_id from `from` on to `to` (a queued later call), past seq_ids that never arrived: only
+   *  while `workerId` holds the run at `from` and no training call in [from, to) has been recorded meanwhile. The run's
+   *  row is locked FOR UPDATE first, so a call being recorded (submit, FOR KEY SHARE) is either seen here or recorded
+   *  late; two workers or a restart cannot skip twice. 'arrived': a call in the gap was recorded meanwhile; 'not held':
+   *  the run is not this worker's at `from` (any more). */
+  async skipSeqGap(runId: string, workerId: string, from: number, to: number): Promise<'skipped' | 'arrived' | 'not held'> {
+    return this.db.transaction(async (tx) => {
+      const [run] = await tx.query(
+        "SELECT run_id FROM tinker_runs WHERE run_id = $1 AND status = 'running' AND worker_id = $2 AND next_seq_id = $3 FOR UPDATE", [runId, workerId, from]);
+      if (!run) return 'not held';
+      const [arrived] = await tx.query(
+        'SELECT 1 FROM tinker_calls WHERE run_id = $1 AND seq_id >= $2 AND seq_id < $3 AND NOT (op = ANY($4)) LIMIT 1', [runId, from, to, [...UNORDERED_OPS]]);
+      if (arrived) return 'arrived';
+      await tx.query('UPDATE tinker_runs SET next_seq_id = $2, updated_at = now() WHERE run_id = $1', [runId, to]);
+      return 'skipped';
+    });
   }
 
   async finishCall(requestId: string, outcome: { result: Record<string, unknown> } | { error: TinkerCallError }): Promise<void> {

@@ -18,11 +18,11 @@ export function registerInferenceRoutes(app: FastifyInstance): void {
     ...inferenceRoutes.runBatchInference,
     handler: async (request, reply) => {
       const lifetime = requestLifetime(reply); // a client gone stops its generation
-      const { hub_token: hubToken, messages, model_source, job_id, checkpoint_step, base_model_id, use_fast_engine, max_new_tokens, temperature, top_p } = request.body;
+      const { hub_token: hubToken, messages, model_source, job_id, checkpoint_step, checkpoint_name, base_model_id, use_fast_engine, max_new_tokens, temperature, top_p } = request.body;
       if (messages.length > MAX_BATCH) {
         throw invalidField(['body', 'messages'], `${messages.length} conversations is more than MAX_BATCH (${MAX_BATCH}); send them in smaller batches`, 'too_big');
       }
-      const model = { model_source, job_id, checkpoint_step, base_model_id, use_fast_engine };
+      const model = { model_source, job_id, checkpoint_step, checkpoint_name, base_model_id, use_fast_engine };
       await checkModelChoice(platform, request.userId, model, hubToken);
       const payload = {
         userId: request.userId,

@@ -34,6 +34,12 @@ function tinkerRun(platform: Platform, request: FastifyRequest, jobId: string): 
   return platform.tinker.getRun(request.userId, jobId);
 }
 
+const deletedResources = (platform: Platform, blobs: string[], evaluations: string[], comparisons: string[]): string[] => [
+  ...blobs.map((key) => platform.blobs.uri(key)),
+  ...evaluations.map((e) => `evaluations/${e}`),
+  ...comparisons.map((c) => `comparisons/${c}`),
+];
+
 export async function jobRoutes(app: FastifyInstance): Promise<void> {
   const routes = app.withTypeProvider<ZodTypeProvider>();
   const { platform } = app;
@@ -99,12 +105,12 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
     handler: async (request) => {
       const run = await tinkerRun(platform, request, request.params.job_id);
       if (run) {
-        const blobs = await deleteTinkerRun(platform, run);
+        const { blobs, evaluations, comparisons } = await deleteTinkerRun(platform, run);
         return {
           job_id: run.run_id,
           deleted: true,
           message: `training run ${run.run_id} and ${blobs.length} stored files were deleted`,
-          deleted_resources: [`tinker_runs/${run.run_id}`, ...blobs.map((key) => platform.blobs.uri(key))],
+          deleted_resources: [`tinker_runs/${run.run_id}`, ...deletedResources(platform, blobs, evaluations, comparisons)],
         };
       }
       const { job, blobs, evaluations, comparisons } = await deleteTrainingJob(platform, request.userId, request.params.job_id);
@@ -114,12 +120,7 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
         // Workers keep local copies (dataset, model caches) in their own folders; each deletes those of jobs
         // that no longer exist within a heartbeat or two.
         message: `job ${job.job_id} and ${blobs.length} stored files were deleted; workers drop their local copies of it shortly`,
-        deleted_resources: [
-          `training_jobs/${job.job_id}`,
-          ...blobs.map((key) => platform.blobs.uri(key)),
-          ...evaluations.map((e) => `evaluations/${e}`),
-          ...comparisons.map((c) => `comparisons/${c}`),
-        ],
+        deleted_resources: [`training_jobs/${job.job_id}`, ...deletedResources(platform, blobs, evaluations, comparisons)],
       };
     },
   });

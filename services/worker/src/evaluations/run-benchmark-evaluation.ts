@@ -75,7 +75,7 @@ async function evaluate(ctx: BenchmarkContext, row: EvaluationRunRow, request: S
 function modelChoice(row: EvaluationRunRow, which: Which) {
   return which === 'base'
     ? { model_source: 'base' as const, base_model_id: row.base_model_id, use_fast_engine: false }
-    : { model_source: row.model_source, job_id: row.job_id ?? undefined, checkpoint_step: row.checkpoint_step ?? undefined, base_model_id: row.base_model_id, use_fast_engine: false };
+    : { model_source: row.model_source, job_id: row.job_id ?? undefined, checkpoint_step: row.checkpoint_step ?? undefined, checkpoint_name: row.checkpoint_name ?? undefined, base_model_id: row.base_model_id, use_fast_engine: false };
 }
 
 /** The model's local folders (built as inference builds them: downloaded, merged, cached), or its base's. */

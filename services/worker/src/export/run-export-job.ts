@@ -1,5 +1,5 @@
-// One export, start to end: the job's model as local files (JobModels builds what training did not keep),
-// then cloud (a raw folder and one downloadable file under the job's blob prefix, so deleting the job deletes
+// One export, start to end: the job's model as local files (JobModels builds what training did not keep; or a
+// Tinker run's sampler weights, TinkerModels), then cloud (a raw folder and one downloadable file under the job's blob prefix, so deleting the job deletes
 // them) and/or a hub repository (one commit); the export row and the job's artifacts record the result.
 // Any failure ends the row `failed` with a sentence a person can act on; the hub token (sealed in the database
 // until the export ends) appears nowhere. A worker that stops hands the export back to the queue.
@@ -10,11 +10,13 @@ import { pipeline } from 'node:stream/promises';
 import { create as createTar } from 'tar';
 import { AppError, type ArtifactGroupsRow, type ExportArtifactRow, type ExportRow, type OnnxVariantParity, type Platform, type TrainingJobRow } from '@ftp/platform';
 import { exportQueue, HUB_TOKEN_LOST } from '@ftp/jobs/queues';
-import { ggufFileName } from '@ftp/jobs/models';
+import { ggufFileName, type JobPrefixes } from '@ftp/jobs/models';
 import type { GgufQuantization } from '@ftp/schema';
 import { JobModels } from '../models/job-models.ts';
+import { TinkerModels } from '../models/tinker-models.ts';
+import type { AdapterModels } from '../models/adapter-models.ts';
 import { timedStage, type StageProgress } from '../models/build-progress.ts';
-import { ModelBuildError } from '../models/base-models.ts';
+import { ModelBuildError, type ModelBuildOptions } from '../models/base-models.ts';
 import { listFolderFiles, uploadFolder } from '../models/blob-folders.ts';
 import { SHUTDOWN, type JobContext } from '../training/job-context.ts';
 import { HubPublishError, publishToHub, type HubFile } from './hub-publish.ts';
@@ -51,17 +53,13 @@ export async function runExportJob(ctx: JobContext, exportId: string): Promise<v
   const log = platform.logger.child({ exportId, jobId: row.job_id });
   const produced: ExportArtifactRow[] = [];
   try {
-    const job = await platform.jobs.getForWorker(row.job_id);
-    const step = row.checkpoint_step ?? undefined;
-    if (!job || (step === undefined && job.status !== 'completed')) {
-      throw new ExportFailure(`training job ${row.job_id} ${job ? `is ${job.status}` : 'no longer exists'}; only a completed job can be exported`);
-    }
     const hubToken = secrets?.hubToken;
     if (row.destination.includes('hub') && !hubToken) throw new ExportFailure(HUB_TOKEN_LOST);
     // What each stage does, and for how long, on the export's record while it runs (#39): a GGUF conversion is minutes.
     const say = (message: string, progress: StageProgress | null) => void platform.exports.update(exportId, { message, progress }, ctx.workerId).catch(() => undefined);
-    const models = new JobModels(platform, job, { ...(hubToken ? { secrets: { hubToken } } : {}), signal: ctx.signal, progress: say }, step);
-    const plan = exportPlan(platform, job, models, row);
+    const options = { ...(hubToken ? { secrets: { hubToken } } : {}), signal: ctx.signal, progress: say };
+    const source = row.checkpoint_name === null ? await jobSource(platform, row, options) : await tinkerSource(platform, row, options);
+    const plan = exportPlan(platform, source, row);
     const stage = <T>(what: string, run: () => Promise<T>) => timedStage({ what, heartbeatMs: platform.config.PROGRESS_INTERVAL_S * 1000 }, say, run);
     const parity = plan.verify ? await plan.verify(stage) : null;
     const done: string[] = [];
@@ -72,12 +70,12 @@ export async function runExportJob(ctx: JobContext, exportId: string): Promise<v
     if (row.destination.includes('hub')) {
       const target = { endpoint: platform.config.HF_ENDPOINT, token: hubToken!, repoId: row.hub_repo_id!, timeoutMs: platform.config.HUB_TIMEOUT_MS, signal: ctx.signal };
       const files = await plan.hubFiles();
-      const url = await stage(`publishing the ${row.type} to ${row.hub_repo_id}`, () => publishToHub(target, files, `Upload ${row.type} of training job ${job.job_name} (${job.job_id})`));
+      const url = await stage(`publishing the ${row.type} to ${row.hub_repo_id}`, () => publishToHub(target, files, `Upload ${row.type} of ${source.title}`));
       produced.push({ type: row.type, variant: 'hub', path: url });
       done.push(url);
     }
     // The job's artifact groups name its final model; a checkpoint's exports are in their export record only.
-    if (step === undefined) await recordOnJob(platform, job.job_id, produced);
+    if (source.final) await recordOnJob(platform, row.job_id, produced);
     await platform.exports.update(exportId, { status: 'completed', message: `${row.type} exported to ${done.join(' and ')}${parityNote(parity)}`, progress: null, artifacts: produced, parity, finished_at: new Date() }, ctx.workerId);
     await platform.secrets.drop(exportId);
     log.info({ artifacts: produced.length }, 'export completed');
@@ -94,17 +92,46 @@ export async function runExportJob(ctx: JobContext, exportId: string): Promise<v
     if (!known) log.error({ err }, 'export failed');
     let message = known ? err.message : `the export worker failed: ${(err as Error).message}`;
     if (produced.length > 0) message = `stored in cloud storage, but ${message}`;
-    if (row.checkpoint_step === null) await recordOnJob(platform, row.job_id, produced).catch((e: unknown) => log.warn({ err: e }, 'could not record the partial export'));
+    if (row.checkpoint_step === null && row.checkpoint_name === null) await recordOnJob(platform, row.job_id, produced).catch((e: unknown) => log.warn({ err: e }, 'could not record the partial export'));
     const parity = err instanceof ParityFailure ? err.parity : null;
     await platform.exports.update(exportId, { status: 'failed', message, progress: null, artifacts: produced, parity, finished_at: new Date() }, ctx.workerId);
     await platform.secrets.drop(exportId);
   }
 }
 
-function exportPlan(platform: Platform, job: TrainingJobRow, models: JobModels, row: ExportRow): ExportPlan {
+/** What an export exports: a job's final model (`final`: what training stored serves as it is, and the job's artifact
+ *  groups record the export) or one of its checkpoints, or a Tinker run's sampler weights. */
+interface ExportSource {
+  models: AdapterModels;
+  /** Where its cloud copies go (no trailing slash). */
+  exportsPrefix: string;
+  /** The hub commit's "Upload merged of …". */
+  title: string;
+  final?: { job: TrainingJobRow; prefixes: JobPrefixes };
+}
+
+async function jobSource(platform: Platform, row: ExportRow, options: ModelBuildOptions): Promise<ExportSource> {
+  const job = await platform.jobs.getForWorker(row.job_id);
+  const step = row.checkpoint_step ?? undefined;
+  if (!job || (step === undefined && job.status !== 'completed')) {
+    throw new ExportFailure(`training job ${row.job_id} ${job ? `is ${job.status}` : 'no longer exists'}; only a completed job can be exported`);
+  }
+  const models = new JobModels(platform, job, options, step);
   // A checkpoint's exports go beside the final model's, in a folder of their own.
-  const ofCheckpoint = models.checkpointStep !== undefined;
-  const exportsPrefix = `${models.prefixes.exports}${ofCheckpoint ? `checkpoint-${models.checkpointStep}/` : ''}`.slice(0, -1);
+  const exportsPrefix = `${models.prefixes.exports}${step === undefined ? '' : `checkpoint-${step}/`}`.slice(0, -1);
+  return { models, exportsPrefix, title: `training job ${job.job_name} (${job.job_id})`, ...(step === undefined ? { final: { job, prefixes: models.prefixes } } : {}) };
+}
+
+async function tinkerSource(platform: Platform, row: ExportRow, options: ModelBuildOptions): Promise<ExportSource> {
+  const run = await platform.tinker.getRunForWorker(row.job_id);
+  const saved = run && (await platform.tinker.getCheckpoint(run.user_id, run.run_id, 'sampler_weights', row.checkpoint_name!));
+  if (!run || !saved) throw new ExportFailure(`the sampler weights ${row.checkpoint_name} of training run ${row.job_id} no longer exist`);
+  const models = new TinkerModels(platform, run, saved, options);
+  return { models, exportsPrefix: models.exportsPrefix.slice(0, -1), title: `the sampler weights ${saved.name} of training run ${run.run_id}` };
+}
+
+function exportPlan(platform: Platform, source: ExportSource, row: ExportRow): ExportPlan {
+  const { models, exportsPrefix, final } = source;
   const folderFiles = async (folder: string): Promise<HubFile[]> =>
     (await listFolderFiles(folder)).map((rel) => ({ path: rel, file: path.join(folder, rel) }));
 
@@ -120,8 +147,8 @@ function exportPlan(platform: Platform, job: TrainingJobRow, models: JobModels, 
       hubFiles: ggufFiles,
       async storeInCloud(stage) {
         // The GGUF training wrote (include_gguf) serves as it is; otherwise it goes beside the other exports.
-        let key = `${models.prefixes.gguf}${name}`;
-        if (ofCheckpoint || !(await platform.blobs.stat(key))) {
+        let key = final ? `${final.prefixes.gguf}${name}` : undefined;
+        if (!key || !(await platform.blobs.stat(key))) {
           const prefix = `${exportsPrefix}/gguf-${quantization}`;
           const folder = path.dirname(await models.gguf(quantization));
           await stage(`storing ${name} in cloud storage`, () => uploadFolder(platform, folder, prefix));
@@ -143,9 +170,9 @@ function exportPlan(platform: Platform, job: TrainingJobRow, models: JobModels, 
       // The raw folder: training stored the adapter (and a merged model when asked); a merge made now is stored
       // where training would have put it, so the next JobModels downloads it instead of merging again. An ONNX
       // export's folder goes beside the other exports.
-      const raw = ofCheckpoint || kind === 'onnx'
+      const raw = !final || kind === 'onnx'
         ? await uploadFolder(platform, folder, `${exportsPrefix}/${kind}`)
-        : (job.artifacts.raw[kind] ?? (await uploadFolder(platform, folder, models.prefixes.merged.replace(/\/$/, ''))));
+        : (final.job.artifacts.raw[kind] ?? (await uploadFolder(platform, folder, final.prefixes.merged.replace(/\/$/, ''))));
       const archiveKey = `${exportsPrefix}/${kind}.tar.gz`;
       // Written to a local file first, so an upload cut by a storage outage can be sent again.
       const archive = path.join(platform.config.dataDir, 'tmp', `${row.export_id}-${kind}.tar.gz`);
@@ -153,7 +180,7 @@ function exportPlan(platform: Platform, job: TrainingJobRow, models: JobModels, 
       try {
         // ONNX weights hardly compress (gzip -6 keeps 74% of a q4 model, at ~11 MB/s on a busy core): level 1 for them.
         const gzip = kind === 'onnx' ? { level: 1 } : true;
-        await stage(`packing ${kind}.tar.gz`, async () => pipeline(createTar({ gzip, portable: true, cwd: folder, prefix: `${job.job_id}-${kind}` }, await listFolderFiles(folder)), createWriteStream(archive)));
+        await stage(`packing ${kind}.tar.gz`, async () => pipeline(createTar({ gzip, portable: true, cwd: folder, prefix: `${row.job_id}-${kind}` }, await listFolderFiles(folder)), createWriteStream(archive)));
         await stage(`storing ${kind}.tar.gz in cloud storage`, () => platform.blobs.put(archiveKey, createReadStream(archive)));
       } finally {
         await fs.rm(archive, { force: true });
@@ -168,7 +195,7 @@ function exportPlan(platform: Platform, job: TrainingJobRow, models: JobModels, 
 
 /** Runs every ONNX variant in onnxruntime-node (in a process of its own) against transformers' tokens; fp32 must give
  *  all of them. */
-async function verifyOnnx(models: JobModels, stage: Stage): Promise<OnnxVariantParity[]> {
+async function verifyOnnx(models: AdapterModels, stage: Stage): Promise<OnnxVariantParity[]> {
   const { model, reference } = await models.onnx();
   const parity = await stage('checking each ONNX model in onnxruntime-node against transformers (greedy, 4 prompts × 32 tokens)', async () =>
     measureOnnxParityApart(model, reference));

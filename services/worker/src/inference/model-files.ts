@@ -38,7 +38,7 @@ export async function resolveModel(
     }
     const models = checked.tinker ? new TinkerModels(platform, checked.tinker.run, checked.tinker.saved, options) : new JobModels(platform, checked.job!, options, choice.checkpoint_step);
     let files: ModelFiles;
-    if (choice.model_source === 'adapter' || models instanceof TinkerModels) {
+    if (choice.model_source === 'adapter') {
       files = choice.use_fast_engine
         ? { engine: 'llama.cpp', lora: await models.adapterGguf(), gguf: await models.baseGguf(quantization) }
         : { engine: 'transformers', adapter: await models.adapter(), model: await models.base() };

@@ -3,14 +3,12 @@
 // did not keep one), GGUF files (converted here when missing) and the ONNX export; of the final model, or of one of the job's
 // stored checkpoints. The export and inference processors both stand on it; concurrent asks for the same file
 // share one build, and each build is told in the worker's log and the job's event log as it runs.
-import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Conflict, type Platform, type TrainingJobRow } from '@ftp/platform';
-import { ggufFileName, jobPrefixes, trainsWholeModel, type JobPrefixes } from '@ftp/jobs/models';
-import { jobConfig, type GgufQuantization, type TrainingConfig } from '@ftp/schema';
-import { adapterGgufIn, baseModelGguf, downloadModel, ensureBaseModel, isFile, runCoreStep, type ModelBuildOptions } from './base-models.ts';
-import { ONNX_CHECK_PROMPTS } from '../export/onnx-verify.ts';
-import { buildFolder } from './blob-folders.ts';
+import { jobPrefixes, trainsWholeModel, type JobPrefixes } from '@ftp/jobs/models';
+import { jobConfig, type TrainingConfig } from '@ftp/schema';
+import { downloadModel, ensureBaseModel, isFile, type ModelBuildOptions } from './base-models.ts';
+import { AdapterModels } from './adapter-models.ts';
 import { once, type BuildStep } from './build-progress.ts';
 
 /** A job's own folder on this machine: spec, dataset copy, checkpoints, model caches. */
@@ -23,22 +21,21 @@ const TRAINING_STATE = /^(optimizer\.pt|scheduler\.pt|scaler\.pt|rng_state.*\.pt
 
 /** The local files of one job's models: its final model (the job completed) or its checkpoint `checkpointStep`.
  *  Every method builds what is missing and returns a path. */
-export class JobModels {
+export class JobModels extends AdapterModels {
   private readonly config: TrainingConfig;
-  private readonly dir: string;
   readonly prefixes: JobPrefixes;
 
   constructor(
-    private readonly platform: Platform,
+    platform: Platform,
     readonly job: TrainingJobRow,
-    private readonly options: ModelBuildOptions = {},
+    options: ModelBuildOptions = {},
     readonly checkpointStep?: number,
   ) {
     if (checkpointStep === undefined && job.status !== 'completed') {
       throw new Conflict(`training job ${job.job_id} is ${job.status}; its model exists once it has completed`);
     }
+    super(platform, path.join(jobWorkDir(platform, job.job_id), 'models', ...(checkpointStep === undefined ? [] : [`checkpoint-${checkpointStep}`])), options);
     this.config = jobConfig(job);
-    this.dir = path.join(jobWorkDir(platform, job.job_id), 'models', ...(checkpointStep === undefined ? [] : [`checkpoint-${checkpointStep}`]));
     this.prefixes = jobPrefixes(job);
   }
 
@@ -48,7 +45,7 @@ export class JobModels {
 
   /** A build of this job's model, recorded in the log and in the job's event log (the console and `ftune jobs logs`
    *  show it), the request that asked for it told too. */
-  private step(what: string, before?: () => Promise<unknown>): BuildStep {
+  protected step(what: string, before?: () => Promise<unknown>): BuildStep {
     const { platform, job } = this;
     const of = this.checkpointStep === undefined ? `job ${job.job_id}` : `checkpoint ${this.checkpointStep} of job ${job.job_id}`;
     const sentence = what.replace('{job}', of);
@@ -81,70 +78,26 @@ export class JobModels {
 
   /** The whole fine-tuned model: stored by training (merged export or Full; a Full checkpoint is one), else
    *  merged here from base + adapter. */
-  async merged(): Promise<string> {
+  override merged(): Promise<string> {
+    const fullCheckpoint = this.checkpointStep !== undefined && trainsWholeModel(this.job);
+    const storedMerged = this.checkpointStep === undefined && Boolean(this.job.artifacts.raw.merged);
+    if (!fullCheckpoint && !storedMerged) return super.merged();
     const folder = path.join(this.dir, 'merged');
-    const stored = (this.checkpointStep !== undefined && trainsWholeModel(this.job)) || (this.checkpointStep === undefined && Boolean(this.job.artifacts.raw.merged));
-    return once(folder, () => isFile(path.join(folder, 'config.json')), async () => {
-      if (this.checkpointStep !== undefined && trainsWholeModel(this.job)) {
-        return downloadModel(this.platform, this.checkpointPrefix, folder, (file) => !TRAINING_STATE.test(file));
-      }
-      if (this.checkpointStep === undefined && this.job.artifacts.raw.merged) return downloadModel(this.platform, this.prefixes.merged, folder);
-      const [base, adapter] = [await this.base(), await this.adapter()];
-      await buildFolder(folder, (temp) =>
-        runCoreStep(this.platform, 'merge', { base_model: base, adapter, output_dir: temp }, path.join(this.dir, 'merge.json'), this.options));
-    }, stored
-      ? this.step('copying the model of {job} from blob storage to this worker')
-      : this.step('merging the adapter of {job} into its base model', async () => [await this.base(), await this.adapter()]), this.options.progress);
+    return once(folder, () => isFile(path.join(folder, 'config.json')), () =>
+      fullCheckpoint
+        ? downloadModel(this.platform, this.checkpointPrefix, folder, (file) => !TRAINING_STATE.test(file))
+        : downloadModel(this.platform, this.prefixes.merged, folder),
+    this.step('copying the model of {job} from blob storage to this worker'), this.options.progress);
   }
 
-  /** The merged model as GGUF (with its Ollama Modelfile beside it): the one training stored, or converted here.
-   *  One folder per quantization, since the Modelfile names its own .gguf file. */
-  async gguf(quantization: GgufQuantization): Promise<string> {
-    const name = ggufFileName(quantization);
-    const folder = path.join(this.dir, `gguf-${quantization}`);
-    const file = path.join(folder, name);
-    return once(file, () => isFile(file), async () => {
-      if (await this.storedGguf(name)) {
-        return downloadModel(this.platform, this.prefixes.gguf, folder, (file) => file === name || file === 'Modelfile');
-      }
-      const merged = await this.merged();
-      await buildFolder(folder, (temp) =>
-        runCoreStep(this.platform, 'gguf', { model: merged, output_file: path.join(temp, name), quantization }, path.join(this.dir, `gguf-${quantization}.json`), this.options));
-    }, this.step(`making the GGUF (${quantization}) of {job} for llama.cpp`, async () => (await this.storedGguf(name)) || this.merged()), this.options.progress);
-  }
-
-  /** Whether training stored this GGUF (a job's own, not a checkpoint's): then it is copied, not converted. */
-  private async storedGguf(name: string): Promise<boolean> {
+  /** Training stored this GGUF (a job's own, not a checkpoint's): copied, not converted. */
+  protected override async hasStoredGguf(name: string): Promise<boolean> {
     return this.checkpointStep === undefined && Boolean(await this.platform.blobs.stat(`${this.prefixes.gguf}${name}`));
   }
 
-  /** The merged model in transformers.js's layout (`<folder>/model`: onnx/ with fp32, fp16, q4 and q4f16, config,
-   *  tokenizer, chat template) and beside it transformers' greedy tokens for the check prompts
-   *  (`<folder>/reference.json`), which the export verifies the ONNX models against. */
-  async onnx(): Promise<{ model: string; reference: string }> {
-    const folder = path.join(this.dir, 'onnx');
-    const paths = { model: path.join(folder, 'model'), reference: path.join(folder, 'reference.json') };
-    await once(paths.reference, () => isFile(paths.reference), async () => {
-      const merged = await this.merged();
-      await buildFolder(folder, async (temp) => {
-        await fs.mkdir(temp, { recursive: true });
-        await fs.writeFile(path.join(temp, 'prompts.json'), JSON.stringify(ONNX_CHECK_PROMPTS));
-        await runCoreStep(this.platform, 'onnx', {
-          model: merged, output_dir: path.join(temp, 'model'), prompts_file: path.join(temp, 'prompts.json'), reference_file: path.join(temp, 'reference.json'),
-        }, path.join(this.dir, 'onnx.json'), this.options);
-      });
-    }, this.step('exporting {job} to ONNX (fp32, fp16, q4, q4f16) for ONNX Runtime and transformers.js', () => this.merged()), this.options.progress);
-    return paths;
-  }
-
-  /** The LoRA adapter as a GGUF LoRA file, for llama.cpp to apply over the base model's GGUF. */
-  adapterGguf(): Promise<string> {
-    const step = this.step('converting the adapter of {job} to a GGUF LoRA adapter for llama.cpp', async () => [await this.base(), await this.adapter()]);
-    return adapterGgufIn(this.platform, this.dir, this, step, this.options);
-  }
-
-  /** The base model of this job as GGUF (what a GGUF LoRA adapter applies over). */
-  async baseGguf(quantization: GgufQuantization): Promise<string> {
-    return baseModelGguf(this.platform, await this.base(), quantization, this.options);
+  protected override async storedGguf(name: string, folder: string): Promise<boolean> {
+    if (!(await this.hasStoredGguf(name))) return false;
+    await downloadModel(this.platform, this.prefixes.gguf, folder, (file) => file === name || file === 'Modelfile');
+    return true;
   }
 }

@@ -1,28 +1,32 @@
-// The files of a Tinker run's sampler weights (`tinker:<run id>:<name>`, a model /v1 chat serves like a job's
-// adapter): the adapter as the run saved it (PEFT's format, its tokenizer beside it), copied from the blob store
-// into this worker's cache, over the run's base model; as GGUF for llama.cpp, converted here once. A run may save
-// again under the same name: the cache is keyed by the save's time, so a newer save is fetched anew.
+// The files of a Tinker run's sampler weights (`tinker:<run id>:<name>`, a model /v1 chat, evaluations and exports
+// take like a job's checkpoint): the adapter as the run saved it (PEFT's format, its tokenizer beside it), copied
+// from the blob store into this worker's cache, over the run's base model; and what AdapterModels builds from it
+// (merged, GGUF, ONNX, a GGUF LoRA). A run may save again under the same name: the cache is keyed by the save's time,
+// so a newer save is fetched anew.
 import path from 'node:path';
 import type { Platform, TinkerCheckpointRow, TinkerRunRow } from '@ftp/platform';
 import { tinkerCheckpointPrefix } from '@ftp/jobs/tinker';
-import type { GgufQuantization } from '@ftp/schema';
-import { adapterGgufIn, baseModelGguf, downloadModel, ensureBaseModel, isFile, loggedStep, type ModelBuildOptions } from './base-models.ts';
-import { once } from './build-progress.ts';
+import { downloadModel, ensureBaseModel, isFile, loggedStep, type ModelBuildOptions } from './base-models.ts';
+import { AdapterModels } from './adapter-models.ts';
+import { once, type BuildStep } from './build-progress.ts';
 
-export class TinkerModels {
-  private readonly dir: string;
-
+export class TinkerModels extends AdapterModels {
   constructor(
-    private readonly platform: Platform,
+    platform: Platform,
     readonly run: TinkerRunRow,
     readonly saved: TinkerCheckpointRow,
-    private readonly options: ModelBuildOptions = {},
+    options: ModelBuildOptions = {},
   ) {
-    this.dir = path.join(platform.config.dataDir, 'cache', 'tinker', run.run_id, `${saved.name}-${saved.created_at.getTime()}`);
+    super(platform, path.join(platform.config.dataDir, 'cache', 'tinker', run.run_id, `${saved.name}-${saved.created_at.getTime()}`), options);
   }
 
-  private get name(): string {
-    return this.saved.name;
+  /** Where a cloud export of these weights goes: beside the run's other files, so deleting the run deletes it. */
+  get exportsPrefix(): string {
+    return `${this.run.blob_prefix}exports/${this.saved.name}/`;
+  }
+
+  protected step(what: string, before?: () => Promise<unknown>): BuildStep {
+    return { ...loggedStep(this.platform, what.replace('{job}', `the sampler weights ${this.saved.name} of training run ${this.run.run_id}`), { runId: this.run.run_id }), ...(before ? { before } : {}) };
   }
 
   base(): Promise<string> {
@@ -32,16 +36,7 @@ export class TinkerModels {
   adapter(): Promise<string> {
     const folder = path.join(this.dir, 'adapter');
     return once(folder, () => isFile(path.join(folder, 'adapter_config.json')), () =>
-      downloadModel(this.platform, tinkerCheckpointPrefix(this.run, 'sampler_weights', this.name), folder),
-    loggedStep(this.platform, `copying the sampler weights ${this.name} of training run ${this.run.run_id} to this worker`, { runId: this.run.run_id }), this.options.progress);
-  }
-
-  adapterGguf(): Promise<string> {
-    const step = loggedStep(this.platform, `converting the sampler weights ${this.name} of training run ${this.run.run_id} to a GGUF LoRA adapter for llama.cpp`, { runId: this.run.run_id });
-    return adapterGgufIn(this.platform, this.dir, this, step, this.options);
-  }
-
-  async baseGguf(quantization: GgufQuantization): Promise<string> {
-    return baseModelGguf(this.platform, await this.base(), quantization, this.options);
+      downloadModel(this.platform, tinkerCheckpointPrefix(this.run, 'sampler_weights', this.saved.name), folder),
+    this.step('copying {job} to this worker'), this.options.progress);
   }
 }

@@ -5,13 +5,15 @@
 // The run lets the worker go, its state saved, when it has had no call for TINKER_IDLE_S, its session has ended or
 // the worker stops: its next call queues it again and whichever worker takes it continues from that state. A core
 // that dies takes the state since the last save with it: the run fails, saying which saved state to load.
+// A seq_id that never arrives (the SDK gave up submitting it) would hold back every later call: once the oldest of
+// those has waited TINKER_SEQ_GAP_S, the run skips the missing seq_ids, and one sent after all fails (calls.ts).
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CoreServerError, TinkerCore } from '@ftp/core-client';
 import type { Platform, TinkerCallRow, TinkerRunRow } from '@ftp/platform';
-import { IDLE_STATE, serverError, tinkerCheckpointPrefix, tinkerPath, userError, type TinkerCheckpointKind } from '@ftp/jobs/tinker';
+import { IDLE_STATE, requeueIdleRun, serverError, tinkerCheckpointPrefix, tinkerPath, userError, type TinkerCheckpointKind } from '@ftp/jobs/tinker';
 import { ensureBaseModel } from '../models/base-models.ts';
 import { downloadPrefix, folderBytes, uploadFolder } from '../models/blob-folders.ts';
 
@@ -28,6 +30,8 @@ export interface SessionContext {
 const POLL_MS = { first: 2, most: 50 } as const;
 /** A session whose SDK has not beaten for this long has ended without saying so (its process exited). */
 const SESSION_SILENT_MS = 60_000;
+/** How often a run without a call it may run looks for later calls held back by a missing seq_id. */
+const GAP_CHECK_MS = 1_000;
 
 export async function runTinkerSession(ctx: SessionContext, runId: string): Promise<void> {
   const { platform, workerId } = ctx;
@@ -93,6 +97,7 @@ class HeldRun {
     const idleMs = platform.config.TINKER_IDLE_S * 1000;
     let lastCall = Date.now();
     let checkedSession = 0;
+    let checkedGap = 0;
     let pause: number = POLL_MS.first;
     while (!signal.aborted) {
       const call = await platform.tinker.takeNext({ run_id: this.run.run_id, next_seq_id: this.nextSeq });
@@ -102,7 +107,20 @@ class HeldRun {
         pause = POLL_MS.first;
         continue;
       }
-      if (Date.now() - lastCall > idleMs) return;
+      const idle = Date.now() - lastCall > idleMs;
+      // Looked at once a second, and before the run goes idle: a later call waiting for a missing seq_id is a call,
+      // so the run stays (nothing would queue it again), and it runs once the gap is skipped.
+      if (idle || Date.now() - checkedGap > GAP_CHECK_MS) {
+        checkedGap = Date.now();
+        const waiting = await this.skipGap();
+        if (waiting) {
+          lastCall = Date.now();
+          if (waiting === 'skipped') {
+            pause = POLL_MS.first;
+            continue;
+          }
+        } else if (idle) return;
+      }
       if (Date.now() - checkedSession > 1_000) {
         checkedSession = Date.now();
         const session = await platform.tinker.sessionForWorker(this.run.session_id);
@@ -121,14 +139,37 @@ class HeldRun {
     const now = await platform.tinker.getRunForWorker(this.run.run_id);
     if (!now || now.status !== 'running' || now.worker_id !== workerId) return;
     await this.save('weights', IDLE_STATE);
-    await platform.tinker.updateRun(this.run.run_id, {
+    const idle = await platform.tinker.updateRun(this.run.run_id, {
       status: 'idle', worker_id: null, step: this.step, next_seq_id: this.nextSeq,
       config: { ...this.run.config, from_state: { run_id: this.run.run_id, name: IDLE_STATE, optimizer: true } },
     }, ['running'], workerId);
+    // A call recorded while it was let go (the service read it running, so did not queue it): queued again here, or by
+    // the service's second read once it sees the run idle (calls.ts), whichever comes first.
+    if (idle && (await platform.tinker.hasQueuedCalls(this.run.run_id))) await requeueIdleRun(platform, this.run.run_id);
   }
 
   async close(): Promise<void> {
     await this.core?.close();
+  }
+
+  /** Whether training calls wait behind a missing seq_id ('waiting'), or did until this skipped it ('skipped'): once
+   *  the oldest of them has waited TINKER_SEQ_GAP_S, the SDK has given up submitting it, and the run goes on from the
+   *  lowest one. The database decides (skipSeqGap): a call that arrived meanwhile is not skipped. */
+  private async skipGap(): Promise<'waiting' | 'skipped' | undefined> {
+    const { platform, workerId } = this.ctx;
+    const gap = await platform.tinker.seqGap(this.run.run_id, this.nextSeq);
+    if (!gap) return undefined;
+    const gapS = platform.config.TINKER_SEQ_GAP_S;
+    if (gap.waitedMs <= gapS * 1000) return 'waiting';
+    const from = this.nextSeq;
+    const skip = await platform.tinker.skipSeqGap(this.run.run_id, workerId, from, gap.lowest);
+    if (skip === 'arrived') return 'waiting'; // taken next
+    if (skip === 'not held') return undefined; // nothing of it is this worker's to run: it may let go
+    this.nextSeq = gap.lowest;
+    const skipped = gap.lowest - from > 1 ? `${from}-${gap.lowest - 1}` : String(from);
+    platform.logger.warn({ runId: this.run.run_id, workerId, skipped: { from, to: gap.lowest - 1 }, waitedS: Math.round(gap.waitedMs / 1000) },
+      `tinker run ${this.run.run_id} skipped seq_id ${skipped}, which never arrived: seq_id ${gap.lowest} had waited for it longer than TINKER_SEQ_GAP_S (${gapS} s)`);
+    return 'skipped';
   }
 
   private async execute(call: TinkerCallRow): Promise<void> {

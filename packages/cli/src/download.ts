@@ -16,7 +16,10 @@ export interface DownloadRequest {
   type: ExportType;
   /** type onnx: one model file instead of the folder's archive. */
   variant?: OnnxVariant | undefined;
+  /** A stored checkpoint's export instead of the final model's. */
   checkpointStep?: number | undefined;
+  /** The export of a Tinker run's sampler weights by this name (jobId the run's id). */
+  checkpointName?: string | undefined;
   /** The folder the file goes into; made when missing. */
   dir: string;
 }
@@ -53,6 +56,7 @@ function progressBar(mode: DownloadMode, name: string, size: number): { update(b
 export async function downloadExport(api: Api, request: DownloadRequest, mode: DownloadMode): Promise<Downloaded> {
   const query = new URLSearchParams({ type: request.type });
   if (request.checkpointStep !== undefined) query.set('checkpoint_step', String(request.checkpointStep));
+  if (request.checkpointName !== undefined) query.set('checkpoint_name', request.checkpointName);
   if (request.variant !== undefined) query.set('variant', request.variant);
   const controller = new AbortController();
   const res = await api.send('export', 'GET', `/exports/${segment(request.jobId)}/download?${query}`, { kind: 'transfer', signal: controller.signal });

@@ -9,10 +9,13 @@ describe('comparedModel', () => {
     ['job_1/merged', { job_id: 'job_1', model_source: 'merged' }],
     ['job_1@40', { job_id: 'job_1', checkpoint_step: 40 }],
     ['job_1/merged@40', { job_id: 'job_1', model_source: 'merged', checkpoint_step: 40 }],
+    // a Tinker run's sampler weights by name (job_id the run's id)
+    ['job_x@final', { job_id: 'job_x', checkpoint_name: 'final' }],
+    ['job_x/merged@step-10.v2', { job_id: 'job_x', model_source: 'merged', checkpoint_name: 'step-10.v2' }],
     ['base:HuggingFaceTB/SmolLM2-135M-Instruct', { model_source: 'base', base_model_id: 'HuggingFaceTB/SmolLM2-135M-Instruct' }],
   ])('%s', (text, model) => expect(comparedModel(text)).toEqual(model));
 
-  it.each(['base:', 'job_1@0', 'job_1@x', 'job 1'])('refuses %j', (text) => expect(() => comparedModel(text)).toThrow(/job_…@STEP|base: needs the model/));
+  it.each(['base:', 'job_1@0', 'job_1@', 'job_1@a b', 'job_1@-x', 'job_1@x@y', 'job 1'])('refuses %j', (text) => expect(() => comparedModel(text)).toThrow(/job_…@STEP .*job_…@NAME|base: needs the model/));
 });
 
 describe('summaryRows', () => {
@@ -26,6 +29,11 @@ describe('summaryRows', () => {
       A: 'adapter of job_1', B: 'base tiny', 'A wins': '8 (80.0%)', 'A’s share of decided pairs': '88.9% (95% interval 56.5%–98.0%)',
       'position consistency': '90.0% (flipped on 1: ties)', 'unreadable verdicts': undefined, winner: 'A (adapter of job_1)',
     });
+  });
+  it('names a checkpoint by its step, and a Tinker run’s sampler weights by their name', () => {
+    const a = { ...comparison.model_a, checkpoint_step: 40 };
+    const b = { model_source: 'merged' as const, job_id: 'job_x', checkpoint_name: 'final', use_fast_engine: false };
+    expect(Object.fromEntries(summaryRows({ ...comparison, model_a: a, model_b: b }))).toMatchObject({ A: 'adapter of job_1 at checkpoint 40', B: 'merged of job_x (sampler weights final)' });
   });
   it('declares no winner while the interval holds 0.5', () => {
     expect(Object.fromEntries(summaryRows({ ...comparison, win_share: null, interval: [0, 1], winner: null }))).toMatchObject({ 'A’s share of decided pairs': 'none decided', winner: 'none declared (the interval holds 50%)' });

@@ -11,13 +11,14 @@ const ComparedModelFields = z.strictObject({
   model_source: modelChoiceFields.model_source,
   job_id: modelChoiceFields.job_id,
   checkpoint_step: modelChoiceFields.checkpoint_step,
+  checkpoint_name: modelChoiceFields.checkpoint_name,
   base_model_id: modelChoiceFields.base_model_id,
   use_fast_engine: z.boolean().default(false).describe('true: llama.cpp on the GGUF; false: transformers'),
 });
 
 export const ComparedModel = ComparedModelFields.superRefine(refineModelChoice).meta({
   id: 'ComparedModel',
-  description: 'A model that answers: a trained job’s adapter or merged model (job_id, optionally a checkpoint_step), or a base model',
+  description: 'A model that answers: a trained job’s adapter or merged model (job_id, optionally a checkpoint_step), a Tinker run’s sampler weights (job_id the run’s id, checkpoint_name), or a base model',
   ...documentedRules(...modelChoiceRules),
 });
 export type ComparedModel = z.infer<typeof ComparedModel>;
@@ -51,7 +52,7 @@ export const ComparisonCreateFields = z.strictObject({
 });
 
 const sameModel = (a: ComparedModel, b: ComparedModel) =>
-  a.model_source === b.model_source && a.job_id === b.job_id && a.checkpoint_step === b.checkpoint_step && a.base_model_id === b.base_model_id && a.use_fast_engine === b.use_fast_engine;
+  a.model_source === b.model_source && a.job_id === b.job_id && a.checkpoint_step === b.checkpoint_step && a.checkpoint_name === b.checkpoint_name && a.base_model_id === b.base_model_id && a.use_fast_engine === b.use_fast_engine;
 
 export const ComparisonCreateRequest = ComparisonCreateFields.superRefine((request, ctx) => {
   if (sameModel(request.model_a, request.model_b)) {

@@ -1,27 +1,37 @@
 // ftune comparisons create | list | get | rm: the inference service's /comparisons, two models compared by an LLM
 // judge, each pair judged in both orders. A model is named as `job_…` (its adapter), `job_…/merged`, `job_…@STEP` (a
-// checkpoint) or `base:MODEL`; the summary prints A's wins, ties and losses, its share of the decided pairs with the
-// Wilson interval, the judge's position consistency and the winner, if the interval declares one.
+// checkpoint), `job_…@NAME` (a Tinker run's sampler weights, the run's id before the @) or `base:MODEL`; the summary
+// prints A's wins, ties and losses, its share of the decided pairs with the Wilson interval, the judge's position
+// consistency and the winner, if the interval declares one.
 import { Command, InvalidArgumentError } from '@commander-js/extra-typings';
 import type { ComparedModel, Comparison, ComparisonCreateRequest, ComparisonList } from '@ftp/schema';
 import { segment } from '../http.ts';
 import { formatTime, printJson, printKeyValue, printLine, printTable } from '../output.ts';
 import { context, JSON_HELP } from './context.ts';
-import { numberFrom, positiveInt } from './option-values.ts';
+import { type CheckpointChoice, checkpointChoice, checkpointText, numberFrom, positiveInt } from './option-values.ts';
 
-/** `job_…`, `job_…/merged`, `job_…@STEP` (with /merged too) or `base:MODEL`, as the API's model fields. */
+/** `job_…`, `job_…/merged`, `job_…@STEP` or `job_…@NAME` (with /merged too) or `base:MODEL`, as the API's model fields;
+ *  after the @ as `--checkpoint` takes it (option-values.ts). */
 export function comparedModel(value: string): Partial<ComparedModel> {
   if (value.startsWith('base:')) {
     if (value.length === 5) throw new InvalidArgumentError('base: needs the model after it (base:HuggingFaceTB/SmolLM2-135M-Instruct)');
     return { model_source: 'base', base_model_id: value.slice(5) };
   }
-  const found = /^([^/@\s]+)(\/merged)?(?:@(\d+))?$/.exec(value);
-  if (!found || found[3] === '0') throw new InvalidArgumentError('a job_id (its adapter), job_…/merged, job_…@STEP (a checkpoint) or base:MODEL');
-  return { job_id: found[1]!, ...(found[2] ? { model_source: 'merged' } : {}), ...(found[3] ? { checkpoint_step: Number(found[3]) } : {}) };
+  const wrong = () =>
+    new InvalidArgumentError('a job_id (its adapter), job_…/merged, job_…@STEP (a stored checkpoint), job_…@NAME (a Tinker run’s sampler weights, the run’s id before the @) or base:MODEL');
+  const found = /^([^/@\s]+)(\/merged)?(?:@(.*))?$/.exec(value);
+  if (!found) throw wrong();
+  let checkpoint: CheckpointChoice | undefined;
+  try {
+    checkpoint = found[3] === undefined ? undefined : checkpointChoice(found[3]);
+  } catch {
+    throw wrong();
+  }
+  return { job_id: found[1]!, ...(found[2] ? { model_source: 'merged' } : {}), ...checkpoint };
 }
 
 const named = (model: Comparison['model_a']) =>
-  model.model_source === 'base' ? `base ${model.base_model_id}` : `${model.model_source} of ${model.job_id}${model.checkpoint_step ? ` at checkpoint ${model.checkpoint_step}` : ''}`;
+  model.model_source === 'base' ? `base ${model.base_model_id}` : `${model.model_source} of ${model.job_id}${checkpointText(model)}`;
 const percent = (x: number) => `${(100 * x).toFixed(1)}%`;
 
 /** The summary as lines of key and value. */
@@ -61,7 +71,7 @@ export function comparisonsCommand(): Command {
     .command('create')
     .description('answer a dataset’s prompts with two models and have a judge say which is better (waits for the result)')
     .argument('<dataset>', 'processed_dataset_id whose prompts (its test split) both models answer')
-    .requiredOption('--a <model>', 'model A: job_… (adapter), job_…/merged, job_…@STEP or base:MODEL', comparedModel)
+    .requiredOption('--a <model>', 'model A: job_… (adapter), job_…/merged, job_…@STEP (a stored checkpoint), job_…@NAME (a Tinker run’s sampler weights) or base:MODEL', comparedModel)
     .requiredOption('--b <model>', 'model B, named the same way', comparedModel)
     .requiredOption('--judge <model>', 'the judge: a base model or your ft:… model here, or a model at LLM_API_BASE')
     .option('--criteria <text>', 'what “better” means for this task')

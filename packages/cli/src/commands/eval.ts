@@ -8,7 +8,7 @@ import { jobLogEnd, watchJobLog } from '../events.ts';
 import type { Api } from '../http.ts';
 import { formatDuration, printJson, printKeyValue, printTable } from '../output.ts';
 import { context } from './context.ts';
-import { numberFrom, positiveInt } from './option-values.ts';
+import { CHECKPOINT_HELP, checkpointChoice, numberFrom, positiveInt } from './option-values.ts';
 
 const METRICS: readonly EvaluationMetric[] = ['rouge', 'bertscore', 'accuracy', 'exact_match', 'bleu', 'meteor', 'recall', 'precision', 'f1'];
 const TASKS = ['conversation', 'qa', 'summarization', 'translation', 'classification', 'general'] as const;
@@ -91,7 +91,7 @@ export function evalCommand(): CommandUnknownOpts {
     .requiredOption('--dataset <id>', 'processed_dataset_id; its test split is used (train when it has none)')
     .option('--base <model>', 'evaluate this base model alone instead of a job’s model')
     .addOption(new Option('--source <source>', 'with a job: its adapter over the base, or the merged model (service default: adapter)').choices(['adapter', 'merged'] as const))
-    .option('--checkpoint <step>', 'with a job: evaluate this stored checkpoint instead of the final model', positiveInt)
+    .option('--checkpoint <step|name>', `with a job: evaluate this instead of the final model: ${CHECKPOINT_HELP}`, checkpointChoice)
     .addOption(new Option('--task <type>', 'metric suite (service default: general, rouge and bleu)').choices(TASKS).conflicts('metrics'))
     .option('--metrics <list>', `comma-separated metrics instead of a suite: ${METRICS.join(', ')}`, metricList)
     .option('--max-samples <n>', 'evaluate at most this many rows', positiveInt)
@@ -110,7 +110,7 @@ export function evalCommand(): CommandUnknownOpts {
       const request: Partial<EvaluationRequest> = {
         dataset_id: options.dataset,
         ...(jobId !== undefined
-          ? { job_id: jobId, ...(options.source ? { model_source: options.source } : {}), ...(options.checkpoint !== undefined ? { checkpoint_step: options.checkpoint } : {}) }
+          ? { job_id: jobId, ...(options.source ? { model_source: options.source } : {}), ...options.checkpoint }
           : { model_source: 'base', base_model_id: options.base }),
         ...(options.task ? { task_type: options.task } : {}),
         ...(options.metrics ? { metrics: options.metrics } : {}),

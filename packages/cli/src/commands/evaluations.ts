@@ -9,7 +9,7 @@ import { logEvents } from '../events.ts';
 import { segment, type Api } from '../http.ts';
 import { formatTime, formatValue, printJson, printKeyValue, printLine, printTable } from '../output.ts';
 import { context, JSON_HELP } from './context.ts';
-import { numberFrom, positiveInt } from './option-values.ts';
+import { CHECKPOINT_HELP, checkpointChoice, checkpointText, numberFrom, positiveInt } from './option-values.ts';
 
 function names(value: string): string[] {
   const list = value.split(',').map((n) => n.trim()).filter(Boolean);
@@ -52,7 +52,7 @@ function printEvaluation(evaluation: Evaluation): void {
     ['id', evaluation.id],
     ['status', evaluation.status],
     ['error', evaluation.error ?? undefined],
-    ['model', evaluation.job_id ? `${evaluation.model_source} of ${evaluation.job_id}${evaluation.checkpoint_step ? ` at checkpoint ${evaluation.checkpoint_step}` : ''}` : evaluation.base_model_id],
+    ['model', evaluation.job_id ? `${evaluation.model_source} of ${evaluation.job_id}${checkpointText(evaluation)}` : evaluation.base_model_id],
     ['base_model_id', evaluation.base_model_id],
     ['created_at', evaluation.created_at],
     ['started_at', evaluation.started_at ?? undefined],
@@ -83,7 +83,7 @@ function createCommand() {
     .argument('[job]', 'job_id of the trained model (leave out with --base)')
     .option('--base <model>', 'benchmark this base model alone instead of a job’s model')
     .addOption(new Option('--source <source>', 'with a job: its adapter over the base, or the merged model (service default: adapter)').choices(['adapter', 'merged'] as const))
-    .option('--checkpoint <step>', 'with a job: this stored checkpoint instead of the final model', positiveInt)
+    .option('--checkpoint <step|name>', `with a job: this instead of the final model: ${CHECKPOINT_HELP}`, checkpointChoice)
     .option('--tasks <names>', 'comma-separated lm-eval tasks or groups (lm-eval’s, or the worker’s LM_EVAL_TASK_DIRS)', names)
     .option('--num-fewshot <n>', 'few-shot examples per prompt (default: each task’s)', numberFrom(0, 64, 'a whole number from 0 to 64'))
     .option('--limit <n>', 'examples per task: a count, or a fraction below 1', numberFrom(Number.MIN_VALUE, Number.MAX_SAFE_INTEGER, 'a number above 0'))
@@ -116,7 +116,7 @@ function createCommand() {
       const benchmarked = options.tasks !== undefined || humaneval;
       const request: Partial<EvaluationCreateRequest> = {
         ...(jobId !== undefined
-          ? { job_id: jobId, ...(options.source ? { model_source: options.source } : {}), ...(options.checkpoint !== undefined ? { checkpoint_step: options.checkpoint } : {}), ...(options.withBase ? { with_base: true } : {}) }
+          ? { job_id: jobId, ...(options.source ? { model_source: options.source } : {}), ...options.checkpoint, ...(options.withBase ? { with_base: true } : {}) }
           : { model_source: 'base', base_model_id: options.base }),
         ...(options.dataset !== undefined
           ? {

@@ -10,7 +10,7 @@ import { followExport } from '../follow-export.ts';
 import { segment } from '../http.ts';
 import { formatBytes, printJson, printKeyValue, printLine, printTable } from '../output.ts';
 import { context, JSON_HELP } from './context.ts';
-import { positiveInt } from './option-values.ts';
+import { CHECKPOINT_HELP, checkpointChoice } from './option-values.ts';
 
 const EXPORT_TYPES = ['adapter', 'merged', 'gguf', 'onnx'] as const;
 const ONNX_VARIANTS = ['fp32', 'fp16', 'q4', 'q4f16'] as const;
@@ -34,6 +34,7 @@ function printExportRecord(record: ExportRecord, more: ReadonlyArray<readonly [s
     ['export_id', record.export_id],
     ['type', record.type],
     ['checkpoint_step', record.checkpoint_step ?? undefined],
+    ['checkpoint_name', record.checkpoint_name ?? undefined],
     ['status', record.status],
     ['destination', record.destination],
     ['hub_repo_id', record.hub_repo_id ?? undefined],
@@ -70,10 +71,10 @@ function progressMode(json: boolean, interactive: boolean): DownloadMode {
 export function exportCommand(): CommandUnknownOpts {
   return new Command('export')
     .description('export a trained job’s model (adapter, merged model, GGUF or ONNX) to cloud storage and/or a model-hub repository')
-    .argument('<job>', 'job_id of a completed training job (any job, with --checkpoint)')
+    .argument('<job>', 'job_id of a completed training job (any job, with --checkpoint STEP), or a Tinker run’s id with --checkpoint NAME')
     .addOption(new Option('--type <type>', 'what to export (service default: adapter)').choices(EXPORT_TYPES))
     .addOption(new Option('--quantization <type>', 'GGUF tensor type, with --type gguf (service default: q8_0)').choices(QUANTIZATIONS))
-    .option('--checkpoint <step>', 'export this stored checkpoint of the job instead of its final model', positiveInt)
+    .option('--checkpoint <step|name>', `export this instead of the job’s final model: ${CHECKPOINT_HELP}`, checkpointChoice)
     .option('--hub <repo>', `also publish to this model-hub repository (owner/name); the token comes from ${ENV_NAMES.hubToken} or the config file`)
     .option('--no-cloud', 'with --hub: publish to the hub only, not to cloud storage')
     .option('--download <dir>', 'wait for the export and download its file into this folder (made when missing)')
@@ -95,7 +96,7 @@ export function exportCommand(): CommandUnknownOpts {
         job_id: jobId,
         export_type: type,
         destination: [...(options.cloud ? ['cloud' as const] : []), ...(options.hub ? ['hub' as const] : [])],
-        ...(options.checkpoint !== undefined ? { checkpoint_step: options.checkpoint } : {}),
+        ...options.checkpoint,
         ...(options.quantization ? { gguf_quantization: options.quantization } : {}),
         ...(options.hub ? { hub_repo_id: options.hub, hub_token: hubToken } : {}),
       };
@@ -110,7 +111,7 @@ export function exportCommand(): CommandUnknownOpts {
       const record = details.latest_export!;
       const downloaded: Downloaded[] = [];
       if (record.status === 'completed' && options.download !== undefined) {
-        downloaded.push(await downloadExport(api, { jobId, type, variant: options.variant, checkpointStep: options.checkpoint, dir: options.download }, mode));
+        downloaded.push(await downloadExport(api, { jobId, type, variant: options.variant, checkpointStep: options.checkpoint?.checkpoint_step, checkpointName: options.checkpoint?.checkpoint_name, dir: options.download }, mode));
       }
       if (json) printJson(options.download === undefined ? details : { ...details, downloaded });
       else printExportRecord(record, downloaded.map((file) => ['downloaded', `${file.path} (${formatBytes(file.size_bytes)})`] as const));
@@ -159,13 +160,13 @@ export function exportsCommand(): Command {
     .argument('<job>', 'job_id')
     .addOption(new Option('--type <type>', 'which file').choices(EXPORT_TYPES).makeOptionMandatory())
     .addOption(new Option('--variant <variant>', 'with --type onnx: one model file (onnx/model_<variant>.onnx) instead of the folder’s archive').choices(ONNX_VARIANTS))
-    .option('--checkpoint <step>', 'the file of an export of this checkpoint', positiveInt)
+    .option('--checkpoint <step|name>', `the file of an export of this checkpoint: ${CHECKPOINT_HELP}`, checkpointChoice)
     .option('--dir <dir>', 'the folder to write into (made when missing)', '.')
     .option('--json', 'print {path, size_bytes} of the file written')
     .action(async (jobId, options, command) => {
       const { api, json, interactive } = context(command);
       if (options.variant && options.type !== 'onnx') throw new UsageError('--variant goes with --type onnx');
-      const file = await downloadExport(api, { jobId, type: options.type, variant: options.variant, checkpointStep: options.checkpoint, dir: options.dir }, progressMode(json, interactive));
+      const file = await downloadExport(api, { jobId, type: options.type, variant: options.variant, checkpointStep: options.checkpoint?.checkpoint_step, checkpointName: options.checkpoint?.checkpoint_name, dir: options.dir }, progressMode(json, interactive));
       if (json) return printJson(file);
       printKeyValue([['downloaded', `${file.path} (${formatBytes(file.size_bytes)})`]]);
     });

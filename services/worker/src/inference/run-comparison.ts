@@ -24,7 +24,7 @@ export async function runComparison(platform: Platform, engines: InferenceEngine
     const settings = { max_new_tokens: request.max_new_tokens, temperature: request.temperature };
     const generated = await measuredGeneration(platform, 'evaluation', model.files.engine, () =>
       engines.generate(model.files, prompts, settings, signal, undefined, engineNews(platform, model, 'a comparison')));
-    return { answers: generated.results, job: model.job?.job_id ?? null };
+    return { answers: generated.results, job: model.job?.job_id ?? model.tinker?.run.run_id ?? null };
   };
   const a = await answersOf(request.model_a);
   const b = await answersOf(request.model_b);

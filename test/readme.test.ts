@@ -130,6 +130,7 @@ async function runPython(block: Block): Promise<void> {
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
   expect(run.code, `README.md line ${block.line} (python)\n${run.stdout}\n${run.stderr}`).toBe(0);
+  if (python === TOOLS_PYTHON) await expectTinkerPathsServed(block);
   // Each `# → …` is a line the script prints, in order.
   const printed = run.stdout.trim().split('\n');
   let from = 0;
@@ -139,6 +140,27 @@ async function runPython(block: Block): Promise<void> {
     from = at + 1;
   }
   remember(run.stdout);
+}
+
+/** Every path the tinker SDK hit while the block ran is served: no 404 or 501 in the stack's request log (Fastify's
+ *  "incoming request" and "request completed" lines, paired by request id), as sdk.test.ts checks for its loops (#60). */
+async function expectTinkerPathsServed(block: Block): Promise<void> {
+  const asked = new Map<string, string>();
+  const unserved: string[] = [];
+  let hits = 0;
+  for (const line of (await stack.output()).split('\n')) {
+    if (!line.startsWith('{') || !line.includes('/api/v1/') && !line.includes('request completed')) continue;
+    const entry = JSON.parse(line) as { reqId?: string; msg?: string; req?: { method: string; url: string }; res?: { statusCode: number } };
+    if (!entry.reqId) continue;
+    if (entry.msg === 'incoming request' && entry.req?.url.startsWith('/api/v1/')) asked.set(entry.reqId, `${entry.req.method} ${entry.req.url}`);
+    const request = asked.get(entry.reqId);
+    if (entry.msg === 'request completed' && request) {
+      hits++;
+      if (entry.res?.statusCode === 404 || entry.res?.statusCode === 501) unserved.push(`${request} → ${entry.res.statusCode}`);
+    }
+  }
+  expect(hits, `README.md line ${block.line}: no Tinker request in the stack's log`).toBeGreaterThan(0);
+  expect(unserved, `README.md line ${block.line}: paths the tinker SDK hit that the service does not serve`).toEqual([]);
 }
 
 beforeAll(async () => {

@@ -227,6 +227,12 @@ describe('a run on the jobs surface', () => {
     expect(job!.progress.loss).toBeTypeOf('number');
     expect((await h.train({ url: `/jobs/${runId}`, headers })).json()).toMatchObject({ job_id: runId, status: 'paused' });
     expect((await h.train({ method: 'POST', url: `/jobs/${runId}/pause`, headers })).statusCode).toBe(409);
+    // its saved weights are its checkpoints
+    const { checkpoints } = (await h.train({ url: `/jobs/${runId}/checkpoints`, headers })).json() as { checkpoints: Array<Record<string, unknown>> };
+    expect(checkpoints).toEqual(expect.arrayContaining([
+      expect.objectContaining({ name: 'after-20', kind: 'weights', step: 20, tinker_path: seenLoop().state }),
+      expect.objectContaining({ name: 'final', kind: 'sampler_weights', tinker_path: seenLoop().named }),
+    ]));
     // Its page's stream (the console follows it): no history of its own, and the end, since no worker holds it now.
     const stream = (await h.train({ url: `/jobs/${runId}/events`, headers })).body;
     const end = /event: end\ndata: (.*)\n/.exec(stream);

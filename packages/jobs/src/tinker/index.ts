@@ -41,4 +41,4 @@ export const TINKER_LOSSES = ['cross_entropy', 'importance_sampling', 'ppo', 'ci
 /** A run's name for the state it saves when it goes idle, which its next holder loads. */
 export const IDLE_STATE = 'idle-state';
 
-export { cancelTinkerRun, deleteTinkerRun, presentTinkerExports, presentTinkerRun, requeueIdleRun } from './runs.ts';
+export { cancelTinkerRun, deleteTinkerRun, presentTinkerCheckpoint, presentTinkerExports, presentTinkerRun, requeueIdleRun } from './runs.ts';

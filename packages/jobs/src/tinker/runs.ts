@@ -2,9 +2,10 @@
 // read as a training job (trainer tinker, its optim_steps its progress, the loss of its last forward_backward), and
 // cancelled or deleted through the same routes. Its own rows stay its truth (tinker_runs: the worker that holds it,
 // its calls' order); pause and resume do not apply (a run lets its worker go by itself when idle).
-import { Conflict, type ExportRow, type Platform, type TinkerRunRow } from '@ftp/platform';
-import type { ExportDetails, TrainingJob } from '@ftp/schema';
+import { Conflict, type ExportRow, type Platform, type TinkerCheckpointRow, type TinkerRunRow } from '@ftp/platform';
+import type { Checkpoint, ExportDetails, TrainingJob } from '@ftp/schema';
 import { CANCELLED_BY_USER, sessionQueue } from '../queues/index.ts';
+import { tinkerPath } from './index.ts';
 import { deleteModelResults, presentExportRecord, refuseWhileModelsInUse } from '../training/index.ts';
 
 const STATUS = { queued: 'queued', running: 'training', idle: 'paused', failed: 'failed' } as const satisfies Record<TinkerRunRow['status'], TrainingJob['status']>;
@@ -38,6 +39,14 @@ export function presentTinkerRun(run: TinkerRunRow): TrainingJob {
       trainer_type: 'tinker', method: 'LoRA', base_model_id: run.base_model, model_id: run.model_id, session_id: run.session_id,
       lora: { rank: run.config.rank, train_mlp: run.config.train_mlp, train_attn: run.config.train_attn, train_unembed: run.config.train_unembed, seed: run.config.seed },
     },
+  };
+}
+
+/** A run's saved weights as GET /jobs/{id}/checkpoints lists a job's checkpoints (its losses are its calls'). */
+export function presentTinkerCheckpoint(row: TinkerCheckpointRow): Checkpoint {
+  return {
+    step: row.step, name: row.name, kind: row.kind, tinker_path: tinkerPath(row.run_id, row.kind, row.name),
+    epoch: null, train_loss: null, eval_loss: null, created_at: row.created_at.toISOString(), size_bytes: row.size_bytes,
   };
 }
 

@@ -125,7 +125,10 @@ export const JobStreamEvent = eventLogStreamItem(JobEventData)
 
 export const Checkpoint = z
   .object({
-    step: z.number().int().positive(),
+    step: z.number().int().nonnegative().describe('A job’s checkpoints start at 1; a Tinker run’s saved weights have its optim_steps so far (0 before the first)'),
+    name: z.string().optional().describe('A Tinker run’s saved weights: their name (checkpoint_name of exports, inference and evaluations, for kind sampler_weights)'),
+    kind: z.enum(['weights', 'sampler_weights']).optional().describe('A Tinker run’s saved weights: a state to load (save_state) or weights to sample and serve (save_weights_for_sampler)'),
+    tinker_path: z.string().optional().describe('A Tinker run’s saved weights: their tinker:// path'),
     epoch: maybe(z.number().nonnegative()),
     train_loss: maybe(z.number()).describe('The last training loss logged up to this step'),
     eval_loss: maybe(z.number()).describe('When the job evaluated at this step'),

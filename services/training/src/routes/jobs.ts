@@ -5,7 +5,7 @@ import { Conflict, fitListItem, fitResponse, NotFound, type Platform, type Tinke
 import { TrainingJob, trainingRoutes } from '@ftp/schema';
 import { cancelTrainingJob, deleteTrainingJob, pauseTrainingJob, preflightTrainingJob, presentCheckpoint, presentJob, presentLane, presentWorker, resumeTrainingJob, submitTrainingJob } from '@ftp/jobs/training';
 import { laneStates } from '@ftp/jobs/runtime';
-import { cancelTinkerRun, deleteTinkerRun, presentTinkerRun } from '@ftp/jobs/tinker';
+import { cancelTinkerRun, deleteTinkerRun, presentTinkerCheckpoint, presentTinkerRun } from '@ftp/jobs/tinker';
 import { renderDashboard, signInPage } from '../dashboard.ts';
 import { streamJobEvents, streamTinkerRunEvents } from '../job-events.ts';
 
@@ -159,6 +159,9 @@ export async function jobRoutes(app: FastifyInstance): Promise<void> {
   routes.route({
     ...trainingRoutes.listCheckpoints,
     handler: async (request) => {
+      // A Tinker run's checkpoints are the weights it saved, by name, oldest first.
+      const run = await tinkerRun(platform, request, request.params.job_id);
+      if (run) return { checkpoints: (await platform.tinker.listCheckpoints(request.userId, run.run_id)).reverse().map(presentTinkerCheckpoint) };
       const job = await platform.jobs.getOwn(request.userId, request.params.job_id);
       return { checkpoints: (await platform.jobs.checkpoints(job.job_id)).map(presentCheckpoint) };
     },

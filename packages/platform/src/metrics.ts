@@ -72,6 +72,22 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly tinkerCallDuration = new Histogram({
+    name: 'ftp_tinker_call_duration_seconds',
+    help: 'Tinker calls a worker ran for the runs it holds, by operation and outcome (ok, user_error, server_error), from taken to answered',
+    labelNames: ['op', 'outcome'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly tinkerCallWait = new Histogram({
+    name: 'ftp_tinker_call_wait_seconds',
+    help: 'Tinker calls from recorded to taken by the worker holding their run, by operation (the SDK sends the next call while one runs, so most wait for the one before)',
+    labelNames: ['op'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+
   readonly generatedTokens = new Counter({
     name: 'ftp_generated_tokens_total',
     help: 'Tokens generated, by kind (inference, evaluation, chat) and engine',

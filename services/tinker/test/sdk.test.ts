@@ -107,6 +107,15 @@ describe('the tinker SDK’s own loop', () => {
     expect(seen.refused.message).toMatch(/loss_fn gspo is not supported here/);
   });
 
+  it('its calls are Prometheus series: each call’s duration by operation and outcome, and its wait', async () => {
+    const text = await h.platform.metrics.registry.metrics();
+    const count = (series: string) => Number(new RegExp(`^${series.replace(/[{}]/g, '\\$&')} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
+    expect(count('ftp_tinker_call_duration_seconds_count{op="forward_backward",outcome="ok"}')).toBeGreaterThanOrEqual(20);
+    expect(count('ftp_tinker_call_duration_seconds_count{op="optim_step",outcome="ok"}')).toBeGreaterThanOrEqual(20);
+    expect(count('ftp_tinker_call_duration_seconds_count{op="forward_backward",outcome="user_error"}')).toBeGreaterThanOrEqual(1); // gspo
+    expect(count('ftp_tinker_call_wait_seconds_count{op="sample"}')).toBeGreaterThanOrEqual(1);
+  });
+
   it('every path the SDK hit is served', () => {
     const missing = hits.filter((h) => h.status === 404 || h.status === 501);
     expect(missing).toEqual([]);

@@ -175,19 +175,26 @@ class HeldRun {
   private async execute(call: TinkerCallRow): Promise<void> {
     const { platform } = this.ctx;
     const ordered = call.op !== 'sample';
+    const taken = Date.now();
+    platform.metrics.tinkerCallWait.observe({ op: call.op }, Math.max(0, taken - new Date(call.created_at).getTime()) / 1000);
+    let outcome = 'ok';
     try {
       const refusal = call.request.refusal;
       if (typeof refusal === 'string') {
+        outcome = 'user_error';
         await platform.tinker.finishCall(call.request_id, { error: userError(refusal) });
       } else {
         await platform.tinker.finishCall(call.request_id, { result: await this.run1(call) });
       }
     } catch (err) {
+      outcome = 'server_error';
       if (err instanceof CoreServerError && (err.code === 'exited' || err.code === 'closed')) throw err;
       // The core refused the request (its validation, a non-finite loss) or failed on it: the run goes on.
       const category = err instanceof CoreServerError && err.code === 'validation' ? userError : serverError;
+      if (category === userError) outcome = 'user_error';
       await platform.tinker.finishCall(call.request_id, { error: category((err as Error).message) });
     } finally {
+      platform.metrics.tinkerCallDuration.observe({ op: call.op, outcome }, (Date.now() - taken) / 1000);
       if (ordered && call.seq_id !== null) {
         this.nextSeq = call.seq_id + 1;
         await platform.tinker.updateRun(this.run.run_id, { next_seq_id: this.nextSeq, step: this.step }, undefined, this.ctx.workerId);

@@ -34,6 +34,7 @@ COMMANDS = {
     "benchmark": "ftcore.evaluation.benchmarks",
     "serve": "ftcore.serve",
     "tinker-session": "ftcore.tinker.process",
+    "sweep": "ftcore.sweeps.study",
 }
 
 

@@ -65,7 +65,7 @@ class Checkpoint:
     event: Literal["checkpoint"] = "checkpoint"
 
 
-ArtifactKind = Literal["model", "adapter", "merged", "tokenizer", "generations", "gguf", "onnx", "benchmark"]
+ArtifactKind = Literal["model", "adapter", "merged", "tokenizer", "generations", "gguf", "onnx", "benchmark", "sweep"]
 
 
 @dataclass

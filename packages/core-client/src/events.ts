@@ -49,7 +49,7 @@ export const CheckpointEvent = z.strictObject({
 
 export const ArtifactEvent = z.strictObject({
   event: z.literal('artifact'),
-  kind: z.enum(['model', 'adapter', 'merged', 'tokenizer', 'generations', 'gguf', 'onnx', 'benchmark']),
+  kind: z.enum(['model', 'adapter', 'merged', 'tokenizer', 'generations', 'gguf', 'onnx', 'benchmark', 'sweep']),
   path: z.string(),
 });
 

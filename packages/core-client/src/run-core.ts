@@ -14,7 +14,7 @@ import { ending, keepTail, why } from './supervised-child.ts';
 export const DEFAULT_CORE_PYTHON = fileURLToPath(new URL('../../../core/.venv/bin/python', import.meta.url));
 const CORE_DIR = fileURLToPath(new URL('../../../core/', import.meta.url));
 
-export type CoreCommand = 'train' | 'preflight' | 'merge' | 'generate' | 'make-tiny-model' | 'import-model' | 'gguf' | 'onnx' | 'benchmark';
+export type CoreCommand = 'train' | 'preflight' | 'merge' | 'generate' | 'make-tiny-model' | 'import-model' | 'gguf' | 'onnx' | 'benchmark' | 'sweep';
 
 export interface RunCoreOptions {
   command: CoreCommand;

@@ -81,3 +81,32 @@ it('removes the scratch folders of evaluations no live worker runs', async () =>
   expect(await contents(left)).toEqual([]);
   for (const kept of [elsewhere, mine]) expect(await contents(kept)).toEqual(['model-spec.json']);
 });
+
+it('removes the hold folders of Tinker runs no live worker holds, and the weights caches of deleted runs', async () => {
+  const me = 'wrk_me_holding';
+  await platform.workers.register({ worker_id: 'wrk_other_holding', host: 'test', pid: 1, devices: [], queues: ['session'] });
+  const run = async (workerId: string | null) => {
+    const runId = newId('job');
+    const config = { rank: 4, train_mlp: true, train_attn: true, train_unembed: true, seed: 0 };
+    await platform.tinker.createRun({ run_id: runId, model_id: `s:train:${runId}`, session_id: 's', user_id: 'local', base_model: 'tiny', config, blob_prefix: `tinker/local/${runId}/` }, { op: 'create_model', request: {} });
+    if (workerId) await platform.tinker.updateRun(runId, { status: 'running', worker_id: workerId });
+    for (const dir of [path.join(platform.dataDir, 'work', 'tinker', `${runId}-0a1b2c3d`), path.join(platform.dataDir, 'cache', 'tinker', runId, 'final-1')]) {
+      await fs.mkdir(dir, { recursive: true });
+      await fs.writeFile(path.join(dir, 'adapter.bin'), 'x');
+    }
+    return runId;
+  };
+  const deadHolder = await run('wrk_dead_holding');
+  const idle = await run(null);
+  const elsewhere = await run('wrk_other_holding');
+  const mine = await run(me);
+  const deleted = await run(null);
+  await platform.tinker.deleteRun('local', deleted);
+
+  const swept = await sweepWorkDirs(platform, me, new Set());
+
+  const tinker = (where: 'work' | 'cache') => fs.readdir(path.join(platform.dataDir, where, 'tinker')).then((names) => names.sort());
+  expect(await tinker('work')).toEqual([elsewhere, mine].map((id) => `${id}-0a1b2c3d`).sort());
+  expect(await tinker('cache')).toEqual([deadHolder, idle, elsewhere, mine].sort()); // the runs' saved weights stay usable
+  expect(swept.filter((name) => name.startsWith('tinker/')).sort()).toEqual([`tinker/${deadHolder}-0a1b2c3d`, `tinker/${idle}-0a1b2c3d`, `tinker/${deleted}-0a1b2c3d`, `tinker/${deleted}`].sort());
+});

@@ -6,6 +6,7 @@ const COLORS: Record<string, string> = {
   preparing: 'cyan',
   training: 'blue',
   paused: 'yellow',
+  idle: 'teal', // a Tinker run no worker holds: its state saved, resumed by its next call
   running: 'blue',
   processing: 'blue',
   completed: 'green',

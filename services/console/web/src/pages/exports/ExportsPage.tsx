@@ -1,16 +1,17 @@
 // Exports: publish a completed job's adapter, merged model, GGUF or ONNX (to the blob store, or a hub repository), follow
 // the export until it ends (an ONNX export's agreement with transformers per variant), and download the files.
-import { useEffect, useState, type FormEvent } from 'react';
+import { useState, type FormEvent } from 'react';
 import { Badge, Button, Card, Group, MultiSelect, NativeSelect, PasswordInput, SimpleGrid, Stack, Table, Text, TextInput, Title } from '@mantine/core';
 import { useSearch } from 'wouter';
 import { api, downloadFile } from '../../api/client.ts';
-import type { ExportCreateResult, ExportDetails, ExportList, JobList } from '../../api/types.ts';
+import type { ExportCreateResult, ExportList, JobList } from '../../api/types.ts';
 import { useLoad } from '../../api/use-load.ts';
 import { ErrorAlert } from '../../components/ErrorAlert.tsx';
 import { formatTime } from '../../components/format.ts';
 import { ScrollTable } from '../../components/ScrollTable.tsx';
 import { StatusBadge } from '../../components/StatusBadge.tsx';
 import { onnxChoices } from './onnx-variants.ts';
+import { useFollowExport } from './use-follow-export.ts';
 
 const FILE_TYPES = ['adapter', 'merged', 'gguf', 'onnx'] as const;
 
@@ -24,8 +25,6 @@ export function ExportsPage() {
   const [destination, setDestination] = useState<string[]>(['cloud']);
   const [hubRepo, setHubRepo] = useState('');
   const [hubToken, setHubToken] = useState('');
-  const [following, setFollowing] = useState<{ jobId: string; exportId: string }>();
-  const [current, setCurrent] = useState<ExportDetails>();
   const [error, setError] = useState<string>();
 
   const completed = (jobs.data?.jobs ?? []).filter((j) => j.status === 'completed');
@@ -33,49 +32,25 @@ export function ExportsPage() {
   const { reload } = exports;
 
   // The export runs as a job: its record is looked at every second until it has completed or failed.
-  useEffect(() => {
-    if (!following) return;
-    const controller = new AbortController();
-    const look = async () => {
-      try {
-        const details = await api<ExportDetails>('export', `/exports/${encodeURIComponent(following.jobId)}`, { signal: controller.signal });
-        setCurrent(details);
-        if (details.latest_export?.export_id === following.exportId && details.latest_export.status !== 'running') {
-          setFollowing(undefined);
-          reload();
-          return;
-        }
-      } catch (err) {
-        if (controller.signal.aborted) return;
-        setError((err as Error).message);
-        setFollowing(undefined);
-        return;
-      }
-      timer = setTimeout(() => void look(), 1000);
-    };
-    let timer = setTimeout(() => void look(), 300);
-    return () => {
-      controller.abort();
-      clearTimeout(timer);
-    };
-  }, [following, reload]);
+  const followed = useFollowExport(reload);
 
   const create = async (event: FormEvent) => {
     event.preventDefault();
     setError(undefined);
-    setCurrent(undefined);
+    followed.reset();
     try {
       const hub = destination.includes('hub');
       const created = await api<ExportCreateResult>('export', '/exports', {
         json: { job_id: job, export_type: type, destination, ...(type === 'gguf' ? { gguf_quantization: quantization } : {}), ...(hub ? { hub_repo_id: hubRepo, hub_token: hubToken } : {}) },
       });
-      setFollowing({ jobId: job, exportId: created.export_id });
+      followed.follow(job, created.export_id);
     } catch (err) {
       setError((err as Error).message);
     }
   };
 
-  const record = current?.latest_export;
+  const record = followed.current?.latest_export;
+  const following = followed.following;
   return (
     <Stack>
       <Title order={2}>Exports</Title>
@@ -97,7 +72,7 @@ export function ExportsPage() {
               </>
             )}
           </SimpleGrid>
-          <ErrorAlert message={error} title="The export was refused" />
+          <ErrorAlert message={error ?? followed.error} title="The export was refused" />
           <Group justify="space-between">
             <Text size="sm" data-testid="export-status" aria-live="polite">
               {record ? (
@@ -108,7 +83,7 @@ export function ExportsPage() {
                 'Starting…'
               ) : null}
             </Text>
-            <Button type="submit" loading={following !== undefined} disabled={!job || destination.length === 0}>
+            <Button type="submit" loading={following} disabled={!job || destination.length === 0}>
               Export
             </Button>
           </Group>

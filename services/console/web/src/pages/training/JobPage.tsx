@@ -1,5 +1,5 @@
 // One training job, live: status, the loss / eval-loss, learning-rate and tokens/s curves as they grow, ETA, the
-// event log, metrics and pre-flight report; cancel while it runs, delete once it has ended.
+// event log, metrics and pre-flight report; cancel while it runs, delete once it has ended. A Tinker run: TinkerRunView.
 import { useEffect, useMemo, useState } from 'react';
 import { Accordion, Alert, Anchor, Button, Card, Group, List, Progress, ScrollArea, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
 import { Link, useLocation } from 'wouter';
@@ -10,9 +10,12 @@ import { useLoad } from '../../api/use-load.ts';
 import { ConfirmButton } from '../../components/ConfirmButton.tsx';
 import { ErrorAlert } from '../../components/ErrorAlert.tsx';
 import { formatClock, formatDuration, formatNumber, formatTime, plural, runSeconds } from '../../components/format.ts';
+import { Stat } from '../../components/Stat.tsx';
 import { StatusBadge } from '../../components/StatusBadge.tsx';
 import { TimeSeriesChart } from '../../components/TimeSeriesChart.tsx';
 import { PreflightView } from './PreflightView.tsx';
+import { isTinkerRun } from './tinker-run.ts';
+import { TinkerRunView } from './TinkerRunView.tsx';
 import { RUNNING, trainerOf } from './TrainingPage.tsx';
 import { useJobHistory } from './use-job-history.ts';
 
@@ -34,8 +37,9 @@ export function JobPage({ id }: { id: string }) {
   useEffect(() => {
     if (history.final) reload();
   }, [history.final, reload]);
-  // While it waits, the count of jobs ahead of it is looked at again every few seconds.
-  const queued = job?.status === 'queued';
+  // While it waits, the count of jobs ahead of it is looked at again every few seconds (a Tinker run's view looks at
+  // its run itself).
+  const queued = job?.status === 'queued' && !isTinkerRun(job);
   useEffect(() => {
     if (!queued) return;
     const timer = setInterval(reload, 5000);
@@ -74,6 +78,9 @@ export function JobPage({ id }: { id: string }) {
       setActionError((err as Error).message);
     }
   };
+
+  // A Tinker run (the user's own training loop, on our workers) is no job to pause, resume or chart: its own view.
+  if (loaded.data && isTinkerRun(loaded.data)) return <TinkerRunView run={loaded.data} error={loaded.error} reload={reload} />;
 
   return (
     <Stack>
@@ -249,19 +256,6 @@ function Curves({ grpo, loss, learningRate, speed, validScore }: { grpo: boolean
         </Card>
       </SimpleGrid>
     </>
-  );
-}
-
-function Stat({ label, value }: { label: string; value: string }) {
-  return (
-    <Card withBorder padding="xs">
-      <Text size="xs" c="dimmed">
-        {label}
-      </Text>
-      <Text fw={600} data-stat={label}>
-        {value}
-      </Text>
-    </Card>
   );
 }
 

@@ -1,6 +1,6 @@
 // Training jobs, newest first, with their status and progress; new jobs start from here.
 import { useEffect } from 'react';
-import { Anchor, Button, Card, Group, Progress, Stack, Table, Text, Title } from '@mantine/core';
+import { Anchor, Badge, Button, Card, Group, Progress, Stack, Table, Text, Title } from '@mantine/core';
 import { Link } from 'wouter';
 import { api } from '../../api/client.ts';
 import type { JobList, TrainingJob } from '../../api/types.ts';
@@ -9,6 +9,7 @@ import { ErrorAlert } from '../../components/ErrorAlert.tsx';
 import { formatNumber, formatTime } from '../../components/format.ts';
 import { ScrollTable } from '../../components/ScrollTable.tsx';
 import { StatusBadge } from '../../components/StatusBadge.tsx';
+import { jobDisplayName, runStatusLabel } from './tinker-run.ts';
 
 export const RUNNING = ['queued', 'preparing', 'training'];
 
@@ -42,23 +43,34 @@ export function TrainingPage() {
           <ScrollTable label="Training jobs" minWidth={640} highlightOnHover headers={['Job', 'Status', 'Base model', 'Progress', 'Loss', 'Reward', 'Created']}>
                 {jobs.data.jobs.map((job) => {
                   const p = job.progress;
-                  const grpo = trainerOf(job) === 'grpo';
+                  const trainer = trainerOf(job);
+                  const grpo = trainer === 'grpo';
+                  // A Tinker run (the user's own loop, through the tinker SDK) has no end to measure against: its steps so far.
+                  const tinker = trainer === 'tinker';
                   const share = p?.total_steps ? (100 * p.step) / p.total_steps : job.status === 'completed' ? 100 : 0;
+                  const name = jobDisplayName(job);
                   return (
                     <Table.Tr key={job.job_id}>
                       <Table.Td>
-                        <Anchor component={Link} href={`/training/${job.job_id}`}>
-                          {job.job_name}
-                        </Anchor>
+                        <Group gap={6} wrap="nowrap">
+                          <Anchor component={Link} href={`/training/${job.job_id}`}>
+                            {name}
+                          </Anchor>
+                          {tinker && (
+                            <Badge size="xs" variant="outline" tt="none" data-testid="trainer">
+                              tinker
+                            </Badge>
+                          )}
+                        </Group>
                       </Table.Td>
                       <Table.Td>
-                        <StatusBadge status={job.status} />
+                        <StatusBadge status={runStatusLabel(job)} />
                       </Table.Td>
                       <Table.Td>{job.base_model_id}</Table.Td>
                       <Table.Td miw={120}>
-                        <Progress value={share} aria-label={`${job.job_name} progress`} />
+                        {!tinker && <Progress value={share} aria-label={`${name} progress`} />}
                         <Text size="xs" c="dimmed">
-                          {p ? `step ${p.step}${p.total_steps ? ` of ${p.total_steps}` : ''}` : '—'}
+                          {tinker ? `${p?.step ?? 0} optim step${p?.step === 1 ? '' : 's'}` : p ? `step ${p.step}${p.total_steps ? ` of ${p.total_steps}` : ''}` : '—'}
                         </Text>
                       </Table.Td>
                       {/* GRPO's loss is ~0 by construction: its figure is the reward (#39). */}

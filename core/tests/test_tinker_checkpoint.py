@@ -98,3 +98,25 @@ def test_merged_sampler_weights_answer_as_the_adapter_even_when_the_output_layer
     ids = torch.tensor([conversation_datum(tokenizer, *QA[0]).model_input])
     with torch.no_grad():
         np.testing.assert_allclose(merged(input_ids=ids).logits.numpy(), adapted(input_ids=ids).logits.numpy(), atol=1e-4)
+
+
+def test_a_state_whose_tensors_do_not_fit_is_refused_before_it_changes_anything(tiny_model, tmp_path):
+    from safetensors.torch import load_file, save_file
+
+    from ftcore.tinker.session import ADAPTER_FILE
+
+    trained = new_session(tiny_model)
+    train(trained, 2)
+    trained.save_state(str(tmp_path / "state"))
+    file = tmp_path / "state" / ADAPTER_FILE
+    tensors = load_file(file)
+    last = sorted(tensors)[-1]
+    tensors[last] = tensors[last][..., :-1].contiguous()  # one tensor a column short: the same LoRA settings otherwise
+    save_file(tensors, file)
+
+    session = new_session(tiny_model, seed=1)
+    before = {name: p.detach().clone() for name, p in session.model.named_parameters() if "lora_" in name}
+    with pytest.raises(SpecError, match="does not fit this model"):
+        session.load_state(str(tmp_path / "state"))
+    after = dict(session.model.named_parameters())
+    assert all(torch.equal(before[name], after[name]) for name in before)

@@ -186,7 +186,7 @@ class TrainingSession:
     def load_state(self, path: str, with_optimizer: bool = True) -> None:
         """Loads a save_state folder into this session (same LoRA settings); without the optimizer, the optimizer
         starts afresh. Accumulated gradients are dropped."""
-        from peft.utils import set_peft_model_state_dict
+        from peft.utils import get_peft_model_state_dict, set_peft_model_state_dict
         from safetensors.torch import load_file
 
         saved = _read_session_file(path)
@@ -195,6 +195,12 @@ class TrainingSession:
         if mine != theirs:
             raise SpecError.at("path", f"{path} holds an adapter of {theirs}; this session's is {mine}")
         weights = load_file(Path(path, ADAPTER_FILE), device=str(self.device))
+        # Checked before anything is loaded: a folder whose tensors do not fit (another model's, a damaged file) must
+        # leave this session's weights as they were.
+        state = get_peft_model_state_dict(self.model, save_embedding_layers=False)  # as _write_adapter saves it
+        mine = {key: tuple(value.shape) for key, value in state.items()}
+        if {key: tuple(value.shape) for key, value in weights.items()} != mine:
+            raise SpecError.at("path", f"{path}'s adapter does not fit this model (its tensors' names or shapes differ)")
         self.weights_version += 1  # before loading: a load that fails midway may have changed some weights
         result = set_peft_model_state_dict(self.model, weights)
         if result.unexpected_keys or any("lora_" in key for key in result.missing_keys):

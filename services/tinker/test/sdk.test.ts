@@ -130,6 +130,11 @@ describe('the tinker SDK’s own loop', () => {
     const mine = await fetch(`${baseUrl}/api/v1/training_runs/${runId}`, { headers: { 'x-api-key': key } });
     expect(mine.status).toBe(200);
     expect(((await mine.json()) as { step: number }).step).toBe(20);
+    // the list reads every run's last saved state and sampler weights in one query
+    const listed = ((await (await fetch(`${baseUrl}/api/v1/training_runs`, { headers: { 'x-api-key': key } })).json()) as { training_runs: Array<Record<string, any>> }).training_runs;
+    expect(listed.find((r) => r.training_run_id === runId)).toMatchObject({
+      step: 20, last_checkpoint: { tinker_path: expect.stringMatching(/\/weights\//) }, last_sampler_checkpoint: { tinker_path: seen.named },
+    });
     expect((await fetch(`${baseUrl}/api/v1/training_runs/${runId}`, { headers: bob })).status).toBe(404);
     expect((await fetch(`${baseUrl}/api/v1/get_info`, { method: 'POST', headers: bob, body: JSON.stringify({ model_id: seen.model_id }) })).status).toBe(404);
     expect((await fetch(`${baseUrl}/api/v1/weights_info`, { method: 'POST', headers: bob, body: JSON.stringify({ tinker_path: seen.state }) })).status).toBe(404);

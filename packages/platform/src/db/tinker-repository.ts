@@ -334,6 +334,14 @@ export class TinkerRepository {
     return row && { ...row, size_bytes: Number(row.size_bytes) };
   }
 
+  /** The checkpoints of several of the caller's runs in one query, newest first (a list of runs shows each one's last). */
+  async checkpointsOfRuns(userId: string, runIds: readonly string[]): Promise<TinkerCheckpointRow[]> {
+    if (runIds.length === 0) return [];
+    const rows = await this.db.query<TinkerCheckpointRow>(
+      'SELECT * FROM tinker_checkpoints WHERE user_id = $1 AND run_id = ANY($2) ORDER BY created_at DESC, name', [userId, [...runIds]]);
+    return rows.map((r) => ({ ...r, size_bytes: Number(r.size_bytes) }));
+  }
+
   async listCheckpoints(userId: string, runId?: string): Promise<TinkerCheckpointRow[]> {
     const rows = await this.db.query<TinkerCheckpointRow>(
       `SELECT * FROM tinker_checkpoints WHERE user_id = $1 ${runId ? 'AND run_id = $2' : ''} ORDER BY created_at DESC, name`, runId ? [userId, runId] : [userId]);

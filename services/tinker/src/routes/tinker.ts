@@ -36,9 +36,9 @@ function presentCheckpoint(row: TinkerCheckpointRow) {
   };
 }
 
-async function presentRun(platform: Platform, run: TinkerRunRow) {
-  const checkpoints = await platform.tinker.listCheckpoints(run.user_id, run.run_id);
-  const last = (kind: string) => checkpoints.find((c) => c.kind === kind);
+/** A run as the SDK reads it, with its newest saved state and sampler weights among `checkpoints` (newest first). */
+function presentRun(run: TinkerRunRow, checkpoints: readonly TinkerCheckpointRow[]) {
+  const last = (kind: string) => checkpoints.find((c) => c.run_id === run.run_id && c.kind === kind);
   const training = last('weights');
   const sampler = last('sampler_weights');
   return {
@@ -317,7 +317,8 @@ export function registerTinkerRoutes(app: FastifyInstance): void {
     handler: async (request) => {
       const { limit, offset } = request.query;
       const { rows, total } = await platform.tinker.listRuns(request.userId, { limit, offset });
-      return { training_runs: await Promise.all(rows.map((run) => presentRun(platform, run))), cursor: { offset, limit, total_count: total } };
+      const checkpoints = await platform.tinker.checkpointsOfRuns(request.userId, rows.map((run) => run.run_id));
+      return { training_runs: rows.map((run) => presentRun(run, checkpoints)), cursor: { offset, limit, total_count: total } };
     },
   });
   routes.route({
@@ -325,7 +326,7 @@ export function registerTinkerRoutes(app: FastifyInstance): void {
     handler: async (request) => {
       const run = await platform.tinker.getRun(request.userId, request.params.run_id);
       if (!run) throw new NotFound('training run', request.params.run_id);
-      return presentRun(platform, run);
+      return presentRun(run, await platform.tinker.listCheckpoints(run.user_id, run.run_id));
     },
   });
   routes.route({

@@ -143,6 +143,12 @@ def _unknown_model(entry):
     return entry.get("type") == "unknown_model"
 
 
+def _stored_checkpoint(entry):
+    """checkpoint_step beside the seeded job's id must be one of the checkpoints that job stored (decisions.md: a 422 at
+    checkpoint_step listing them), which no document can say of a job it does not know."""
+    return entry.get("type") == "unknown_checkpoint" and entry.get("loc", [])[-1:] == ["checkpoint_step"]
+
+
 def _other_base(entry):
     """A base_model_id beside a job_id must be that job's base (decisions.md): the seeded job's is the tiny model, which
     no document can say of a job it does not know."""
@@ -151,12 +157,13 @@ def _other_base(entry):
 
 # What graders say of themselves that no JSON Schema can state (packages/schema/src/graders.ts, the core's evaluation/graders.py):
 # a template names only variables of item and sample, a multi grader's formula is arithmetic over its graders' names,
+# graders' names differ from one another and from the metrics asked for (no JSON Schema compares items' properties),
 # string_check and text_similarity take their reference from a column or a template, a python grader's source is Python,
 # a judge's range runs from lowest to highest.
 _GRADER_RULE = re.compile(
     r"is not a variable; use \{\{item|names no grader|is not allowed|is not a formula|expected \S+ at|ends too soon|"
     r"the formula is empty|needs reference_field \(a dataset column\) or reference|^line \d+: |"
-    r"range is \[lowest, highest\]|needs input \(the judge’s messages\) or prompt"
+    r"range is \[lowest, highest\]|needs input \(the judge’s messages\) or prompt|names another grader or metric already"
 )
 
 
@@ -194,7 +201,7 @@ def _explained(method, path, status, body):
     if (method, path, status) == ("POST", "/api/v1/forward_backward", 400):
         return isinstance(body, dict) and "is not a ForwardBackwardRequest" in str(body.get("detail", ""))
     if status == 422 and _all_entries(body, lambda e: _reward_rule(e) or _grader_rule(e) or _unknown_model(e) or _other_base(e)
-                                      or _variant_rule(e) or _benchmark_rule(e) or _same_models(e)):
+                                      or _stored_checkpoint(e) or _variant_rule(e) or _benchmark_rule(e) or _same_models(e)):
         return True
     error = body.get("error") if isinstance(body, dict) else None
     if status == 400 and path.startswith("/v1/fine_tuning") and isinstance(error, dict) and _openai_grader_rule(error):

@@ -74,7 +74,6 @@ export const ExportRecord = z
     job_id: Identifier,
     type: ExportType,
     checkpoint_step: maybe(z.number().int().positive()).describe('The checkpoint exported; null: the final model'),
-    checkpoint_name: maybe(z.string()).describe('A Tinker training run’s sampler weights exported (job_id the run’s id); null for a job’s models'),
     status: ExportStatus.describe('running → completed | failed'),
     started_at: Timestamp,
     destination: z.array(ExportDestination),
@@ -90,6 +89,9 @@ export const ExportRecord = z
     parity: maybe(z.array(OnnxVariantParity)).describe('export_type onnx: each variant’s agreement with transformers, measured at export (fp32 must be exact, else the export failed)'),
     finished_at: maybe(Timestamp).describe('Set once the export completed or failed'),
     updated_at: Timestamp,
+    // Last: scripts read a record's text in the order of the fields before it (the README's `grep -q '"type":"gguf",
+    // "checkpoint_step":null,"status":"completed"'`); a field added in the middle would break them.
+    checkpoint_name: maybe(z.string()).describe('A Tinker training run’s sampler weights exported (job_id the run’s id); null for a job’s models'),
   })
   .meta({ id: 'ExportRecord', description: 'One export of a job’s artifacts' });
 export type ExportRecord = z.infer<typeof ExportRecord>;

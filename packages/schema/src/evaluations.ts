@@ -156,7 +156,6 @@ export const Evaluation = z
     model_source: ModelSource,
     job_id: Identifier.nullable().describe('The trained job whose model runs; null for a base model'),
     checkpoint_step: z.number().int().positive().nullable(),
-    checkpoint_name: z.string().nullable().describe('A Tinker run’s sampler weights evaluated (job_id the run’s id); null otherwise'),
     base_model_id: z.string(),
     request: StoredEvaluationRequest.describe('The request as it was accepted (defaults filled in), without hub_token'),
     results: BenchmarkResults.nullable().describe('The model’s numbers; null until completed'),
@@ -165,6 +164,8 @@ export const Evaluation = z
     created_at: Timestamp,
     started_at: maybe(Timestamp).describe('When a worker took it (the last time, after a worker was lost)'),
     finished_at: maybe(Timestamp),
+    // Last, after the fields scripts may already read in order.
+    checkpoint_name: z.string().nullable().describe('A Tinker run’s sampler weights evaluated (job_id the run’s id); null otherwise'),
   })
   .meta({ id: 'Evaluation', description: 'An evaluation with benchmarks: its status and, once completed, its numbers' });
 export type Evaluation = z.infer<typeof Evaluation>;

@@ -78,7 +78,6 @@ export function presentEvaluation(row: EvaluationRunRow): Evaluation {
     model_source: row.model_source,
     job_id: row.job_id,
     checkpoint_step: row.checkpoint_step,
-    checkpoint_name: row.checkpoint_name,
     base_model_id: row.base_model_id,
     request: evaluationRequestOf(row),
     results: resultsOf(row.results),
@@ -87,5 +86,6 @@ export function presentEvaluation(row: EvaluationRunRow): Evaluation {
     created_at: new Date(row.created_at).toISOString(),
     started_at: iso(row.started_at),
     finished_at: iso(row.finished_at),
+    checkpoint_name: row.checkpoint_name,
   };
 }

@@ -38,7 +38,6 @@ export function presentExportRecord(row: ExportRow): ExportRecord {
     job_id: row.job_id,
     type: row.type,
     checkpoint_step: row.checkpoint_step,
-    checkpoint_name: row.checkpoint_name,
     status: row.status,
     started_at: iso(row.started_at),
     destination: row.destination,
@@ -49,6 +48,7 @@ export function presentExportRecord(row: ExportRow): ExportRecord {
     parity: row.parity,
     finished_at: row.finished_at ? iso(row.finished_at) : null,
     updated_at: iso(row.updated_at),
+    checkpoint_name: row.checkpoint_name,
   };
 }
 

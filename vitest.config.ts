@@ -116,6 +116,10 @@ export default defineConfig({
   test: {
     testTimeout: 60_000,
     hookTimeout: 60_000,
+    // expect.poll waits for what a page or a service shows next (a list refreshed, a form filled from a fetch): 1 s,
+    // vitest's default, is less than a page's fetch takes on 2 CPUs busy with two files and the core's pytest (CI of
+    // 8c6f859: the console's "deletes a processed dataset" and its base-model field). A poll that needs longer says so.
+    expect: { poll: { timeout: 15_000 } },
     pool: 'forks',
     maxWorkers: 2,
     // One intra-op thread for the torch the tests' processes run (the core's conftest does the same): tiny models gain

@@ -116,6 +116,7 @@ async function chartPoints(testId: string): Promise<number> {
  *  pre-flight accepts it. Runs while the journey's job trains: the dry run takes the worker's pre-flight lane. */
 async function composeGrpoRewards(): Promise<void> {
   const tab = await context.newPage();
+  let promptsId: string | undefined;
   try {
     await tab.addInitScript(`sessionStorage.setItem('ftp-console-api-key', ${JSON.stringify(key)})`);
     const { dataset_id: uploadId } = await ok(`${urls.preprocessing}/datasets/${datasetId}`);
@@ -123,7 +124,8 @@ async function composeGrpoRewards(): Promise<void> {
       method: 'POST',
       json: { dataset_name: 'qa-prompts', dataset_id: uploadId, processing_mode: 'prompt_only', config: { field_mappings: { user_field: { type: 'column', value: 'question' } } } },
     });
-    await tab.goto(`${consoleUrl}/training/new?dataset=${prompts.processed_dataset_id}`);
+    promptsId = prompts.processed_dataset_id;
+    await tab.goto(`${consoleUrl}/training/new?dataset=${promptsId}`);
     await chooseBaseModel(tab);
     const reward = (n: number) => tab.getByRole('group', { name: `Reward ${n}` });
     await reward(1).getByLabel('weight').fill('0.5');
@@ -152,9 +154,10 @@ async function composeGrpoRewards(): Promise<void> {
     const report = tab.getByRole('region', { name: 'Pre-flight report' });
     expect(await tab.getByRole('alert').count()).toBe(await report.getByRole('alert').count());
     expect(await report.getByRole('alert').textContent()).toMatch(/all got the same reward .* learns nothing/);
-    await ok(`${urls.preprocessing}/datasets/${prompts.processed_dataset_id}`, { method: 'DELETE' });
   } finally {
     await tab.close();
+    // Removed however this ended: the last test deletes the journey's dataset and expects the list empty then.
+    if (promptsId) await ok(`${urls.preprocessing}/datasets/${promptsId}`, { method: 'DELETE' });
   }
 }
 

@@ -101,3 +101,20 @@ def test_a_resume_from_the_last_steps_checkpoint_trains_no_step_and_saves_that_c
     assert sum(e.event == "metrics" and e.final for e in resumed.events) == 1
     adapter = (tmp_path / "run" / "adapter" / "adapter_model.safetensors").read_bytes()
     assert adapter == (checkpoint / "adapter_model.safetensors").read_bytes()
+
+
+@pytest.mark.slow
+def test_the_stop_file_ends_training_early_and_the_run_completes_there(tmp_path, tiny_model, sft_files):
+    """A sweep's pruner stops a trial through FTCORE_STOP_FILE: training ends at the step that sees the file, as if
+    it were the last, and the run saves its model and ends done, not cancelled."""
+    train, _ = sft_files
+    stop = tmp_path / "stop-early"
+    stop.write_text("trial 1 is behind")
+    result = subprocess.run([sys.executable, "-m", "ftcore", "train", "--spec", _spec(tmp_path, tiny_model, train, 400, False)],
+                            cwd=CORE, capture_output=True, text=True, timeout=300, env={**os.environ, "FTCORE_STOP_FILE": str(stop)})
+    assert result.returncode == 0, result.stderr[-2000:]
+    seen = stdout_events(result.stdout)
+    assert [e.step for e in seen if e.event == "progress"][-1] == 1
+    assert any(e.event == "log" and e.message.startswith("stopping early at step 1: trial 1 is behind") for e in seen)
+    assert any(e.event == "artifact" and e.kind == "adapter" for e in seen)
+    assert seen[-1].event == "done"

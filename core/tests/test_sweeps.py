@@ -101,3 +101,12 @@ def test_the_command_keeps_the_study_in_the_database_the_environment_names(tmp_p
     assert call(op="trials")["best"] == {"trial": 0, "state": "complete", "params": first["params"], "value": 0.5,
                                          "steps": {}}
     assert step(tmp_path, journal="fresh.log", op="ask", seed=3)["params"] == first["params"]
+
+
+def test_delete_removes_the_study_and_a_later_ask_starts_a_new_one(tmp_path):
+    first = step(tmp_path, op="ask", seed=3)
+    step(tmp_path, op="tell", trial=first["trial"], value=0.5)
+    assert step(tmp_path, op="delete") == {"deleted": True}
+    assert not (tmp_path / "study.log").exists()
+    assert step(tmp_path, op="delete") == {"deleted": False}
+    assert step(tmp_path, op="ask", seed=3) == first

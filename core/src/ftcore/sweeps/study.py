@@ -7,6 +7,7 @@ loses nothing and any process may ask next.
 - report: a trial's objective at an evaluation step; answers whether the pruner would stop it (`{"prune": bool}`).
 - tell: a trial's end: complete with its objective, pruned, or failed.
 - trials: every trial (number, state, params, value, steps reported) and the best completed one.
+- delete: the study, once its sweep ended (what it told is kept by whoever asked).
 
 The sampler is made anew for each ask, seeded with the sweep's seed plus the number of trials asked so far: the same
 seed and the same history (the trials asked and what was told of them) propose the same next trial, whichever process
@@ -33,7 +34,7 @@ STORAGE_ENV = "FTCORE_SWEEP_STORAGE"
 class Options:
     """One step of a sweep's search (ask, report, tell, trials) on its Optuna study; the answer as JSON in output_file."""
 
-    op: Literal["ask", "report", "tell", "trials"] = field(metadata={"help": "what to do"})
+    op: Literal["ask", "report", "tell", "trials", "delete"] = field(metadata={"help": "what to do"})
     study: str = field(metadata={"help": "the study's name (the sweep's id)"})
     output_file: str = field(metadata={"help": "where the answer goes (JSON)"})
     journal_file: str | None = field(default=None, metadata={
@@ -57,6 +58,9 @@ def run(options: Options) -> None:
     import optuna
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
+    if options.op == "delete":
+        Path(options.output_file).write_text(json.dumps({"deleted": _delete(options)}))
+        return
     study = _open(options)
     answer = {"ask": _ask, "report": _report, "tell": _tell, "trials": _trials}[options.op](options, study)
     Path(options.output_file).write_text(json.dumps(answer))
@@ -132,6 +136,9 @@ def _storage(options: Options):
         raise SpecError(f"no journal_file and no {STORAGE_ENV}: say where the study is kept")
     if url.startswith("postgres://") or url.startswith("postgresql://"):
         url = "postgresql+psycopg://" + url.split("://", 1)[1]  # the driver this core locks
+        # Optuna's tables go into the schema of their own the platform's migration 026 made, apart from the platform's.
+        if "search_path" not in url:
+            url += ("&" if "?" in url else "?") + "options=-csearch_path%3Doptuna"
     return RDBStorage(url)
 
 
@@ -144,6 +151,22 @@ def _open(options: Options):
     asked = len(probe.get_trials(deepcopy=False)) if probe else 0
     return optuna.create_study(study_name=options.study, storage=storage, load_if_exists=True, direction=options.direction,
                                sampler=_sampler(options, asked), pruner=_pruner(options))
+
+
+def _delete(options: Options) -> bool:
+    import optuna
+
+    if options.journal_file:
+        journal = Path(options.journal_file)
+        existed = journal.exists()
+        journal.unlink(missing_ok=True)
+        Path(f"{journal}.lock").unlink(missing_ok=True)
+        return existed
+    storage = _storage(options)
+    if not _exists(storage, options.study):
+        return False
+    optuna.delete_study(study_name=options.study, storage=storage)
+    return True
 
 
 def _exists(storage, name: str) -> bool:

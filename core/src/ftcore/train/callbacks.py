@@ -187,6 +187,29 @@ class CancelOnSigterm(TrainerCallback):
         return control
 
 
+STOP_FILE_ENV = "FTCORE_STOP_FILE"
+
+
+class StopWhenAsked(TrainerCallback):
+    """Training ends early, as if its last step had come, once the file FTCORE_STOP_FILE names exists (a sweep's
+    pruner stopped the trial: the worker writes why into it). The run then saves, evaluates and completes as usual.
+    A file, not a signal: torchrun's agent forwards only the signals that end a run, and every rank sees a file."""
+
+    def __init__(self, path: str) -> None:
+        self.path = Path(path)
+        self.stopped_at: int | None = None
+
+    def on_step_end(self, args, state, control, **kwargs):
+        if self.stopped_at is None and distributed.any_rank(self.path.exists()):
+            self.stopped_at = state.global_step
+            reason = self.path.read_text().strip() if self.path.exists() else ""
+            events.emit(events.Log(level="info", message=f"stopping early at step {state.global_step}"
+                                                         f"{': ' + reason if reason else ''}; the model is saved there"))
+        if self.stopped_at is not None:
+            control.should_training_stop = True
+        return control
+
+
 def _finite(value):
     if value is None:
         return None

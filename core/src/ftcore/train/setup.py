@@ -1,6 +1,8 @@
 """A run's model, processing class and trainer, loaded and built as training and pre-flight's measured steps use them."""
 from __future__ import annotations
 
+import os
+
 from .. import events
 from . import distributed
 from .spec import Options
@@ -11,7 +13,7 @@ def setup(spec: Options, train_records, test_records, mode, plan=None):
     (default: neither FSDP nor gradient checkpointing)."""
     from transformers import set_seed
 
-    from .callbacks import CancelOnSigterm, ProtocolCallback, TokenCounter
+    from .callbacks import STOP_FILE_ENV, CancelOnSigterm, ProtocolCallback, StopWhenAsked, TokenCounter
     from .configs import peft_config, trainer_config
     from .device import model_kwargs
     from .memory import MemoryPlan
@@ -49,6 +51,8 @@ def setup(spec: Options, train_records, test_records, mode, plan=None):
         trainer.add_callback(ValidScore(ev.graders, test_records or [], ev.grader_samples, ev.grader_max_new_tokens))
     trainer.add_callback(protocol)
     trainer.add_callback(cancel)
+    if os.environ.get(STOP_FILE_ENV):
+        trainer.add_callback(StopWhenAsked(os.environ[STOP_FILE_ENV]))
     protocol.diverged.watch(trainer)
     trainer.add_callback(protocol.diverged)
     if spec.eval_config.early_stopping_patience:

@@ -44,6 +44,7 @@ const SERVICE_TESTS = [
   'services/training/test/mlflow.test.ts',
   'services/training/test/pause.test.ts',
   'services/training/test/processes.test.ts',
+  'services/training/test/sweeps.test.ts',
   'services/worker/test/augment-queue.test.ts',
   'services/worker/test/core-killed.test.ts',
   'services/worker/test/engine-process.test.ts',

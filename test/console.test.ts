@@ -577,13 +577,13 @@ describe('the web console', () => {
   it('shows the live worker with its devices and every queue lane with who serves it', async () => {
     await page.goto(`${consoleUrl}/workers`);
     const lanes = page.getByRole('table', { name: 'Queues' });
-    await expect.poll(() => lanes.getByRole('row').count()).toBe(10); // the header and nine lanes
+    await expect.poll(() => lanes.getByRole('row').count()).toBe(11); // the header and ten lanes
     const train = lanes.getByRole('row').filter({ hasText: /^train/ });
     expect(await train.getByRole('cell').allTextContents()).toEqual(['train', expect.stringMatching(/^\d+$/), expect.stringMatching(/^\d+$/), expect.any(String), '1']);
     const workers = page.getByRole('table', { name: 'Workers' });
     await expect.poll(() => workers.getByRole('row').count()).toBe(2);
     expect(await workers.textContent()).toMatch(/× \d+ · \d+ GiB/); // the CPU device: its cores and memory
-    expect(await workers.textContent()).toContain('train, export, infer, evaluate, preflight, augment, batch, benchmark, session');
+    expect(await workers.textContent()).toContain('train, export, infer, evaluate, preflight, augment, batch, benchmark, session, sweep');
     expect(await workers.getByRole('columnheader').allTextContents()).toContain('Preparing for chat');
     await shot('workers');
   });

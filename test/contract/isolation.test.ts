@@ -114,6 +114,8 @@ const pathValues = (a: AIds): Record<string, string[]> => ({
   evaluation_id: a.evaluations,
   // A comparison is written only once a worker has run it: A has none here (B's 404 still shows nothing of A's).
   comparison_id: ['cmp_000000000000000000000000'],
+  // A sweep is accepted once a worker has made its largest trial's pre-flight: A has none here either.
+  sweep_id: ['sweep_000000000000000000000000'],
   // A's jobs store no checkpoint without a worker, so A has none to share (test/openai-checkpoint-permissions.test.ts
   // shares a stored one between users); B is still refused at names of A's jobs.
   fine_tuned_model_checkpoint: a.models.map((model) => `${model}:ckpt-step-1`),
@@ -164,6 +166,11 @@ const BODIES: Record<string, (a: AIds, b: BIds) => Variant[]> = {
     ...a.jobs.map((from_job) => ({ body: { processed_dataset_id: b.processedDatasetId, training_config: { ...TRAINING_CONFIG, from_job } }, status: 404 })),
     ...a.models.map((model) => ({ body: { processed_dataset_id: b.processedDatasetId, training_config: { ...TRAINING_CONFIG, trainer_type: 'grpo', reward_config: [judgedBy(model)] } }, status: 404 })),
   ],
+  'POST /sweeps': (a) =>
+    a.processed.map((processed_dataset_id) => ({
+      body: { training_request: { processed_dataset_id, training_config: { ...TRAINING_CONFIG, eval_config: { eval_strategy: 'steps' } } }, space: { 'hyperparameters.learning_rate': { type: 'float', low: 1e-4, high: 1e-2 } } },
+      status: 404,
+    })),
   'POST /exports': (a) => a.jobs.map((job_id) => ({ body: { job_id }, status: 404 })),
   'POST /evaluation': (a, b) => [
     ...a.processed.map((dataset_id) => ({ body: { model_source: 'base', base_model_id: TINY_MODEL, dataset_id, max_samples: 1 }, status: 404 })),
@@ -249,6 +256,7 @@ const A_HAS_NONE: Record<string, string> = {
   'GET /exports/{job_id}/download': 'no job of A completes without a worker, so none has an export file to download',
   'GET /v1/fine_tuning/checkpoints/{fine_tuned_model_checkpoint}/permissions': 'no job of A stores a checkpoint without a worker, so none can be shared',
   'GET /comparisons/{comparison_id}': 'a comparison is stored only once a worker has run it, so A has none',
+  'GET /sweeps/{sweep_id}': 'a sweep is accepted only once a worker has made its largest trial’s pre-flight, so A has none',
 };
 
 // ---- Reading the documents ----

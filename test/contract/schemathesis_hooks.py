@@ -194,6 +194,22 @@ def _tinker_rule(path, entry):
             or "needs model_path (sampler weights) or base_model" in msg)
 
 
+def _sweep_rule(path, entry):
+    """POST /sweeps: what a sweep's request says of itself that no JSON Schema can state: each searched field's range
+    within what the training request accepts at that path (its loc the space's field), a range's low ≤ high and a
+    log range's low > 0, choices listed once, a grid's fields given as choices, an objective its trials' evaluations
+    report (eval_strategy steps or epoch), trials stored in cloud storage, and a largest trial that fits a worker. The
+    operation's description says each."""
+    if path != "/sweeps":
+        return False
+    loc, msg = entry.get("loc", []), entry.get("msg", "")
+    if loc[:2] == ["body", "space"]:
+        return entry.get("type") in ("out_of_bounds", "does_not_fit") or any(
+            reason in msg for reason in ("is below low", "a log scale needs low > 0", "a choice is listed twice", "a grid tries every value"))
+    return ("measured at the trials' evaluations" in msg and loc[-1:] == ["eval_strategy"]
+            or "store their models in cloud storage" in msg and loc[-1:] == ["destination"])
+
+
 def _explained(method, path, status, body):
     if status == 422 and _all_entries(body, lambda e: _tinker_rule(path, e)):
         return True
@@ -201,7 +217,8 @@ def _explained(method, path, status, body):
     if (method, path, status) == ("POST", "/api/v1/forward_backward", 400):
         return isinstance(body, dict) and "is not a ForwardBackwardRequest" in str(body.get("detail", ""))
     if status == 422 and _all_entries(body, lambda e: _reward_rule(e) or _grader_rule(e) or _unknown_model(e) or _other_base(e)
-                                      or _stored_checkpoint(e) or _variant_rule(e) or _benchmark_rule(e) or _same_models(e)):
+                                      or _stored_checkpoint(e) or _variant_rule(e) or _benchmark_rule(e) or _same_models(e)
+                                      or _sweep_rule(path, e)):
         return True
     error = body.get("error") if isinstance(body, dict) else None
     if status == 400 and path.startswith("/v1/fine_tuning") and isinstance(error, dict) and _openai_grader_rule(error):

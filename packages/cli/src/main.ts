@@ -9,6 +9,7 @@ import { datasetsCommand } from './commands/datasets.ts';
 import { evalCommand } from './commands/eval.ts';
 import { evaluationsCommand } from './commands/evaluations.ts';
 import { comparisonsCommand } from './commands/comparisons.ts';
+import { sweepCommand } from './commands/sweeps.ts';
 import { exportCommand, exportsCommand } from './commands/exports.ts';
 import { jobsCommand } from './commands/jobs.ts';
 import { trainCommand } from './commands/train.ts';
@@ -38,6 +39,7 @@ export function buildProgram(): Command {
     );
   program.addCommand(datasetsCommand());
   program.addCommand(trainCommand());
+  program.addCommand(sweepCommand());
   program.addCommand(jobsCommand());
   program.addCommand(exportCommand());
   program.addCommand(exportsCommand());

@@ -3,9 +3,9 @@
 // with its file but never the processed datasets made from it (they hold their own rows). Work that still needs the
 // dataset (decisions.md) is a 409 naming it, unless the caller asks for it to be cancelled first (#54: the delete was
 // accepted and the queued job failed later, "no longer exists").
-import { Conflict, type BatchRow, type PendingWork, type Platform, type ProcessedDatasetRow, type RawDatasetRow, type TrainingJobRow } from '@ftp/platform';
+import { Conflict, type BatchRow, type PendingWork, type Platform, type ProcessedDatasetRow, type RawDatasetRow, type SweepRow, type TrainingJobRow } from '@ftp/platform';
 import type { DatasetDeleteResult } from '@ftp/schema';
-import { CANCELLABLE_STATUSES, cancelTrainingJob } from '@ftp/jobs/training';
+import { CANCELLABLE_STATUSES, cancelSweep, cancelTrainingJob } from '@ftp/jobs/training';
 import { cancelBatch } from '@ftp/jobs/openai';
 import { evaluateQueue, type EvaluatePayload } from '@ftp/jobs/queues';
 
@@ -18,6 +18,8 @@ export type OwnDataset = { kind: 'processed'; row: ProcessedDatasetRow } | { kin
  *  dataset, not the file. */
 interface Dependants {
   jobs: TrainingJobRow[];
+  /** Sweeps whose trials train on it and that may still submit more. */
+  sweeps: SweepRow[];
   evaluations: Array<PendingWork<EvaluatePayload>>;
   batches: BatchRow[];
   processing: ProcessedDatasetRow[];
@@ -89,6 +91,7 @@ async function dependantsOf(platform: Platform, userId: string, dataset: OwnData
     const pending = await platform.queue.pending(evaluateQueue);
     return {
       jobs: await platform.jobs.listOnDataset(userId, id, CANCELLABLE_STATUSES),
+      sweeps: await platform.sweeps.listUnfinishedOnDataset(userId, id),
       // The evaluate lane also grades (no dataset); an evaluation names its dataset in its request.
       evaluations: pending.filter((w): w is PendingWork<EvaluatePayload> => 'request' in w.payload && w.payload.userId === userId && w.payload.request.dataset_id === id),
       batches: [],
@@ -98,6 +101,7 @@ async function dependantsOf(platform: Platform, userId: string, dataset: OwnData
   const id = dataset.row.dataset_id;
   return {
     jobs: [],
+    sweeps: [],
     evaluations: [],
     batches: await platform.batches.listUnfinishedReading(userId, id),
     processing: (await platform.datasets.listProcessedFrom(userId, id)).filter((d) => d.status === 'processing'),
@@ -108,6 +112,7 @@ async function dependantsOf(platform: Platform, userId: string, dataset: OwnData
  *  its rows and finishes; one still waiting is dropped (its caller is answered 503). A dataset still being made from
  *  the upload fails; its worker stops at its next progress report and drops what it wrote. */
 async function cancel(platform: Platform, userId: string, dataset: OwnDataset, dependants: Dependants): Promise<void> {
+  for (const sweep of dependants.sweeps) await ignoreEnded(async () => void (await cancelSweep(platform, userId, sweep.sweep_id)));
   for (const job of dependants.jobs) await ignoreEnded(() => cancelTrainingJob(platform, userId, job.job_id));
   for (const work of dependants.evaluations) if (work.state === 'waiting') await platform.queue.discard(evaluateQueue, work.id);
   // A finalizing batch no longer reads its input; only validating and in-progress ones can be cancelled.
@@ -130,6 +135,7 @@ function describe(d: Dependants): string[] {
   const waiting = d.evaluations.filter((w) => w.state === 'waiting').length;
   const running = d.evaluations.length - waiting;
   return [
+    ...d.sweeps.map((w) => `sweep ${w.sweep_id} (${w.status}), whose trials train on it`),
     ...d.jobs.map((j) => `training job ${j.job_id} (${j.status})`),
     ...(waiting > 0 ? [`${waiting === 1 ? 'an evaluation' : `${waiting} evaluations`} waiting for a worker`] : []),
     ...(running > 0 ? [`${running === 1 ? 'an evaluation' : `${running} evaluations`} running`] : []),
@@ -140,7 +146,7 @@ function describe(d: Dependants): string[] {
 
 /** What the caller can do instead of cancel_jobs: each cancel endpoint, or wait for the work that has none. */
 function advice(d: Dependants): string {
-  const cancels = [...d.jobs.map((j) => `POST /jobs/${j.job_id}/cancel`), ...d.batches.map((b) => `POST /v1/batches/${b.batch_id}/cancel`)];
+  const cancels = [...d.sweeps.map((w) => `POST /sweeps/${w.sweep_id}/cancel`), ...d.jobs.map((j) => `POST /jobs/${j.job_id}/cancel`), ...d.batches.map((b) => `POST /v1/batches/${b.batch_id}/cancel`)];
   const waits = d.evaluations.length + d.processing.length > 0;
   if (cancels.length === 0) return `Wait for ${d.evaluations.length + d.processing.length > 1 ? 'them' : 'it'} to finish`;
   return `Cancel first (${cancels.join(', ')})${waits ? ' and wait for the rest to finish' : ''}`;

@@ -11,6 +11,10 @@ const boolFromEnv = z
 const port = z.coerce.number().int().min(1).max(65535);
 const positiveInt = z.coerce.number().int().positive();
 
+/** The lanes a worker may serve (WORKER_QUEUES), each a queue of its own (@ftp/jobs/queues); all by default. */
+export const WORKER_LANES = ['train', 'export', 'infer', 'evaluate', 'preflight', 'augment', 'batch', 'benchmark', 'session', 'sweep'] as const;
+export type WorkerLane = (typeof WORKER_LANES)[number];
+
 const EnvSchema = z
   .object({
     DATA_DIR: z.string().min(1).default('./data').describe('folder for the embedded database and blobs'),
@@ -88,9 +92,9 @@ const EnvSchema = z
     WORKER_STOP_GRACE_S: positiveInt.default(60).describe('on SIGTERM, how long a worker gives its training jobs to checkpoint and store it before it exits'),
     WORKER_QUEUES: z
       .string()
-      .regex(/^\s*(train|export|infer|evaluate|preflight|augment|batch|benchmark|session)(\s*,\s*(train|export|infer|evaluate|preflight|augment|batch|benchmark|session))*\s*$/, 'must be a comma-separated list of train, export, infer, evaluate, preflight, augment, batch, benchmark, session')
-      .default('train,export,infer,evaluate,preflight,augment,batch,benchmark,session')
-      .transform((v) => [...new Set(v.split(',').map((q) => q.trim()))] as Array<'train' | 'export' | 'infer' | 'evaluate' | 'preflight' | 'augment' | 'batch' | 'benchmark' | 'session'>)
+      .regex(new RegExp(`^\\s*(${WORKER_LANES.join('|')})(\\s*,\\s*(${WORKER_LANES.join('|')}))*\\s*$`), `must be a comma-separated list of ${WORKER_LANES.join(', ')}`)
+      .default(WORKER_LANES.join(','))
+      .transform((v) => [...new Set(v.split(',').map((q) => q.trim()))] as WorkerLane[])
       .describe('the queues a worker serves'),
     WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464).describe("a scaled-out worker's own /metrics port (0: none); the embedded stack's services carry its worker's metrics"),
     TINKER_IDLE_S: positiveInt.default(600).describe('a Tinker training run with no call for this long saves its state and lets its worker go (its next call queues it again, to continue from there)'),

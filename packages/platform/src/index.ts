@@ -16,6 +16,7 @@ export * from './db/jobs-repository.ts';
 export * from './db/exports-repository.ts';
 export * from './db/evaluations-repository.ts';
 export * from './db/evaluation-runs-repository.ts';
+export * from './db/sweeps-repository.ts';
 export * from './db/comparisons-repository.ts';
 export * from './db/tinker-repository.ts';
 export * from './db/workers-repository.ts';

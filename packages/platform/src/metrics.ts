@@ -10,7 +10,7 @@ const LATENCY_BUCKETS = [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 18
 const PHASE_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 3 * 3600, 12 * 3600, 24 * 3600];
 
 /** What the watchdog and reconciler repair (packages/jobs runtime/recovery.ts and reconciler.ts). */
-export const REPAIRS = ['job_requeued', 'job_failed', 'job_paused', 'export_requeued', 'batch_requeued', 'dataset_requeued', 'evaluation_requeued', 'evaluation_failed', 'entry_requeued', 'entry_removed', 'request_dropped'] as const;
+export const REPAIRS = ['job_requeued', 'job_failed', 'job_paused', 'export_requeued', 'batch_requeued', 'dataset_requeued', 'evaluation_requeued', 'evaluation_failed', 'tinker_run_failed', 'sweep_requeued', 'entry_requeued', 'entry_removed', 'request_dropped'] as const;
 
 let processRegistry: Registry | undefined;
 

@@ -15,6 +15,7 @@ import { EvaluationsRepository } from './db/evaluations-repository.ts';
 import { EvaluationRunsRepository } from './db/evaluation-runs-repository.ts';
 import { ComparisonsRepository } from './db/comparisons-repository.ts';
 import { TinkerRepository } from './db/tinker-repository.ts';
+import { SweepsRepository } from './db/sweeps-repository.ts';
 import { WorkersRepository } from './db/workers-repository.ts';
 import { UploadsRepository } from './db/uploads-repository.ts';
 import { BatchesRepository } from './db/batches-repository.ts';
@@ -47,6 +48,8 @@ export interface Platform {
   comparisons: ComparisonsRepository;
   /** The Tinker-compatible API's sessions, runs, samplers, calls and checkpoints. */
   tinker: TinkerRepository;
+  /** Sweeps (POST /sweeps) and their trials, held by workers. */
+  sweeps: SweepsRepository;
   workers: WorkersRepository;
   uploads: UploadsRepository;
   batches: BatchesRepository;
@@ -127,6 +130,7 @@ function repositories(db: Database, config: Config) {
     evaluationRuns: new EvaluationRunsRepository(db, webhooks),
     comparisons: new ComparisonsRepository(db),
     tinker: new TinkerRepository(db),
+    sweeps: new SweepsRepository(db),
     workers: new WorkersRepository(db),
     uploads: new UploadsRepository(db),
     batches: new BatchesRepository(db, webhooks),

@@ -49,7 +49,7 @@ describe('loadConfig', () => {
   it('scaled out: the drivers are chosen by their variables, WORKER_QUEUES is a list', () => {
     const config = loadConfig({ DATABASE_URL: 'postgres://db/ftp', SECRETS_KEY: Buffer.alloc(32).toString('base64'), REDIS_URL: 'redis://r:6379', S3_BUCKET: 'ftp', WORKER_QUEUES: ' infer , evaluate,infer' });
     expect(config.WORKER_QUEUES).toEqual(['infer', 'evaluate']);
-    expect(loadConfig({}).WORKER_QUEUES).toEqual(['train', 'export', 'infer', 'evaluate', 'preflight', 'augment', 'batch', 'benchmark', 'session']);
+    expect(loadConfig({}).WORKER_QUEUES).toEqual(['train', 'export', 'infer', 'evaluate', 'preflight', 'augment', 'batch', 'benchmark', 'session', 'sweep']);
     expect(config.WORKER_TIMEOUT_S).toBe(60);
   });
 });

@@ -19,6 +19,7 @@ export { validationDetail, fastifyValidationDetail, issuesFromFastifyValidation,
 export { defineRoute, JSON_BODY_LIMIT, MAX_PARAM_LENGTH, MULTIPART_LIMITS, type RouteContract } from './routes/contract.ts';
 export { preprocessingRoutes } from './routes/preprocessing.ts';
 export { trainingRoutes } from './routes/training.ts';
+export { sweepRoutes } from './routes/sweeps.ts';
 export { exportRoutes } from './routes/export.ts';
 export { inferenceRoutes } from './routes/inference.ts';
 export { openaiRoutes } from './routes/openai/index.ts';

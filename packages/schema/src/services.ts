@@ -7,6 +7,7 @@ import { inferenceRoutes } from './routes/inference.ts';
 import { openaiRoutes } from './routes/openai/index.ts';
 import { preprocessingRoutes } from './routes/preprocessing.ts';
 import { trainingRoutes } from './routes/training.ts';
+import { sweepRoutes } from './routes/sweeps.ts';
 import { tinkerRoutes } from './routes/tinker.ts';
 
 export type ServiceName = 'preprocessing' | 'training' | 'export' | 'inference' | 'openai' | 'tinker';
@@ -40,8 +41,8 @@ export const trainingService: ServiceInfo = {
   description: 'Runs fine-tuning jobs (SFT, DPO, ORPO, GRPO; full, LoRA, QLoRA) on processed datasets and reports their progress.',
   version: '1.0.0',
   defaultPort: 8002,
-  tags: [healthTag, { name: 'jobs', description: 'Training jobs' }, { name: 'workers', description: 'The workers that run jobs' }],
-  routes: Object.values(trainingRoutes).map((route) => withFrameworkErrors(route, ErrorBody)),
+  tags: [healthTag, { name: 'jobs', description: 'Training jobs' }, { name: 'workers', description: 'The workers that run jobs' }, { name: 'sweeps', description: 'Hyperparameter sweeps: trials proposed by Optuna, run as training jobs' }],
+  routes: [...Object.values(trainingRoutes), ...Object.values(sweepRoutes)].map((route) => withFrameworkErrors(route, ErrorBody)),
 };
 
 export const exportService: ServiceInfo = {

@@ -75,6 +75,7 @@ export const responses = {
     artifacts,
     latest_export: latestExport,
     training_config: { base_model_id: 'google/gemma-3-270m', method: 'LoRA', hyperparameters: { learning_rate: 0.0002 } },
+    pruned: false,
   },
   jobDelete: { job_id: 'job_01', deleted: true, message: 'deleted', deleted_resources: ['jobs/job_01'] },
   exportCreate: { success: true, message: 'export started', export_id: 'exp_01' },

@@ -17,7 +17,7 @@ const BEARER_REQUIRED = ['POST /evaluation', 'POST /inference/batch', 'POST /exp
 
 const ENDPOINTS: Record<ServiceName, string[]> = {
   preprocessing: ['GET /health', 'GET /metrics', 'POST /datasets/upload', 'GET /datasets/uploads', 'POST /datasets/process', 'GET /datasets', 'GET /datasets/{processed_dataset_id}', 'DELETE /datasets/{processed_dataset_id}'],
-  training: ['GET /health', 'GET /metrics', 'POST /train', 'GET /jobs', 'GET /jobs/{job_id}', 'DELETE /jobs/{job_id}', 'POST /jobs/{job_id}/cancel', 'POST /jobs/{job_id}/pause', 'POST /jobs/{job_id}/resume', 'GET /jobs/{job_id}/events', 'GET /jobs/{job_id}/dashboard', 'GET /jobs/{job_id}/checkpoints', 'GET /workers'],
+  training: ['GET /health', 'GET /metrics', 'POST /train', 'GET /jobs', 'GET /jobs/{job_id}', 'DELETE /jobs/{job_id}', 'POST /jobs/{job_id}/cancel', 'POST /jobs/{job_id}/pause', 'POST /jobs/{job_id}/resume', 'GET /jobs/{job_id}/events', 'GET /jobs/{job_id}/dashboard', 'GET /jobs/{job_id}/checkpoints', 'GET /workers', 'POST /sweeps', 'GET /sweeps', 'GET /sweeps/{sweep_id}', 'POST /sweeps/{sweep_id}/cancel', 'DELETE /sweeps/{sweep_id}'],
   export: ['GET /health', 'GET /metrics', 'POST /exports', 'GET /exports', 'GET /exports/{job_id}', 'GET /exports/{job_id}/download'],
   inference: [
     'GET /health', 'GET /metrics', 'POST /evaluation', 'POST /inference/batch',

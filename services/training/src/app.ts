@@ -1,7 +1,8 @@
-// Builds the training service (interface.md 4.2 + decisions.md "Training") on a platform; no listen.
+// Builds the training service (interface.md 4.2 + decisions.md "Training", and its sweeps) on a platform; no listen.
 import type { FastifyInstance } from 'fastify';
 import { createServiceApp, registerApiDocs, registerHealthRoute, registerMetricsRoute, type Platform } from '@ftp/platform';
 import { jobRoutes } from './routes/jobs.ts';
+import { sweepRoutesPlugin } from './routes/sweeps.ts';
 
 export async function buildTrainingApp(platform: Platform): Promise<FastifyInstance> {
   const app = createServiceApp({ platform, service: 'training' });
@@ -9,5 +10,6 @@ export async function buildTrainingApp(platform: Platform): Promise<FastifyInsta
   registerHealthRoute(app, 'training');
   registerMetricsRoute(app, 'training');
   await app.register(jobRoutes);
+  await app.register(sweepRoutesPlugin);
   return app;
 }

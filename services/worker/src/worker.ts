@@ -7,7 +7,7 @@
 import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { newId, RUNNING_STATUSES, withOutageRetries, type JobHandler, type Consumer, type Outage, type Platform, type QueueDefinition, type WorkContext } from '@ftp/platform';
-import { augmentQueue, batchQueue, benchmarkQueue, evaluateQueue, exportQueue, inferQueue, preflightQueue, sessionQueue, trainingQueue, type QueueName } from '@ftp/jobs/queues';
+import { augmentQueue, batchQueue, benchmarkQueue, evaluateQueue, exportQueue, inferQueue, preflightQueue, sessionQueue, sweepQueue, trainingQueue, type QueueName } from '@ftp/jobs/queues';
 import { trainingDevice } from '@ftp/jobs/training';
 import { watchIntervalMs } from '@ftp/jobs/runtime';
 import { detectDevices, registerGpuMetrics } from './devices.ts';
@@ -24,6 +24,8 @@ import { runPreflight } from './training/preflight.ts';
 import { runProcessingJob } from './datasets/run-processing.ts';
 import { runBenchmarkEvaluation } from './evaluations/run-benchmark-evaluation.ts';
 import { runTinkerSession } from './tinker/run-session.ts';
+import { runSweep } from './sweeps/run-sweep.ts';
+import { stopEarly } from './training/stop-early.ts';
 import { BackgroundPreparation } from './inference/prepare-after-training.ts';
 import { PAUSED, SHUTDOWN, TAKEN, type JobContext } from './training/job-context.ts';
 
@@ -116,6 +118,7 @@ export async function startWorker(platform: Platform, options: WorkerOptions = {
   serve('batch', batchQueue, (p) => p.batchId, (p, signal) => runBatch({ platform: work, workerId, signal }, warmEngines(), p.batchId));
   serve('benchmark', benchmarkQueue, (p) => p.evaluationId, (p, signal) => runBenchmarkEvaluation({ platform: work, workerId, signal }, p.evaluationId));
   serve('session', sessionQueue, (p) => p.runId, (p, signal) => runTinkerSession({ platform: work, workerId, device: machine.device.startsWith('cuda') ? 'cuda' : 'cpu', signal }, p.runId));
+  serve('sweep', sweepQueue, (p) => p.sweepId, (p, signal) => runSweep({ platform: work, workerId, signal }, p.sweepId));
 
   // Heartbeat; cancel requests and jobs taken from this worker (flags on the rows, so any process can set them).
   let beating: Promise<void> | undefined;
@@ -136,6 +139,12 @@ export async function startWorker(platform: Platform, options: WorkerOptions = {
         if (!run || (run.status !== 'queued' && (run.status !== 'running' || run.worker_id !== workerId))) work.controller.abort(TAKEN);
         continue;
       }
+      if (work.queue === 'sweep') {
+        // Handed back or failed by a watchdog while this worker was silent: no longer this worker's to hold.
+        const sweep = await platform.sweeps.getForWorker(id);
+        if (!sweep || (sweep.status !== 'queued' && (sweep.status !== 'running' || sweep.worker_id !== workerId))) work.controller.abort(TAKEN);
+        continue;
+      }
       if (work.queue !== 'train') continue;
       const job = await platform.jobs.getForWorker(id);
       if (!job || job.cancel_requested) work.controller.abort('cancelled');
@@ -144,6 +153,8 @@ export async function startWorker(platform: Platform, options: WorkerOptions = {
       // Failed or re-queued by a watchdog while this worker was silent, or running elsewhere now. (Queued is the
       // moment before this worker claims it.)
       else if (job.status !== 'queued' && (job.worker_id !== workerId || !RUNNING_STATUSES.includes(job.status))) work.controller.abort(TAKEN);
+      // A sweep's pruner stopped it: training ends at its next step and the job completes there.
+      else if (job.prune_reason) await stopEarly(platform, id, job.prune_reason);
     }
     await sweepWorkDirs(platform, workerId, new Set(atWork.keys()));
   };
@@ -163,7 +174,7 @@ export async function startWorker(platform: Platform, options: WorkerOptions = {
       // requests (seconds) are left to finish. The heartbeat goes on meanwhile, or the watchdog would take this
       // worker for dead and fail its jobs while they are being handed back. Past the grace period the worker goes
       // without them: the watchdog recovers what is left once the worker's row is gone.
-      for (const at of atWork.values()) if (at.queue === 'train' || at.queue === 'export' || at.queue === 'augment' || at.queue === 'batch' || at.queue === 'benchmark' || at.queue === 'session') at.controller.abort(SHUTDOWN);
+      for (const at of atWork.values()) if (at.queue === 'train' || at.queue === 'export' || at.queue === 'augment' || at.queue === 'batch' || at.queue === 'benchmark' || at.queue === 'session' || at.queue === 'sweep') at.controller.abort(SHUTDOWN);
       const graceMs = platform.config.WORKER_STOP_GRACE_S * 1000;
       const grace = new AbortController();
       const finished = await Promise.race([Promise.all(consumers.map((c) => c.close())).then(() => true), sleep(graceMs, false, { signal: grace.signal }).catch(() => false)]);

@@ -48,31 +48,41 @@ export function applySettings(config: Record<string, unknown>, settings: readonl
   }
 }
 
-export function trainCommand(): Command {
-  return new Command('train')
-    .description('start a fine-tuning job on a processed dataset and print its job_id')
+/** The options that make a training request's training_config, shared by `train` and `sweep create`. */
+export function withTrainingOptions<C extends Command>(command: C) {
+  return command
     .requiredOption('--dataset <id>', 'processed_dataset_id to train on')
     .requiredOption('--model <model>', 'base model: a hub id (owner/name) or a name in the local model store')
     .addOption(new Option('--provider <provider>', 'where the model comes from (service default: hub)').choices(['local', 'hub'] as const))
     .addOption(new Option('--method <method>', 'training method (service default: QLoRA, which needs a CUDA GPU)').choices(['LoRA', 'QLoRA', 'Full'] as const))
     .addOption(new Option('--trainer <trainer>', 'trainer type (service default: sft)').choices(['sft', 'dpo', 'orpo', 'grpo'] as const))
-    .option('--name <name>', 'job name')
     .option(
       '--set <key=value>',
       'a hyperparameter (max_steps=100), or with a dot a path under training_config (eval_config.eval_strategy=epoch); repeatable; values are JSON when they parse',
       parseSetting,
-    )
+    );
+}
+
+/** The training_config those options say. */
+export function trainingConfigFrom(options: { model: string; provider?: string; method?: string; trainer?: string; set?: Setting[] }): Record<string, unknown> {
+  const trainingConfig: Record<string, unknown> = {
+    base_model_id: options.model,
+    ...(options.provider ? { provider: options.provider } : {}),
+    ...(options.method ? { method: options.method } : {}),
+    ...(options.trainer ? { trainer_type: options.trainer } : {}),
+  };
+  applySettings(trainingConfig, options.set ?? []);
+  return trainingConfig;
+}
+
+export function trainCommand(): Command {
+  return withTrainingOptions(new Command('train').description('start a fine-tuning job on a processed dataset and print its job_id'))
+    .option('--name <name>', 'job name')
     .option('--follow', 'follow the job until it ends; exit 0 only when it completes')
     .option('--json', 'print the API’s JSON document (with --follow: the final job)')
     .action(async (options, command) => {
       const { api, json, interactive } = context(command);
-      const trainingConfig: Record<string, unknown> = {
-        base_model_id: options.model,
-        ...(options.provider ? { provider: options.provider } : {}),
-        ...(options.method ? { method: options.method } : {}),
-        ...(options.trainer ? { trainer_type: options.trainer } : {}),
-      };
-      applySettings(trainingConfig, options.set ?? []);
+      const trainingConfig = trainingConfigFrom(options);
       const submitted = await api.json<TrainResponse>('training', 'POST', '/train', {
         // The pre-flight checks read the model's files (from the hub, the first time) before the job is accepted.
         kind: 'work',

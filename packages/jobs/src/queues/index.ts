@@ -2,7 +2,7 @@
 // payload and result) that API processes produce to and workers consume, the request an API process hands a worker and
 // waits on, and the sentences a row carries when its work ends without finishing. Imports no other folder.
 export {
-  augmentQueue, batchQueue, benchmarkQueue, evaluateQueue, exportQueue, inferQueue, preflightQueue, sessionQueue, trainingQueue, QUEUES, type QueueName,
+  augmentQueue, batchQueue, benchmarkQueue, evaluateQueue, exportQueue, inferQueue, preflightQueue, sessionQueue, sweepQueue, trainingQueue, QUEUES, type QueueName,
   GenerationDetail, GenerationSettings, GradeResult, InferResult, ModelChoice, PreparingReport, StreamDelta, samplingTemperature,
   type ComparisonPayload, type EvaluatePayload, type GradePayload, type InferPayload, type PreflightPayload,
 } from './queues.ts';

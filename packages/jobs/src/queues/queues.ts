@@ -27,6 +27,10 @@ export const benchmarkQueue = defineQueue('benchmark', z.object({ evaluationId: 
  *  into a second training client while the first lives needs both held. */
 export const sessionQueue = defineQueue('session', z.object({ runId: Id }), { concurrency: 4 });
 
+/** A sweep (POST /sweeps): its holder asks the study for trials, submits them as training jobs, reports their
+ *  evaluations to the pruner and tells the study how each ended. It mostly waits on its trials: several per worker. */
+export const sweepQueue = defineQueue('sweep', z.object({ sweepId: Id }), { concurrency: 4 });
+
 /** The model a request runs: a job's (or a Tinker run's) adapter or merged model, or a base model alone. */
 export const ModelChoice = z.object({
   model_source: ModelSource,
@@ -163,6 +167,6 @@ export const preflightQueue = defineQueue(
 export type PreflightPayload = z.infer<typeof preflightQueue.payload>;
 
 /** The lanes a worker serves by default (WORKER_QUEUES unset), by name. */
-export const QUEUES = { train: trainingQueue, export: exportQueue, infer: inferQueue, evaluate: evaluateQueue, preflight: preflightQueue, augment: augmentQueue, batch: batchQueue, benchmark: benchmarkQueue, session: sessionQueue } as const;
+export const QUEUES = { train: trainingQueue, export: exportQueue, infer: inferQueue, evaluate: evaluateQueue, preflight: preflightQueue, augment: augmentQueue, batch: batchQueue, benchmark: benchmarkQueue, session: sessionQueue, sweep: sweepQueue } as const;
 export type QueueName = keyof typeof QUEUES;
 export const QUEUE_NAMES = Object.keys(QUEUES) as QueueName[];

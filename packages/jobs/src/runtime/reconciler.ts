@@ -11,10 +11,10 @@
 // - an upload in parts (/v1/uploads) still pending past its time: expired, its parts removed.
 // Together with the watchdog every such row is repaired within WORKER_TIMEOUT_S + 30 s.
 import {
-  BATCH_WORK, claimRequeue, DATASET_WORK, EVALUATION_WORK, EXPORT_WORK, listWaiting, removeUploadParts, TINKER_WORK, TRAINING_WORK, unfinished,
+  BATCH_WORK, claimRequeue, DATASET_WORK, EVALUATION_WORK, EXPORT_WORK, listWaiting, removeUploadParts, SWEEP_WORK, TINKER_WORK, TRAINING_WORK, unfinished,
   type Config, type Platform, type QueueDefinition, type WorkTable,
 } from '@ftp/platform';
-import { augmentQueue, batchQueue, benchmarkQueue, evaluateQueue, exportQueue, inferQueue, preflightQueue, sessionQueue, trainingQueue } from '../queues/index.ts';
+import { augmentQueue, batchQueue, benchmarkQueue, evaluateQueue, exportQueue, inferQueue, preflightQueue, sessionQueue, sweepQueue, trainingQueue } from '../queues/index.ts';
 import { releaseLostWork } from './recovery.ts';
 
 /** A row just written waits this long for its queue entry before it counts as missing one. */
@@ -43,6 +43,7 @@ const ROW_LANES: readonly RowLane<unknown>[] = [
     note: (platform, jobId, message) => platform.jobs.appendEvent(jobId, 'log', { level: 'warning', message }),
   }),
   lane({ queue: sessionQueue, work: TINKER_WORK, idOf: (p) => p.runId, payloadFor: (runId) => ({ runId }) }),
+  lane({ queue: sweepQueue, work: SWEEP_WORK, idOf: (p) => p.sweepId, payloadFor: (sweepId) => ({ sweepId }) }),
   lane({ queue: exportQueue, work: EXPORT_WORK, idOf: (p) => p.exportId, payloadFor: (exportId) => ({ exportId }) }),
   lane({ queue: augmentQueue, work: DATASET_WORK, idOf: (p) => p.processedDatasetId, payloadFor: (processedDatasetId) => ({ processedDatasetId }) }),
   lane({ queue: batchQueue, work: BATCH_WORK, idOf: (p) => p.batchId, payloadFor: (batchId) => ({ batchId }) }),

@@ -1,6 +1,6 @@
 // Work whose worker is gone. A worker that has not beaten its heartbeat for WORKER_TIMEOUT_S is dead: its
 // training jobs fail ("the worker <id> stopped") or, when they asked for it (resume_on_restart), go back to the
-// queue to continue from their last stored checkpoint; its exports, batches, evaluations and the datasets it was augmenting are
+// queue to continue from their last stored checkpoint; its exports, batches, evaluations, sweeps and the datasets it was augmenting are
 // queued again (a batch goes on from its first line not answered; an evaluation starts over, up to MAX_EVALUATION_ATTEMPTS
 // workers) (they write the same keys, and their secrets are sealed in the database, not in the dead process). Every
 // long-lived process runs the watchdog, API processes included, so this holds when the dead worker was the only one.
@@ -8,7 +8,7 @@
 // processes notice the same death only one of them acts on each row, and a worker that just registered is never
 // taken for dead. The reconciler (reconciler.ts) releases work the same way when a live worker let go of it.
 import { listWaiting, TINKER_WORK, type LostHold, type Platform, type TrainingJobRow } from '@ftp/platform';
-import { augmentQueue, batchQueue, benchmarkQueue, evaluationLost, exportQueue, MAX_EVALUATION_ATTEMPTS, sessionQueue, trainingQueue, workerLetGo, workerStopped } from '../queues/index.ts';
+import { augmentQueue, batchQueue, benchmarkQueue, evaluationLost, exportQueue, MAX_EVALUATION_ATTEMPTS, sessionQueue, sweepQueue, trainingQueue, workerLetGo, workerStopped } from '../queues/index.ts';
 import { jobConfig } from '@ftp/schema';
 
 export interface RecoveryOptions {
@@ -81,6 +81,15 @@ export async function releaseLostWork(platform: Platform, lost: LostHold): Promi
     }
   }
 
+  // A sweep's state is in its rows and its study, not in its holder: whoever takes it next goes on from there.
+  for (const row of await platform.sweeps.listOrphaned(lost)) {
+    if (await platform.sweeps.releaseOrphan(row, lost)) {
+      await queue.add(sweepQueue, { sweepId: row.sweep_id });
+      platform.metrics.repairs.inc({ repair: 'sweep_requeued' });
+      logger.warn({ sweepId: row.sweep_id, workerId: row.worker_id }, `sweep queued again (it goes on from its recorded trials): its ${whatHappened(row.worker_id, lost)}`);
+    }
+  }
+
   for (const row of await platform.datasets.listProcessingOrphaned(lost)) {
     // It starts over on whichever worker takes it; its llm_api_key stays sealed until then.
     if (await platform.datasets.releaseProcessing(row, lost)) {
@@ -131,4 +140,5 @@ export async function requeuePending(platform: Platform): Promise<void> {
   for (const row of await platform.batches.listWaiting()) await platform.queue.add(batchQueue, { batchId: row.batch_id });
   for (const row of await platform.evaluationRuns.listWaiting()) await platform.queue.add(benchmarkQueue, { evaluationId: row.evaluation_id });
   for (const runId of await listWaiting(platform.db, TINKER_WORK, 0)) await platform.queue.add(sessionQueue, { runId });
+  for (const row of await platform.sweeps.listWaiting()) await platform.queue.add(sweepQueue, { sweepId: row.sweep_id });
 }

@@ -39,6 +39,8 @@ export function presentTinkerRun(run: TinkerRunRow): TrainingJob {
       trainer_type: 'tinker', method: 'LoRA', base_model_id: run.base_model, model_id: run.model_id, session_id: run.session_id,
       lora: { rank: run.config.rank, train_mlp: run.config.train_mlp, train_attn: run.config.train_attn, train_unembed: run.config.train_unembed, seed: run.config.seed },
     },
+    sweep_id: null,
+    pruned: false,
   };
 }
 

@@ -6,6 +6,7 @@ export { CANCELLABLE_STATUSES, cancelTrainingJob, deleteModelResults, deleteTrai
 export { queueProcessing, readyDataset } from './datasets.ts';
 export { queueExport, type NewExport } from './exports.ts';
 export { askJudge, checkJudges, checkScoredDataset, evaluateOnWorker, forwardToJudge, gradeOnWorker, judgeModels, routeJudge, type JudgeRequest, type JudgeRoute } from './grading.ts';
+export { cancelSweep, cancelTrials, checkSpace, createSweep, deleteSweep, getSweep, presentSweep, trialRequest, type StoredSweepRequest } from './sweeps.ts';
 export { createComparison, deleteComparison, judgePairs, presentComparison, type ComparedRow } from './comparisons.ts';
 export { summarize, type ComparisonSummary, type PairJudgement, type PositionVerdict } from './pairwise.ts';
 export { plainConversation, promptAndReference } from './conversations.ts';

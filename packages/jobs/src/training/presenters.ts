@@ -89,6 +89,8 @@ export function presentJob(job: TrainingJobRow, latestExport?: ExportRow, jobsAh
     best_step: job.best_step,
     training_config: appliedTrainingConfig(jobConfig(job), job.preflight as PreflightReport | null),
     preflight: job.preflight as PreflightReport | null,
+    sweep_id: job.sweep_id,
+    pruned: job.prune_reason !== null && job.status === 'completed',
   };
 }
 

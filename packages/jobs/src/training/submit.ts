@@ -120,8 +120,8 @@ function fitContext(config: TrainRequest['training_config'], context: number | u
 }
 
 /** What the /v1 face adds to a job it creates: its id (chosen before its files were read), what only that face shows,
- *  and the log of its file validation. */
-export type JobExtras = Partial<Pick<NewJobRow, 'job_id' | 'openai' | 'earlier'>>;
+ *  and the log of its file validation; a sweep's trial: its id (chosen before it was submitted) and the sweep's. */
+export type JobExtras = Partial<Pick<NewJobRow, 'job_id' | 'openai' | 'earlier' | 'sweep_id'>>;
 
 export async function submitTrainingJob(platform: Platform, userId: string, request: TrainRequest, extras: JobExtras = {}): Promise<string> {
   const { config, parent } = await checkTrainRequest(platform, userId, request);

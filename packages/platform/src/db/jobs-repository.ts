@@ -67,6 +67,10 @@ export interface TrainingJobRow {
   cancelled_at: Date | null;
   /** Created through the OpenAI-compatible surface: what only that face shows (OpenAiJobFacts in @ftp/jobs). */
   openai: Record<string, unknown> | null;
+  /** The sweep (POST /sweeps) this job is a trial of. */
+  sweep_id: string | null;
+  /** Why its sweep's pruner stopped it: set, its worker ends training at the next step and the job completes there. */
+  prune_reason: string | null;
   created_at: Date;
   updated_at: Date;
   started_at: Date | null;
@@ -107,7 +111,7 @@ const JSON_COLUMNS = new Set(['progress', 'metrics', 'artifacts', 'preflight', '
 
 /** A new job row: queued, or (a /v1 job whose file failed validation) failed at once with its error. */
 export type NewJobRow = Pick<TrainingJobRow, 'job_id' | 'user_id' | 'job_name' | 'processed_dataset_id' | 'base_model_id' | 'modality' | 'training_config' | 'blob_prefix' | 'tracker_url'> &
-  Partial<Pick<TrainingJobRow, 'parent_job_id' | 'parent_checkpoint_step' | 'openai'>> & {
+  Partial<Pick<TrainingJobRow, 'parent_job_id' | 'parent_checkpoint_step' | 'openai' | 'sweep_id'>> & {
     failed?: { error: string };
     /** Log lines of what happened before the row existed (a /v1 job's file validation), logged before its status. */
     earlier?: string[];
@@ -135,11 +139,11 @@ export class JobsRepository {
     const status = row.failed ? 'failed' : 'queued';
     const [created] = await tx.query<TrainingJobRow>(
       `INSERT INTO training_jobs (job_id, user_id, job_name, status, processed_dataset_id, base_model_id, modality, training_config, blob_prefix, tracker_url,
-         parent_job_id, parent_checkpoint_step, openai, error, finished_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8::json, $9, $10, $11, $12, $13::json, $14, $15) RETURNING *`,
+         parent_job_id, parent_checkpoint_step, openai, error, finished_at, sweep_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8::json, $9, $10, $11, $12, $13::json, $14, $15, $16) RETURNING *`,
       [row.job_id, row.user_id, row.job_name, status, row.processed_dataset_id, row.base_model_id, row.modality,
         JSON.stringify(row.training_config), row.blob_prefix, row.tracker_url, row.parent_job_id ?? null, row.parent_checkpoint_step ?? null,
-        row.openai ? JSON.stringify(row.openai) : null, row.failed?.error ?? null, row.failed ? new Date() : null],
+        row.openai ? JSON.stringify(row.openai) : null, row.failed?.error ?? null, row.failed ? new Date() : null, row.sweep_id ?? null],
     );
     for (const message of row.earlier ?? []) await appendLogEvent(tx, JOB_EVENTS, row.job_id, 'log', { level: 'info', message });
     await appendLogEvent(tx, JOB_EVENTS, row.job_id, 'status', { status, ...(row.failed ? { error: row.failed.error } : {}) });
@@ -292,6 +296,30 @@ export class JobsRepository {
       [userId, jobId],
     );
     return row;
+  }
+
+  /** A sweep's pruner stops a running trial: the reason is recorded (and said in its log) and its worker ends training
+   *  at the next step, completing the job there; undefined when the job no longer runs or was pruned already. */
+  async requestPrune(jobId: string, reason: string): Promise<TrainingJobRow | undefined> {
+    return this.db.transaction(async (tx) => {
+      const [row] = await tx.query<TrainingJobRow>(
+        `UPDATE training_jobs SET prune_reason = $2, updated_at = now() WHERE job_id = $1 AND prune_reason IS NULL AND status = ANY($3) RETURNING *`,
+        [jobId, reason, [...RUNNING_STATUSES]],
+      );
+      if (row) await appendLogEvent(tx, JOB_EVENTS, jobId, 'log', { level: 'info', message: `pruned: ${reason}; training stops at its next step and the job completes there` });
+      return row;
+    });
+  }
+
+  /** Worker side: the jobs of these ids that exist, whoever owns them. */
+  async getManyForWorker(jobIds: readonly string[]): Promise<TrainingJobRow[]> {
+    if (jobIds.length === 0) return [];
+    return this.db.query<TrainingJobRow>('SELECT * FROM training_jobs WHERE job_id = ANY($1)', [[...jobIds]]);
+  }
+
+  /** The trials of a sweep, by creation. */
+  async listOfSweep(sweepId: string): Promise<TrainingJobRow[]> {
+    return this.db.query<TrainingJobRow>('SELECT * FROM training_jobs WHERE sweep_id = $1 ORDER BY created_at, job_id', [sweepId]);
   }
 
   async requestCancel(userId: string, jobId: string): Promise<TrainingJobRow | undefined> {

@@ -8,3 +8,4 @@ export * from './rewards.ts';
 export * from './request.ts';
 export * from './job.ts';
 export * from './workers.ts';
+export * from './sweeps.ts';

@@ -63,6 +63,8 @@ export const TrainingJob = z
     best_step: maybe(z.number().int().positive()).describe('load_best_model_at_end: the step whose weights the job kept'),
     preflight: maybe(PreflightReport).describe('The pre-flight report of this run, made by its worker before training'),
     training_config: z.record(z.string(), z.unknown()).describe('The training_config the job runs with: defaults filled in, secrets (tracker api_key) and the settings its trainer and method do not read left out, and with max_steps set, epochs is the passes over the train split those steps make'),
+    sweep_id: maybe(Identifier).describe('The sweep (POST /sweeps) this job is a trial of'),
+    pruned: z.boolean().describe('A sweep’s pruner stopped it early at an evaluation: it completed there, with the steps it had made (its events say why)'),
   })
   .meta({ id: 'TrainingJob', description: 'A training job and what it produced' });
 export type TrainingJob = z.infer<typeof TrainingJob>;

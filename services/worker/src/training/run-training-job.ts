@@ -2,6 +2,7 @@
 // become the job's progress, metrics, event log and stored checkpoints), store the trained model, complete.
 // It ends failed with a sentence a person can act on; or, when the worker stops (SIGTERM), handed back to the
 // queue to continue from its last checkpoint on whichever worker takes it next.
+import fs from 'node:fs/promises';
 import { describeCoreFailure, runCore } from '@ftp/core-client';
 import { AppError, UnprocessableEntity, type TrainingJobRow } from '@ftp/platform';
 import { overheadSeconds, queueExport, throughputKey, trainerOf } from '@ftp/jobs/training';
@@ -14,6 +15,7 @@ import { CoreKilled, coreKilled, diedThereBefore, MEMORY_FIX, oomKills, type Cor
 import { JobFailure, prepareTraining, type TrainingInputs } from './prepare.ts';
 import { storeTrainedModel, type StoredModel } from './store-model.ts';
 import { PAUSED, SHUTDOWN, stopReason, TAKEN, type JobContext } from './job-context.ts';
+import { stopFile } from './stop-early.ts';
 
 const RUNNING = ['preparing', 'training'] as const;
 
@@ -69,6 +71,8 @@ async function train(ctx: JobContext, job: TrainingJobRow, inputs: TrainingInput
   const config = jobConfig(job);
   if (ctx.trainProcesses > 1) platform.logger.info({ jobId: job.job_id, processes: ctx.trainProcesses }, 'training on several processes (torchrun)');
   const oomBefore = await oomKills();
+  // A stop asked of an earlier run of this job is not this run's, unless the job was pruned meanwhile.
+  if (!job.prune_reason) await fs.rm(stopFile(platform, job.job_id), { force: true });
   // A score_model reward or evaluation grader asks its judge through a relay that runs it with the job owner's rights.
   const result = await withJudgeRelay(platform, job.user_id, [...(config.reward_config ?? []), ...(config.eval_config.graders ?? [])], (relay) =>
     runCore({
@@ -81,6 +85,7 @@ async function train(ctx: JobContext, job: TrainingJobRow, inputs: TrainingInput
         ...secretsEnvironment(ctx.secrets, config),
         FTCORE_SHARDING: platform.config.TRAIN_SHARDING,
         FTCORE_PROGRESS_INTERVAL: String(platform.config.PROGRESS_INTERVAL_S),
+        FTCORE_STOP_FILE: stopFile(platform, job.job_id),
         ...(relay ? { FTCORE_JUDGE_URL: relay.url, FTCORE_JUDGE_TOKEN: relay.token } : {}),
       },
       onEvent: record.onEvent,

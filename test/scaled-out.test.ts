@@ -257,7 +257,7 @@ describe('the scaled-out stack: separate processes on PostgreSQL, Redis and S3',
       expect(await prometheus.sum('ftp_workers_alive{job="training",queue="train"}')).toBe(live.length);
       // BullMQ's own exporter, one group per metric across the ten lanes (Prometheus refuses a text that repeats one)
       expect(await prometheus.sum('bullmq_job_count{job="training",queue="train",state="completed"}')).toBeGreaterThanOrEqual(1);
-      expect((await prometheus.query('bullmq_job_completed_total{job="training"}')).map((s) => s.metric.queue).sort()).toEqual(['augment', 'batch', 'benchmark', 'evaluate', 'export', 'infer', 'preflight', 'session', 'train']);
+      expect((await prometheus.query('bullmq_job_completed_total{job="training"}')).map((s) => s.metric.queue).sort()).toEqual(['augment', 'batch', 'benchmark', 'evaluate', 'export', 'infer', 'preflight', 'session', 'sweep', 'train']);
       expect(await prometheus.sum('ftp_reconciler_repairs_total{repair="job_requeued"}')).toBeGreaterThanOrEqual(1);
     } finally {
       await prometheus.stop();

@@ -109,6 +109,8 @@ export async function runSweep(ctx: SweepContext, sweepId: string): Promise<void
   const study = new Study(platform, sweep, request, signal);
   const secrets = await platform.secrets.open(sweepId);
   const better = (a: number, b: number) => (request.objective.direction === 'minimize' ? a < b : a > b);
+  // A grid with no point left proposes nothing more: asked once, not at every look.
+  let exhausted = false;
   try {
     await settleUnsubmitted(platform, study, sweepId);
     for (;;) {
@@ -126,7 +128,6 @@ export async function runSweep(ctx: SweepContext, sweepId: string): Promise<void
       const now = await platform.sweeps.trials(sweepId);
       let running = now.filter((t) => t.state === 'running').length;
       let asked = now.length;
-      let exhausted = false;
       while (running < request.budget.parallel && asked < request.budget.trials && !exhausted) {
         const proposal = await study.ask();
         if (proposal.trial === null || proposal.params === null) {

@@ -68,7 +68,7 @@ describe('Prometheus scraping the embedded stack', () => {
     expect(await prometheus.sum(`ftp_workers_alive{job="training",queue="train"}`)).toBe(1);
     expect(await prometheus.sum(`ftp_worker_devices{job="training",kind="cpu"}`)).toBe(1);
     expect((await prometheus.query(`bullmq_job_count{job="training",queue="train"}`)).map((s) => s.metric.state).sort()).toEqual(['active', 'waiting']);
-    expect((await prometheus.query('ftp_queue_oldest_waiting_seconds{job="training"}')).length).toBe(9); // one per lane
+    expect((await prometheus.query('ftp_queue_oldest_waiting_seconds{job="training"}')).length).toBe(10); // one per lane
     // without a GPU the GPU series are absent, not 0
     expect(await prometheus.query('ftp_gpu_memory_total_bytes')).toEqual([]);
 

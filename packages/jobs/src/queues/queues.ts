@@ -3,7 +3,7 @@
 // sealed row (`secretsId`), never in clear. Each queue is its own lane: a long training job never holds up a
 // batch inference call on the same worker.
 import { z } from 'zod';
-import { defineQueue } from '@ftp/platform';
+import { defineQueue, type WorkerLane } from '@ftp/platform';
 import { EvaluationFields, EvaluationResult, ModelSource, PlainMessage, PreflightReport, StoredComparisonRequest } from '@ftp/schema';
 
 const Id = z.string().min(1);
@@ -167,6 +167,8 @@ export const preflightQueue = defineQueue(
 export type PreflightPayload = z.infer<typeof preflightQueue.payload>;
 
 /** The lanes a worker serves by default (WORKER_QUEUES unset), by name. */
-export const QUEUES = { train: trainingQueue, export: exportQueue, infer: inferQueue, evaluate: evaluateQueue, preflight: preflightQueue, augment: augmentQueue, batch: batchQueue, benchmark: benchmarkQueue, session: sessionQueue, sweep: sweepQueue } as const;
+/** Its keys are WORKER_LANES (@ftp/platform's config reads WORKER_QUEUES against that list): the compiler holds the two
+ *  together, a lane missing from either is an error. */
+export const QUEUES = { train: trainingQueue, export: exportQueue, infer: inferQueue, evaluate: evaluateQueue, preflight: preflightQueue, augment: augmentQueue, batch: batchQueue, benchmark: benchmarkQueue, session: sessionQueue, sweep: sweepQueue } as const satisfies Record<WorkerLane, unknown>;
 export type QueueName = keyof typeof QUEUES;
 export const QUEUE_NAMES = Object.keys(QUEUES) as QueueName[];

@@ -116,7 +116,7 @@ export async function createSweep(platform: Platform, userId: string, request: S
 
 /** Cancels a queued sweep at once, or has its holder cancel its running trials and end it. */
 export async function cancelSweep(platform: Platform, userId: string, sweepId: string): Promise<SweepRow> {
-  const row = await ownSweep(platform, userId, sweepId);
+  const row = await getSweep(platform, userId, sweepId);
   const cancelled = await platform.sweeps.cancel(userId, sweepId);
   if (!cancelled) throw new Conflict(`sweep ${sweepId} is already ${row.status}; only a queued or running sweep can be cancelled`);
   if (cancelled.status === 'cancelled') await platform.secrets.drop(sweepId);
@@ -130,7 +130,7 @@ export async function cancelTrials(platform: Platform, userId: string, jobs: rea
 
 /** Deletes a finished sweep and its trials' jobs with everything they stored; returns the jobs deleted. */
 export async function deleteSweep(platform: Platform, userId: string, sweepId: string): Promise<string[]> {
-  const row = await ownSweep(platform, userId, sweepId);
+  const row = await getSweep(platform, userId, sweepId);
   if (row.status === 'queued' || row.status === 'running') throw new Conflict(`sweep ${sweepId} is ${row.status}; cancel it first (POST /sweeps/${sweepId}/cancel)`);
   const jobs = await platform.jobs.listOfSweep(sweepId);
   const deleted: string[] = [];
@@ -142,14 +142,12 @@ export async function deleteSweep(platform: Platform, userId: string, sweepId: s
   return deleted;
 }
 
-async function ownSweep(platform: Platform, userId: string, sweepId: string): Promise<SweepRow> {
+/** The caller's sweep; 404 when it is not theirs. */
+export async function getSweep(platform: Platform, userId: string, sweepId: string): Promise<SweepRow> {
   const row = await platform.sweeps.get(userId, sweepId);
   if (!row) throw new NotFound('sweep', sweepId);
   return row;
 }
-
-/** The caller's sweep; 404 when it is not theirs. */
-export const getSweep = ownSweep;
 
 /** A sweep as the API shows it, with its trials and their jobs' statuses. */
 export function presentSweep(row: SweepRow, trials: readonly SweepTrialRow[], jobs: ReadonlyMap<string, TrainingJobRow>): Sweep {

@@ -85,18 +85,21 @@ class Study {
   }
 }
 
-/** The objective at each evaluation of a trial's job so far, and at its final one, from the job's event log. */
-async function objectiveOf(platform: Platform, jobId: string, metric: string): Promise<{ steps: Array<[number, number]>; final?: number }> {
-  const steps: Array<[number, number]> = [];
-  let final: number | undefined;
-  for (const event of await platform.jobs.events(jobId)) {
+/** What a trial's job has reported of the objective so far: at each evaluation, and at its final one. */
+interface Objective { afterSeq: number; steps: Array<[number, number]>; final?: number }
+
+/** The objective's new values from the job's event log, read from where the last look stopped (the holder looks every
+ *  second; a job's log grows by a progress event every PROGRESS_INTERVAL_S). */
+async function readObjective(platform: Platform, jobId: string, metric: string, seen: Objective): Promise<Objective> {
+  for (const event of await platform.jobs.events(jobId, seen.afterSeq)) {
+    seen.afterSeq = event.seq;
     if (event.kind !== 'metrics') continue;
     const value = event.data[metric];
     if (typeof value !== 'number' || !Number.isFinite(value)) continue;
-    if (event.data.final === true) final = value;
-    else if (typeof event.data.step === 'number') steps.push([event.data.step, value]);
+    if (event.data.final === true) seen.final = value;
+    else if (typeof event.data.step === 'number') seen.steps.push([event.data.step, value]);
   }
-  return final === undefined ? { steps } : { steps, final };
+  return seen;
 }
 
 /** Holds the sweep until it ends, the worker stops or the sweep is taken from it. */
@@ -111,6 +114,7 @@ export async function runSweep(ctx: SweepContext, sweepId: string): Promise<void
   const better = (a: number, b: number) => (request.objective.direction === 'minimize' ? a < b : a > b);
   // A grid with no point left proposes nothing more: asked once, not at every look.
   let exhausted = false;
+  const objectives = new Map<string, Objective>();
   try {
     await settleUnsubmitted(platform, study, sweepId);
     for (;;) {
@@ -124,7 +128,7 @@ export async function runSweep(ctx: SweepContext, sweepId: string): Promise<void
         await end(platform, study, sweepId, workerId, { status: 'cancelled' });
         return;
       }
-      for (const trial of trials.filter((t) => t.state === 'running')) await follow(platform, study, request, trial, jobs.get(trial.job_id ?? ''));
+      for (const trial of trials.filter((t) => t.state === 'running')) await follow(platform, study, request, trial, jobs.get(trial.job_id ?? ''), objectives);
       const now = await platform.sweeps.trials(sweepId);
       let running = now.filter((t) => t.state === 'running').length;
       let asked = now.length;
@@ -139,7 +143,8 @@ export async function runSweep(ctx: SweepContext, sweepId: string): Promise<void
         asked++;
       }
       if (running === 0 && (exhausted || asked >= request.budget.trials)) {
-        const done = (await platform.sweeps.trials(sweepId)).filter((t) => t.state === 'completed' && t.value !== null);
+        // Nothing was submitted since `now` was read (none runs, and none more may be asked).
+        const done = now.filter((t) => t.state === 'completed' && t.value !== null);
         const best = done.reduce<SweepTrialRow | undefined>((b, t) => (!b || better(t.value!, b.value!) ? t : b), undefined);
         await end(platform, study, sweepId, workerId, best
           ? { status: 'completed', best_job_id: best.job_id, best_value: best.value }
@@ -160,27 +165,27 @@ export async function runSweep(ctx: SweepContext, sweepId: string): Promise<void
     log.error({ err }, 'sweep failed');
     await end(platform, study, sweepId, workerId, { status: 'failed', error: `the sweep's worker failed: ${(err as Error).message}` }).catch(() => undefined);
   }
+}
 
-  /** Submits one proposed trial as a training job of the sweep's owner (its id chosen and recorded first). */
-  async function submitTrial(platform: Platform, study: Study, row: SweepRow, request: StoredSweepRequest, proposal: { trial: number; params: Record<string, unknown> }, secrets: JobSecretValues | undefined): Promise<void> {
-    const jobId = newId('job');
-    await platform.sweeps.insertTrial({ sweep_id: row.sweep_id, trial: proposal.trial, job_id: jobId, params: proposal.params });
-    const trainRequest = trialRequest(request.training_request, proposal.params, `${row.name} · trial ${proposal.trial}`);
-    if (secrets?.hubToken) trainRequest.hub_token = secrets.hubToken;
-    if (secrets?.trackerApiKey && trainRequest.training_config.tracker_config) trainRequest.training_config.tracker_config.api_key = secrets.trackerApiKey;
-    try {
-      await submitTrainingJob(platform, row.user_id, trainRequest, { job_id: jobId, sweep_id: row.sweep_id });
-    } catch (err) {
-      const why = err instanceof UnprocessableEntity ? err.issues.map((i) => `${i.loc.slice(1).join('.')}: ${i.msg}`).join('; ') : (err as Error).message;
-      await study.tell(proposal.trial, 'failed');
-      await platform.sweeps.updateTrial(row.sweep_id, proposal.trial, { state: 'failed', error: `its job could not be submitted: ${why}` });
-    }
+/** Submits one proposed trial as a training job of the sweep's owner (its id chosen and recorded first). */
+async function submitTrial(platform: Platform, study: Study, row: SweepRow, request: StoredSweepRequest, proposal: { trial: number; params: Record<string, unknown> }, secrets: JobSecretValues | undefined): Promise<void> {
+  const jobId = newId('job');
+  await platform.sweeps.insertTrial({ sweep_id: row.sweep_id, trial: proposal.trial, job_id: jobId, params: proposal.params });
+  const trainRequest = trialRequest(request.training_request, proposal.params, `${row.name} · trial ${proposal.trial}`);
+  if (secrets?.hubToken) trainRequest.hub_token = secrets.hubToken;
+  if (secrets?.trackerApiKey && trainRequest.training_config.tracker_config) trainRequest.training_config.tracker_config.api_key = secrets.trackerApiKey;
+  try {
+    await submitTrainingJob(platform, row.user_id, trainRequest, { job_id: jobId, sweep_id: row.sweep_id });
+  } catch (err) {
+    const why = err instanceof UnprocessableEntity ? err.issues.map((i) => `${i.loc.slice(1).join('.')}: ${i.msg}`).join('; ') : (err as Error).message;
+    await study.tell(proposal.trial, 'failed');
+    await platform.sweeps.updateTrial(row.sweep_id, proposal.trial, { state: 'failed', error: `its job could not be submitted: ${why}` });
   }
 }
 
 /** One running trial: its new evaluations reported to the pruner (pruning its job when the pruner says so), and its
  *  end told to the study. */
-async function follow(platform: Platform, study: Study, request: StoredSweepRequest, trial: SweepTrialRow, job: TrainingJobRow | undefined): Promise<void> {
+async function follow(platform: Platform, study: Study, request: StoredSweepRequest, trial: SweepTrialRow, job: TrainingJobRow | undefined, objectives: Map<string, Objective>): Promise<void> {
   const { sweep_id: sweepId } = trial;
   if (!job) {
     await study.tell(trial.trial, 'failed');
@@ -188,7 +193,8 @@ async function follow(platform: Platform, study: Study, request: StoredSweepRequ
     return;
   }
   const metric = request.objective.metric;
-  const seen = await objectiveOf(platform, job.job_id, metric);
+  const seen = await readObjective(platform, job.job_id, metric, objectives.get(job.job_id) ?? { afterSeq: 0, steps: [] });
+  objectives.set(job.job_id, seen);
   const reported = Math.max(0, ...Object.keys(trial.steps).map(Number));
   const steps = { ...trial.steps };
   for (const [step, value] of seen.steps.filter(([s]) => s > reported)) {

@@ -90,7 +90,7 @@ beforeAll(async () => {
   known = await seed();
   await stack.stop();
   stack = await startStack({ ...env, WORKER_QUEUES: 'infer,evaluate,preflight' }, urls);
-}, 420_000);
+}, 600_000);
 
 afterAll(async () => {
   await stack?.stop();

@@ -53,6 +53,50 @@ export interface CoreResult {
 /** The lowest CPU priority (nice 19): background cores take only what nothing else wants. */
 export const BACKGROUND_PRIORITY = 19;
 
+/** The background cores running now, by pid: a person who comes to wait on what one makes brings it to normal
+ *  priority (hurryBackgroundCores). */
+const backgroundCores = new Set<number>();
+
+/** The pids of every process under `pid` (its children, theirs, …), from each /proc/<pid>/stat's parent field. */
+async function descendants(pid: number): Promise<number[]> {
+  const parentOf = new Map<number, number>();
+  for (const entry of await fs.readdir('/proc').catch(() => [] as string[])) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = await fs.readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
+    // After the command's name, which may hold spaces and parentheses: state, then the parent's pid.
+    const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    if (parent) parentOf.set(Number(entry), parent);
+  }
+  const found = [pid];
+  for (let i = 0; i < found.length; i += 1) for (const [child, parent] of parentOf) if (parent === found[i]) found.push(child);
+  return found;
+}
+
+/** Someone now waits on what the background cores make (a chat that joins the conversion prepared after training: at
+ *  nice 19 it ran only on what a training or other requests left: on CI's two busy CPUs a first chat got no answer in
+ *  300 s):
+ *  every thread of each, and of each process it started, is brought to this process's priority, and stays there.
+ *  Linux lets a process raise a priority only with privilege (root, CAP_SYS_NICE or RLIMIT_NICE): where refused, the
+ *  core keeps running niced. Returns how many threads were raised. */
+export async function hurryBackgroundCores(): Promise<number> {
+  const priority = os.getPriority();
+  let raised = 0;
+  for (const pid of [...backgroundCores]) {
+    backgroundCores.delete(pid);
+    for (const process of await descendants(pid)) {
+      for (const tid of await fs.readdir(`/proc/${process}/task`).catch(() => [] as string[])) {
+        try {
+          os.setPriority(Number(tid), priority);
+          raised += 1;
+        } catch {
+          // not allowed here, or the thread ended: it runs on as it was
+        }
+      }
+    }
+  }
+  return raised;
+}
+
 export interface CoreProcess {
   child: ChildProcessWithoutNullStreams;
   /** The last lines of stderr (library logs), for failures the core could not describe itself. */
@@ -76,8 +120,11 @@ export function spawnCore(
   });
   // Niced before it starts its threads and processes, which inherit it. A system that refuses is no reason to fail.
   if (options.background && child.pid !== undefined) {
+    const pid = child.pid;
     try {
-      os.setPriority(child.pid, BACKGROUND_PRIORITY);
+      os.setPriority(pid, BACKGROUND_PRIORITY);
+      backgroundCores.add(pid);
+      child.once('exit', () => backgroundCores.delete(pid));
     } catch {
       // runs at normal priority
     }

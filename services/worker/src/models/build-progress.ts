@@ -2,7 +2,10 @@
 // output, and say what they do while a person waits for them: when a build starts, every PROGRESS_INTERVAL_S while it
 // runs (with the time so far; 5 s by default, #39) and when it ends. Each message goes once to the build's record (the log, the job's event
 // log) and to every waiter's listener, also to one that joins a build already running (a chat that arrives while the
-// worker converts the model after training): it is told what runs and since when, then the rest.
+// worker converts the model after training): it is told what runs and since when, then the rest. A build that someone
+// joins no longer runs at background priority (hurryBackgroundCores).
+
+import { hurryBackgroundCores } from '@ftp/core-client';
 
 /** Where a stage is, beside its sentence: what runs and for how long (null once it ended). */
 export interface StageProgress {
@@ -40,6 +43,10 @@ const seconds = (since: number) => Math.round((Date.now() - since) / 1000);
 export async function once(target: string, exists: () => Promise<boolean>, build: () => Promise<void>, step?: BuildStep, listener?: ProgressListener): Promise<string> {
   const pending = building.get(target);
   if (pending) {
+    // Someone waits on a build already running, most often the model prepared after training at the lowest CPU
+    // priority: the background cores run at normal priority from now on. At most one runs (one preparation at a time,
+    // which joins no build while its core runs); a wait on another build raises it too, which costs only its niceness.
+    void hurryBackgroundCores();
     if (listener) {
       pending.listeners.add(listener);
       if (pending.started) listener(`${pending.started.what}: running for ${seconds(pending.started.at)} s`, { stage: pending.started.what, elapsed_seconds: seconds(pending.started.at) });

@@ -19,7 +19,7 @@ import { sharedStack, type SharedStack } from './support/shared-stack.ts';
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const BLOCKS = readmeBlocks(fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8'));
 const DEFAULT_PORTS = { preprocessing: 8001, training: 8002, export: 8003, inference: 8004, openai: 8000, tinker: 8005 } as const;
-const ID = /\b(ds|pd|job|exp|evalrun|cmp)_[0-9a-f]{24}\b/g;
+const ID = /\b(ds|pd|job|exp|evalrun|cmp|sweep)_[0-9a-f]{24}\b/g;
 const TOOLS_PYTHON = path.join(ROOT, 'test', 'tools', '.venv', 'bin', 'python');
 
 let stack: SharedStack;
@@ -72,7 +72,7 @@ function filled(text: string): string {
     out = out.replace(new RegExp(`(localhost|127\\.0\\.0\\.1):${port}\\b`, 'g'), `$1:${actual}`);
   }
   out = out.replace(/\b(localhost|127\.0\.0\.1):8080\b/g, `$1:${new URL(stack.consoleUrl).port}`);
-  return out.replace(/\b(ds|pd|job|exp|evalrun|cmp)_…/g, (placeholder, prefix: string) => {
+  return out.replace(/\b(ds|pd|job|exp|evalrun|cmp|sweep)_…/g, (placeholder, prefix: string) => {
     const id = ids.get(prefix);
     if (!id) throw new Error(`${placeholder}: no earlier answer gave an id of that kind`);
     return id;

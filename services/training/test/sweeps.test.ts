@@ -8,7 +8,8 @@ let alice: Record<string, string>;
 let dataset: string;
 
 beforeAll(async () => {
-  h = await startTrainingHarness({ AUTH_MODE: 'token', PROGRESS_INTERVAL_S: '1' });
+  // With the preparation after training on (as deployed), which a sweep's trials skip.
+  h = await startTrainingHarness({ AUTH_MODE: 'token', PROGRESS_INTERVAL_S: '1', PREPARE_GGUF_AFTER_TRAINING: 'true' });
   alice = { authorization: `Bearer ${(await h.platform.apiKeys.create('alice', 'a')).key}` };
   dataset = await h.dataset(qaCsv(), {}, alice);
 }, 240_000);
@@ -65,6 +66,13 @@ describe('a grid sweep over the learning rate', () => {
     const best = completed.reduce((a: any, b: any) => (b.value < a.value ? b : a));
     expect(sweep).toMatchObject({ best_job_id: best.job_id, best_value: best.value });
     expect(best.value).toBe(jobs.get(best.job_id)!.metrics.eval_loss);
+    // No trial's model was converted for chat after training: that would take the CPUs from the next trial.
+    expect(h.worker!.preparation).toBeDefined();
+    await h.worker!.preparation!.idle();
+    for (const t of sweep.trials) {
+      const events = await h.platform.jobs.events(t.job_id);
+      expect(events.filter((e) => e.kind === 'log' && e.data.about === 'model').map((e) => e.data.message)).toEqual([]);
+    }
   }, 480_000);
 
   it('is deleted with its trials’ jobs once it has ended', async () => {

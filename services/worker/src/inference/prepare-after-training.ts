@@ -84,8 +84,9 @@ export class BackgroundPreparation {
 
   private async prepare(jobId: string): Promise<void> {
     const job = await this.platform.jobs.getForWorker(jobId);
-    // Deleted while it waited, or vision (transformers runs it, no GGUF): nothing to prepare.
-    if (job?.status !== 'completed' || job.modality !== 'text') return;
+    // Deleted while it waited, or vision (transformers runs it, no GGUF): nothing to prepare. Nor a sweep's trial: of
+    // its many trials one is the best, chatted with perhaps, and each conversion would take the CPUs from the next.
+    if (job?.status !== 'completed' || job.modality !== 'text' || job.sweep_id) return;
     // At the lowest CPU priority: the worker's next job, or a chat, must not wait on a conversion nobody asked for yet
     // (#39: scaled out, it held the next job in preparing for two minutes).
     const models = new JobModels(this.platform, job, { signal: this.controller.signal, background: true });

@@ -588,6 +588,44 @@ describe('the web console', () => {
     await shot('workers');
   });
 
+  it('shows a sweep: its trials with the best marked, the objective over trials and each setting against it; deletes it after asking', async () => {
+    const { sweep_id: sweepId } = await ok(`${urls.training}/sweeps`, {
+      method: 'POST',
+      json: {
+        name: 'console sweep', budget: { trials: 2, parallel: 1 }, sampler: 'random', pruner: 'none', seed: 4,
+        space: { 'hyperparameters.learning_rate': { type: 'float', low: 0.001, high: 0.05, log: true } },
+        training_request: {
+          processed_dataset_id: datasetId, job_name: 'console trial',
+          training_config: { base_model_id: TINY_MODEL, provider: 'local', method: 'LoRA', hyperparameters: { max_steps: 4, batch_size: 4, max_length: 64, save_strategy: 'no' }, eval_config: { eval_strategy: 'steps', eval_steps: 2 } },
+        },
+      },
+    });
+    // Followed from the list while it runs: its row links to its page, which polls until it ends.
+    await page.goto(`${consoleUrl}/sweeps`);
+    await page.getByRole('table', { name: 'Sweeps' }).getByRole('link', { name: 'console sweep' }).click();
+    await page.waitForURL(new RegExp(`/sweeps/${sweepId}$`));
+    await expect.poll(() => page.getByTestId('status').first().textContent(), { timeout: 240_000, interval: 1000 }).toBe('completed');
+    const sweep = await ok(`${urls.training}/sweeps/${sweepId}`);
+    const trials = page.getByRole('table', { name: 'Trials' });
+    await expect.poll(() => trials.locator('tbody tr[data-state=completed]').count()).toBe(2);
+    const best = trials.locator('tbody tr[data-best=true]');
+    expect(await best.count()).toBe(1);
+    expect(await best.getByRole('link').textContent()).toBe(sweep.best_job_id);
+    expect(await trials.getByRole('columnheader').allTextContents()).toEqual(['#', 'Job', 'State', 'learning_rate', 'eval_loss', 'Why']);
+    expect(await page.getByTestId('objective-chart').getAttribute('data-points')).toBe('2');
+    const scatter = page.getByTestId('scatter-learning_rate');
+    expect(await scatter.locator('circle[data-trial]').count()).toBe(2);
+    expect(await scatter.locator('circle[data-trial] title').allTextContents()).toEqual(
+      expect.arrayContaining(sweep.trials.map((t: { trial: number }) => expect.stringContaining(`trial ${t.trial}`))),
+    );
+    await shot('sweep');
+    await page.getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete sweep' }).click();
+    await page.waitForURL(/\/sweeps$/);
+    expect((await fetch(`${urls.training}/sweeps/${sweepId}`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(404);
+    for (const t of sweep.trials) expect((await fetch(`${urls.training}/jobs/${t.job_id}`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(404);
+  }, 300_000);
+
   it('deletes a processed dataset after asking', async () => {
     await page.goto(`${consoleUrl}/datasets/${datasetId}`);
     await page.getByRole('button', { name: 'Delete' }).click();

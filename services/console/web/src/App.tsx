@@ -7,6 +7,8 @@ import { DatasetPage } from './pages/datasets/DatasetPage.tsx';
 import { TrainingPage } from './pages/training/TrainingPage.tsx';
 import { LaunchPage } from './pages/training/LaunchPage.tsx';
 import { JobPage } from './pages/training/JobPage.tsx';
+import { SweepsPage } from './pages/sweeps/SweepsPage.tsx';
+import { SweepPage } from './pages/sweeps/SweepPage.tsx';
 import { ComparePage } from './pages/compare/ComparePage.tsx';
 import { PlaygroundPage } from './pages/playground/PlaygroundPage.tsx';
 import { EvaluationPage } from './pages/evaluation/EvaluationPage.tsx';
@@ -29,6 +31,8 @@ export function App() {
         <Route path="/training" component={TrainingPage} />
         <Route path="/training/new" component={LaunchPage} />
         <Route path="/training/:id">{(params) => <JobPage id={params.id} />}</Route>
+        <Route path="/sweeps" component={SweepsPage} />
+        <Route path="/sweeps/:id">{(params) => <SweepPage id={params.id} />}</Route>
         <Route path="/compare" component={ComparePage} />
         <Route path="/playground" component={PlaygroundPage} />
         <Route path="/evaluation" component={EvaluationPage} />

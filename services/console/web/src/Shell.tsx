@@ -8,6 +8,7 @@ import { useLocation } from 'wouter';
 const SECTIONS = [
   { href: '/datasets', label: 'Datasets' },
   { href: '/training', label: 'Training' },
+  { href: '/sweeps', label: 'Sweeps' },
   { href: '/compare', label: 'Compare' },
   { href: '/playground', label: 'Playground' },
   { href: '/evaluation', label: 'Evaluation' },

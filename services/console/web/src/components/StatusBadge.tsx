@@ -1,4 +1,4 @@
-// A job's, dataset's, export's or evaluation's status as a coloured badge.
+// A job's, dataset's, export's, evaluation's, sweep's or trial's status as a coloured badge.
 import { Badge } from '@mantine/core';
 
 const COLORS: Record<string, string> = {
@@ -13,6 +13,7 @@ const COLORS: Record<string, string> = {
   ready: 'green',
   failed: 'red',
   cancelled: 'orange',
+  pruned: 'grape', // a sweep's trial stopped early by its pruner
 };
 
 export function StatusBadge({ status }: { status: string }) {

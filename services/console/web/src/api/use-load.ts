@@ -1,4 +1,5 @@
-// Loads something when a page opens (and again on reload()), keeping the API's sentence when it fails.
+// Loads something when a page opens (and again on reload()), keeping the API's sentence when it fails; and calls
+// something every few seconds while a condition holds (a list reloaded while one of its items runs).
 import { useCallback, useEffect, useState } from 'react';
 
 export interface Loaded<T> {
@@ -33,4 +34,13 @@ export function useLoad<T>(load: (signal: AbortSignal) => Promise<T>, deps: read
   }, [...deps, generation]);
   const reload = useCallback(() => setGeneration((g) => g + 1), []);
   return { data, error, loading, reload };
+}
+
+/** Calls `tick` every `ms` while `active` (a page looking again while what it shows can still change). */
+export function useEvery(ms: number, active: boolean, tick: () => void): void {
+  useEffect(() => {
+    if (!active) return;
+    const timer = setInterval(tick, ms);
+    return () => clearInterval(timer);
+  }, [ms, active, tick]);
 }

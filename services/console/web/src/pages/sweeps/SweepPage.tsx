@@ -1,11 +1,11 @@
 // One sweep, polled while it runs: its settings, its trials (each a training job) with their values and objective, the
 // objective over the trials and each setting against it; cancel while it runs, delete (with its trials' jobs) once ended.
-import { useEffect, useState } from 'react';
+import { useState } from 'react';
 import { Anchor, Badge, Card, Group, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
 import { Link, useLocation } from 'wouter';
 import { api, request } from '../../api/client.ts';
 import type { Sweep } from '../../api/types.ts';
-import { useLoad } from '../../api/use-load.ts';
+import { useEvery, useLoad } from '../../api/use-load.ts';
 import { ConfirmButton } from '../../components/ConfirmButton.tsx';
 import { ErrorAlert } from '../../components/ErrorAlert.tsx';
 import { formatNumber, formatTime, plural } from '../../components/format.ts';
@@ -23,11 +23,7 @@ export function SweepPage({ id }: { id: string }) {
   const sweep = loaded.data;
   const active = sweep ? ACTIVE.includes(sweep.status) : false;
   const { reload } = loaded;
-  useEffect(() => {
-    if (!active) return;
-    const timer = setInterval(reload, 2000);
-    return () => clearInterval(timer);
-  }, [active, reload]);
+  useEvery(2000, active, reload);
 
   // The action's refusal (409: already ended, or a trial's job is busy) is shown, not thrown at the dialog.
   const act = (method: 'POST' | 'DELETE', then: () => void) => async () => {

@@ -1,11 +1,10 @@
 // The caller's hyperparameter sweeps, newest first: status, trials done of the budget and the best trial so far. The
 // console shows sweeps; they are started with `ftune sweep create` or POST /sweeps.
-import { useEffect } from 'react';
 import { Anchor, Card, Code, Stack, Table, Text, Title } from '@mantine/core';
 import { Link } from 'wouter';
 import { api } from '../../api/client.ts';
 import type { Sweep, SweepList } from '../../api/types.ts';
-import { useLoad } from '../../api/use-load.ts';
+import { useEvery, useLoad } from '../../api/use-load.ts';
 import { ErrorAlert } from '../../components/ErrorAlert.tsx';
 import { formatNumber, formatTime } from '../../components/format.ts';
 import { ScrollTable } from '../../components/ScrollTable.tsx';
@@ -23,11 +22,7 @@ export function SweepsPage() {
   const list = useLoad((signal) => api<SweepList>('training', '/sweeps', { signal }), []);
   const active = list.data?.sweeps.some((sweep) => ACTIVE.includes(sweep.status)) ?? false;
   // While any sweep runs, the list is looked at again every few seconds.
-  useEffect(() => {
-    if (!active) return;
-    const timer = setInterval(list.reload, 3000);
-    return () => clearInterval(timer);
-  }, [active, list.reload]);
+  useEvery(3000, active, list.reload);
 
   return (
     <Stack>

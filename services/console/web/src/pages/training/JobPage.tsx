@@ -6,7 +6,7 @@ import { Link, useLocation } from 'wouter';
 import { api } from '../../api/client.ts';
 import { hasCurves, lossSeries, progressSeries, rewardSeries, validScoreSeries, warningsOf, type JobHistory } from '../../api/job-history.ts';
 import type { JobDeleteResult, TrainingJob } from '../../api/types.ts';
-import { useLoad } from '../../api/use-load.ts';
+import { useEvery, useLoad } from '../../api/use-load.ts';
 import { ConfirmButton } from '../../components/ConfirmButton.tsx';
 import { ErrorAlert } from '../../components/ErrorAlert.tsx';
 import { formatClock, formatDuration, formatNumber, formatTime, plural, runSeconds } from '../../components/format.ts';
@@ -40,11 +40,7 @@ export function JobPage({ id }: { id: string }) {
   // While it waits, the count of jobs ahead of it is looked at again every few seconds (a Tinker run's view looks at
   // its run itself).
   const queued = job?.status === 'queued' && !isTinkerRun(job);
-  useEffect(() => {
-    if (!queued) return;
-    const timer = setInterval(reload, 5000);
-    return () => clearInterval(timer);
-  }, [queued, reload]);
+  useEvery(5000, queued, reload);
 
   // GRPO's loss is ~0 by construction (a group's advantages sum to 0): its figure is the reward (#39).
   const grpo = trainerOf(job) === 'grpo';

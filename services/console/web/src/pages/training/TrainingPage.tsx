@@ -1,10 +1,9 @@
 // Training jobs, newest first, with their status and progress; new jobs start from here.
-import { useEffect } from 'react';
 import { Anchor, Badge, Button, Card, Group, Progress, Stack, Table, Text, Title } from '@mantine/core';
 import { Link } from 'wouter';
 import { api } from '../../api/client.ts';
 import type { JobList, TrainingJob } from '../../api/types.ts';
-import { useLoad } from '../../api/use-load.ts';
+import { useEvery, useLoad } from '../../api/use-load.ts';
 import { ErrorAlert } from '../../components/ErrorAlert.tsx';
 import { formatNumber, formatTime } from '../../components/format.ts';
 import { ScrollTable } from '../../components/ScrollTable.tsx';
@@ -22,11 +21,7 @@ export function TrainingPage() {
   const jobs = useLoad((signal) => api<JobList>('training', '/jobs', { signal }), []);
   const running = jobs.data?.jobs.some((job) => RUNNING.includes(job.status)) ?? false;
   // While any job runs, the list is looked at again every few seconds.
-  useEffect(() => {
-    if (!running) return;
-    const timer = setInterval(jobs.reload, 3000);
-    return () => clearInterval(timer);
-  }, [running, jobs.reload]);
+  useEvery(3000, running, jobs.reload);
 
   return (
     <Stack>

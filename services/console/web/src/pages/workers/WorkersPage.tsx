@@ -1,11 +1,10 @@
 // Workers and queues: the live workers with their devices and work, and each queue lane's waiting and running entries,
 // the oldest one's wait and who serves it (GET /workers: the numbers the services' /metrics carry), refreshed every
 // 5 s, for people without Grafana.
-import { useEffect } from 'react';
 import { Badge, Group, Stack, Table, Text, Title } from '@mantine/core';
 import { api } from '../../api/client.ts';
 import type { WorkerList } from '../../api/types.ts';
-import { useLoad } from '../../api/use-load.ts';
+import { useEvery, useLoad } from '../../api/use-load.ts';
 import { ErrorAlert } from '../../components/ErrorAlert.tsx';
 import { formatDuration, formatTime, plural } from '../../components/format.ts';
 import { ScrollTable } from '../../components/ScrollTable.tsx';
@@ -15,10 +14,7 @@ const GIB = 1024 ** 3;
 export function WorkersPage() {
   const list = useLoad((signal) => api<WorkerList>('training', '/workers', { signal }), []);
   const { reload } = list;
-  useEffect(() => {
-    const timer = setInterval(reload, 5000);
-    return () => clearInterval(timer);
-  }, [reload]);
+  useEvery(5000, true, reload);
 
   return (
     <Stack>

@@ -6,7 +6,8 @@
 // with every artifact an object in the bucket. A worker stopped with SIGTERM hands its job back, which resumes on
 // another. The last worker SIGKILLed: the services fail its job within WORKER_TIMEOUT_S. A /v1 batch whose worker is
 // SIGKILLed mid-batch goes on on another worker, every line answered once. No secret is left in clear in Redis,
-// PostgreSQL, the bucket or any log.
+// PostgreSQL, the bucket or any log. Then a sweep on two fresh workers runs its two trials at once, its Optuna study in
+// the deployment's PostgreSQL (schema optuna) until it ends.
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -36,6 +37,8 @@ let urls: StackUrls;
 let hub: HubStandin;
 let blobs: BlobStore;
 let auth: Record<string, string>;
+/** The processed dataset of the first test, which the sweep's trials train on too. */
+let datasetId: string;
 const services: NodeProcess[] = [];
 const workers = new Map<string, NodeProcess>();
 /** Each worker's own /metrics port (WORKER_METRICS_PORT). */
@@ -44,7 +47,7 @@ const metricsPorts = new Map<string, number>();
 const { ok } = apiClient(() => auth);
 
 const job = (id: string) => ok(`${urls.training}/jobs/${id}`);
-const liveWorkers = async () => (await ok(`${urls.training}/workers`)).workers as Array<{ worker_id: string; pid: number; current_job_id: string | null; queues: string[] }>;
+const liveWorkers = async () => (await ok(`${urls.training}/workers`)).workers as Array<{ worker_id: string; pid: number; current_job_id: string | null; current_jobs: string[]; queues: string[] }>;
 
 /** A worker process with its own scratch folder and model cache: another machine, as far as files go. */
 async function startWorkerProcess(name: string, extraEnv: Record<string, string> = {}): Promise<{ process: NodeProcess; workerId: string }> {
@@ -169,7 +172,7 @@ describe('the scaled-out stack: separate processes on PostgreSQL, Redis and S3',
         config: { field_mappings: { user_field: { type: 'column', value: 'question' }, assistant_field: { type: 'column', value: 'answer' } }, split_config: { type: 'manual_split', test_size: 4 } },
       },
     });
-    const datasetId: string = processed.processed_dataset_id;
+    datasetId = processed.processed_dataset_id;
 
     // Two workers, two long jobs: one each. J1 asks to be resumed if its worker dies; it saves every 10 steps.
     await startWorkerProcess('a');
@@ -335,4 +338,43 @@ describe('the scaled-out stack: separate processes on PostgreSQL, Redis and S3',
       expect(stores.filter((text) => text.includes(secret))).toEqual([]);
     }
   }, 1_500_000);
+
+  it('runs a sweep’s trials on two workers at once, its Optuna study in the deployment’s PostgreSQL', async () => {
+    await Promise.all([startWorkerProcess('f'), startWorkerProcess('g')]);
+    const created = await ok(`${urls.training}/sweeps`, {
+      method: 'POST',
+      json: {
+        name: 'two at once', budget: { trials: 2, parallel: 2 }, sampler: 'random', pruner: 'none', seed: 3,
+        space: { 'hyperparameters.learning_rate': { type: 'float', low: 0.001, high: 0.05, log: true } },
+        // Long enough for both to be seen training at once (GET /workers shows what each runs at its heartbeats).
+        training_request: trainRequest(datasetId, 'trial', { max_steps: 200 }, { eval_config: { eval_strategy: 'steps', eval_steps: 100 } }),
+      },
+    });
+    const sweep = () => ok(`${urls.training}/sweeps/${created.sweep_id}`);
+    const pgClient = new pg.Client({ connectionString: env.DATABASE_URL });
+    await pgClient.connect();
+    // Optuna makes its tables with the first study.
+    const studies = async () =>
+      (await pgClient.query("SELECT to_regclass('optuna.studies') AS t")).rows[0].t === null ? 0 : Number((await pgClient.query('SELECT count(*) AS n FROM optuna.studies')).rows[0].n);
+    try {
+      // Both trials held by two workers at the same moment, while the study is a row of PostgreSQL's optuna schema.
+      const both = await until('both trials training at once', async () => {
+        const now = await sweep();
+        const trials = (now.trials as Array<{ job_id: string | null }>).map((t) => t.job_id);
+        // current_jobs: the worker that holds the sweep lists its id beside its trial's.
+        const holders = (await liveWorkers()).filter((w) => w.current_jobs.some((id) => trials.includes(id)));
+        return { holders, studies: await studies(), sweep: now };
+      }, (x) => x.holders.length === 2, 180_000);
+      expect(new Set(both.holders.map((w) => w.worker_id)).size).toBe(2);
+      expect(both.studies).toBe(1);
+      const ended = await until('the sweep ended', sweep, (s) => !['queued', 'running'].includes(s.status), 300_000);
+      expect(ended, JSON.stringify(ended)).toMatchObject({ status: 'completed', error: null });
+      expect(ended.trials.map((t: { state: string }) => t.state)).toEqual(['completed', 'completed']);
+      expect(ended.best_job_id).toBe(ended.trials.reduce((a: { value: number }, b: { value: number }) => (b.value < a.value ? b : a)).job_id);
+      // Ended, its study is removed from the database (just after the sweep's row says so).
+      await until('the ended sweep’s study removed', studies, (n) => n === 0, 60_000);
+    } finally {
+      await pgClient.end();
+    }
+  }, 600_000);
 });

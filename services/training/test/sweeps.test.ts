@@ -1,5 +1,7 @@
 // Sweeps on the embedded pieces: real uploads and processing, a real worker holding the sweep on its lane `sweep`,
 // the core's Optuna study in a journal file, and trials that are real training jobs of the tiny model.
+import fs from 'node:fs/promises';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loraRequest, qaCsv, startTrainingHarness, type TrainingHarness } from '../../../test/support/training.ts';
 
@@ -66,6 +68,9 @@ describe('a grid sweep over the learning rate', () => {
     const best = completed.reduce((a: any, b: any) => (b.value < a.value ? b : a));
     expect(sweep).toMatchObject({ best_job_id: best.job_id, best_value: best.value });
     expect(best.value).toBe(jobs.get(best.job_id)!.metrics.eval_loss);
+    // Its study (embedded: a journal file under DATA_DIR) is deleted once it ended.
+    const journal = path.join(h.platform.config.dataDir, 'sweeps', `${sweep.sweep_id}.journal`);
+    await expect.poll(() => fs.stat(journal).then(() => true, () => false), { timeout: 30_000 }).toBe(false);
     // No trial's model was converted for chat after training: that would take the CPUs from the next trial.
     expect(h.worker!.preparation).toBeDefined();
     await h.worker!.preparation!.idle();

@@ -54,12 +54,14 @@ class Study {
     return (await this.call<{ trials: StudyTrial[] }>('trials', {})).trials;
   }
 
+  /** Not stopped by the sweep's signal: once the sweep's row says it ended, the worker's heartbeat takes the sweep for
+   *  gone from it and aborts that signal, which stopped this delete and left the study in PostgreSQL. */
   async delete(): Promise<void> {
-    await this.call('delete', {});
+    await this.call('delete', {}, false);
     await fs.rm(this.dir, { recursive: true, force: true });
   }
 
-  private async call<T>(op: string, extra: Record<string, unknown>): Promise<T> {
+  private async call<T>(op: string, extra: Record<string, unknown>, stoppable = true): Promise<T> {
     const { platform, request } = this;
     await fs.mkdir(this.dir, { recursive: true });
     const n = ++this.calls;
@@ -75,7 +77,7 @@ class Study {
       command: 'sweep', spec, specFile: path.join(this.dir, `${op}-${n}.json`), python: platform.config.CORE_PYTHON,
       env: embedded ? {} : { FTCORE_SWEEP_STORAGE: platform.config.DATABASE_URL },
       onStderr: (line) => platform.logger.debug({ sweepId: this.sweep.sweep_id, core: line }),
-      signal: this.signal,
+      ...(stoppable ? { signal: this.signal } : {}),
     });
     if (result.cancelled) throw new Error(`the study's ${op} was stopped`);
     if (!result.done || result.exitCode !== 0) throw new Error(`the study's ${op} failed: ${describeCoreFailure(result)}`);

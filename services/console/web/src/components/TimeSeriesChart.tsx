@@ -6,6 +6,9 @@ import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { axisWidth, formatTicks } from './format.ts';
 
+/** The x axis's tick spacings: steps and trials are whole numbers (uPlot's own would put 0.1 between two trials). */
+const WHOLE_INCREMENTS = Array.from({ length: 8 }, (_, e) => [1, 2, 5].map((m) => m * 10 ** e)).flat();
+
 /** uPlot's own axis font, named so that the y axis can measure its labels in it. */
 const AXIS_FONT = '12px system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", sans-serif';
 
@@ -41,7 +44,7 @@ export function TimeSeriesChart({ title, xLabel = 'step', series, data, height =
       height,
       scales: { x: { time: false }, y: logY ? { distr: 3 } : {} },
       axes: [
-        { label: xLabel },
+        { label: xLabel, incrs: WHOLE_INCREMENTS },
         {
           font: AXIS_FONT,
           // as wide as its labels: they are measured in the axis's font, in CSS pixels

@@ -242,3 +242,43 @@ def test_the_compiled_step_gives_the_eager_steps_tokens(tiny_model):
     sampling = decode.plan(model, settings(tokenizer, do_sample=True, temperature=0.7, top_p=0.9, max_new_tokens=16))
     assert torch.equal(decode.decode(model, input_ids, mask, sampling, seed=3, compiled=True),
                        decode.decode(model, input_ids, mask, sampling, seed=3, compiled=False))
+
+
+def test_a_decode_steps_grouped_heads_read_the_cache_as_it_is_and_attend_as_sdpa_does(tiny_model, monkeypatch):
+    """The loop's attention for one query position (decode._grouped_sdpa): each key/value head's group of query heads
+    against the uncopied cache, the same numbers as transformers' sdpa (which copies the cache per query head under a
+    mask); a prefill goes to transformers' own. The loop switches the model to it and back, and runs it."""
+    from transformers import AttentionInterface
+    from transformers.integrations.sdpa_attention import sdpa_attention_forward
+
+    class Attention(torch.nn.Module):
+        num_key_value_groups, is_causal = 4, True
+
+    torch.manual_seed(0)
+    key, value = torch.randn(3, 2, 20, 16), torch.randn(3, 2, 20, 16)
+    mask = torch.ones(3, 1, 1, 24, dtype=torch.bool)
+    mask[0, ..., :5] = False  # a left-padded row
+    mask[1, ..., 12:] = False  # positions the cache has not reached
+    query = torch.randn(3, 8, 1, 16)
+    ours, _ = decode._grouped_sdpa(Attention(), query, key, value, mask, scaling=0.25)
+    theirs, _ = sdpa_attention_forward(Attention(), query, key, value, mask, scaling=0.25)
+    assert ours.shape == theirs.shape == (3, 1, 8, 16)
+    torch.testing.assert_close(ours, theirs, rtol=0, atol=1e-6)
+
+    model, tokenizer = load_for_inference(tiny_model, device="cpu")
+    assert model.config._attn_implementation == "sdpa" and model.config.num_key_value_heads < model.config.num_attention_heads
+    decode._attend_grouped(torch.nn.Module())  # registers it (no model parts: nothing switched)
+    seen = []
+
+    def spy(module, query, *rest, **more):
+        seen.append(query.shape[2])
+        return decode._grouped_sdpa(module, query, *rest, **more)
+
+    monkeypatch.setitem(AttentionInterface._global_mapping, decode.GROUPED_SDPA, spy)
+    input_ids, mask = encoded(tokenizer)
+    out = decode.decode(model, input_ids, mask, decode.plan(model, settings(tokenizer, max_new_tokens=8)), every=4)
+    layers = model.config.num_hidden_layers
+    assert seen[:layers] == [input_ids.shape[1]] * layers and set(seen[layers:]) == {1}  # the prefill, then steps
+    assert model.config._attn_implementation == "sdpa"
+    plain = model.generate(input_ids=input_ids, attention_mask=mask, **settings(tokenizer, max_new_tokens=8))
+    assert torch.equal(out, plain[:, input_ids.shape[1]:input_ids.shape[1] + out.shape[1]])

@@ -84,11 +84,60 @@ def decode(model, input_ids, attention_mask, plan: Plan, seed: int = 0, stop_str
     # one compiled graph serves training and inference alike.
     modes = {module: module.training for module in model.modules()}
     model.eval()
+    sdpa = _attend_grouped(model)
     try:
         return decoder.run(input_ids, attention_mask, plan, seed, stop_strings, tokenizer, should_stop, probabilities)
     finally:
         for module, training in modes.items():
             module.training = training
+        for config in sdpa:
+            config._attn_implementation = "sdpa"
+
+
+GROUPED_SDPA = "ftcore_grouped_sdpa"
+
+
+def _attend_grouped(model) -> list:
+    """The configs of the model's parts that attend with transformers' sdpa, switched to GROUPED_SDPA for the loop
+    (the caller switches them back): the same attention, but a decode step's grouped query heads read their shared
+    key/value head from the cache as it is. transformers 4.57's sdpa_attention_forward gives scaled_dot_product_attention
+    `enable_gqa` only without a mask, and the loop's rows are left-padded, so it copied every layer's keys and values
+    to all query heads (repeat_kv) at every token: on the 2026-11-30 H200 profile of the 1B shape (32 query heads on 8
+    key/value heads, 64 rows, 328 positions) that copy was 0.93 ms and the attention reading the copy 0.98 ms of a
+    3.33 ms step, where reading the weights once takes 0.58."""
+    from transformers import AttentionInterface, PreTrainedModel
+    from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
+
+    if GROUPED_SDPA not in AttentionInterface._global_mapping:
+        AttentionInterface.register(GROUPED_SDPA, _grouped_sdpa)
+        AttentionMaskInterface.register(GROUPED_SDPA, sdpa_mask)  # the masks sdpa gets, as sdpa gets them
+    configs = {id(m.config): m.config for m in model.modules()
+               if isinstance(m, PreTrainedModel) and m.config._attn_implementation == "sdpa"}
+    for config in configs.values():
+        config._attn_implementation = GROUPED_SDPA
+    return list(configs.values())
+
+
+def _grouped_sdpa(module, query, key, value, attention_mask, dropout: float = 0.0, scaling=None, is_causal=None,
+                  **kwargs):
+    """transformers' sdpa attention, the same numbers: for one query position (a decode step) each key/value head's
+    group of query heads goes to scaled_dot_product_attention as that many query positions of the one head, under the
+    row's mask (the same for all of them), so the cache is read as it is instead of copied per query head. Anything
+    else (a prefill, no groups, a per-head mask, attention weights asked for) is transformers' own function."""
+    import torch
+    from transformers.integrations.sdpa_attention import sdpa_attention_forward
+
+    batch, heads, positions, dim = query.shape
+    kv_heads = key.shape[1]
+    if (positions != 1 or kv_heads == heads or kwargs.get("output_attentions") or kwargs.get("head_mask") is not None
+            or (attention_mask is not None and (attention_mask.ndim != 4 or attention_mask.shape[1] != 1))):
+        return sdpa_attention_forward(module, query, key, value, attention_mask, dropout=dropout, scaling=scaling,
+                                      is_causal=is_causal, **kwargs)
+    mask = None if attention_mask is None else attention_mask[:, :, :, :key.shape[-2]]
+    grouped = query.reshape(batch, kv_heads, heads // kv_heads, dim)  # head h reads key/value head h // group size
+    out = torch.nn.functional.scaled_dot_product_attention(grouped, key, value, attn_mask=mask, dropout_p=dropout,
+                                                           scale=scaling, is_causal=False)
+    return out.reshape(batch, heads, 1, dim).transpose(1, 2).contiguous(), None
 
 
 class Decoder:
@@ -293,12 +342,12 @@ def _choose(variant, logits, seeds, index, temperature, top_p):
     scores = scores / temperature
     if variant[1]:  # top-p < 1
         ordered, order = torch.sort(scores, descending=False)
-        cumulative = ordered.softmax(dim=-1).cumsum(dim=-1)
+        cumulative = _cumsum(ordered.softmax(dim=-1))
         drop = cumulative <= (1 - top_p)
         drop[..., -1:] = False
         scores = scores.masked_fill(drop.scatter(1, order, drop), -float("inf"))
     probs = scores.softmax(dim=-1)
-    cdf = probs.cumsum(dim=-1)
+    cdf = _cumsum(probs)
     u = _uniform(seeds, index)[:, None] * cdf[:, -1:]
     token = torch.searchsorted(cdf, u).clamp_(max=probs.shape[-1] - 1)[:, 0]
     return token, probs.gather(1, token[:, None])[:, 0]
@@ -314,13 +363,41 @@ def _uniform(seeds, index):
     return ((x >> 8).float() + 0.5) / float(1 << 24)
 
 
+def _cumsum(x):
+    """x.cumsum(-1) as an operator torch.compile does not look into (ftcore::cumsum, registered by _compiled_step):
+    Inductor of torch 2.11 fails to generate its split scan of a row as long as a 128,256-token vocabulary ("Error in
+    codegen for ComputedBuffer … SplitScan", then "InductorError: TypeError: list indices must be integers or slices,
+    not NoneType"; the 2026-11-30 H200 check, GRPO's sampling step), and the model then fell back to plain generate.
+    The operator runs ATen's cumsum kernel, inside the compiled step and its CUDA graph alike."""
+    return _CUMSUM[0](x) if _CUMSUM else x.cumsum(dim=-1)
+
+
+_CUMSUM: list = []
 _COMPILED: dict = {}
+
+
+def _register_cumsum() -> None:
+    import torch
+
+    if _CUMSUM:
+        return
+
+    @torch.library.custom_op("ftcore::cumsum", mutates_args=(), schema="(Tensor x) -> Tensor")  # the module's
+    def cumsum(x):  # annotations are strings (__future__), which custom_op cannot read
+        return x.cumsum(dim=-1)
+
+    @cumsum.register_fake
+    def _(x):
+        return torch.empty_like(x)
+
+    _CUMSUM.append(cumsum)
 
 
 def _compiled_step(variant):
     import torch
 
     if variant not in _COMPILED:
+        _register_cumsum()
         # One code object serves every variant and shape, and dynamo stops compiling a code object after its
         # recompile limit (8): generate.MAX_COMPILED_SHAPES shapes × 3 variants need more.
         torch._dynamo.config.recompile_limit = max(torch._dynamo.config.recompile_limit, 32)

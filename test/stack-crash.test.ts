@@ -1,7 +1,8 @@
 // Crash safety, for real: the embedded stack runs as a child process, is SIGKILLed while a job trains,
 // and is started again on the same data folder. The running job must end failed saying the worker
 // stopped, its core must not train on as an orphan, and the job queued behind it must still run. Killed between a
-// job's last step and completed, the resumed job trains no further (#56).
+// job's last step and completed, the resumed job trains no further (#56). Killed while a sweep's trial trains, the sweep
+// goes on under the new worker from its recorded trials (#63).
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -42,15 +43,15 @@ function corePids(jobId: string): number[] {
   }
 }
 
-/** A processed dataset of 16 question/answer rows; its id. */
-async function qaDataset(): Promise<string> {
+/** A processed dataset of 16 question/answer rows (with a test split of 4 when `split`); its id. */
+async function qaDataset(split = false): Promise<string> {
   const form = new FormData();
   form.append('file', new Blob(['question,answer\n' + Array.from({ length: 16 }, (_, i) => `q${i},a${i}`).join('\n')]), 'qa.csv');
   const upload = (await (await fetch(`${pre}/datasets/upload`, { method: 'POST', body: form })).json()) as { dataset_id: string };
   const processed = (await (await fetch(`${pre}/datasets/process`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ dataset_name: 'crash', dataset_id: upload.dataset_id, config: { field_mappings: { user_field: { type: 'column', value: 'question' }, assistant_field: { type: 'column', value: 'answer' } } } }),
+    body: JSON.stringify({ dataset_name: 'crash', dataset_id: upload.dataset_id, config: { field_mappings: { user_field: { type: 'column', value: 'question' }, assistant_field: { type: 'column', value: 'answer' } }, ...(split ? { split_config: { type: 'manual_split', test_size: 4 } } : {}) } }),
   })).json()) as { processed_dataset_id: string };
   return processed.processed_dataset_id;
 }
@@ -149,5 +150,59 @@ describe('the stack killed while a job trains', () => {
     const stored = await fs.readFile(path.join(jobFolder!, 'adapter', 'adapter_model.safetensors'));
     const checkpoint = await fs.readFile(path.join(jobFolder!, 'checkpoints', 'checkpoint-4', 'adapter_model.safetensors'));
     expect(stored.equals(checkpoint)).toBe(true);
+  }, 600_000);
+
+  it('killed while a sweep\'s trial trains, goes on with the sweep under the new worker: the trial failed, the next one run, the best named', async () => {
+    // The first trial holds after its last step (FTCORE_TEST_HOLD) until the stack is killed; the sweep's holder, the
+    // worker, dies with it. Restarted, the sweep is queued again, its holder finds the trial's job failed, tells the
+    // study so and proposes the second, and the sweep ends with both trials recorded once.
+    await stack?.stop();
+    stack = await startStackProcess({ ...env, FTCORE_TEST_HOLD: 'trained=120' }, urls);
+    const dataset = await qaDataset(true);
+    const res = await fetch(`${train}/sweeps`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        name: 'crash', sampler: 'grid', pruner: 'none', seed: 1, budget: { trials: 2, parallel: 1 },
+        space: { 'hyperparameters.learning_rate': { type: 'choice', choices: [0.02, 0.05] } },
+        training_request: {
+          processed_dataset_id: dataset,
+          training_config: {
+            base_model_id: 'tiny', provider: 'local', method: 'LoRA',
+            hyperparameters: { max_steps: 4, logging_steps: 1, batch_size: 4, gradient_accumulation_steps: 1, max_length: 32, save_strategy: 'no' },
+            eval_config: { eval_strategy: 'steps', eval_steps: 2 },
+          },
+        },
+      }),
+    });
+    expect(res.status, await res.clone().text()).toBe(200);
+    const { sweep_id: sweepId } = (await res.json()) as { sweep_id: string };
+    const sweep = async () => (await (await fetch(`${train}/sweeps/${sweepId}`)).json()) as { status: string; trials: Array<Record<string, any>>; best_job_id: string | null; error: string | null };
+    let first: string | undefined;
+    for (let i = 0; i < 600 && !first; i++) {
+      const jobId = (await sweep()).trials[0]?.job_id;
+      if (jobId && ((await job(jobId)).progress as { step: number } | null)?.step === 4) first = jobId;
+      else await new Promise((r) => setTimeout(r, 300));
+    }
+    expect(first, JSON.stringify(await sweep())).toBeDefined();
+    expect((await job(first!)).status).toBe('training');
+    await stack.stop('SIGKILL');
+    for (let i = 0; i < 120 && corePids(first!).length > 0; i++) await new Promise((r) => setTimeout(r, 500));
+
+    stack = await startStack();
+    let ended = await sweep();
+    for (let i = 0; i < 600 && ['queued', 'running'].includes(ended.status); i++) {
+      await new Promise((r) => setTimeout(r, 500));
+      ended = await sweep();
+    }
+    expect(ended, JSON.stringify(ended)).toMatchObject({ status: 'completed', error: null });
+    expect(ended.trials.map((t) => [t.trial, t.state]), JSON.stringify(ended.trials)).toEqual([[0, 'failed'], [1, 'completed']]);
+    expect((await job(first!)).error).toMatch(/^the worker wrk_[0-9a-f]+ stopped/);
+    expect(ended.best_job_id).toBe(ended.trials[1]!.job_id);
+    expect((await job(ended.best_job_id!)).status).toBe('completed');
+    // Its study (a journal file under DATA_DIR) is gone once it ended, as after a sweep that was never interrupted.
+    const journal = path.join(dataDir, 'sweeps', `${sweepId}.journal`);
+    for (let i = 0; i < 60 && (await fs.stat(journal).then(() => true, () => false)); i++) await new Promise((r) => setTimeout(r, 500));
+    expect(await fs.stat(journal).then(() => true, () => false)).toBe(false);
   }, 600_000);
 });

@@ -119,6 +119,23 @@ describe('two sweeps with the same seed', () => {
   }, 300_000);
 });
 
+describe('a study its sweep’s holder left behind', () => {
+  it('is deleted by a worker serving the sweep lane once the sweep has ended a while', async () => {
+    const res = await create({ training_request: base(), space: { 'hyperparameters.learning_rate': { type: 'float', low: 1e-3, high: 1e-2 } }, sampler: 'random', seed: 3, budget: { trials: 1, parallel: 1 } });
+    expect(res.statusCode, res.body).toBe(200);
+    const id = res.json().sweep_id as string;
+    const running = await waitForSweep(id, (s) => s.trials.length === 1, 120_000);
+    const journal = path.join(h.platform.config.dataDir, 'sweeps', `${id}.journal`);
+    await fs.access(journal);
+    // As a holder killed between ending the row and deleting the study leaves it: the row ended (a minute and more
+    // ago), the study kept. The holder sees the sweep is no longer its own and lets go without deleting anything.
+    await h.platform.db.query("UPDATE sweeps SET status = 'failed', error = 'test: its holder died', finished_at = now() - interval '2 minutes' WHERE sweep_id = $1", [id]);
+    expect((await h.train({ method: 'POST', url: `/jobs/${running.trials[0].job_id}/cancel`, headers: alice })).statusCode).toBe(200);
+    await expect.poll(() => fs.access(journal).then(() => true, () => false), { timeout: 30_000 }).toBe(false);
+    await expect.poll(async () => (await h.platform.sweeps.getForWorker(id))?.study_deleted).toBe(true);
+  }, 180_000);
+});
+
 describe('a sweep refused before anything runs', () => {
   const refused = async (body: Record<string, unknown>, loc: string[], msg: RegExp) => {
     const res = await create({ training_request: base(), space: { 'hyperparameters.learning_rate': { type: 'float', low: 1e-4, high: 1e-2 } }, ...body });

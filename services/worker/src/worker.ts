@@ -24,7 +24,7 @@ import { runPreflight } from './training/preflight.ts';
 import { runProcessingJob } from './datasets/run-processing.ts';
 import { runBenchmarkEvaluation } from './evaluations/run-benchmark-evaluation.ts';
 import { runTinkerSession } from './tinker/run-session.ts';
-import { runSweep } from './sweeps/run-sweep.ts';
+import { deleteLeftStudies, runSweep } from './sweeps/run-sweep.ts';
 import { stopEarly } from './training/stop-early.ts';
 import { BackgroundPreparation } from './inference/prepare-after-training.ts';
 import { PAUSED, SHUTDOWN, TAKEN, type JobContext } from './training/job-context.ts';
@@ -157,6 +157,7 @@ export async function startWorker(platform: Platform, options: WorkerOptions = {
       else if (job.prune_reason) await stopEarly(platform, id, job.prune_reason);
     }
     await sweepWorkDirs(platform, workerId, new Set(atWork.keys()));
+    if (queues.includes('sweep')) await deleteLeftStudies(platform);
   };
   const timer = setInterval(() => {
     beating ??= beat()

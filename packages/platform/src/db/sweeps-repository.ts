@@ -26,6 +26,8 @@ export interface SweepRow {
   created_at: Date;
   updated_at: Date;
   finished_at: Date | null;
+  /** Its Optuna study was deleted (or never existed to be kept): set once the sweep has ended and its study is gone. */
+  study_deleted: boolean;
 }
 
 export type TrialState = 'running' | 'completed' | 'pruned' | 'failed';
@@ -124,6 +126,19 @@ export class SweepsRepository {
       row.worker_id === null ? 'worker_id IS NULL' : `worker_id = ${bind(row.worker_id)}`,
       holdLost(SWEEP_WORK, lost, bind),
     ]);
+  }
+
+  /** Ended sweeps whose study may still exist, ended at least `graceS` seconds ago (a holder deletes its own at once). */
+  listStudiesLeft(graceS: number): Promise<SweepRow[]> {
+    return this.db.query<SweepRow>(
+      "SELECT * FROM sweeps WHERE status NOT IN ('queued', 'running') AND NOT study_deleted AND finished_at < now() - make_interval(secs => $1) ORDER BY finished_at LIMIT 10",
+      [graceS],
+    );
+  }
+
+  /** The ended sweep's study is gone. */
+  async studyDeleted(sweepId: string): Promise<void> {
+    await this.db.query('UPDATE sweeps SET study_deleted = true WHERE sweep_id = $1', [sweepId]);
   }
 
   /** Deletes the caller's sweep unless it is queued or running (its trials go with it); false when there was none. */

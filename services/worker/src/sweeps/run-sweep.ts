@@ -238,6 +238,42 @@ async function settleUnsubmitted(platform: Platform, study: Study, sweepId: stri
 /** The sweep ends: its row (while this worker holds it), then its study and sealed secrets, which it no longer needs. */
 async function end(platform: Platform, study: Study, sweepId: string, workerId: string, update: { status: 'completed' | 'failed' | 'cancelled'; best_job_id?: string | null; best_value?: number | null; error?: string }): Promise<void> {
   if (!(await platform.sweeps.update(sweepId, { ...update, finished_at: new Date() }, workerId))) return;
-  await study.delete().catch((err: unknown) => platform.logger.warn({ err, sweepId }, 'could not delete the ended sweep\'s study'));
+  await deleteStudy(platform, study, sweepId);
   await platform.secrets.drop(sweepId);
+}
+
+async function deleteStudy(platform: Platform, study: Study, sweepId: string): Promise<boolean> {
+  try {
+    await study.delete();
+    await platform.sweeps.studyDeleted(sweepId);
+    return true;
+  } catch (err) {
+    platform.logger.warn({ err, sweepId }, 'could not delete the ended sweep\'s study');
+    return false;
+  }
+}
+
+/** How long after a sweep ended its study may stay before another worker deletes it: its holder deletes it at once. */
+const LEFT_STUDY_GRACE_S = 60;
+/** After a failed delete, how long before it is tried again. */
+const LEFT_STUDY_RETRY_MS = 5 * 60_000;
+const leftStudyRetry = new Map<string, number>();
+
+/** Deletes the studies ended sweeps left (a holder killed between ending the row and deleting the study; a sweep that
+ *  ended while queued again after its holder died): called on the heartbeat of a worker serving the sweep lane. A
+ *  Python process only when there is one to delete. */
+export async function deleteLeftStudies(platform: Platform): Promise<string[]> {
+  const deleted: string[] = [];
+  for (const row of await platform.sweeps.listStudiesLeft(LEFT_STUDY_GRACE_S)) {
+    if ((leftStudyRetry.get(row.sweep_id) ?? 0) > Date.now()) continue;
+    const study = new Study(platform, row, row.request as unknown as StoredSweepRequest, new AbortController().signal);
+    if (await deleteStudy(platform, study, row.sweep_id)) {
+      leftStudyRetry.delete(row.sweep_id);
+      deleted.push(row.sweep_id);
+      platform.logger.info({ sweepId: row.sweep_id }, 'deleted the study an ended sweep left behind');
+    } else {
+      leftStudyRetry.set(row.sweep_id, Date.now() + LEFT_STUDY_RETRY_MS);
+    }
+  }
+  return deleted;
 }

@@ -51,6 +51,8 @@ export type ExportArtifact = z.infer<typeof ExportArtifact>;
 
 export const OnnxVariant = z.enum(['fp32', 'fp16', 'q4', 'q4f16']).describe('fp32: onnx/model.onnx; fp16, q4 (4-bit MatMul weights), q4f16: onnx/model_<variant>.onnx');
 export type OnnxVariant = z.infer<typeof OnnxVariant>;
+/** The variants an ONNX export may add beside fp32, which it always writes (the others are checked against it). */
+export const ONNX_EXTRA_VARIANTS = ['fp16', 'q4', 'q4f16'] as const satisfies readonly OnnxVariant[];
 
 export const OnnxVariantParity = z
   .object({

@@ -1,7 +1,7 @@
 // Export service schemas: publishing a completed job's artifacts (interface.md 2.15, 2.16, 4.3;
 // decisions.md "Export").
 import { z } from 'zod';
-import { ArtifactGroups, ExportDestination, ExportRecord, ExportType, GgufQuantization, HubRepoId, OnnxVariant, OnnxVariantParity } from './artifacts.ts';
+import { ArtifactGroups, ExportDestination, ExportRecord, ExportType, GgufQuantization, HubRepoId, ONNX_EXTRA_VARIANTS, OnnxVariant, OnnxVariantParity } from './artifacts.ts';
 import { CheckpointName, CheckpointStep, documentedRules, MAX_INT32, Identifier, Modality, Secret, maybe } from './common.ts';
 import { exportRequest } from './examples.ts';
 
@@ -15,8 +15,16 @@ export const ExportRequest = z
     hub_repo_id: HubRepoId.optional().describe('Required when destination includes hub'),
     hub_token: Secret.optional().describe('Model-hub credential, required when destination includes hub; never stored'),
     gguf_quantization: GgufQuantization.default('q8_0').describe('export_type gguf only'),
+    onnx_variants: z
+      .array(z.enum(ONNX_EXTRA_VARIANTS))
+      .max(ONNX_EXTRA_VARIANTS.length)
+      .optional()
+      .describe('export_type onnx only: the variants written beside fp32 (onnx/model.onnx, always written: the others are checked against it); default all three, [] for fp32 alone. Each costs export time: fp16 traces the model again'),
   })
   .superRefine((request, ctx) => {
+    if (request.onnx_variants !== undefined && request.export_type !== 'onnx') {
+      ctx.addIssue({ code: 'custom', path: ['onnx_variants'], message: `onnx_variants chooses the files of an ONNX export; leave it out for export_type ${request.export_type}, or set export_type onnx` });
+    }
     if (request.checkpoint_step !== undefined && request.checkpoint_name !== undefined) {
       ctx.addIssue({ code: 'custom', path: ['checkpoint_name'], message: 'checkpoint_step names a job’s checkpoint and checkpoint_name a Tinker run’s sampler weights; send one of them' });
     }
@@ -31,7 +39,7 @@ export const ExportRequest = z
     id: 'ExportRequest',
     description: 'Publish a job’s artifacts',
     examples: [exportRequest],
-    ...documentedRules({ when: { required: ['checkpoint_step'] }, then: { not: { required: ['checkpoint_name'] } } }, { when: { required: ['destination'], properties: { destination: { contains: { const: 'hub' } } } }, then: { required: ['hub_repo_id', 'hub_token'], properties: { hub_repo_id: { minLength: 1 }, hub_token: { minLength: 1 } } } }),
+    ...documentedRules({ when: { required: ['checkpoint_step'] }, then: { not: { required: ['checkpoint_name'] } } }, { when: { required: ['onnx_variants'] }, then: { required: ['export_type'], properties: { export_type: { const: 'onnx' } } } }, { when: { required: ['destination'], properties: { destination: { contains: { const: 'hub' } } } }, then: { required: ['hub_repo_id', 'hub_token'], properties: { hub_repo_id: { minLength: 1 }, hub_token: { minLength: 1 } } } }),
   });
 export type ExportRequest = z.infer<typeof ExportRequest>;
 

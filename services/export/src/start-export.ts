@@ -42,6 +42,7 @@ export async function startExport(platform: Platform, userId: string, request: E
     hubRepoId: request.hub_repo_id,
     hubToken: request.hub_token,
     ggufQuantization: request.gguf_quantization,
+    onnxVariants: request.onnx_variants,
   });
   return started(request, exportId, `job ${job.job_id}${step === undefined ? '' : ` at checkpoint ${step}`}`);
 }
@@ -58,6 +59,7 @@ async function startTinkerExport(platform: Platform, userId: string, request: Ex
     hubRepoId: request.hub_repo_id,
     hubToken: request.hub_token,
     ggufQuantization: request.gguf_quantization,
+    onnxVariants: request.onnx_variants,
   });
   return started(request, exportId, `the sampler weights ${request.checkpoint_name} of training run ${request.job_id}`);
 }

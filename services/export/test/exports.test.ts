@@ -288,6 +288,27 @@ describe('exports of a trained LoRA job', () => {
     expect(Buffer.compare(Buffer.from(await res.arrayBuffer()), await blobBytes(`${rawKey}/onnx/model_q4.onnx`))).toBe(0);
   }, 120_000);
 
+  it('onnx_variants: an export of fp32 and q4 alone writes those two files in a folder of its own, checks them, and is what is offered since', async () => {
+    const refused = await ex({ method: 'POST', url: '/exports', payload: { job_id: jobId, export_type: 'adapter', onnx_variants: ['q4'] }, headers: alice });
+    expect(refused.statusCode, refused.body).toBe(422);
+    expect(refused.json().detail).toEqual([expect.objectContaining({ loc: ['body', 'onnx_variants'], msg: expect.stringMatching(/leave it out for export_type adapter, or set export_type onnx/) })]);
+    const record = await exportAndWait({ export_type: 'onnx', onnx_variants: ['q4'] });
+    expect(record.status, record.message).toBe('completed');
+    const rawKey = `jobs/alice/${jobId}/exports/onnx-q4`;
+    expect(record.artifacts).toContainEqual({ type: 'onnx', variant: 'raw', path: h.platform.blobs.uri(rawKey) });
+    const stored = (await h.platform.blobs.list(`${rawKey}/onnx/`)).map((b) => b.key.slice(rawKey.length + 1)).sort();
+    expect(stored).toEqual(['onnx/model.onnx', 'onnx/model_q4.onnx']);
+    expect(record.parity.map((p: Json) => p.variant)).toEqual(['fp32', 'q4']);
+    expect(record.parity[0]).toMatchObject({ variant: 'fp32', agreement: 1, first_divergence: null });
+    expect(record.message).toMatch(/greedy agreement with transformers: fp32 100%, q4 \d+%/);
+    const details = (await ex({ url: `/exports/${jobId}`, headers: alice })).json();
+    expect(details.onnx_variants).toEqual(record.parity);
+    const q4 = await download('onnx', alice, 'q4');
+    expect(Buffer.compare(q4.rawPayload, await blobBytes(`${rawKey}/onnx/model_q4.onnx`))).toBe(0);
+    // fp16 was not asked for this time, and the earlier export's file is not offered in its place
+    expect((await download('onnx', alice, 'fp16')).statusCode).toBe(404);
+  }, 240_000);
+
   it('an ONNX export whose fp32 model does not give transformers’ tokens fails, saying where, and stores nothing', async () => {
     // The worker keeps the export it made; one weight of it changed (one number of the embedding of the token every
     // check prompt starts with), the next export of the job reuses that file and must catch it.

@@ -1,7 +1,7 @@
 // ftune export JOB: POST /exports, and with --follow or --download the export until it ends (and its file on disk);
 // ftune exports list | get | download: the export service's /exports. The API deletes no export on its own: an
 // export's files go with its job (ftune jobs rm).
-import { Command, type CommandUnknownOpts, Option } from '@commander-js/extra-typings';
+import { Command, type CommandUnknownOpts, InvalidArgumentError, Option } from '@commander-js/extra-typings';
 import type { ArtifactGroups, ExportCreateResult, ExportDetails, ExportList, ExportRecord, ExportRequest } from '@ftp/schema';
 import { ENV_NAMES } from '../config.ts';
 import { downloadExport, type DownloadMode, type Downloaded } from '../download.ts';
@@ -14,6 +14,9 @@ import { CHECKPOINT_HELP, checkpointChoice } from './option-values.ts';
 
 const EXPORT_TYPES = ['adapter', 'merged', 'gguf', 'onnx'] as const;
 const ONNX_VARIANTS = ['fp32', 'fp16', 'q4', 'q4f16'] as const;
+/** What an ONNX export may write beside fp32 (POST /exports onnx_variants). */
+const ONNX_EXTRA_VARIANTS = ['fp16', 'q4', 'q4f16'] as const;
+type OnnxExtraVariant = (typeof ONNX_EXTRA_VARIANTS)[number];
 const QUANTIZATIONS = ['f16', 'bf16', 'q8_0', 'q4_k_m'] as const;
 
 /** Every artifact location of a job, one row per (type, variant). */
@@ -68,6 +71,14 @@ function progressMode(json: boolean, interactive: boolean): DownloadMode {
   return json ? 'quiet' : interactive ? 'live' : 'lines';
 }
 
+/** --onnx-variants fp16,q4: the names, each one of ONNX_EXTRA_VARIANTS ("" is none). */
+function onnxVariantList(value: string): OnnxExtraVariant[] {
+  const names = value.split(',').map((v) => v.trim()).filter(Boolean);
+  const unknown = names.filter((v) => !(ONNX_EXTRA_VARIANTS as readonly string[]).includes(v));
+  if (unknown.length) throw new InvalidArgumentError(`${unknown.join(', ')}: choose from ${ONNX_EXTRA_VARIANTS.join(', ')} (fp32 is always written)`);
+  return [...new Set(names)] as OnnxExtraVariant[];
+}
+
 export function exportCommand(): CommandUnknownOpts {
   return new Command('export')
     .description('export a trained job’s model (adapter, merged model, GGUF or ONNX) to cloud storage and/or a model-hub repository')
@@ -79,12 +90,14 @@ export function exportCommand(): CommandUnknownOpts {
     .option('--no-cloud', 'with --hub: publish to the hub only, not to cloud storage')
     .option('--download <dir>', 'wait for the export and download its file into this folder (made when missing)')
     .addOption(new Option('--variant <variant>', 'with --type onnx and --download: one model file instead of the folder’s archive').choices(ONNX_VARIANTS))
+    .option('--onnx-variants <list>', 'with --type onnx: the variants written beside fp32, comma-separated from fp16, q4, q4f16 ("" for fp32 alone; service default: all three)', onnxVariantList)
     .option('--follow', 'wait until the export ends; exit 0 only when it completed')
     .option('--json', 'print the API’s JSON document (when waiting: GET /exports/{job_id} at the end, with `downloaded` files)')
     .action(async (jobId, options, command) => {
       const { api, json, interactive } = context(command);
       if (options.quantization && options.type !== 'gguf') throw new UsageError('--quantization goes with --type gguf');
       if (options.variant && (options.type !== 'onnx' || options.download === undefined)) throw new UsageError('--variant goes with --type onnx and --download');
+      if (options.onnxVariants && options.type !== 'onnx') throw new UsageError('--onnx-variants goes with --type onnx');
       if (!options.cloud && !options.hub) throw new UsageError('--no-cloud leaves no destination; add --hub owner/name');
       if (options.download !== undefined && !options.cloud) throw new UsageError('--download needs the cloud copy; leave out --no-cloud');
       const hubToken = api.settings.hubToken;
@@ -98,6 +111,7 @@ export function exportCommand(): CommandUnknownOpts {
         destination: [...(options.cloud ? ['cloud' as const] : []), ...(options.hub ? ['hub' as const] : [])],
         ...options.checkpoint,
         ...(options.quantization ? { gguf_quantization: options.quantization } : {}),
+        ...(options.onnxVariants ? { onnx_variants: options.onnxVariants } : {}),
         ...(options.hub ? { hub_repo_id: options.hub, hub_token: hubToken } : {}),
       };
       const created = await api.json<ExportCreateResult>('export', 'POST', '/exports', { json: body });

@@ -1,7 +1,7 @@
 // Where a training job's files live in the blob store and what they are called: training writes them, the
 // export worker and the inference worker read them, the API presents and deletes them. Named once here.
 import type { TrainingJobRow } from '@ftp/platform';
-import type { GgufQuantization, OnnxVariant } from '@ftp/schema';
+import { ONNX_EXTRA_VARIANTS, type GgufQuantization, type OnnxVariant } from '@ftp/schema';
 
 export interface JobPrefixes {
   adapter: string;
@@ -22,6 +22,13 @@ export const ggufFileName = (quantization: GgufQuantization): string => `model-$
 
 /** An ONNX variant's file in the export folder's onnx/ (transformers.js's names: its `dtype` option picks them). */
 export const onnxModelFile = (variant: OnnxVariant): string => (variant === 'fp32' ? 'model.onnx' : `model_${variant}.onnx`);
+
+/** The folder an ONNX export of these variants beside fp32 goes to (a worker's cache, the exports' raw folder): `onnx`
+ *  for all three, `onnx-q4`, `onnx-fp32` (none) … so an export of fewer files never shows another's. */
+export function onnxFolderName(variants: readonly OnnxVariant[]): string {
+  const extra = ONNX_EXTRA_VARIANTS.filter((v) => variants.includes(v));
+  return extra.length === ONNX_EXTRA_VARIANTS.length ? 'onnx' : `onnx-${extra.length ? extra.join('-') : 'fp32'}`;
+}
 
 /** True for LoRA/QLoRA jobs (an adapter over the base); false for Full jobs (a whole model). */
 export function hasAdapter(job: Pick<TrainingJobRow, 'artifacts'>): boolean {

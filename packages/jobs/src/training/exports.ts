@@ -1,7 +1,7 @@
 // Starting an export: its row (status running), its sealed hub token and its queue entry. Used by POST /exports
 // and by a training job whose export_config sends it to the hub.
-import { newId, ServiceUnavailable, type Platform } from '@ftp/platform';
-import type { ExportDestination, ExportType, GgufQuantization } from '@ftp/schema';
+import { newId, ServiceUnavailable, type OnnxExtraVariant, type Platform } from '@ftp/platform';
+import { ONNX_EXTRA_VARIANTS, type ExportDestination, type ExportType, type GgufQuantization } from '@ftp/schema';
 import { exportQueue } from '../queues/index.ts';
 
 export interface NewExport {
@@ -16,6 +16,8 @@ export interface NewExport {
   hubRepoId?: string | undefined;
   hubToken?: string | undefined;
   ggufQuantization?: GgufQuantization | undefined;
+  /** An ONNX export's variants beside fp32; undefined: all three. */
+  onnxVariants?: OnnxExtraVariant[] | undefined;
 }
 
 /** Inserts the export row and queues it; returns the export id. */
@@ -33,6 +35,7 @@ export async function queueExport(platform: Platform, request: NewExport): Promi
     destination,
     hub_repo_id: toHub ? request.hubRepoId! : null,
     gguf_quantization: request.type === 'gguf' ? (request.ggufQuantization ?? 'q8_0') : null,
+    onnx_variants: request.type === 'onnx' && request.onnxVariants ? ONNX_EXTRA_VARIANTS.filter((v) => request.onnxVariants!.includes(v)) : null,
     message: 'queued',
   });
   if (toHub) await platform.secrets.put(exportId, { hubToken: request.hubToken });

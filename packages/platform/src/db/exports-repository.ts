@@ -9,6 +9,8 @@ import type { ExportStatus } from '@ftp/schema';
 /** The status enum of the API (@ftp/schema), as rows store it. */
 export type { ExportStatus };
 export type ExportKind = 'adapter' | 'merged' | 'gguf' | 'onnx';
+/** What an ONNX export may write beside fp32. */
+export type OnnxExtraVariant = 'fp16' | 'q4' | 'q4f16';
 
 /** What an ONNX export measured of one variant against transformers' greedy tokens (#43). */
 export interface OnnxVariantParity {
@@ -44,6 +46,8 @@ export interface ExportRow {
   destination: Array<'cloud' | 'hub'>;
   hub_repo_id: string | null;
   gguf_quantization: string | null;
+  /** An ONNX export's variants beside fp32 as asked; null: all three (and for other types). */
+  onnx_variants: OnnxExtraVariant[] | null;
   message: string | null;
   /** While it runs: the stage its worker is at and for how long (null before the first and once it ended). */
   progress: ExportProgress | null;
@@ -70,11 +74,11 @@ export class ExportsRepository {
     private readonly webhooks: WebhooksRepository,
   ) {}
 
-  async insert(row: Pick<ExportRow, 'export_id' | 'job_id' | 'user_id' | 'type' | 'destination' | 'hub_repo_id' | 'gguf_quantization' | 'message'> & Partial<Pick<ExportRow, 'checkpoint_step' | 'checkpoint_name'>>): Promise<ExportRow> {
+  async insert(row: Pick<ExportRow, 'export_id' | 'job_id' | 'user_id' | 'type' | 'destination' | 'hub_repo_id' | 'gguf_quantization' | 'message'> & Partial<Pick<ExportRow, 'checkpoint_step' | 'checkpoint_name' | 'onnx_variants'>>): Promise<ExportRow> {
     const [created] = await this.db.query<ExportRow>(
-      `INSERT INTO exports (export_id, job_id, user_id, type, status, destination, hub_repo_id, gguf_quantization, message, checkpoint_step, checkpoint_name)
-       VALUES ($1, $2, $3, $4, 'running', $5::json, $6, $7, $8, $9, $10) RETURNING *`,
-      [row.export_id, row.job_id, row.user_id, row.type, JSON.stringify(row.destination), row.hub_repo_id, row.gguf_quantization, row.message, row.checkpoint_step ?? null, row.checkpoint_name ?? null],
+      `INSERT INTO exports (export_id, job_id, user_id, type, status, destination, hub_repo_id, gguf_quantization, message, checkpoint_step, checkpoint_name, onnx_variants)
+       VALUES ($1, $2, $3, $4, 'running', $5::json, $6, $7, $8, $9, $10, $11::json) RETURNING *`,
+      [row.export_id, row.job_id, row.user_id, row.type, JSON.stringify(row.destination), row.hub_repo_id, row.gguf_quantization, row.message, row.checkpoint_step ?? null, row.checkpoint_name ?? null, row.onnx_variants ? JSON.stringify(row.onnx_variants) : null],
     );
     return created!;
   }

@@ -8,10 +8,10 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { create as createTar } from 'tar';
-import { AppError, type ArtifactGroupsRow, type ExportArtifactRow, type ExportRow, type OnnxVariantParity, type Platform, type TrainingJobRow } from '@ftp/platform';
+import { AppError, type ArtifactGroupsRow, type ExportArtifactRow, type ExportRow, type OnnxExtraVariant, type OnnxVariantParity, type Platform, type TrainingJobRow } from '@ftp/platform';
 import { exportQueue, HUB_TOKEN_LOST } from '@ftp/jobs/queues';
-import { ggufFileName, type JobPrefixes } from '@ftp/jobs/models';
-import type { GgufQuantization } from '@ftp/schema';
+import { ggufFileName, onnxFolderName, type JobPrefixes } from '@ftp/jobs/models';
+import { ONNX_EXTRA_VARIANTS, type GgufQuantization } from '@ftp/schema';
 import { JobModels } from '../models/job-models.ts';
 import { TinkerModels } from '../models/tinker-models.ts';
 import type { AdapterModels } from '../models/adapter-models.ts';
@@ -160,18 +160,19 @@ function exportPlan(platform: Platform, source: ExportSource, row: ExportRow): E
   }
 
   const kind = row.type;
-  const localFolder = async () => (kind === 'adapter' ? models.adapter() : kind === 'onnx' ? (await models.onnx()).model : models.merged());
+  const onnxVariants = row.onnx_variants ?? ONNX_EXTRA_VARIANTS;
+  const localFolder = async () => (kind === 'adapter' ? models.adapter() : kind === 'onnx' ? (await models.onnx(onnxVariants)).model : models.merged());
   return {
     cloudDescription: `folder and ${kind}.tar.gz`,
     hubFiles: async () => folderFiles(await localFolder()),
-    ...(kind === 'onnx' ? { verify: (stage: Stage) => verifyOnnx(models, stage) } : {}),
+    ...(kind === 'onnx' ? { verify: (stage: Stage) => verifyOnnx(models, onnxVariants, stage) } : {}),
     async storeInCloud(stage) {
       const folder = await localFolder();
       // The raw folder: training stored the adapter (and a merged model when asked); a merge made now is stored
       // where training would have put it, so the next JobModels downloads it instead of merging again. An ONNX
       // export's folder goes beside the other exports.
       const raw = !final || kind === 'onnx'
-        ? await uploadFolder(platform, folder, `${exportsPrefix}/${kind}`)
+        ? await uploadFolder(platform, folder, `${exportsPrefix}/${kind === 'onnx' ? onnxFolderName(onnxVariants) : kind}`)
         : (final.job.artifacts.raw[kind] ?? (await uploadFolder(platform, folder, final.prefixes.merged.replace(/\/$/, ''))));
       const archiveKey = `${exportsPrefix}/${kind}.tar.gz`;
       // Written to a local file first, so an upload cut by a storage outage can be sent again.
@@ -197,8 +198,8 @@ function exportPlan(platform: Platform, source: ExportSource, row: ExportRow): E
 
 /** Runs every ONNX variant in onnxruntime-node (in a process of its own) against transformers' tokens; fp32 must give
  *  all of them. */
-async function verifyOnnx(models: AdapterModels, stage: Stage): Promise<OnnxVariantParity[]> {
-  const { model, reference } = await models.onnx();
+async function verifyOnnx(models: AdapterModels, variants: readonly OnnxExtraVariant[], stage: Stage): Promise<OnnxVariantParity[]> {
+  const { model, reference } = await models.onnx(variants);
   const parity = await stage('checking each ONNX model in onnxruntime-node against transformers (greedy, 4 prompts × 32 tokens)', async () =>
     measureOnnxParityApart(model, reference));
   const fp32 = parity.find((p) => p.variant === 'fp32');

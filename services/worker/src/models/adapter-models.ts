@@ -5,9 +5,9 @@
 // and the Full jobs that have no adapter.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { Platform } from '@ftp/platform';
-import { ggufFileName } from '@ftp/jobs/models';
-import type { GgufQuantization } from '@ftp/schema';
+import type { OnnxExtraVariant, Platform } from '@ftp/platform';
+import { ggufFileName, onnxFolderName } from '@ftp/jobs/models';
+import { ONNX_EXTRA_VARIANTS, type GgufQuantization } from '@ftp/schema';
 import { ONNX_CHECK_PROMPTS } from '../export/onnx-verify.ts';
 import { adapterGgufIn, baseModelGguf, isFile, runCoreStep, type ModelBuildOptions } from './base-models.ts';
 import { buildFolder } from './blob-folders.ts';
@@ -65,11 +65,13 @@ export abstract class AdapterModels {
     }, this.step(`making the GGUF (${quantization}) of {job} for llama.cpp`, async () => (await this.hasStoredGguf(name)) || this.merged()), this.options.progress);
   }
 
-  /** The merged model in transformers.js's layout (`<folder>/model`: onnx/ with fp32, fp16, q4 and q4f16, config,
+  /** The merged model in transformers.js's layout (`<folder>/model`: onnx/ with fp32 and the `variants` asked, config,
    *  tokenizer, chat template) and beside it transformers' greedy tokens for the check prompts
-   *  (`<folder>/reference.json`), which the export verifies the ONNX models against. */
-  async onnx(): Promise<{ model: string; reference: string }> {
-    const folder = path.join(this.dir, 'onnx');
+   *  (`<folder>/reference.json`), which the export verifies the ONNX models against. One folder per set of variants
+   *  (`onnx` for all three, as before there was a choice). */
+  async onnx(variants: readonly OnnxExtraVariant[] = ONNX_EXTRA_VARIANTS): Promise<{ model: string; reference: string }> {
+    const asked = ONNX_EXTRA_VARIANTS.filter((v) => variants.includes(v));
+    const folder = path.join(this.dir, onnxFolderName(asked));
     const paths = { model: path.join(folder, 'model'), reference: path.join(folder, 'reference.json') };
     await once(paths.reference, () => isFile(paths.reference), async () => {
       const merged = await this.merged();
@@ -77,10 +79,10 @@ export abstract class AdapterModels {
         await fs.mkdir(temp, { recursive: true });
         await fs.writeFile(path.join(temp, 'prompts.json'), JSON.stringify(ONNX_CHECK_PROMPTS));
         await runCoreStep(this.platform, 'onnx', {
-          model: merged, output_dir: path.join(temp, 'model'), prompts_file: path.join(temp, 'prompts.json'), reference_file: path.join(temp, 'reference.json'),
-        }, path.join(this.dir, 'onnx.json'), this.options);
+          model: merged, output_dir: path.join(temp, 'model'), variants: asked, prompts_file: path.join(temp, 'prompts.json'), reference_file: path.join(temp, 'reference.json'),
+        }, path.join(this.dir, `${onnxFolderName(asked)}.json`), this.options);
       });
-    }, this.step('exporting {job} to ONNX (fp32, fp16, q4, q4f16) for ONNX Runtime and transformers.js', () => this.merged()), this.options.progress);
+    }, this.step(`exporting {job} to ONNX (${['fp32', ...asked].join(', ')}) for ONNX Runtime and transformers.js`, () => this.merged()), this.options.progress);
     return paths;
   }
 

@@ -14,6 +14,8 @@ import { onnxChoices } from './onnx-variants.ts';
 import { useFollowExport } from './use-follow-export.ts';
 
 const FILE_TYPES = ['adapter', 'merged', 'gguf', 'onnx'] as const;
+/** What an ONNX export may write beside fp32 (POST /exports onnx_variants; all three unless fewer are chosen). */
+const ONNX_EXTRA_VARIANTS = ['fp16', 'q4', 'q4f16'] as const;
 
 export function ExportsPage() {
   const fromJob = new URLSearchParams(useSearch()).get('job') ?? '';
@@ -22,6 +24,7 @@ export function ExportsPage() {
   const [jobId, setJobId] = useState(fromJob);
   const [type, setType] = useState('adapter');
   const [quantization, setQuantization] = useState('q8_0');
+  const [onnxVariants, setOnnxVariants] = useState<string[]>([...ONNX_EXTRA_VARIANTS]);
   const [destination, setDestination] = useState<string[]>(['cloud']);
   const [hubRepo, setHubRepo] = useState('');
   const [hubToken, setHubToken] = useState('');
@@ -41,7 +44,7 @@ export function ExportsPage() {
     try {
       const hub = destination.includes('hub');
       const created = await api<ExportCreateResult>('export', '/exports', {
-        json: { job_id: job, export_type: type, destination, ...(type === 'gguf' ? { gguf_quantization: quantization } : {}), ...(hub ? { hub_repo_id: hubRepo, hub_token: hubToken } : {}) },
+        json: { job_id: job, export_type: type, destination, ...(type === 'gguf' ? { gguf_quantization: quantization } : {}), ...(type === 'onnx' ? { onnx_variants: onnxVariants } : {}), ...(hub ? { hub_repo_id: hubRepo, hub_token: hubToken } : {}) },
       });
       followed.follow(job, created.export_id);
     } catch (err) {
@@ -64,6 +67,7 @@ export function ExportsPage() {
             <NativeSelect label="Job" value={job} data={[{ value: '', label: completed.length ? '— choose —' : 'no completed job yet' }, ...completed.map((j) => ({ value: j.job_id, label: j.job_name }))]} onChange={(e) => setJobId(e.currentTarget.value)} />
             <NativeSelect label="What" value={type} data={[{ value: 'adapter', label: 'adapter' }, { value: 'merged', label: 'merged model' }, { value: 'gguf', label: 'GGUF (llama.cpp, Ollama)' }, { value: 'onnx', label: 'ONNX (ONNX Runtime, transformers.js)' }]} onChange={(e) => setType(e.currentTarget.value)} />
             {type === 'gguf' && <NativeSelect label="GGUF quantization" value={quantization} data={['q8_0', 'q4_k_m', 'f16', 'bf16']} onChange={(e) => setQuantization(e.currentTarget.value)} />}
+            {type === 'onnx' && <MultiSelect label="ONNX variants" description="beside fp32, which is always written" data={[...ONNX_EXTRA_VARIANTS]} value={onnxVariants} onChange={setOnnxVariants} />}
             <MultiSelect label="Destination" data={['cloud', 'hub']} value={destination} onChange={setDestination} />
             {destination.includes('hub') && (
               <>

@@ -53,6 +53,7 @@ export const OnnxVariant = z.enum(['fp32', 'fp16', 'q4', 'q4f16']).describe('fp3
 export type OnnxVariant = z.infer<typeof OnnxVariant>;
 /** The variants an ONNX export may add beside fp32, which it always writes (the others are checked against it). */
 export const ONNX_EXTRA_VARIANTS = ['fp16', 'q4', 'q4f16'] as const satisfies readonly OnnxVariant[];
+export type OnnxExtraVariant = (typeof ONNX_EXTRA_VARIANTS)[number];
 
 export const OnnxVariantParity = z
   .object({

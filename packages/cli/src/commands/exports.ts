@@ -15,8 +15,8 @@ import { CHECKPOINT_HELP, checkpointChoice } from './option-values.ts';
 const EXPORT_TYPES = ['adapter', 'merged', 'gguf', 'onnx'] as const;
 const ONNX_VARIANTS = ['fp32', 'fp16', 'q4', 'q4f16'] as const;
 /** What an ONNX export may write beside fp32 (POST /exports onnx_variants). */
-const ONNX_EXTRA_VARIANTS = ['fp16', 'q4', 'q4f16'] as const;
-type OnnxExtraVariant = (typeof ONNX_EXTRA_VARIANTS)[number];
+type OnnxExtraVariant = NonNullable<ExportRequest['onnx_variants']>[number];
+const ONNX_EXTRA_VARIANTS = ['fp16', 'q4', 'q4f16'] as const satisfies readonly OnnxExtraVariant[];
 const QUANTIZATIONS = ['f16', 'bf16', 'q8_0', 'q4_k_m'] as const;
 
 /** Every artifact location of a job, one row per (type, variant). */

@@ -4,13 +4,11 @@ import type { Database, Queryable } from './database.ts';
 import { guardedUpdate, type Bind } from './guarded-update.ts';
 import type { WebhooksRepository } from './webhooks-repository.ts';
 import { EXPORT_WORK, holdLost, listLostHolds, type LostHold } from './work-rows.ts';
-import type { ExportStatus } from '@ftp/schema';
+import type { ExportStatus, OnnxExtraVariant } from '@ftp/schema';
 
-/** The status enum of the API (@ftp/schema), as rows store it. */
-export type { ExportStatus };
+/** The status enum of the API (@ftp/schema), as rows store it; and what an ONNX export may write beside fp32. */
+export type { ExportStatus, OnnxExtraVariant };
 export type ExportKind = 'adapter' | 'merged' | 'gguf' | 'onnx';
-/** What an ONNX export may write beside fp32. */
-export type OnnxExtraVariant = 'fp16' | 'q4' | 'q4f16';
 
 /** What an ONNX export measured of one variant against transformers' greedy tokens (#43). */
 export interface OnnxVariantParity {

@@ -21,7 +21,7 @@ const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.meta.url))
 
 /** A migrated, empty PGlite folder made once per migration set and copied per test: creating a
  *  PGlite cluster costs seconds, copying a template costs well under one. */
-async function pgliteTemplate(): Promise<string> {
+export async function pgliteTemplate(): Promise<string> {
   const hash = createHash('sha256');
   for (const file of (await fs.readdir(MIGRATIONS_DIR)).sort()) {
     hash.update(file).update(await fs.readFile(path.join(MIGRATIONS_DIR, file)));

@@ -190,6 +190,7 @@ def prepare() -> None:
                        env={**os.environ, "XZ_OPT": "-9 -T0"})
         data = bundle.read_bytes()
         manifest = {"call": call, "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data), "wheels": wheels,
+                    "torch": locked_versions()["torch"],
                     "models": plan["models"], "parts": plan["parts"],
                     "made": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
         (bundle.parent / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
@@ -255,6 +256,15 @@ class Check:
                                    "transformers.__version__, 'trl', trl.__version__, 'peft', peft.__version__)"],
                                   env=self.env, capture_output=True, text=True)
         found = {"gpu": smi.stdout.strip() if smi else "none", "packages": versions.stdout.strip() or versions.stderr[-500:]}
+        # The device runs the image's torch under our other pins: the core's lock names the same release (#62), and
+        # the report says so when they part.
+        manifest = PACK / self.call / "manifest.json"
+        locked = json.loads(manifest.read_text()).get("torch") if manifest.is_file() else None
+        running = found["packages"].split(" torch ")[1].split()[0] if " torch " in found["packages"] else None
+        if locked and running:
+            found["torch_as_locked"] = running.split("+")[0] == locked
+            if not found["torch_as_locked"]:
+                say(f"torch {running} here, {locked} in the core's lock: results may differ from CPU's")
         say(f"{found['gpu']}; {found['packages']}")
         return found
 

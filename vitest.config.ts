@@ -59,6 +59,7 @@ const SERVICE_TESTS = [
   'services/tinker/test/wire.test.ts',
   'services/tinker/test/sdk.test.ts',
   'services/tinker/test/idle.test.ts',
+  'services/tinker/test/cookbook.test.ts',
   'services/inference/test/comparisons.test.ts',
 ];
 

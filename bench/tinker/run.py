@@ -3,6 +3,9 @@ the core. One loop with the official SDK against a running stack (forward_backwa
 128 tokens, the next call submitted before the last ends, as the SDK does), and, in the same run, the baseline: the
 same batch and steps in the core's own TrainingSession in a process of its own, on the same model folder. Prints both
 per-step times and the ratio; the difference is the API, the queue of call rows, the protobuf and the process hop.
+Also the worker's idle share over the timed steps: the part of their wall time in which the worker held no call
+(1 − the growth of ftp_tinker_call_duration_seconds_sum, taken to answered, over the steps' time), read from the
+stack's /metrics before and after.
 
     bash scripts/start.sh                      # the stack, with the default model (smollm2-135m)
     test/tools/.venv/bin/python bench/tinker/run.py --model-dir data/models/smollm2-135m [--steps 10]
@@ -38,7 +41,16 @@ print(json.dumps(times))
 """
 
 
-def through_api(args, batch) -> list[float]:
+def busy_seconds(url: str) -> float:
+    """Seconds the stack's workers spent holding Tinker calls, so far (every operation and outcome)."""
+    import urllib.request
+
+    text = urllib.request.urlopen(f"{url}/metrics", timeout=30).read().decode()
+    return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+               if line.startswith("ftp_tinker_call_duration_seconds_sum{"))
+
+
+def through_api(args, batch) -> tuple[list[float], float]:
     import tinker
     from tinker import types
 
@@ -48,6 +60,8 @@ def through_api(args, batch) -> list[float]:
                         loss_fn_inputs={"target_tokens": d["tokens"][1:], "weights": [1.0] * (len(d["tokens"]) - 1)}) for d in batch]
     times = []
     for step in range(args.warmup + args.steps):
+        if step == args.warmup:
+            busy_before = busy_seconds(args.url)
         started = time.perf_counter()
         fwd = training.forward_backward(data, "cross_entropy")
         opt = training.optim_step(types.AdamParams(learning_rate=1e-4))
@@ -55,8 +69,9 @@ def through_api(args, batch) -> list[float]:
         opt.result()
         if step >= args.warmup:
             times.append(time.perf_counter() - started)
+    idle = 1 - (busy_seconds(args.url) - busy_before) / sum(times)
     service.close("success").result()
-    return times
+    return times, idle
 
 
 def direct(args, batch) -> list[float]:
@@ -80,13 +95,14 @@ def main() -> None:
     args = parser.parse_args()
     rng = random.Random(0)
     batch = [{"tokens": [rng.randrange(100, 10_000) for _ in range(args.seq + 1)]} for _ in range(args.batch)]
-    api = through_api(args, batch)
+    api, idle = through_api(args, batch)
     core = direct(args, batch)
     a, c = statistics.median(api), statistics.median(core)
     print(f"{args.batch} x {args.seq} tokens, LoRA rank {args.rank}, {args.steps} steps after {args.warmup} warm-up, median per step:")
     print(f"  through the Tinker API (SDK, stack, worker, core): {a:.3f} s")
     print(f"  the core's TrainingSession directly (baseline):     {c:.3f} s")
     print(f"  ratio {a / c:.3f} (overhead {100 * (a / c - 1):.1f}%)")
+    print(f"  the worker held no call for {100 * idle:.1f}% of the timed steps' wall time")
 
 
 if __name__ == "__main__":

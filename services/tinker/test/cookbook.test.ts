@@ -3,7 +3,6 @@
 // model, through bench/tinker/cookbook.py (the bench runs the same on the README's model). Only configuration is ours: the
 // tokenizer registered under the base model's name from the model store's folder, and the cookbook's `qwen3_instruct`
 // renderer, whose tokens are the served ChatML template's (checked here first).
-import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -13,8 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTrainingHarness, type TrainingHarness } from '../../../test/support/training.ts';
 import { PRETRAINED_TOOL_MODEL, pretrainedToolModelDir, TINY_MODEL, tinyModelsDir } from '../../../test/support/tiny-model.ts';
 import { buildTinkerApp } from '../src/app.ts';
+import { CORE_PYTHON, runPython } from './sdk/run.ts';
 
-const PYTHON = 'core/.venv/bin/python';
 let h: TrainingHarness;
 let app: FastifyInstance;
 let baseUrl: string;
@@ -24,20 +23,8 @@ let logDir: string;
 const hits: Array<{ path: string; status: number }> = [];
 
 const COOKBOOK = 'bench/tinker/cookbook.py';
-function cookbook(
-  command: string, args: string[], env: Record<string, string> = {}, model = { name: TINY_MODEL, dir: tokenizerDir },
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(PYTHON, [COOKBOOK, command, '--model', model.name, '--tokenizer-dir', model.dir, ...args], {
-      env: { ...process.env, TINKER_TELEMETRY: '0', HF_HUB_OFFLINE: '1', TRANSFORMERS_VERBOSITY: 'error', ...env },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const cookbook = (command: string, args: string[], env: Record<string, string> = {}, model = { name: TINY_MODEL, dir: tokenizerDir }) =>
+  runPython(CORE_PYTHON, [COOKBOOK, command, '--model', model.name, '--tokenizer-dir', model.dir, ...args], env);
 
 beforeAll(async () => {
   h = await startTrainingHarness({ AUTH_MODE: 'token', HF_ENDPOINT: 'http://127.0.0.1:9' });

@@ -2,13 +2,13 @@
 // its next call queues it again, and the worker that takes it loads that state: the official SDK's loop sees nothing
 // but the losses of a run that was never let go (within 1e-5), on the tiny model. And a seq_id that never arrives holds
 // back the later calls for TINKER_SEQ_GAP_S (1 s here) only: the run skips it, and it fails if it is sent after all.
-import { spawn } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { IDLE_STATE } from '@ftp/jobs/tinker';
 import { startTrainingHarness, type TrainingHarness } from '../../../test/support/training.ts';
 import { buildTinkerApp } from '../src/app.ts';
+import { runPython, SDK_PYTHON } from './sdk/run.ts';
 
 let h: TrainingHarness;
 let app: FastifyInstance;
@@ -26,14 +26,7 @@ afterAll(async () => {
 });
 
 it('a run let go when idle continues from its saved state as if it had never stopped', async () => {
-  const child = spawn('test/tools/.venv/bin/python', ['services/tinker/test/sdk/idle.py', baseUrl, 'tml-anything', 'tiny', '3'], {
-    env: { ...process.env, TINKER_TELEMETRY: '0', HF_HUB_OFFLINE: '1', TRANSFORMERS_VERBOSITY: 'error' },
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  const { code, stdout, stderr } = await runPython(SDK_PYTHON, ['services/tinker/test/sdk/idle.py', baseUrl, 'tml-anything', 'tiny', '3']);
   expect(code, stderr.slice(-4000)).toBe(0);
   const seen = JSON.parse(stdout.trim().split('\n').at(-1)!) as { expected: number[]; got: number[]; model_id: string; base_before: Array<number | null>; base_after: Array<number | null> };
   // A base model's sampler let go and brought back by a sample answers as before (the sample is not taken for the

@@ -17,24 +17,15 @@ import { buildOpenAiApp } from '@ftp/openai';
 import { buildInferenceApp } from '@ftp/inference';
 import { buildExportApp } from '@ftp/export';
 import { buildTinkerApp } from '../src/app.ts';
+import { runPython, SDK_ENV, SDK_PYTHON } from './sdk/run.ts';
 
-const PYTHON = 'test/tools/.venv/bin/python';
 let h: TrainingHarness;
 let app: FastifyInstance;
 let baseUrl: string;
 let key: string;
 const hits: Array<{ method: string; path: string; status: number }> = [];
 
-function runSdk(script: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(PYTHON, [script, ...args], { env: { ...process.env, TINKER_TELEMETRY: '0', HF_HUB_OFFLINE: '1', TRANSFORMERS_VERBOSITY: 'error' } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const runSdk = (script: string, args: string[]) => runPython(SDK_PYTHON, [script, ...args]);
 
 beforeAll(async () => {
   h = await startTrainingHarness({ AUTH_MODE: 'token', HF_ENDPOINT: 'http://127.0.0.1:9' });
@@ -265,7 +256,7 @@ describe('a run on the jobs surface', () => {
 
 describe('a run whose core dies', () => {
   it('says so on its next call, and its saved state continues on another worker exactly as the run would have', async () => {
-    const child = spawn(PYTHON, ['services/tinker/test/sdk/resume.py', baseUrl, key, 'tiny'], { env: { ...process.env, TINKER_TELEMETRY: '0', HF_HUB_OFFLINE: '1', TRANSFORMERS_VERBOSITY: 'error' } });
+    const child = spawn(SDK_PYTHON, ['services/tinker/test/sdk/resume.py', baseUrl, key, 'tiny'], { env: { ...process.env, ...SDK_ENV } });
     let stdout = '';
     let stderr = '';
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));

@@ -129,7 +129,7 @@ function repositories(db: Database, config: Config) {
     evaluations: new EvaluationsRepository(db, webhooks),
     evaluationRuns: new EvaluationRunsRepository(db, webhooks),
     comparisons: new ComparisonsRepository(db),
-    tinker: new TinkerRepository(db),
+    tinker: new TinkerRepository(db, !config.DATABASE_URL),
     sweeps: new SweepsRepository(db),
     workers: new WorkersRepository(db),
     uploads: new UploadsRepository(db),

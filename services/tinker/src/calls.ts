@@ -10,8 +10,12 @@ import { requeueIdleRun, userError } from '@ftp/jobs/tinker';
 /** How long retrieve_future holds a request before answering try_again (the SDK waits 45 s and polls at once again). */
 export const LONG_POLL_MS = 25_000;
 /** The row is read again after 5 ms, then less and less often, up to every 100 ms: a quick call is answered at once,
- *  and a long one (a forward_backward of seconds) does not keep the database and the CPU busy while it runs. */
-const POLL_MS = { first: 5, most: 100 } as const;
+ *  and a long one (a forward_backward of seconds) does not keep the database and the CPU busy while it runs. On the
+ *  embedded database the worker that ends a call is in this process and says so (TinkerRepository.untilCallEnded):
+ *  the row is read when a call ends, and once a second besides. Read every 100 ms, the embedded database (PGlite, in
+ *  this process) took ~1 CPU-second per 14-second SmolLM2 step from the CPUs the worker's core trains on
+ *  (bench/tinker/README.md). */
+const POLL_MS = { first: 5, most: 100, told: 1_000 } as const;
 
 /** The caller's run named by the SDK's model id (404 for anyone else's). */
 export async function runOfModel(platform: Platform, userId: string, modelId: string): Promise<TinkerRunRow> {
@@ -46,11 +50,13 @@ export async function submitRunCall(
  *  up to `waitMs`). A call of a run that failed meanwhile fails with the run's error. */
 export async function awaitCall(platform: Platform, userId: string, requestId: string, waitMs: number, signal: AbortSignal): Promise<TinkerCallRow | undefined> {
   const until = Date.now() + waitMs;
-  for (let pause: number = POLL_MS.first; ; pause = Math.min(POLL_MS.most, pause * 1.5)) {
+  const told = platform.tinker.endsSeenHere;
+  for (let pause: number = POLL_MS.first; ; pause = Math.min(told ? POLL_MS.told : POLL_MS.most, pause * 1.5)) {
+    const seen = platform.tinker.callsEndedSoFar();
     const call = await platform.tinker.getCall(userId, requestId);
     if (!call) throw new NotFound('future', requestId);
     if (call.status === 'done' || call.status === 'failed') return call;
     if (Date.now() >= until || signal.aborted) return undefined;
-    await sleep(pause);
+    await (told ? platform.tinker.untilCallEnded(seen, Math.min(pause, until - Date.now())) : sleep(pause));
   }
 }

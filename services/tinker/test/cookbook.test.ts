@@ -55,12 +55,12 @@ describe('the cookbook’s renderer and the served chat template', () => {
   // The tiny model's ChatML against the cookbook's qwen3_instruct; the README's model, served with Qwen2.5's template
   // (a default system message when there is none), against qwen2_5, registered by bench/tinker/cookbook.py.
   it.each([
-    ['the tiny model', 'qwen3_instruct'],
-    ['SmolLM2-135M', 'qwen2_5'],
-  ])('%s and %s render the cookbook’s 128 conversations to the same tokens: every generation prompt, and the whole conversation up to its last end of turn', async (which, renderer) => {
-    const model = which === 'the tiny model'
-      ? { name: TINY_MODEL, dir: tokenizerDir }
-      : { name: PRETRAINED_TOOL_MODEL, dir: path.join(await pretrainedToolModelDir(), PRETRAINED_TOOL_MODEL) };
+    ['the tiny model', 'qwen3_instruct', false],
+    ['SmolLM2-135M', 'qwen2_5', true],
+  ])('%s and %s render the cookbook’s 128 conversations to the same tokens: every generation prompt, and the whole conversation up to its last end of turn', async (_, renderer, pretrained) => {
+    const model = pretrained
+      ? { name: PRETRAINED_TOOL_MODEL, dir: path.join(await pretrainedToolModelDir(), PRETRAINED_TOOL_MODEL) }
+      : { name: TINY_MODEL, dir: tokenizerDir };
     const { code, stdout, stderr } = await cookbook('render', ['--renderer', renderer, '--count', '128'], {}, model);
     expect(code, stderr.slice(-3000)).toBe(0);
     const seen = JSON.parse(stdout.trim().split('\n').at(-1)!);
@@ -99,7 +99,6 @@ describe('the cookbook’s supervised loop, unchanged', () => {
     expect(evals).toHaveLength(11); // steps 0, 2, …, 20
     expect(evals.at(-1)!).toBeLessThan(evals[0]! * 0.8);
   });
-
 });
 
 describe('the cookbook’s RL loop, unchanged', () => {

@@ -3,6 +3,7 @@
 // on user_id, so another user's run, sampler or future reads exactly like an unknown one; the worker-side methods act
 // on the run the queue named. A run is taken like a training job (claim, guarded by the worker that holds it), and the
 // watchdog and the reconciler release it when its worker is gone (TINKER_WORK).
+import { EventEmitter } from 'node:events';
 import type { Database, Queryable } from './database.ts';
 import { guardedUpdate } from './guarded-update.ts';
 import { listLostHolds, type LostHold, type WorkTable } from './work-rows.ts';
@@ -107,8 +108,38 @@ type RunUpdate = Partial<Pick<TinkerRunRow, 'status' | 'worker_id' | 'error' | '
 
 const int = (row: TinkerCallRow): TinkerCallRow => ({ ...row, seq_id: row.seq_id === null ? null : Number(row.seq_id) });
 
+/** The calls this process ended, counted and told to its waiters (retrieve_future's long poll): one for every
+ *  repository here, since the service and the worker of an embedded stack may read through different ones. */
+const callEnds = new EventEmitter().setMaxListeners(0);
+let callsEnded = 0;
+function toldEnded(): void {
+  callsEnded += 1;
+  callEnds.emit('ended');
+}
+
 export class TinkerRepository {
-  constructor(private readonly db: Database) {}
+  /** `endsSeenHere`: every call's end is written by this process (the embedded database, which one process holds), so
+   *  a waiter told by untilCallEnded needs no quick polling of the rows; with PostgreSQL a worker elsewhere ends them. */
+  constructor(private readonly db: Database, readonly endsSeenHere = false) {}
+
+  /** How many calls this process has ended so far: read before a call's row, and given to untilCallEnded after it. */
+  callsEndedSoFar(): number {
+    return callsEnded;
+  }
+
+  /** Resolves once a call has ended here since `seen` (at once if one has), or after `ms`. */
+  untilCallEnded(seen: number, ms: number): Promise<void> {
+    if (callsEnded > seen) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        callEnds.off('ended', done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      callEnds.on('ended', done);
+    });
+  }
 
   async createSession(userId: string, request: Record<string, unknown>): Promise<TinkerSessionRow> {
     const [row] = await this.db.query<TinkerSessionRow>('INSERT INTO tinker_sessions (session_id, user_id, request) VALUES ($1, $2, $3::json) RETURNING *', [newId('tks'), userId, JSON.stringify(request)]);
@@ -309,6 +340,7 @@ export class TinkerRepository {
       `UPDATE tinker_calls SET status = $2, result = $3::json, error = $4::json, finished_at = now() WHERE request_id = $1 AND status IN ('queued', 'running')`,
       [requestId, ok ? 'done' : 'failed', ok ? JSON.stringify(outcome.result) : null, ok ? null : JSON.stringify(outcome.error)],
     );
+    toldEnded();
   }
 
   /** Fails every call of the run not finished (its worker is gone, or it could not start). */
@@ -317,6 +349,7 @@ export class TinkerRepository {
       `UPDATE tinker_calls SET status = 'failed', error = $2::json, finished_at = now() WHERE run_id = $1 AND status IN ('queued', 'running') RETURNING request_id`,
       [runId, JSON.stringify(error)],
     );
+    if (rows.length > 0) toldEnded();
     return rows.length;
   }
 

@@ -133,9 +133,9 @@ def slim_bitsandbytes(source: Path, into: Path) -> Path:
     return target
 
 
-def site_packages(packages: list[str], stage: Path) -> list[str]:
-    """The packages' locked wheels installed for CPython 3.12 into stage/site (no byte code: it would be 3.11's)."""
-    versions = locked_versions()
+def site_packages(packages: list[str], versions: dict[str, str], stage: Path) -> list[str]:
+    """The packages' wheels at their `versions` (the lock's) installed for CPython 3.12 into stage/site (no byte code:
+    it would be 3.11's)."""
     wheels = stage / "wheels"
     wheels.mkdir(parents=True)
     names = []
@@ -176,11 +176,12 @@ def tree_bytes() -> int:
 
 def prepare() -> None:
     tree = tree_bytes()
+    locked = locked_versions()  # the core lock's versions, for Linux x86-64 Python 3.12: one `uv export` for every call
     for call, plan in CALLS.items():
         stage = CACHE / "stage" / call
         shutil.rmtree(stage, ignore_errors=True)
         stage.mkdir(parents=True)
-        wheels = site_packages(plan["packages"], stage)
+        wheels = site_packages(plan["packages"], locked, stage)
         (stage / "models").mkdir()
         make_models(plan["models"], stage / "models")
         bundle = PACK / call / "bundle.tar.xz"
@@ -190,7 +191,7 @@ def prepare() -> None:
                        env={**os.environ, "XZ_OPT": "-9 -T0"})
         data = bundle.read_bytes()
         manifest = {"call": call, "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data), "wheels": wheels,
-                    "torch": locked_versions()["torch"],
+                    "torch": locked["torch"],
                     "models": plan["models"], "parts": plan["parts"],
                     "made": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
         (bundle.parent / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")

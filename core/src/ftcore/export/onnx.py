@@ -9,16 +9,17 @@ verified against.
     <output_dir>/onnx/model_q4f16.onnx    the fp16 model with 4-bit MatMul weights
 
 With `reference_file`, the candidate prompts of `prompts_file` are rendered through the model's chat template and
-generated greedily by transformers (fp32, `max_new_tokens` each, end-of-turn not stopping it); the first `prompts`
-whose continuation has at least `min_distinct` different tokens (a check that a repeated token would pass says
-little), else the most varied, go to that file with their ids, and the worker compares the ONNX models' greedy tokens
-in onnxruntime-node with them.
+generated greedily by transformers (fp32, `max_new_tokens` each, end-of-turn not stopping it, in order until enough
+qualify); the first `prompts` whose continuation has at least `min_distinct` different tokens (a check that a repeated
+token would pass says little), else the most varied, go to that file with their ids, and the worker compares the ONNX
+models' greedy tokens in onnxruntime-node with them.
 """
 from __future__ import annotations
 
 import json
 import shutil
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -93,10 +94,14 @@ def run(options: Options) -> None:
             raise SpecError("reference_file needs prompts_file: the conversations to generate from")
         events.stage("exporting_onnx", "generating the reference with transformers")
         conversations = json.loads(Path(options.prompts_file).read_text())
-        generated = reference_generations(model_dir, conversations, options.max_new_tokens)
-        varied = [g for g in generated if g["distinct"] >= options.min_distinct]
-        rest = sorted((g for g in generated if g["distinct"] < options.min_distinct), key=lambda g: -g["distinct"])
-        kept = [*varied, *rest][:options.prompts]
+        # The first `prompts` varied ones, in the candidates' order: the candidates after them are not generated
+        # (each is seconds of CPU); fewer than that, and the least repetitive of the rest fill in.
+        varied, rest = [], []
+        for generated in reference_generations(model_dir, conversations, options.max_new_tokens):
+            (varied if generated["distinct"] >= options.min_distinct else rest).append(generated)
+            if len(varied) == options.prompts:
+                break
+        kept = [*varied, *sorted(rest, key=lambda g: -g["distinct"])][:options.prompts]
         Path(options.reference_file).write_text(json.dumps({"architecture": architecture, "prompts": kept}))
     events.emit(events.Artifact(kind="onnx", path=str(out)))
 
@@ -192,9 +197,10 @@ def _save(model, target: Path) -> None:
                     location=f"{target.name}_data" if large else None)
 
 
-def reference_generations(model_dir: Path, conversations: list[dict], max_new_tokens: int) -> list[dict]:
-    """Per conversation: its prompt ids through the chat template (with the generation prompt) and transformers' greedy
-    continuation of exactly `max_new_tokens` (fp32 on the CPU, the end-of-turn token not stopping it)."""
+def reference_generations(model_dir: Path, conversations: list[dict], max_new_tokens: int) -> Iterator[dict]:
+    """Per conversation, as it is asked for: its prompt ids through the chat template (with the generation prompt) and
+    transformers' greedy continuation of exactly `max_new_tokens` (fp32 on the CPU, the end-of-turn token not
+    stopping it)."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -202,16 +208,14 @@ def reference_generations(model_dir: Path, conversations: list[dict], max_new_to
     model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).eval()
     # Plain greedy: no end-of-turn stop, and no min_new_tokens (it masks the end-of-turn logit, which ONNX would not).
     model.generation_config.eos_token_id = None
-    out = []
-    for conversation in conversations:
-        messages = conversation.get("messages") if isinstance(conversation, dict) else None
-        if not isinstance(messages, list):
-            raise SpecError('prompts_file must be a JSON list of {"messages": [...]}')
+    listed = [c.get("messages") if isinstance(c, dict) else None for c in conversations]
+    if not all(isinstance(messages, list) for messages in listed):
+        raise SpecError('prompts_file must be a JSON list of {"messages": [...]}')
+    for messages in listed:
         ids = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)
         with torch.no_grad():
             generated = model.generate(torch.tensor([ids]), attention_mask=torch.ones(1, len(ids), dtype=torch.long),
                                        do_sample=False, max_new_tokens=max_new_tokens,
                                        pad_token_id=tokenizer.pad_token_id or 0)
         tokens = generated[0, len(ids):].tolist()
-        out.append({"messages": messages, "prompt_ids": ids, "tokens": tokens, "distinct": len(set(tokens))})
-    return out
+        yield {"messages": messages, "prompt_ids": ids, "tokens": tokens, "distinct": len(set(tokens))}

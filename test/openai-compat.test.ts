@@ -240,6 +240,17 @@ describe('the /v1 surface with the official npm client', { timeout: 300_000 }, (
     expect(notJson.error!.message).toMatch(/line 2: not valid JSON/);
   });
 
+  it('fails a file whose every example ends past the context before its answer, at create, and makes nothing (#56)', async () => {
+    const before = (await ok(`${urls.preprocessing}/datasets`)).datasets.length;
+    const long = JSON.stringify({ messages: [{ role: 'user', content: 'Tell me about the sea. '.repeat(120) }, { role: 'assistant', content: 'Blue.' }] });
+    const job = await trainedJob(alice, [long, long, long, long], 'long');
+    expect(job.status).toBe('failed');
+    expect(job.error).toMatchObject({ code: 'invalid_training_file', param: 'training_file' });
+    expect(job.error!.message).toMatch(/^The training file \S+ is not valid: every train row is longer than max_length 512 where its answer starts, .*, or shorten the rows$/);
+    expect((await ok(`${urls.training}/jobs/${job.id}`)).processed_dataset_id).toBeNull();
+    expect((await ok(`${urls.preprocessing}/datasets`)).datasets).toHaveLength(before);
+  });
+
   it('answers invalid requests with OpenAI’s error body', async () => {
     const res = await fetch(`${urls.openai}/v1/fine_tuning/jobs`, {
       method: 'POST',

@@ -59,6 +59,9 @@ function sharedEnv(urls: StackUrls, jwtSecret: string, metricsToken: string): Re
     // LLM augmentation asks this very stack's /v1 (the tiny model, JSON by schema on the fast engine).
     LLM_API_BASE: `${urls.openai}/v1`,
     LLM_MODEL: TINY_MODEL,
+    // A submit waits for its check of the data however long the worker's warm core takes to start on a loaded machine
+    // (10 s by default, then the job's own pre-flight checks it): what the check refuses is refused at submit every run.
+    SUBMIT_CHECK_MS: '120000',
     // A closed port: the hub is out of reach at once (no test may reach the internet).
     HF_ENDPOINT: 'http://127.0.0.1:9',
     // The console test's webhook receiver listens on loopback, which events are otherwise never sent to.

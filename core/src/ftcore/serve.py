@@ -80,6 +80,8 @@ class PreflightRequest:
     id: str
     op: Literal["preflight"]
     spec: dict
+    # False: the report alone (what a submit's check needs, #56), without the warnings that load the model and sample.
+    sampled: bool = True
 
 
 @dataclass
@@ -288,7 +290,7 @@ class Server:
         spec = from_dict(TrainOptions, request.spec, where=f"request {request.id} spec")
         train_records, test_records, mode = validate(spec)
         made = report(spec, train_records, test_records, mode, load_processing_class(spec))
-        if sampled_checks_apply(spec):
+        if request.sampled and sampled_checks_apply(spec):
             model, tokenizer, _ = self.models.get(spec.base_model, spec.init_adapter)
             made["warnings"] += sampled_warnings(spec, train_records, model, tokenizer)
         return events.Preflight(report=made, id=request.id)

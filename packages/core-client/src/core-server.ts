@@ -137,9 +137,10 @@ export class CoreServer {
     return this.request('grade', params, options) as Promise<Graded>;
   }
 
-  /** The pre-flight report of a train spec (the core's train/preflight/), without a throughput probe. */
-  preflight(spec: Record<string, unknown>, options: RequestOptions = {}): Promise<Preflight> {
-    return this.request('preflight', { spec }, options) as Promise<Preflight>;
+  /** The pre-flight report of a train spec (the core's train/preflight/), without a throughput probe; `sampled`
+   *  false leaves out the warnings that load the model and sample it too (DPO's end of turn, GRPO's reward spread). */
+  preflight(spec: Record<string, unknown>, options: RequestOptions & { sampled?: boolean } = {}): Promise<Preflight> {
+    return this.request('preflight', { spec, sampled: options.sampled ?? true }, options) as Promise<Preflight>;
   }
 
   /** Stops the core (stdin closes: it cancels what runs and exits) and fails what is pending. */
@@ -148,7 +149,7 @@ export class CoreServer {
     await this.core.dispose();
   }
 
-  private async request(op: 'generate' | 'evaluate' | 'grade' | 'preflight', params: GenerateParams | EvaluateParams | GradeParams | { spec: Record<string, unknown> }, options: RequestOptions): Promise<Answer> {
+  private async request(op: 'generate' | 'evaluate' | 'grade' | 'preflight', params: GenerateParams | EvaluateParams | GradeParams | { spec: Record<string, unknown>; sampled: boolean }, options: RequestOptions): Promise<Answer> {
     const { held, answer } = this.core.request(options, ({ id }) => ({ ...params, op, id }));
     const giveUp = (error: CoreServerError) => {
       if (!held.waiting) return;

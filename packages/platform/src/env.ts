@@ -49,6 +49,8 @@ const EnvSchema = z
     MAX_EVAL_SAMPLES: positiveInt.default(DEFAULT_MAX_EVAL_SAMPLES),
     INFERENCE_TIMEOUT_MS: positiveInt.default(600_000).describe('time limit of one batch inference or evaluation request (504 past it)'),
     PREFLIGHT_TIMEOUT_MS: positiveInt.default(300_000).describe('time limit of a training dry run (POST /train with dry_run; 504 past it)'),
+    SUBMIT_CHECK_MS: z.coerce.number().int().min(0).default(10_000)
+      .describe("how long a submit waits for a worker's count of the job's data (a job whose rows all train nothing is then refused with 422); past it, or 0, the job is queued and its own pre-flight checks it"),
     INFERENCE_MEMORY_BYTES: positiveInt.default(4 * 1024 ** 3).describe('model weights each inference engine keeps loaded between requests'),
     PROGRESS_INTERVAL_S: z.coerce.number().positive().max(60).default(5).describe('how often a worker says what a long stage (a model build, an export) does while it runs'),
     PREPARE_GGUF_AFTER_TRAINING: boolFromEnv

@@ -5,7 +5,7 @@
 // rules below (README, "Coming from OpenAI fine-tuning"), and the values used are what the job shows.
 import { randomInt } from 'node:crypto';
 import { writeProcessedDataset } from '@ftp/datasets';
-import { newId, NotFound, userKeySegment, type Platform, type RawDatasetRow } from '@ftp/platform';
+import { newId, NotFound, UnprocessableEntity, userKeySegment, type Platform, type RawDatasetRow } from '@ftp/platform';
 import { TRAINER_DATASET_MODE, TrainingConfig, type CreateFineTuningJobRequest, type Grader, type SampleResponseFormat, type TrainRequest } from '@ftp/schema';
 import { checkJudges, jobPageUrl, submitTrainingJob } from '@ftp/jobs/training';
 import { locateBaseModel, modelContextLength, parseModelName, resolveModelName } from '@ftp/jobs/models';
@@ -122,8 +122,23 @@ export async function createFineTuningJob(platform: Platform, userId: string, re
     tracker_url: jobPageUrl(platform, jobId),
   };
 
+  /** The job, created failed: a file that did not pass validation (OpenAI's invalid_training_file or
+   *  invalid_validation_file; the job, not the create call, says so). */
+  const failedJob = async (param: 'training_file' | 'validation_file', message: string, hyperparameters: ResolvedHyperparameters) => {
+    const which = param === 'training_file' ? 'training' : 'validation';
+    await platform.jobs.insert({
+      ...jobRow,
+      processed_dataset_id: null,
+      training_config: { base_model_id: baseModel, method: 'LoRA', trainer_type: TRAINERS[method], ...from },
+      openai: facts(hyperparameters, { code: `invalid_${which}_file`, param }) as unknown as Record<string, unknown>,
+      failed: { error: `The ${which} file ${param === 'training_file' ? training.dataset_id : validation!.dataset_id} is not valid: ${message}` },
+      earlier,
+    });
+    return jobId;
+  };
+
   let dataset;
-  let param = 'training_file';
+  let param: 'training_file' | 'validation_file' = 'training_file';
   // Written once every line is read: whether any carried tools (the submit then asks the model's template for them).
   const datasetConfig: Record<string, unknown> = { openai_training_file: training.dataset_id, openai_validation_file: validation?.dataset_id ?? null };
   const columns = kind === 'chat' ? ['messages'] : kind === 'prompt' ? ['prompt'] : ['prompt', 'chosen', 'rejected'];
@@ -167,18 +182,7 @@ export async function createFineTuningJob(platform: Platform, userId: string, re
     );
   } catch (err) {
     if (!(err instanceof InvalidLine)) throw err;
-    const which = param === 'training_file' ? 'training' : 'validation';
-    const message = `The ${which} file ${param === 'training_file' ? training.dataset_id : validation!.dataset_id} is not valid: ${err.message}`;
-    const failed = facts(resolveHyperparameters(requested, 0, method), { code: `invalid_${which}_file`, param });
-    await platform.jobs.insert({
-      ...jobRow,
-      processed_dataset_id: null,
-      training_config: { base_model_id: baseModel, method: 'LoRA', trainer_type: TRAINERS[method], ...from },
-      openai: failed as unknown as Record<string, unknown>,
-      failed: { error: message },
-      earlier,
-    });
-    return jobId;
+    return failedJob(param, err.message, resolveHyperparameters(requested, 0, method));
   }
 
   const examples = dataset.splits.find((s) => s.split_name === 'train')!.num_rows;
@@ -226,6 +230,11 @@ export async function createFineTuningJob(platform: Platform, userId: string, re
     // Refused after all (e.g. no worker can train it): the dataset made for it goes too.
     await platform.datasets.deleteProcessed(userId, dataset.processed_dataset_id);
     await platform.blobs.deletePrefix(dataset.blob_prefix);
+    // The submit's check found what the core refuses in the data (every example cut before its answer, #56): the
+    // file did not pass validation, as OpenAI says it.
+    if (err instanceof UnprocessableEntity && err.issues.length === 1 && err.issues[0]!.loc.join('.') === 'body.training_config') {
+      return failedJob('training_file', err.issues[0]!.msg, hyperparameters);
+    }
     throw err;
   }
   return jobId;

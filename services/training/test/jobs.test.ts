@@ -17,7 +17,9 @@ let bob: Record<string, string>;
 let dataset: string;
 
 beforeAll(async () => {
-  h = await startTrainingHarness({ AUTH_MODE: 'token', PROGRESS_INTERVAL_S: '1' });
+  // A submit waits for its check however long the worker's warm core takes to start (10 s by default, then the job's
+  // own pre-flight checks it): the refusals at submit below do not depend on how loaded the machine is.
+  h = await startTrainingHarness({ AUTH_MODE: 'token', PROGRESS_INTERVAL_S: '1', SUBMIT_CHECK_MS: '120000' });
   alice = { authorization: `Bearer ${(await h.platform.apiKeys.create('alice', 'a')).key}` };
   bob = { authorization: `Bearer ${(await h.platform.apiKeys.create('bob', 'b')).key}` };
   dataset = await h.dataset(qaCsv(), {}, alice);
@@ -276,8 +278,37 @@ describe('jobs that fail or are cancelled', () => {
     expect(job.statusCode, job.body).toBe(200);
     const row = (await h.platform.jobs.getForWorker(job.json().job_id))!;
     expect((row.training_config as { hyperparameters: { max_length: number } }).hyperparameters.max_length).toBe(512);
+    // the submit's check counted its data (#56): its report is the job's before any worker takes it
+    expect(row.preflight, JSON.stringify(row)).toMatchObject({ max_length: 512, steps: { total: 1 } });
     expect((await h.train({ method: 'POST', url: `/jobs/${job.json().job_id}/cancel`, headers: alice })).statusCode).toBe(200);
     await h.waitFor(job.json().job_id, (j) => j.status === 'failed', 120_000, alice);
+  }, 180_000);
+
+  it('a job whose rows all train nothing is a 422 at submit naming max_length and the longest row, and nothing is stored (#56)', async () => {
+    const before = (await h.train({ url: '/jobs', headers: alice })).json().jobs.length;
+    // 16 tokens end before any answer starts: such a job failed at step 1 with a NaN loss, once a worker took it
+    const res = await submit(loraRequest(dataset, { max_length: 16 }));
+    expect(res.statusCode, res.body).toBe(422);
+    expect(res.json().detail).toEqual([{
+      loc: ['body', 'training_config'],
+      msg: expect.stringMatching(/^every train row is longer than max_length 16 where its answer starts, .*the longest, row \d+, is 39 tokens: raise max_length to 39, or shorten the rows$/),
+      type: 'value_error',
+    }]);
+    expect((await h.train({ url: '/jobs', headers: alice })).json().jobs.length).toBe(before);
+
+    // Unchecked at submit (SUBMIT_CHECK_MS 0, as when no worker answers in time), the job is queued and its own
+    // pre-flight refuses it with the same message before the model loads, not a NaN loss at step 1.
+    const config = h.platform.config as { SUBMIT_CHECK_MS: number };
+    config.SUBMIT_CHECK_MS = 0;
+    try {
+      const queued = await submit(loraRequest(dataset, { max_length: 16 }));
+      expect(queued.statusCode, queued.body).toBe(200);
+      const failed = await h.waitFor(queued.json().job_id, (j) => j.status === 'failed' || j.status === 'completed', 120_000, alice);
+      expect(failed.error).toMatch(/every train row is longer than max_length 16 where its answer starts, .*raise max_length to 39, or shorten the rows/);
+      expect(failed.progress ?? null).toBeNull();
+    } finally {
+      config.SUBMIT_CHECK_MS = 120_000;
+    }
   }, 180_000);
 
   it('cancel stops a running job (409 on delete while it runs) and it ends failed "cancelled by user"', async () => {

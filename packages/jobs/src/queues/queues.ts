@@ -153,13 +153,15 @@ export type EvaluatePayload = z.infer<typeof EvaluationWork>;
 export type ComparisonPayload = z.infer<typeof ComparisonWork>;
 export type GradePayload = z.infer<typeof GradeWork>;
 
-/** POST /train with dry_run: the request as it would be stored (secrets cut out), checked and measured on a worker. */
+/** POST /train with dry_run: the request as it would be stored (secrets cut out), checked and measured on a worker;
+ *  with `check`, a submit's check (#56): the warm core's report only (no throughput probe, no sampled warnings). */
 export const preflightQueue = defineQueue(
   'preflight',
   z.object({
     ...Requester,
     processed_dataset_id: Id,
     training_config: z.record(z.string(), z.unknown()),
+    check: z.boolean().optional(),
   }),
   // Tokenizing is quick but a throughput probe trains a few steps: one at a time, so probes do not slow each other.
   { result: PreflightReport, concurrency: 1 },

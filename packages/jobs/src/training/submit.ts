@@ -1,11 +1,12 @@
 // POST /train as a domain function: everything that can be checked before a worker spends time on the
 // job is checked here (dataset ownership, trainer vs processing mode, QLoRA vs CUDA, the base model and whether its
-// template writes the dataset's tools, the test split for evaluation, reward columns), then the row is written and the job queued; or, with dry_run,
-// a worker makes the pre-flight report and nothing is written.
+// template writes the dataset's tools, the test split for evaluation, reward columns), then a worker's warm core
+// counts the data as training will when it can within SUBMIT_CHECK_MS (#56), then the row is written and the job
+// queued; or, with dry_run, a worker makes the pre-flight report and nothing is written.
 import { invalidField, newId, UnprocessableEntity, userKeySegment, type NewJobRow, type Platform, type TrainingJobRow, type ValidationIssue } from '@ftp/platform';
 import { DEFAULT_MAX_LENGTH, graderItemFields, TRAINER_DATASET_MODE, type PreflightReport, type TrainRequest } from '@ftp/schema';
 import { checkJudges } from './grading.ts';
-import { checkCheckpoint, checkToolTemplate, datasetUsesTools, jobToRun, locateBaseModel, modelContextLength, trainsWholeModel } from '../models/index.ts';
+import { checkCheckpoint, checkToolTemplate, datasetUsesTools, jobToRun, locateBaseModel, modelContextLength, trainsWholeModel, type ModelLocation } from '../models/index.ts';
 import { preflightQueue, requestFromWorker, trainingQueue, type PreflightPayload } from '../queues/index.ts';
 import { readyDataset } from './datasets.ts';
 
@@ -26,6 +27,8 @@ interface CheckedTrainRequest {
   config: TrainRequest['training_config'];
   /** training_config.from_job's job. */
   parent?: TrainingJobRow | undefined;
+  /** Where the base model is. */
+  location: ModelLocation;
 }
 
 /** Everything a submit checks, for a job and a dry run alike. */
@@ -100,7 +103,7 @@ async function checkTrainRequest(platform: Platform, userId: string, request: Tr
   const location = await locateBaseModel(platform, config.provider, config.base_model_id, { hubToken: request.hub_token });
   if (datasetUsesTools(dataset)) await checkToolTemplate(platform, location, config.base_model_id, [...CONFIG_LOC, 'base_model_id']);
   const maxLength = fitContext(config, await modelContextLength(platform, location));
-  return { parent, config: { ...config, hyperparameters: { ...config.hyperparameters, max_length: maxLength } } };
+  return { parent, location, config: { ...config, hyperparameters: { ...config.hyperparameters, max_length: maxLength } } };
 }
 
 /** max_length as the job will use it: the one asked for, which must fit the base model's context (known before any
@@ -124,10 +127,15 @@ function fitContext(config: TrainRequest['training_config'], context: number | u
 export type JobExtras = Partial<Pick<NewJobRow, 'job_id' | 'openai' | 'earlier' | 'sweep_id'>>;
 
 export async function submitTrainingJob(platform: Platform, userId: string, request: TrainRequest, extras: JobExtras = {}): Promise<string> {
-  const { config, parent } = await checkTrainRequest(platform, userId, request);
+  const checked = await checkTrainRequest(platform, userId, request);
+  const { config, parent } = checked;
+  // A sweep's trial is not checked here: its sweep dry-ran the largest trial, and a trial its core refuses is a
+  // failed trial of the study, not a refused sweep.
+  const preflight = extras.sweep_id ? undefined : await checkOnWorker(platform, userId, request, checked);
   const jobId = extras.job_id ?? newId('job');
   await platform.jobs.insert({
     ...extras,
+    ...(preflight ? { preflight: preflight as unknown as Record<string, unknown> } : {}),
     job_id: jobId,
     user_id: userId,
     job_name: request.job_name,
@@ -150,6 +158,28 @@ export async function submitTrainingJob(platform: Platform, userId: string, requ
     throw err;
   }
   return jobId;
+}
+
+/** The submit's check (#56): a job the core would refuse once a worker takes it (every row cut before its answer by
+ *  max_length, a chat template that cannot write its rows) is refused now, with the core's 422, when a worker's warm
+ *  core answers within SUBMIT_CHECK_MS: the pre-flight report without the throughput probe and the sampled warnings,
+ *  about a second on a laptop, stored with the job so that it shows while the job waits. Not checked here, and the
+ *  job's own pre-flight (before its model loads) stays the check: no live worker serves the preflight lane, no
+ *  answer in time, a hub model no worker has fetched yet (a check downloads no weights), or QLoRA (the worker that
+ *  answers may have no CUDA, which the core refuses). */
+async function checkOnWorker(platform: Platform, userId: string, request: TrainRequest, { config, location }: CheckedTrainRequest): Promise<PreflightReport | undefined> {
+  const ms = platform.config.SUBMIT_CHECK_MS;
+  if (ms === 0 || location.kind === 'hub' || config.method === 'QLoRA') return undefined;
+  if (!(await platform.workers.anyLiveServing(preflightQueue.name, platform.config.WORKER_TIMEOUT_S))) return undefined;
+  const payload: PreflightPayload = { userId, processed_dataset_id: request.processed_dataset_id, training_config: storableConfig(config), check: true };
+  const limit = { ms, setting: 'SUBMIT_CHECK_MS', fix: "the job's own pre-flight checks it" };
+  try {
+    return await requestFromWorker(platform, preflightQueue, payload, request.hub_token, "the submit's check of the data", { limit });
+  } catch (err) {
+    if (err instanceof UnprocessableEntity) throw err;
+    platform.logger.info({ err: (err as Error).message }, "a submit's check of its data did not answer; the job is queued and its own pre-flight checks it");
+    return undefined;
+  }
 }
 
 /** dry_run: the same checks, then a worker renders and counts the data as training would, checks the spec as the

@@ -111,7 +111,7 @@ const JSON_COLUMNS = new Set(['progress', 'metrics', 'artifacts', 'preflight', '
 
 /** A new job row: queued, or (a /v1 job whose file failed validation) failed at once with its error. */
 export type NewJobRow = Pick<TrainingJobRow, 'job_id' | 'user_id' | 'job_name' | 'processed_dataset_id' | 'base_model_id' | 'modality' | 'training_config' | 'blob_prefix' | 'tracker_url'> &
-  Partial<Pick<TrainingJobRow, 'parent_job_id' | 'parent_checkpoint_step' | 'openai' | 'sweep_id'>> & {
+  Partial<Pick<TrainingJobRow, 'parent_job_id' | 'parent_checkpoint_step' | 'openai' | 'sweep_id' | 'preflight'>> & {
     failed?: { error: string };
     /** Log lines of what happened before the row existed (a /v1 job's file validation), logged before its status. */
     earlier?: string[];
@@ -139,11 +139,12 @@ export class JobsRepository {
     const status = row.failed ? 'failed' : 'queued';
     const [created] = await tx.query<TrainingJobRow>(
       `INSERT INTO training_jobs (job_id, user_id, job_name, status, processed_dataset_id, base_model_id, modality, training_config, blob_prefix, tracker_url,
-         parent_job_id, parent_checkpoint_step, openai, error, finished_at, sweep_id)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8::json, $9, $10, $11, $12, $13::json, $14, $15, $16) RETURNING *`,
+         parent_job_id, parent_checkpoint_step, openai, error, finished_at, sweep_id, preflight)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8::json, $9, $10, $11, $12, $13::json, $14, $15, $16, $17::json) RETURNING *`,
       [row.job_id, row.user_id, row.job_name, status, row.processed_dataset_id, row.base_model_id, row.modality,
         JSON.stringify(row.training_config), row.blob_prefix, row.tracker_url, row.parent_job_id ?? null, row.parent_checkpoint_step ?? null,
-        row.openai ? JSON.stringify(row.openai) : null, row.failed?.error ?? null, row.failed ? new Date() : null, row.sweep_id ?? null],
+        row.openai ? JSON.stringify(row.openai) : null, row.failed?.error ?? null, row.failed ? new Date() : null, row.sweep_id ?? null,
+        row.preflight ? JSON.stringify(row.preflight) : null],
     );
     for (const message of row.earlier ?? []) await appendLogEvent(tx, JOB_EVENTS, row.job_id, 'log', { level: 'info', message });
     await appendLogEvent(tx, JOB_EVENTS, row.job_id, 'status', { status, ...(row.failed ? { error: row.failed.error } : {}) });

@@ -35,6 +35,10 @@ export const trainingRoutes = {
         'Queues a job on a processed dataset and a base model. Checked before queueing: the dataset exists, is the caller’s and is ready, ' +
         'trainer_type fits its processing mode (sft ← language_modeling, dpo/orpo ← preference, grpo ← prompt_only), ' +
         'QLoRA has a CUDA worker, eval_strategy has a test split, and reward reference fields are dataset columns. ' +
+        'Then a worker’s warm core counts the data as training will, when one answers within SUBMIT_CHECK_MS (10 s by default): ' +
+        'a job whose rows all train nothing (every row cut by max_length before its answer), or whose spec the core refuses, is a 422 ' +
+        'at training_config and nothing is stored; the report is kept as the job’s preflight. No answer in time, the job is queued ' +
+        'and its own pre-flight refuses it with the same message before the model loads. ' +
         'With dry_run a worker also checks the spec as training would and answers the pre-flight report; no job is created.',
       tags,
       security: bearerOptional,

@@ -1,8 +1,8 @@
-// The preflight queue's processor (POST /train with dry_run): the base model and the dataset's splits as a training
-// job would have them, the core's pre-flight report (it checks the spec as `train` does, renders and counts the data
-// and estimates memory; when this host has no speed figure yet for this model, method and trainer, a one-shot core
-// also times a few real steps and the figure is recorded, else the warm core answers), and the fleet's estimates
-// added. Nothing of the request is stored.
+// The preflight queue's processor (POST /train with dry_run, and a submit's check): the base model and the dataset's
+// splits as a training job would have them, the core's pre-flight report (it checks the spec as `train` does, renders
+// and counts the data and estimates memory; when this host has no speed figure yet for this model, method and
+// trainer, a one-shot core also times a few real steps and the figure is recorded, else the warm core answers; a
+// submit's check always asks the warm core), and the fleet's estimates added. Nothing of the request is stored here.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { CoreServerError, describeCoreFailure, runCore, type CoreServer } from '@ftp/core-client';
@@ -24,10 +24,11 @@ export interface Machine {
 /** The core's refusal of the spec as the API's 422, at training_config. */
 const refused = (message: string) => invalidField(['body', 'training_config'], message);
 
-/** This host was measured for the model, method and trainer: the warm core (libraries imported, about a second). */
-async function warmReport(core: CoreServer, spec: Record<string, unknown>, signal: AbortSignal): Promise<CoreReport> {
+/** This host was measured for the model, method and trainer, or a submit's check: the warm core (libraries
+ *  imported, about a second; `sampled` false: without the warnings that load the model). */
+async function warmReport(core: CoreServer, spec: Record<string, unknown>, signal: AbortSignal, sampled = true): Promise<CoreReport> {
   try {
-    return (await core.preflight(spec, { signal })).report as unknown as CoreReport;
+    return (await core.preflight(spec, { signal, sampled })).report as unknown as CoreReport;
   } catch (err) {
     if (err instanceof CoreServerError && err.code === 'validation') throw refused(err.message);
     throw err;
@@ -74,12 +75,14 @@ export async function runPreflight(platform: Platform, machine: Machine, payload
       // the probe's few steps are no run of the user's: no tracker
       tracker_config: { provider: 'none', project: '', log_model: 'false' },
     };
-    if (!known) {
+    if (!known && !payload.check) {
       // The one slow dry run (half a minute on a laptop): say why it waits, in the log a person watches.
       platform.logger.info({ model: config.base_model_id, host: machine.host }, `dry run: measuring this host's training speed for ${config.base_model_id} (${config.method} ${config.trainer_type}) with a few real steps; once per host, model, method and trainer`);
     }
     const probeStarted = performance.now();
-    const report = known ? await warmReport(warmCore(), spec, signal) : await probedReport(platform, { ...spec, output_file: outputFile, measure_throughput: true }, work, signal);
+    // A submit's check waits on the warm core only: a probe trains, and a submit does not wait for that.
+    const report = payload.check ? await warmReport(warmCore(), spec, signal, false)
+      : known ? await warmReport(warmCore(), spec, signal) : await probedReport(platform, { ...spec, output_file: outputFile, measure_throughput: true }, work, signal);
     if (report.throughput) {
       // Until a job has run here, what the probe spent around its steps (a core starting, the model loaded, the data
       // prepared) stands for a job's time around its steps: the first estimate is then the user's time too.

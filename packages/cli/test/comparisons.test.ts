@@ -12,10 +12,13 @@ describe('comparedModel', () => {
     // a Tinker run's sampler weights by name (job_id the run's id)
     ['job_x@final', { job_id: 'job_x', checkpoint_name: 'final' }],
     ['job_x/merged@step-10.v2', { job_id: 'job_x', model_source: 'merged', checkpoint_name: 'step-10.v2' }],
+    // the tinker-cookbook's names are the step with leading zeros; name: takes any name as one
+    ['job_x@000010', { job_id: 'job_x', checkpoint_name: '000010' }],
+    ['job_x@name:10', { job_id: 'job_x', checkpoint_name: '10' }],
     ['base:HuggingFaceTB/SmolLM2-135M-Instruct', { model_source: 'base', base_model_id: 'HuggingFaceTB/SmolLM2-135M-Instruct' }],
   ])('%s', (text, model) => expect(comparedModel(text)).toEqual(model));
 
-  it.each(['base:', 'job_1@0', 'job_1@', 'job_1@a b', 'job_1@-x', 'job_1@x@y', 'job 1'])('refuses %j', (text) => expect(() => comparedModel(text)).toThrow(/job_…@STEP .*job_…@NAME|base: needs the model/));
+  it.each(['base:', 'job_1@0', 'job_1@', 'job_1@name:', 'job_1@name:a b', 'job_1@a b', 'job_1@-x', 'job_1@x@y', 'job 1'])('refuses %j', (text) => expect(() => comparedModel(text)).toThrow(/job_…@STEP .*job_…@NAME|base: needs the model/));
 });
 
 describe('summaryRows', () => {

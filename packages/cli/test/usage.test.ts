@@ -87,6 +87,9 @@ describe('--checkpoint <step|name>', () => {
   it.each(commands.flatMap((c) => [
     { ...c, checkpoint: '3', fields: { checkpoint_step: 3 } },
     { ...c, checkpoint: 'final', fields: { checkpoint_name: 'final' } },
+    // what the tinker-cookbook names the weights it saves at step 10; name: makes any name one
+    { ...c, checkpoint: '000010', fields: { checkpoint_name: '000010' } },
+    { ...c, checkpoint: 'name:10', fields: { checkpoint_name: '10' } },
   ]))('ftune $args.0 --checkpoint $checkpoint sends $fields', async ({ args, request, answer, checkpoint, fields }) => {
     const { code, stderr, sent } = await ftune([...args, '--checkpoint', checkpoint], { [request]: answer });
     expect(code, stderr).toBe(0);

@@ -39,7 +39,8 @@ fi
 # each left a CPU idle for much of its time (README "Contributing").
 if $fast; then vitest=(vitest run --project unit); pytest=(-m "not slow"); else vitest=(vitest run); pytest=(); fi
 pytest_log=$(mktemp -t ftp-pytest-XXXXXX.log)
-(cd core && exec uv run --frozen pytest -q "${pytest[@]}") >"$pytest_log" 2>&1 &
+# --durations: the slowest core tests are printed with the log, as vitest prints its slow ones (where CI minutes go).
+(cd core && exec uv run --frozen pytest -q --durations=25 "${pytest[@]}") >"$pytest_log" 2>&1 &
 pytest_pid=$!
 status=0
 pnpm --silent typecheck && pnpm --silent "${vitest[@]}" || status=$?

@@ -293,7 +293,8 @@ describe('the web console', () => {
     // A second, shorter job with another learning rate for the comparison below, over the API (the form is tested
     // here): it waits in the queue behind this one and trains while the later pages are tried.
     // Its learning rate is the default 2e-4: its curve's axis must still read as numbers, not 0 / 0 / 0.
-    otherJobId = (await submitJob('console-b', { max_steps: 10 })).job_id;
+    // It stores checkpoints at steps 5 and 10: the Exports page exports one of them below.
+    otherJobId = (await submitJob('console-b', { max_steps: 10, save_strategy: 'steps', save_steps: 5 })).job_id;
     // Meanwhile, on a second tab: the GRPO rewards of the launch form (its failure is reported below, not lost).
     const grpo = composeGrpoRewards().then(() => undefined, (err: unknown) => err);
 
@@ -427,7 +428,24 @@ describe('the web console', () => {
     const direct = Buffer.from(await (await fetch(`${urls.export}/exports/${jobId}/download?type=adapter`, { headers: { authorization: `Bearer ${key}` } })).arrayBuffer());
     expect(direct.length).toBeGreaterThan(0);
     expect(Buffer.compare(await fs.readFile(saved), direct)).toBe(0);
-  }, 180_000);
+
+    // A checkpoint, not the final model: the second job's at step 5, with a download of its own.
+    await until('second job', () => ok(`${urls.training}/jobs/${otherJobId}`), (j) => j.status === 'completed' || j.status === 'failed', 150_000);
+    await page.goto(`${consoleUrl}/exports?job=${otherJobId}`);
+    const model = page.getByRole('combobox', { name: 'Model', exact: true });
+    await expect.poll(() => model.locator('option').allTextContents(), { timeout: 30_000 }).toEqual(['the final model', expect.stringMatching(/^checkpoint at step 5/), expect.stringMatching(/^checkpoint at step 10/)]);
+    await model.selectOption('5');
+    await page.getByRole('button', { name: 'Export', exact: true }).click();
+    await expect.poll(() => page.getByTestId('export-status').textContent(), { timeout: 120_000 }).toMatch(/completed/);
+    expect(await page.getByTestId('export-status').textContent()).toMatch(/adapter of step 5/);
+    const ofStep = page.getByRole('button', { name: 'Download adapter of step 5' });
+    const [fromCheckpoint] = await Promise.all([page.waitForEvent('download'), ofStep.click()]);
+    const savedStep = path.join(scratch, 'downloaded-adapter-step-5');
+    await fromCheckpoint.saveAs(savedStep);
+    const directStep = Buffer.from(await (await fetch(`${urls.export}/exports/${otherJobId}/download?type=adapter&checkpoint_step=5`, { headers: { authorization: `Bearer ${key}` } })).arrayBuffer());
+    expect(directStep.length).toBeGreaterThan(0);
+    expect(Buffer.compare(await fs.readFile(savedStep), directStep)).toBe(0);
+  }, 300_000);
 
   it('compares two jobs: curves overlaid, differences highlighted', async () => {
     await until('second job', () => ok(`${urls.training}/jobs/${otherJobId}`), (j) => j.status === 'completed' || j.status === 'failed', 150_000);

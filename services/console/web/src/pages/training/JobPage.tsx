@@ -105,6 +105,12 @@ export function JobPage({ id }: { id: string }) {
                   </Button>
                 </>
               )}
+              {/* what it stored before it stopped can still be exported (the Exports page offers its checkpoints) */}
+              {(job.status === 'failed' || job.status === 'paused') && !isTinkerRun(job) && (
+                <Button variant="light" component={Link} href={`/exports?job=${id}`}>
+                  Export a checkpoint
+                </Button>
+              )}
               {job.status === 'paused' && (
                 <Button variant="light" loading={acting === 'resume'} onClick={() => void act('resume')}>
                   Resume

@@ -3,7 +3,7 @@
 // template writes the dataset's tools, the test split for evaluation, reward columns), then a worker's warm core
 // counts the data as training will when it can within SUBMIT_CHECK_MS (#56), then the row is written and the job
 // queued; or, with dry_run, a worker makes the pre-flight report and nothing is written.
-import { invalidField, newId, UnprocessableEntity, userKeySegment, type NewJobRow, type Platform, type TrainingJobRow, type ValidationIssue } from '@ftp/platform';
+import { invalidField, newId, ServiceUnavailable, UnprocessableEntity, userKeySegment, type NewJobRow, type Platform, type TrainingJobRow, type ValidationIssue } from '@ftp/platform';
 import { DEFAULT_MAX_LENGTH, graderItemFields, TRAINER_DATASET_MODE, type PreflightReport, type TrainRequest } from '@ftp/schema';
 import { checkJudges } from './grading.ts';
 import { checkCheckpoint, checkToolTemplate, datasetUsesTools, jobToRun, locateBaseModel, modelContextLength, trainsWholeModel, type ModelLocation } from '../models/index.ts';
@@ -170,13 +170,14 @@ export async function submitTrainingJob(platform: Platform, userId: string, requ
 async function checkOnWorker(platform: Platform, userId: string, request: TrainRequest, { config, location }: CheckedTrainRequest): Promise<PreflightReport | undefined> {
   const ms = platform.config.SUBMIT_CHECK_MS;
   if (ms === 0 || location.kind === 'hub' || config.method === 'QLoRA') return undefined;
-  if (!(await platform.workers.anyLiveServing(preflightQueue.name, platform.config.WORKER_TIMEOUT_S))) return undefined;
   const payload: PreflightPayload = { userId, processed_dataset_id: request.processed_dataset_id, training_config: storableConfig(config), check: true };
   const limit = { ms, setting: 'SUBMIT_CHECK_MS', fix: "the job's own pre-flight checks it" };
   try {
     return await requestFromWorker(platform, preflightQueue, payload, request.hub_token, "the submit's check of the data", { limit });
   } catch (err) {
     if (err instanceof UnprocessableEntity) throw err;
+    // No live worker serves the lane (requestFromWorker looked before queueing anything): nothing to say per submit.
+    if (err instanceof ServiceUnavailable && err.dependency === 'worker') return undefined;
     platform.logger.info({ err: (err as Error).message }, "a submit's check of its data did not answer; the job is queued and its own pre-flight checks it");
     return undefined;
   }

@@ -26,7 +26,7 @@ const refused = (message: string) => invalidField(['body', 'training_config'], m
 
 /** This host was measured for the model, method and trainer, or a submit's check: the warm core (libraries
  *  imported, about a second; `sampled` false: without the warnings that load the model). */
-async function warmReport(core: CoreServer, spec: Record<string, unknown>, signal: AbortSignal, sampled = true): Promise<CoreReport> {
+async function warmReport(core: CoreServer, spec: Record<string, unknown>, signal: AbortSignal, sampled: boolean): Promise<CoreReport> {
   try {
     return (await core.preflight(spec, { signal, sampled })).report as unknown as CoreReport;
   } catch (err) {
@@ -62,7 +62,9 @@ export async function runPreflight(platform: Platform, machine: Machine, payload
   if (!dataset) throw invalidField(['body', 'processed_dataset_id'], `processed dataset ${payload.processed_dataset_id} no longer exists`);
   const secrets = payload.secretsId ? await platform.secrets.open(payload.secretsId) : undefined;
   const key = throughputKey(config);
-  const known = (await platform.workers.throughput(key)).some((m) => m.host === machine.host && m.device === machine.device);
+  // A first dry run for this host, model, method and trainer times a few real steps; a submit's check never does (a
+  // probe trains, and a submit does not wait for that): it asks the warm core, without the sampled warnings.
+  const probe = !payload.check && !(await platform.workers.throughput(key)).some((m) => m.host === machine.host && m.device === machine.device);
 
   const work = path.join(platform.config.dataDir, 'work', 'preflight', newId('req'));
   try {
@@ -75,14 +77,12 @@ export async function runPreflight(platform: Platform, machine: Machine, payload
       // the probe's few steps are no run of the user's: no tracker
       tracker_config: { provider: 'none', project: '', log_model: 'false' },
     };
-    if (!known && !payload.check) {
+    if (probe) {
       // The one slow dry run (half a minute on a laptop): say why it waits, in the log a person watches.
       platform.logger.info({ model: config.base_model_id, host: machine.host }, `dry run: measuring this host's training speed for ${config.base_model_id} (${config.method} ${config.trainer_type}) with a few real steps; once per host, model, method and trainer`);
     }
     const probeStarted = performance.now();
-    // A submit's check waits on the warm core only: a probe trains, and a submit does not wait for that.
-    const report = payload.check ? await warmReport(warmCore(), spec, signal, false)
-      : known ? await warmReport(warmCore(), spec, signal) : await probedReport(platform, { ...spec, output_file: outputFile, measure_throughput: true }, work, signal);
+    const report = probe ? await probedReport(platform, { ...spec, output_file: outputFile, measure_throughput: true }, work, signal) : await warmReport(warmCore(), spec, signal, !payload.check);
     if (report.throughput) {
       // Until a job has run here, what the probe spent around its steps (a core starting, the model loaded, the data
       // prepared) stands for a job's time around its steps: the first estimate is then the user's time too.
